@@ -1,0 +1,69 @@
+#pragma once
+// A cluster of identical servers: the device, the fabric inside a server and the
+// network between servers. Units are SI: FLOP/s, bytes, bytes/s, seconds.
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+// GEMM efficiency as a function of work size: efficiency(flops) rises from
+// `small` towards `large` as a GEMM's FLOPs grow past `half_flops` (the size at
+// which it reaches halfway). Fitted per hardware from published shape sweeps.
+struct GemmEfficiency {
+  double large = 0.8;       // fraction of peak reached by big, well-shaped GEMMs
+  double small = 0.3;       // fraction of peak for tiny GEMMs
+  double half_flops = 1e9;  // FLOPs at which efficiency is halfway between
+};
+
+struct DeviceSpec {
+  std::string name;
+  double peak_flops_bf16 = 0;   // dense tensor-core FLOP/s
+  double peak_flops_fp16 = 0;
+  double peak_flops_fp8 = 0;    // 0 when the device has no FP8 units
+  double peak_flops_fp32 = 0;   // non-tensor FP32 (vector) FLOP/s
+  double hbm_bytes = 0;         // capacity
+  double hbm_bandwidth = 0;     // nominal bytes/s
+  double memory_bound_efficiency = 0.8;  // achieved fraction of hbm_bandwidth for elementwise ops
+  GemmEfficiency gemm;
+  double attention_efficiency = 0.6;     // fused (flash) attention, fraction of peak
+  double kernel_launch_s = 5e-6;         // host dispatch per kernel
+  double allocator_reserve_bytes = 0;    // runtime context, workspace, fragmentation
+  double price_per_hour = 0;             // currency units per device-hour (0: unknown)
+  double power_w = 0;                    // board power
+};
+
+enum class IntraNodeFabric { full_mesh, switched };
+
+struct NodeSpec {
+  int devices_per_node = 8;
+  IntraNodeFabric fabric = IntraNodeFabric::switched;
+  // switched: bandwidth from each device into the switch, per direction.
+  // full_mesh: bandwidth of the one link between a pair of devices, per direction.
+  double link_bandwidth = 0;
+  double link_latency_s = 0;
+  double achievable_fraction = 0.8;  // measured busbw / peak; 0.8 is seed 000's fallback
+  bool in_switch_reduction = false;  // NVLink SHARP (NVLS) on H100-class switches
+};
+
+enum class NetworkTopology { fat_tree, rail_optimized };
+
+struct ClusterSpec {
+  int nics_per_node = 8;
+  double nic_bandwidth = 0;          // bytes/s per NIC per direction
+  double hop_latency_s = 0;
+  int hops = 3;                      // switch hops between two servers (leaf-spine-leaf)
+  NetworkTopology topology = NetworkTopology::fat_tree;
+  double oversubscription = 1.0;     // >= 1; 2 means half the bisection bandwidth
+  double achievable_fraction = 0.8;
+  double host_link_bandwidth = 0;    // device <-> host (PCIe) bytes/s, for offload
+};
+
+struct HardwareSpec {
+  std::string name;
+  std::string file;  // where it was loaded from
+  DeviceSpec device;
+  NodeSpec node;
+  ClusterSpec cluster;
+};
+
+}  // namespace trainsim

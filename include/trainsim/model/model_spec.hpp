@@ -1,0 +1,44 @@
+#pragma once
+// The architecture of a transformer language model, in Hugging Face config.json terms.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace trainsim {
+
+// Mixture of experts (Mixtral / DeepSeek / Qwen-MoE style).
+struct MoeSpec {
+  int num_experts = 0;                 // num_local_experts (HF: num_local_experts / num_experts / n_routed_experts)
+  int experts_per_token = 0;           // num_experts_per_tok (top-k)
+  std::int64_t expert_intermediate_size = 0;  // moe_intermediate_size (per expert FFN width)
+  int num_shared_experts = 0;          // always-active experts (DeepSeek, Qwen2-MoE); 0 for Mixtral
+  std::int64_t shared_intermediate_size = 0;  // width of each shared expert (0: expert_intermediate_size)
+  int first_dense_layers = 0;          // leading layers with a dense MLP (DeepSeek first_k_dense_replace)
+  double capacity_factor = 1.0;        // tokens an expert may take, relative to a balanced share
+};
+
+struct ModelSpec {
+  std::string name;
+  std::string source;                  // where the dimensions were published
+  std::int64_t hidden_size = 0;        // h
+  int num_layers = 0;                  // num_hidden_layers, l
+  int num_attention_heads = 0;         // a
+  int num_key_value_heads = 0;         // GQA / MQA groups (== heads for MHA)
+  std::int64_t head_dim = 0;           // hidden_size / heads unless the config says otherwise
+  std::int64_t intermediate_size = 0;  // dense MLP width (ffn)
+  std::int64_t vocab_size = 0;         // V
+  std::int64_t max_position_embeddings = 0;
+  bool gated_mlp = false;              // SwiGLU / GeGLU: three MLP matrices instead of two
+  std::string hidden_act = "gelu";     // gelu, silu, relu, ...
+  bool tie_word_embeddings = false;    // LM head shares the embedding matrix
+  bool learned_position_embeddings = false;  // GPT-style absolute positions (else rotary)
+  bool use_bias = false;               // linear layers carry bias vectors (GPT-2/3 style)
+  std::string norm = "rmsnorm";        // rmsnorm or layernorm
+  std::optional<MoeSpec> moe;
+
+  bool is_moe() const { return moe.has_value(); }
+  std::int64_t kv_dim() const { return head_dim * num_key_value_heads; }
+  std::int64_t q_dim() const { return head_dim * num_attention_heads; }
+};
+
+}  // namespace trainsim

@@ -1,0 +1,84 @@
+#pragma once
+// Per-layer work of one training step on one device: every op's FLOPs, HBM bytes and
+// the activation bytes it keeps for backward, plus the collectives Megatron places
+// between ops. Counted per micro-batch, per device (after TP / SP / CP / EP sharding).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainsim/model/model_spec.hpp"
+#include "trainsim/plan/parallel_plan.hpp"
+
+namespace trainsim {
+
+enum class OpClass {
+  gemm,          // dense matmul, priced by GEMM efficiency
+  attention,     // attention core (fused flash attention, or score/softmax/context unfused)
+  memory_bound,  // norms, activations, dropout, rotary, residual adds, softmax, loss
+};
+
+struct Op {
+  std::string name;            // "qkv", "attention_core", "mlp_up", "input_norm", ...
+  OpClass op_class = OpClass::memory_bound;
+  double forward_flops = 0;    // FLOPs on this device for one micro-batch
+  double backward_flops = 0;   // usually 2x forward for GEMMs (input and weight gradients)
+  double backward_weight_flops = 0;  // the weight-gradient part of backward (zero-bubble's W)
+  double forward_bytes = 0;    // HBM bytes read + written
+  double backward_bytes = 0;
+  double activation_bytes = 0;  // bytes kept for backward (Korthikanti accounting)
+  bool dropped_by_selective_recompute = false;  // attention core internals (Korthikanti 5as/h term)
+  std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;  // GEMM shape (0 for non-GEMM)
+  int kernels = 1;             // kernel launches in forward (backward launches 2x)
+};
+
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
+enum class CommGroup { tp, cp, ep, dp, pp, expert_dp };
+enum class Phase { forward, backward };
+
+struct CommOp {
+  std::string name;
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  CommGroup group = CommGroup::tp;
+  Phase phase = Phase::forward;
+  int after_op = -1;   // index into ops after which it runs (-1: before the first op)
+  double bytes = 0;    // the collective's buffer size as nccl-tests counts it
+};
+
+struct LayerWorkload {
+  std::string kind;             // "dense", "moe", "embedding", "head"
+  std::vector<Op> ops;          // in forward order
+  std::vector<CommOp> comms;    // TP / CP / EP collectives inside the layer
+  double parameters = 0;        // parameters held by one device (after TP / EP sharding)
+  double expert_parameters = 0; // the part of `parameters` that is expert weights (DP over expert_dp)
+  double activation_bytes = 0;  // sum of ops' activation_bytes, per micro-batch
+
+  double forward_flops() const;
+  double backward_flops() const;
+};
+
+struct Workload {
+  std::vector<LayerWorkload> layer_types;  // distinct transformer layer kinds
+  std::vector<int> layer_type_of;          // per model layer: index into layer_types
+  LayerWorkload embedding;                 // on the first pipeline stage
+  LayerWorkload head;                      // final norm, LM head, loss: on the last stage
+  double total_parameters = 0;             // whole model
+  double active_parameters = 0;            // per token (MoE: top-k experts)
+  double model_flops_per_step = 0;         // whole step, all devices, no recompute
+  double hardware_flops_per_step = 0;      // plus what recompute adds
+  double tokens_per_step = 0;              // global batch x sequence length
+};
+
+// Parameters of the whole model (no sharding). Within 1% of published totals.
+struct ParameterCount {
+  double total = 0;
+  double active = 0;  // MoE: parameters a token passes through
+  double embedding = 0;
+};
+ParameterCount count_parameters(const ModelSpec& model);
+
+// Model FLOPs for one step (forward + backward, no recompute), counted per matmul.
+double model_flops_per_step(const ModelSpec& model, const ParallelPlan& plan);
+
+Workload build_workload(const ModelSpec& model, const ParallelPlan& plan);
+
+}  // namespace trainsim

@@ -1,0 +1,55 @@
+#pragma once
+// How one training step is split over devices. Field names follow Megatron-LM's
+// arguments (snake_case), ZeRO stages follow DeepSpeed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+enum class RecomputeGranularity { none, selective, full };
+enum class RecomputeMethod { uniform, block };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
+enum class Precision { bf16, fp16, fp8 };
+
+struct ParallelPlan {
+  int tensor_model_parallel_size = 1;
+  int pipeline_model_parallel_size = 1;
+  int virtual_pipeline_model_parallel_size = 1;  // model chunks per stage (1: not interleaved)
+  int context_parallel_size = 1;
+  int expert_model_parallel_size = 1;
+  int data_parallel_size = 1;  // derived: devices / (tp * pp * cp)
+  bool sequence_parallel = false;
+  int micro_batch_size = 1;
+  int global_batch_size = 1;
+  int seq_length = 2048;
+  RecomputeGranularity recompute_granularity = RecomputeGranularity::none;
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;
+  int recompute_num_layers = 0;  // full recompute: layers per stage recomputed (0: all)
+  bool use_distributed_optimizer = false;
+  int zero_stage = 0;             // DeepSpeed: 0 none, 1 optimizer, 2 +gradients, 3 +weights
+  bool offload_optimizer = false; // ZeRO-Offload: optimizer state and step on the host
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  Precision precision = Precision::bf16;
+  bool use_flash_attn = true;
+  bool overlap_grad_reduce = true;    // DP reduction overlaps backward in buckets
+  bool overlap_param_gather = true;   // ZeRO-3 / distributed optimizer gathers overlap forward
+  bool tp_comm_overlap = false;       // TP collectives hidden under GEMMs
+  double grad_bucket_bytes = 40e6;    // Megatron's default bucket (40M elements x 1 byte? see docs)
+  std::vector<int> layers_per_stage;  // explicit pipeline split; empty: even split
+  std::string rank_order = "tp-cp-ep-dp-pp";  // Megatron's default, fastest-varying first
+
+  int num_microbatches() const {
+    const int per_replica = micro_batch_size * data_parallel_size;
+    return per_replica > 0 ? global_batch_size / per_replica : 0;
+  }
+  int model_parallel_size() const {
+    return tensor_model_parallel_size * pipeline_model_parallel_size * context_parallel_size;
+  }
+};
+
+const char* to_string(RecomputeGranularity value);
+const char* to_string(PipelineSchedule value);
+const char* to_string(Precision value);
+
+}  // namespace trainsim

@@ -1,0 +1,21 @@
+#pragma once
+// Divisibility and feasibility checks of a plan against a model and a cluster.
+#include <vector>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/hardware/hardware_spec.hpp"
+#include "trainsim/model/model_spec.hpp"
+#include "trainsim/plan/parallel_plan.hpp"
+
+namespace trainsim {
+
+// Fills derived fields (data_parallel_size from the device count, defaults that
+// depend on the schedule). Call before check_plan.
+void derive_plan(ParallelPlan& plan, int num_devices);
+
+// Every problem at once. Diagnostics carry key paths ("plan.tensor_model_parallel_size",
+// "num_devices"); the loader attaches file positions.
+std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
+                                   const ParallelPlan& plan);
+
+}  // namespace trainsim

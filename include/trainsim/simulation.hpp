@@ -1,0 +1,32 @@
+#pragma once
+// One call from a scenario to its predicted step: Workload -> TaskGraph -> Engine ->
+// Timeline -> Metrics. Used by every command (run, sweep, validate, ...).
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/engine/timeline.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
+#include "trainsim/model/workload.hpp"
+
+namespace trainsim {
+
+enum class ReplayMode { representative, full };
+
+struct SimOptions {
+  ReplayMode mode = ReplayMode::representative;
+  std::vector<double> device_speed;  // full mode: per-rank compute speed factor (1 = nominal)
+  bool record_timeline = true;       // spans for traces; sweeps turn it off
+};
+
+struct SimResult {
+  Workload workload;
+  MemoryReport memory;
+  Timeline timeline;
+  StepMetrics metrics;
+};
+
+SimResult simulate(const Scenario& scenario, const SimOptions& options = {});
+
+}  // namespace trainsim

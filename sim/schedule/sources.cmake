@@ -1,0 +1,2 @@
+# Sources of the schedule module.
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/schedule.cpp)

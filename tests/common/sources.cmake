@@ -1,0 +1,2 @@
+# Tests of the common module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/error_test.cpp)
