@@ -1,0 +1,1 @@
+# Command-line tests of input errors (config module).

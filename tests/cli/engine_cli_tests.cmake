@@ -1,0 +1,1 @@
+# Command-line tests of run / memory / trace output (engine and report modules).
