@@ -2,16 +2,24 @@
 
 namespace trainsim {
 
+Diagnostic::Diagnostic(SourceLocation where_, std::string key_path_, std::string problem_, std::string valid_)
+    : where(std::move(where_)),
+      key_path(std::move(key_path_)),
+      problem(std::move(problem_)),
+      valid(std::move(valid_)) {}
+
 std::string Diagnostic::str() const {
   std::string out;
   if (!where.file.empty()) {
     out += where.file;
-    if (where.line > 0) out += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
-    out += ": ";
+    if (where.line > 0) {
+      out.append(":").append(std::to_string(where.line)).append(":").append(std::to_string(where.column));
+    }
+    out.append(": ");
   }
-  if (!key_path.empty()) out += key_path + ": ";
-  out += problem;
-  if (!valid.empty()) out += "; valid: " + valid;
+  if (!key_path.empty()) out.append(key_path).append(": ");
+  out.append(problem);
+  if (!valid.empty()) out.append("; valid: ").append(valid);
   return out;
 }
 

@@ -1,1 +1,3 @@
 # Sources of the validation module.
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/measured_run.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/validation.cpp)

@@ -1,1 +1,2 @@
 # Tests of the validation module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/measured_run_test.cpp)

@@ -17,6 +17,11 @@ struct SourceLocation {
 
 // One problem with the input: `file:line:col: key.path: problem; valid: ...`.
 struct Diagnostic {
+  Diagnostic() = default;
+  // Out of line: GCC 12 reports false -Wmaybe-uninitialized warnings when this is
+  // aggregate-initialized inline inside a throw expression.
+  Diagnostic(SourceLocation where_, std::string key_path_, std::string problem_, std::string valid_ = {});
+
   SourceLocation where;
   std::string key_path;  // e.g. "plan.tensor_model_parallel_size"
   std::string problem;   // what is wrong

@@ -1,0 +1,39 @@
+#pragma once
+// A published, measured training run (tests/validation/calibration.yaml format).
+// A null in the file is std::nullopt here: unknown, never zero.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+
+struct MeasuredRun {
+  std::string id;
+  std::string group;     // trends.yaml: the published comparison this row belongs to
+  std::string schedule;  // trends.yaml: "1F1B", "ZB-1p", "ZB-2p", "ZB-V", "interleaved", ... ("" unknown)
+  std::string source;
+  std::string notes;
+
+  // model
+  std::string model_name;
+  std::optional<long long> layers, hidden, heads, kv_heads, ffn, vocab, seq_len;
+  std::optional<long long> moe_experts, moe_topk, moe_ffn, moe_shared_experts;
+
+  // hardware
+  std::string accelerator;
+  int count = 0;
+  int per_node = 8;
+
+  // plan
+  std::optional<int> tp, pp, dp, vpp, cp, ep, micro_batch, global_batch, zero;
+  std::optional<bool> sp;
+  std::optional<std::string> recompute;
+
+  // measured
+  std::optional<double> step_time_s, tflops_per_device, mfu, hfu, tokens_per_s_per_device, memory_gb, memory_gib;
+};
+
+// Throws ConfigError naming the file, the row and the field on malformed input.
+std::vector<MeasuredRun> load_measured_runs(const std::string& path);
+
+}  // namespace trainsim

@@ -1,0 +1,97 @@
+#pragma once
+// Predicted vs measured for published training runs.
+//
+// Each MeasuredRun becomes a Scenario (model dimensions, hardware by accelerator
+// family, device count, plan); a field the source leaves null gets a documented
+// default (see kDefaultsDoc in validation.cpp and README "Validation") and the row
+// lists which defaults it used. One metric per row is compared, in this order of
+// preference: step_time_s, tokens_per_s_per_device, tflops_per_device, mfu, each
+// counted the way the source counts it (Narayanan 2021's TFLOPS include recompute;
+// MindSpeed-LLM's MFU divides by 354 TFLOPS for any 910B).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/validation/measured_run.hpp"
+
+namespace trainsim {
+
+enum class AcceleratorFamily { a100, h100, b200, ascend_910b, unknown };
+const char* to_string(AcceleratorFamily family);
+AcceleratorFamily family_of(const std::string& accelerator);
+
+struct ValidationRow {
+  std::string id;
+  std::string group;
+  AcceleratorFamily family = AcceleratorFamily::unknown;
+  std::string hardware;   // hardware file used
+  int devices = 0;
+  std::string metric;     // which measured field is compared
+  double measured = 0;
+  double predicted = 0;
+  double error = 0;       // (predicted - measured) / measured
+  std::optional<double> memory_measured_gib;
+  std::optional<double> memory_predicted_gib;
+  std::optional<double> memory_error;
+  std::vector<std::string> defaults;  // fields filled by documented defaults
+  std::string note;       // how the metric was counted, when it differs from ours
+  std::string failure;    // non-empty: the run could not be simulated (and why)
+  std::string schedule;   // trends: the row's schedule as the source names it
+};
+
+struct FamilySummary {
+  AcceleratorFamily family = AcceleratorFamily::unknown;
+  int runs = 0;
+  int failed = 0;
+  double mape = 0;
+  std::string worst_id;
+  double worst_error = 0;  // absolute
+  int memory_runs = 0;
+  double memory_mape = 0;
+  std::string memory_worst_id;
+  double memory_worst_error = 0;
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  std::vector<FamilySummary> families;  // A100, H100, B200, 910B (families with rows)
+};
+
+struct ValidationOptions {
+  std::string hardware_dir;  // where a100-80gb.yaml, h100-80gb.yaml, b200.yaml, ascend-910b3.yaml live
+};
+
+// Throws ConfigError when the run cannot become a valid scenario (unknown
+// accelerator, missing dimensions, impossible plan).
+Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& options,
+                          std::vector<std::string>* defaults_used = nullptr);
+
+ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& options);
+ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const ValidationOptions& options);
+
+// Trends: groups of rows from one published comparison.
+struct TrendGroup {
+  std::string group;
+  std::vector<ValidationRow> rows;
+  std::vector<double> measured_ratio;   // each row's metric / the group's first supported row
+  std::vector<double> predicted_ratio;
+  bool order_matches = true;            // predicted order of supported rows == measured order
+  bool significant_order_violation = false;  // a wrong pair whose measured gap exceeds 5%
+  int supported = 0;
+};
+
+struct TrendsReport {
+  std::vector<TrendGroup> groups;
+  int groups_in_order = 0;
+  int groups_compared = 0;  // groups with at least two supported rows
+};
+
+TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const ValidationOptions& options);
+
+std::string format_validation(const ValidationReport& report);
+std::string format_trends(const TrendsReport& report);
+std::string validation_json(const ValidationReport& report);
+std::string trends_json(const TrendsReport& report);
+
+}  // namespace trainsim

@@ -1,0 +1,579 @@
+#include "trainsim/validation/validation.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/plan/plan_check.hpp"
+#include "trainsim/simulation.hpp"
+
+namespace trainsim {
+namespace {
+
+// Defaults for fields a source leaves null. Megatron-LM's defaults unless the
+// source's era says otherwise; every row lists the defaults it used.
+//  - tp, pp, cp, ep, vpp: 1; dp: devices / (tp * pp * cp)
+//  - micro_batch: 1 (Megatron's default --micro-batch-size)
+//  - sp: off (Megatron's default); zero: 0
+//  - heads: hidden / 128 (head dimension 128, Megatron's GPT configs); kv_heads: heads (MHA)
+//  - ffn: 4 * hidden; vocab: 51200 (Megatron's padded GPT-2 vocabulary)
+//  - recompute: none, except where the source's FLOP count includes recompute
+//    (Narayanan 2021 Eq. 3, 96Bslh^2): those runs used full recomputation
+//  - flash attention: off for runs published before FlashAttention (2021-2022
+//    Megatron papers, BigScience 2022), on otherwise
+//  - precision: fp8 / fp16 when the source says so, else bf16
+// MLP: a feed-forward width of exactly 4h is a GPT-style GeLU MLP with learned
+// positions, biases, LayerNorm and tied embeddings; any other width is a LLaMA-style
+// SwiGLU MLP with rotary positions, RMSNorm and untied embeddings.
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return lower(haystack).find(lower(needle)) != std::string::npos;
+}
+
+bool counts_recompute_in_flops(const MeasuredRun& run) {
+  return contains(run.notes, "count activation recomputation") || contains(run.notes, "counts recompute");
+}
+
+bool predates_flash_attention(const MeasuredRun& run) {
+  for (const char* prefix : {"narayanan21", "korthikanti22", "bigscience", "bmtrain"}) {
+    if (run.id.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+const char* hardware_file_of(AcceleratorFamily family) {
+  switch (family) {
+    case AcceleratorFamily::a100: return "a100-80gb.yaml";
+    case AcceleratorFamily::h100: return "h100-80gb.yaml";
+    case AcceleratorFamily::b200: return "b200.yaml";
+    case AcceleratorFamily::ascend_910b: return "ascend-910b3.yaml";
+    case AcceleratorFamily::unknown: return "";
+  }
+  return "";
+}
+
+Diagnostic problem(const MeasuredRun& run, const std::string& field, const std::string& what,
+                   const std::string& valid = "") {
+  return Diagnostic{{}, run.id + "." + field, what, valid};
+}
+
+RecomputeGranularity parse_recompute(const std::string& text) {
+  const std::string t = lower(text);
+  if (t.rfind("full", 0) == 0) return RecomputeGranularity::full;
+  if (t.rfind("selective", 0) == 0) return RecomputeGranularity::selective;
+  return RecomputeGranularity::none;
+}
+
+// "full (block method, 1 layer per stage)" -> 1; 0 (all layers) when no count is given.
+int recompute_layers_of(const std::string& text) {
+  const auto at = text.find(" layer");
+  if (at == std::string::npos) return 0;
+  std::size_t begin = at;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
+  return begin < at ? std::stoi(text.substr(begin, at - begin)) : 0;
+}
+
+// Narayanan et al. 2021 Eq. 3: FLOPs per step with full recomputation.
+double narayanan_eq3_flops(const Scenario& s) {
+  const double B = s.plan.global_batch_size, seq = s.plan.seq_length, l = s.model.num_layers,
+               h = static_cast<double>(s.model.hidden_size), V = static_cast<double>(s.model.vocab_size);
+  return 96.0 * B * seq * l * h * h * (1.0 + seq / (6.0 * h) + V / (16.0 * l * h));
+}
+
+// MindSpeed-LLM divides by 354 TFLOPS for any device named 910B (its flops_base.py).
+constexpr double kMindSpeedPeakFlops = 354e12;
+
+}  // namespace
+
+const char* to_string(AcceleratorFamily family) {
+  switch (family) {
+    case AcceleratorFamily::a100: return "A100";
+    case AcceleratorFamily::h100: return "H100";
+    case AcceleratorFamily::b200: return "B200";
+    case AcceleratorFamily::ascend_910b: return "910B";
+    case AcceleratorFamily::unknown: return "other";
+  }
+  return "other";
+}
+
+AcceleratorFamily family_of(const std::string& accelerator) {
+  if (contains(accelerator, "A100")) return AcceleratorFamily::a100;
+  if (contains(accelerator, "H100")) return AcceleratorFamily::h100;
+  if (contains(accelerator, "B200")) return AcceleratorFamily::b200;
+  if (contains(accelerator, "910B")) return AcceleratorFamily::ascend_910b;
+  return AcceleratorFamily::unknown;
+}
+
+Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& options,
+                          std::vector<std::string>* defaults_used) {
+  std::vector<std::string> defaults;
+  std::vector<Diagnostic> problems;
+  auto use_default = [&](const char* field) { defaults.emplace_back(field); };
+
+  const AcceleratorFamily family = family_of(run.accelerator);
+  if (family == AcceleratorFamily::unknown) {
+    throw ConfigError(problem(run, "hardware.accelerator", "no hardware file for '" + run.accelerator + "'",
+                              "an A100, H100, B200 or Ascend 910B run"));
+  }
+  Scenario s;
+  s.name = run.id;
+  s.hardware = load_hardware(options.hardware_dir + "/" + hardware_file_of(family));
+  s.num_devices = run.count;
+
+  // Model.
+  if (!run.layers || !run.hidden || !run.seq_len) {
+    throw ConfigError(problem(run, "model", "layers, hidden and seq_len are required; the source leaves one null"));
+  }
+  ModelSpec& m = s.model;
+  m.name = run.model_name;
+  m.source = run.source;
+  m.num_layers = static_cast<int>(*run.layers);
+  m.hidden_size = *run.hidden;
+  if (run.heads) {
+    m.num_attention_heads = static_cast<int>(*run.heads);
+  } else {
+    m.num_attention_heads = static_cast<int>(std::max<long long>(1, m.hidden_size / 128));
+    use_default("heads");
+  }
+  m.num_key_value_heads = run.kv_heads ? static_cast<int>(*run.kv_heads) : m.num_attention_heads;
+  if (!run.kv_heads && run.heads) use_default("kv_heads");
+  m.head_dim = m.hidden_size / m.num_attention_heads;
+  if (run.ffn) {
+    m.intermediate_size = *run.ffn;
+  } else {
+    m.intermediate_size = 4 * m.hidden_size;
+    use_default("ffn");
+  }
+  if (run.vocab) {
+    m.vocab_size = *run.vocab;
+  } else {
+    m.vocab_size = 51200;
+    use_default("vocab");
+  }
+  m.max_position_embeddings = *run.seq_len;
+  const bool gpt_style = m.intermediate_size == 4 * m.hidden_size;
+  m.gated_mlp = !gpt_style;
+  m.hidden_act = gpt_style ? "gelu" : "silu";
+  m.learned_position_embeddings = gpt_style;
+  m.tie_word_embeddings = gpt_style;
+  m.use_bias = gpt_style;
+  m.norm = gpt_style ? "layernorm" : "rmsnorm";
+  if (run.moe_experts) {
+    MoeSpec moe;
+    moe.num_experts = static_cast<int>(*run.moe_experts);
+    moe.experts_per_token = static_cast<int>(run.moe_topk.value_or(2));
+    moe.expert_intermediate_size = run.moe_ffn.value_or(m.intermediate_size);
+    moe.num_shared_experts = static_cast<int>(run.moe_shared_experts.value_or(0));
+    m.moe = moe;
+  }
+
+  // Plan.
+  ParallelPlan& p = s.plan;
+  auto take = [&](const std::optional<int>& value, int fallback, const char* field) {
+    if (value) return *value;
+    use_default(field);
+    return fallback;
+  };
+  p.tensor_model_parallel_size = take(run.tp, 1, "tp");
+  p.pipeline_model_parallel_size = take(run.pp, 1, "pp");
+  p.context_parallel_size = run.cp.value_or(1);
+  p.expert_model_parallel_size = run.ep.value_or(1);
+  p.virtual_pipeline_model_parallel_size = run.vpp.value_or(1);
+  if (!run.vpp && p.pipeline_model_parallel_size > 1) use_default("vpp");
+  p.schedule = p.virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::interleaved
+                                                           : PipelineSchedule::one_f_one_b;
+  p.sequence_parallel = run.sp.value_or(false) && p.tensor_model_parallel_size > 1;
+  if (!run.sp && p.tensor_model_parallel_size > 1) use_default("sp");
+  p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
+  if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
+  p.global_batch_size = run.global_batch.value_or(1);
+  p.seq_length = static_cast<int>(*run.seq_len);
+  if (run.recompute) {
+    p.recompute_granularity = parse_recompute(*run.recompute);
+    p.recompute_method = contains(*run.recompute, "block") ? RecomputeMethod::block : RecomputeMethod::uniform;
+    p.recompute_num_layers = recompute_layers_of(*run.recompute);
+  } else if (counts_recompute_in_flops(run)) {
+    p.recompute_granularity = RecomputeGranularity::full;
+    use_default("recompute=full (source counts recompute FLOPs)");
+  } else {
+    use_default("recompute");
+  }
+  const int zero = run.zero.value_or(0);
+  if (!run.zero) use_default("zero");
+  // zero 1 in these Megatron-based sources is --use-distributed-optimizer.
+  p.use_distributed_optimizer = zero == 1;
+  p.zero_stage = zero >= 2 ? zero : 0;
+  p.use_flash_attn = !predates_flash_attention(run);
+  if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
+    p.precision = Precision::fp8;
+  } else if (contains(run.notes, "fp16")) {
+    p.precision = Precision::fp16;
+  }
+  derive_plan(p, s.num_devices);
+  if (run.dp && *run.dp != p.data_parallel_size) {
+    problems.push_back(problem(run, "plan.dp", "dp " + std::to_string(*run.dp) + " disagrees with devices / (tp*pp*cp) = " +
+                                                   std::to_string(p.data_parallel_size)));
+  }
+  for (auto& d : check_plan(s.model, s.hardware, s.num_devices, p)) {
+    d.key_path = run.id + "." + d.key_path;
+    problems.push_back(std::move(d));
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
+  if (defaults_used) *defaults_used = std::move(defaults);
+  return s;
+}
+
+ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& options) {
+  ValidationRow row;
+  row.id = run.id;
+  row.group = run.group;
+  row.schedule = run.schedule;
+  row.family = family_of(run.accelerator);
+  row.hardware = hardware_file_of(row.family);
+  row.devices = run.count;
+  if (run.step_time_s) {
+    row.metric = "step_time_s";
+    row.measured = *run.step_time_s;
+  } else if (run.tokens_per_s_per_device) {
+    row.metric = "tokens_per_s_per_device";
+    row.measured = *run.tokens_per_s_per_device;
+  } else if (run.tflops_per_device) {
+    row.metric = "tflops_per_device";
+    row.measured = *run.tflops_per_device;
+  } else if (run.mfu) {
+    row.metric = "mfu";
+    row.measured = *run.mfu;
+  }
+  if (row.metric.empty() && !run.memory_gb && !run.memory_gib) {
+    row.failure = "no measured metric";
+    return row;
+  }
+  try {
+    const Scenario scenario = scenario_for_run(run, options, &row.defaults);
+    SimOptions sim_options;
+    sim_options.record_timeline = false;
+    const SimResult result = simulate(scenario, sim_options);
+    const StepMetrics& metrics = result.metrics;
+    const double devices = scenario.num_devices;
+    if (row.metric == "step_time_s") {
+      row.predicted = metrics.step_time_s;
+    } else if (row.metric == "tokens_per_s_per_device") {
+      row.predicted = metrics.tokens_per_s_per_device;
+    } else if (row.metric == "tflops_per_device") {
+      if (counts_recompute_in_flops(run)) {
+        row.predicted = narayanan_eq3_flops(scenario) / (metrics.step_time_s * devices) / 1e12;
+        row.note = "TFLOPS counted as the source does (Narayanan 2021 Eq. 3, includes recompute)";
+      } else {
+        row.predicted = metrics.tflops_per_device;
+      }
+    } else if (row.metric == "mfu") {
+      if (row.family == AcceleratorFamily::ascend_910b) {
+        row.predicted = metrics.model_flops_per_step / (metrics.step_time_s * devices * kMindSpeedPeakFlops);
+        row.note = "MFU against 354 TFLOPS, as MindSpeed-LLM counts it";
+      } else {
+        row.predicted = metrics.mfu;
+      }
+    }
+    if (!row.metric.empty()) row.error = (row.predicted - row.measured) / row.measured;
+    if (run.memory_gib || run.memory_gb) {
+      const double gib = 1024.0 * 1024.0 * 1024.0;
+      const auto& worst = result.memory.stages.at(result.memory.worst_stage);
+      // memory_gib sources report torch's peak *allocated* bytes, which exclude the
+      // runtime context and the caching allocator's slack: compare without the reserve.
+      const double predicted_bytes = run.memory_gib ? worst.peak() - worst.reserve : worst.peak();
+      row.memory_measured_gib = run.memory_gib ? *run.memory_gib : *run.memory_gb * 1e9 / gib;
+      row.memory_predicted_gib = predicted_bytes / gib;
+      row.memory_error = (*row.memory_predicted_gib - *row.memory_measured_gib) / *row.memory_measured_gib;
+    }
+  } catch (const ConfigError& e) {
+    row.failure = e.what();
+    std::replace(row.failure.begin(), row.failure.end(), '\n', ' ');
+  }
+  return row;
+}
+
+namespace {
+
+std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
+  std::vector<FamilySummary> out;
+  for (AcceleratorFamily family : {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200,
+                                   AcceleratorFamily::ascend_910b}) {
+    FamilySummary f;
+    f.family = family;
+    double sum = 0, memory_sum = 0;
+    for (const auto& row : rows) {
+      if (row.family != family) continue;
+      if (!row.failure.empty()) {
+        ++f.failed;
+        continue;
+      }
+      if (!row.metric.empty()) {
+        ++f.runs;
+        sum += std::abs(row.error);
+        if (std::abs(row.error) > f.worst_error || f.worst_id.empty()) {
+          f.worst_error = std::abs(row.error);
+          f.worst_id = row.id;
+        }
+      }
+      if (row.memory_error) {
+        ++f.memory_runs;
+        memory_sum += std::abs(*row.memory_error);
+        if (std::abs(*row.memory_error) > f.memory_worst_error || f.memory_worst_id.empty()) {
+          f.memory_worst_error = std::abs(*row.memory_error);
+          f.memory_worst_id = row.id;
+        }
+      }
+    }
+    if (f.runs + f.failed == 0) continue;
+    f.mape = f.runs ? sum / f.runs : 0;
+    f.memory_mape = f.memory_runs ? memory_sum / f.memory_runs : 0;
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::string format_value(const std::string& metric, double value) {
+  char buffer[64];
+  if (metric == "mfu") {
+    std::snprintf(buffer, sizeof buffer, "%.3f", value);
+  } else if (value >= 1000) {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.4g", value);
+  }
+  return buffer;
+}
+
+std::string format_rows(const std::vector<ValidationRow>& rows) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-52s %-5s %6s %-24s %10s %10s %8s %9s %9s %8s\n", "run", "hw", "devs", "metric",
+                "measured", "predicted", "error", "mem_meas", "mem_pred", "mem_err");
+  out += line;
+  for (const auto& row : rows) {
+    if (!row.failure.empty()) {
+      std::snprintf(line, sizeof line, "%-52s %-5s %6d not simulated: %s\n", row.id.c_str(), to_string(row.family),
+                    row.devices, row.failure.c_str());
+      out += line;
+      continue;
+    }
+    std::string memory = "        -         -        -";
+    if (row.memory_error) {
+      char m[96];
+      std::snprintf(m, sizeof m, "%7.2fGi %7.2fGi %+7.1f%%", *row.memory_measured_gib, *row.memory_predicted_gib,
+                    100 * *row.memory_error);
+      memory = m;
+    }
+    const std::string marks = std::string(row.defaults.empty() ? "" : " *") + (row.note.empty() ? "" : " +");
+    std::snprintf(line, sizeof line, "%-52s %-5s %6d %-24s %10s %10s %+7.1f%% %s%s\n", row.id.c_str(),
+                  to_string(row.family), row.devices, row.metric.c_str(), format_value(row.metric, row.measured).c_str(),
+                  format_value(row.metric, row.predicted).c_str(), 100 * row.error, memory.c_str(), marks.c_str());
+    out += line;
+  }
+  return out;
+}
+
+nlohmann::ordered_json row_json(const ValidationRow& row) {
+  nlohmann::ordered_json j;
+  j["id"] = row.id;
+  if (!row.group.empty()) j["group"] = row.group;
+  if (!row.schedule.empty()) j["schedule"] = row.schedule;
+  j["family"] = to_string(row.family);
+  j["hardware"] = row.hardware;
+  j["devices"] = row.devices;
+  if (!row.failure.empty()) {
+    j["failure"] = row.failure;
+    return j;
+  }
+  j["metric"] = row.metric;
+  j["measured"] = row.measured;
+  j["predicted"] = row.predicted;
+  j["error"] = row.error;
+  if (row.memory_error) {
+    j["memory_measured_gib"] = *row.memory_measured_gib;
+    j["memory_predicted_gib"] = *row.memory_predicted_gib;
+    j["memory_error"] = *row.memory_error;
+  }
+  j["defaults"] = row.defaults;
+  if (!row.note.empty()) j["note"] = row.note;
+  return j;
+}
+
+}  // namespace
+
+ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
+  ValidationReport report;
+  for (const auto& run : runs) report.rows.push_back(validate_run(run, options));
+  report.families = summarize(report.rows);
+  return report;
+}
+
+std::string format_validation(const ValidationReport& report) {
+  std::string out = format_rows(report.rows);
+  out += "(* a null field was filled with a documented default; + the metric is counted as the source counts it)\n";
+  char line[512];
+  for (const auto& f : report.families) {
+    std::snprintf(line, sizeof line, "%s MAPE: %.1f%% over %d runs (worst: %s %.1f%%)%s\n", to_string(f.family),
+                  100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error,
+                  f.failed ? (", " + std::to_string(f.failed) + " not simulated").c_str() : "");
+    out += line;
+  }
+  for (const auto& f : report.families) {
+    if (f.memory_runs == 0) continue;
+    std::snprintf(line, sizeof line, "%s peak memory MAPE: %.1f%% over %d runs (worst: %s %.1f%%)\n",
+                  to_string(f.family), 100 * f.memory_mape, f.memory_runs, f.memory_worst_id.c_str(),
+                  100 * f.memory_worst_error);
+    out += line;
+  }
+  return out;
+}
+
+std::string validation_json(const ValidationReport& report) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : report.rows) j["rows"].push_back(row_json(row));
+  j["families"] = nlohmann::ordered_json::array();
+  for (const auto& f : report.families) {
+    j["families"].push_back({{"family", to_string(f.family)},
+                             {"runs", f.runs},
+                             {"failed", f.failed},
+                             {"mape", f.mape},
+                             {"worst_id", f.worst_id},
+                             {"worst_error", f.worst_error},
+                             {"memory_runs", f.memory_runs},
+                             {"memory_mape", f.memory_mape},
+                             {"memory_worst_id", f.memory_worst_id},
+                             {"memory_worst_error", f.memory_worst_error}});
+  }
+  return j.dump(2) + "\n";
+}
+
+TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
+  TrendsReport report;
+  std::vector<std::string> order;
+  std::map<std::string, TrendGroup> groups;
+  for (const auto& run : runs) {
+    const std::string name = run.group.empty() ? run.id : run.group;
+    if (!groups.count(name)) {
+      order.push_back(name);
+      groups[name].group = name;
+    }
+    ValidationRow row;
+    if (!run.schedule.empty() && !contains(run.schedule, "1F1B") && !contains(run.schedule, "interleav") &&
+        !contains(run.schedule, "gpipe")) {
+      row.id = run.id;
+      row.group = run.group;
+      row.schedule = run.schedule;
+      row.family = family_of(run.accelerator);
+      row.devices = run.count;
+      row.failure = "unsupported schedule " + run.schedule;
+    } else {
+      row = validate_run(run, options);
+    }
+    groups[name].rows.push_back(std::move(row));
+  }
+  for (const auto& name : order) {
+    TrendGroup group = std::move(groups[name]);
+    // Compare rows with the group's most common metric.
+    const ValidationRow* first = nullptr;
+    for (const auto& row : group.rows) {
+      if (row.failure.empty() && !row.metric.empty()) {
+        first = &row;
+        break;
+      }
+    }
+    std::vector<const ValidationRow*> supported;
+    for (const auto& row : group.rows) {
+      const bool ok = first && row.failure.empty() && row.metric == first->metric;
+      group.measured_ratio.push_back(ok ? row.measured / first->measured : 0);
+      group.predicted_ratio.push_back(ok ? row.predicted / first->predicted : 0);
+      if (ok) supported.push_back(&row);
+    }
+    group.supported = static_cast<int>(supported.size());
+    for (std::size_t i = 0; i < supported.size(); ++i) {
+      for (std::size_t k = i + 1; k < supported.size(); ++k) {
+        const double dm = supported[k]->measured - supported[i]->measured;
+        const double dp = supported[k]->predicted - supported[i]->predicted;
+        if (dm * dp < 0 || (dm != 0 && dp == 0)) {
+          group.order_matches = false;
+          const double gap = std::abs(dm) / std::min(supported[i]->measured, supported[k]->measured);
+          if (gap > 0.05) group.significant_order_violation = true;
+        }
+      }
+    }
+    if (group.supported >= 2) {
+      ++report.groups_compared;
+      if (group.order_matches) ++report.groups_in_order;
+    }
+    report.groups.push_back(std::move(group));
+  }
+  return report;
+}
+
+std::string format_trends(const TrendsReport& report) {
+  std::string out;
+  char line[512];
+  for (const auto& group : report.groups) {
+    std::snprintf(line, sizeof line, "group %s: %s\n", group.group.c_str(),
+                  group.supported < 2 ? "fewer than two supported rows"
+                  : group.order_matches ? "predicted order matches"
+                  : group.significant_order_violation ? "ORDER WRONG (measured gap > 5%)"
+                                                      : "order differs only where measured gap <= 5%");
+    out += line;
+    for (std::size_t i = 0; i < group.rows.size(); ++i) {
+      const auto& row = group.rows[i];
+      if (!row.failure.empty()) {
+        std::snprintf(line, sizeof line, "  %-52s %-8s %s\n", row.id.c_str(), row.schedule.c_str(),
+                      row.failure.c_str());
+      } else {
+        const double ratio_error = group.measured_ratio[i] > 0
+                                       ? (group.predicted_ratio[i] - group.measured_ratio[i]) / group.measured_ratio[i]
+                                       : 0;
+        std::snprintf(line, sizeof line, "  %-52s %-8s %-24s meas %10s pred %10s err %+6.1f%%  ratio %.3f vs %.3f (%+.1f%%)\n",
+                      row.id.c_str(), row.schedule.c_str(), row.metric.c_str(),
+                      format_value(row.metric, row.measured).c_str(), format_value(row.metric, row.predicted).c_str(),
+                      100 * row.error, group.measured_ratio[i], group.predicted_ratio[i], 100 * ratio_error);
+      }
+      out += line;
+    }
+  }
+  std::snprintf(line, sizeof line, "trends: %d of %d groups in the measured order\n", report.groups_in_order,
+                report.groups_compared);
+  out += line;
+  return out;
+}
+
+std::string trends_json(const TrendsReport& report) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["groups"] = nlohmann::ordered_json::array();
+  for (const auto& group : report.groups) {
+    nlohmann::ordered_json g;
+    g["group"] = group.group;
+    g["order_matches"] = group.order_matches;
+    g["significant_order_violation"] = group.significant_order_violation;
+    g["rows"] = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < group.rows.size(); ++i) {
+      auto r = row_json(group.rows[i]);
+      r["measured_ratio"] = group.measured_ratio[i];
+      r["predicted_ratio"] = group.predicted_ratio[i];
+      g["rows"].push_back(r);
+    }
+    j["groups"].push_back(g);
+  }
+  j["groups_in_order"] = report.groups_in_order;
+  j["groups_compared"] = report.groups_compared;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainsim

@@ -1,0 +1,56 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/validation/measured_run.hpp"
+#include "trainsim/validation/validation.hpp"
+
+using namespace trainsim;
+
+namespace {
+const std::string kCalibration = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/calibration.yaml";
+const std::string kTrends = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/trends.yaml";
+
+const MeasuredRun& find(const std::vector<MeasuredRun>& runs, const std::string& id) {
+  for (const auto& run : runs) {
+    if (run.id == id) return run;
+  }
+  FAIL("no run " << id);
+  throw;
+}
+}  // namespace
+
+TEST_CASE("the calibration set loads every run, and a null stays unknown", "[validation]") {
+  const auto runs = load_measured_runs(kCalibration);
+  CHECK(runs.size() == 74);
+  const auto& run = find(runs, "narayanan21-t1-1.7B");
+  CHECK(run.count == 32);
+  CHECK(run.hidden == 2304);
+  CHECK(run.tp == 1);
+  CHECK_FALSE(run.micro_batch.has_value());
+  CHECK_FALSE(run.step_time_s.has_value());
+  CHECK(run.tflops_per_device == Approx(137));
+  const auto& moe = find(runs, "simumax-b200-deepseekv2_tp1_ep8_pp1_dp8_l4_mbc4_cef");
+  CHECK(moe.moe_experts == 160);
+  CHECK(moe.moe_topk == 6);
+  CHECK(moe.memory_gib == Approx(45.63));
+}
+
+TEST_CASE("the trends set loads with groups and schedules", "[validation]") {
+  const auto runs = load_measured_runs(kTrends);
+  CHECK(runs.size() == 113);
+  CHECK(runs.front().group == "qi24-zb-t4-1.5B-p8");
+  CHECK(runs.front().schedule == "ZB-2p");
+}
+
+TEST_CASE("a missing calibration file is a config error naming the file", "[validation]") {
+  CHECK_THROWS_WITH(load_measured_runs("/nonexistent/calibration.yaml"),
+                    Catch::Contains("/nonexistent/calibration.yaml") && Catch::Contains("cannot open"));
+}
+
+TEST_CASE("accelerator names map to the four families", "[validation]") {
+  CHECK(family_of("NVIDIA A100 SXM 80GB (Selene)") == AcceleratorFamily::a100);
+  CHECK(family_of("NVIDIA H100 SXM 80GB (DGX-H100)") == AcceleratorFamily::h100);
+  CHECK(family_of("NVIDIA B200 (SXM, 8-GPU node)") == AcceleratorFamily::b200);
+  CHECK(family_of("Huawei Ascend 910B (sub-model not stated; 64GB class)") == AcceleratorFamily::ascend_910b);
+  CHECK(family_of("NVIDIA V100 (memory size not stated)") == AcceleratorFamily::unknown);
+}
