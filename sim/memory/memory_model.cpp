@@ -103,6 +103,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     sm.stage = stage;
     sm.layers = split[stage];
     double params = 0, expert = 0, full_act = 0, kept_act = 0, max_layer_params = 0, max_full_act = 0;
+    double max_op_act = 0;
     for (int l = first_layer; l < first_layer + sm.layers && l < model.num_layers; ++l) {
       const LayerWorkload& layer = workload.layer_types.at(workload.layer_type_of.at(l));
       params += layer.parameters;
@@ -111,6 +112,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       max_full_act = std::max(max_full_act, layer.activation_bytes);
       kept_act += layer_activation_bytes(layer, model, plan);
       max_layer_params = std::max(max_layer_params, layer.parameters);
+      for (const auto& op : layer.ops) max_op_act = std::max(max_op_act, op.activation_bytes);
     }
     first_layer += sm.layers;
     const bool first = stage == 0, last = stage == p - 1;
@@ -158,6 +160,10 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     } else {
       per_unit = kept_act / v;
     }
+    // Backward working set: while an op runs backward, the gradient of its saved input
+    // (same size as that input) exists next to the gradient flowing between layers
+    // (2 bytes x tokens x h). The largest op bounds it.
+    if (sm.layers > 0) working = std::max(working, max_op_act + input_bytes);
     sm.activations_per_microbatch = per_unit * v;
     double act = in_flight * per_unit;
     double edge = 0;

@@ -37,8 +37,9 @@ struct StageMemory {
   double reserve = 0;              // allocator / runtime workspace (hardware file)
   double offloaded_to_host = 0;    // optimizer state moved to host memory (not on device)
   // Added: short-lived tensors on top of the stored activations at the stage's worst
-  // moment (recompute working set of one layer / group; bf16 logits next to the fp32
-  // softmax at the loss on the last stage).
+  // moment, the largest of: the recompute working set of one layer / group; the backward
+  // working set (gradient of the largest saved op input + the inter-layer gradient);
+  // the bf16 logits next to the fp32 softmax at the loss on the last stage.
   double transient = 0;
   double activations_embedding_head = 0;  // part of `activations`: embedding / LM head / loss
 
