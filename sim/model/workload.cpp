@@ -491,6 +491,11 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe) {
   // Megatron: QKV / up projections column-parallel, out / down row-parallel; MLA down
   // projections and their norms are replicated; norms are replicated.
   double replicated = 2.0 * norm_params(m);
+  if (m.use_bias) {
+    // Row-parallel biases (output projection, MLP down) are not sharded by Megatron.
+    replicated += 2.0 * d(m.hidden_size);
+    params -= 2.0 * d(m.hidden_size);
+  }
   if (m.is_mla()) {
     const double down = (m.q_lora_rank > 0 ? d(m.hidden_size) * d(m.q_lora_rank) + d(m.q_lora_rank) : 0.0) +
                         d(m.hidden_size) * d(m.kv_lora_rank + m.qk_rope_head_dim) + d(m.kv_lora_rank);

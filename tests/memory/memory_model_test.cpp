@@ -43,8 +43,13 @@ TEST_CASE("18 bytes per parameter without sharding: GPT-3 175B on 64 A100, TP 8 
     CHECK(s.layers == 12);
     params += s.parameters;
   }
-  // Inner stages hold 12 of 96 layers over 8 TP ranks: about 175B / 64 each.
+  // Inner stages hold 12 of 96 layers over 8 TP ranks: per layer (12h^2 + 7h)/8 sharded
+  // (QKV, MLP up and their biases, out-proj and MLP-down weights) plus 6h replicated (two
+  // layernorms, the two row-parallel biases), about 175B / 64 in all.
+  const double h = 12288;
+  CHECK(rel(r.stages[3].parameters, 12 * ((12 * h * h + 7 * h) / 8 + 6 * h)) < 1e-12);
   CHECK(rel(r.stages[3].parameters, 174.6e9 / 64) < 0.01);
+  CHECK(rel(model_state(r.stages[3]), 18.0 * 12 * ((12 * h * h + 7 * h) / 8 + 6 * h)) < 1e-12);
   // 64 devices together hold the model once (+ the tied head copy on the last stage).
   CHECK(rel(params * 8, count_parameters(gpt3_175b()).total + 50257.0 * 12288) < 0.01);
   // ~49 GB of model state per device: does not fit 80 GB with activations of GPipe.
