@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "reference_models.hpp"
+#include "trainsim/common/error.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 
@@ -304,4 +306,46 @@ TEST_CASE("tied embeddings: the head holds no copy with one stage, its own copy 
   CHECK(one.head.parameters == 4096);  // final RMSNorm only
   const Workload two = build_workload(m, plan(1, 2, 1, 1, 1, 4096));
   CHECK(two.head.parameters == 4096 + 32000.0 * 4096);
+}
+
+TEST_CASE("every collective is placed after an existing op and moves a positive number of bytes", "[model][comm]") {
+  ModelSpec ds = deepseek_v2(3);
+  ParallelPlan p = plan(2, 1, 4, 1, 8, 8192);
+  p.sequence_parallel = true;
+  p.context_parallel_size = 2;
+  p.expert_model_parallel_size = 4;
+  for (const ModelSpec& m : {ds, mixtral_8x7b(), gpt3_175b()}) {
+    const Workload w = build_workload(m, p);
+    std::vector<const LayerWorkload*> layers{&w.embedding, &w.head};
+    for (const auto& l : w.layer_types) layers.push_back(&l);
+    for (const LayerWorkload* layer : layers) {
+      CAPTURE(m.name, layer->kind);
+      CHECK(layer->parameters > 0);
+      for (const auto& c : layer->comms) {
+        CAPTURE(c.name);
+        CHECK(c.after_op >= 0);
+        CHECK(c.after_op < static_cast<int>(layer->ops.size()));
+        CHECK(c.bytes > 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("MLA (DeepSeek-V2) layers: latent projections replace QKV, first layer dense", "[model][mla]") {
+  const ModelSpec m = deepseek_v2(4);
+  const Workload w = build_workload(m, plan(1, 1, 1, 1, 1, 4096));
+  REQUIRE(w.layer_types.size() == 2);
+  CHECK(w.layer_types[0].kind == "dense");
+  CHECK(w.layer_types[1].kind == "moe");
+  CHECK(w.layer_type_of == std::vector<int>{0, 1, 1, 1});
+  CHECK(find_op(w.layer_types[0], "kv_up_proj").gemm_k == 512);
+  CHECK(find_op(w.layer_types[0], "q_up_proj").gemm_n == 128 * 192);
+}
+
+TEST_CASE("unvalidated impossible inputs raise SimError instead of producing numbers", "[model][errors]") {
+  ModelSpec m = llama2_7b();
+  m.hidden_size = 0;
+  CHECK_THROWS_AS(build_workload(m, plan(1, 1, 1, 1, 1, 4096)), SimError);
+  CHECK_THROWS_WITH(build_workload(llama2_7b(), plan(1, 1, 1, 0, 1, 4096)),
+                    Catch::Contains("non-positive"));
 }
