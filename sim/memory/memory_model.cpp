@@ -17,19 +17,20 @@
 //    keep two gradient buckets of plan.grad_bucket_bytes, ZeRO-3 also two layers of
 //    all-gathered 16-bit weights (the current one and the prefetched one). Pipeline
 //    stages keep one received-gradient buffer of the boundary tensor.
+#include "trainsim/memory/memory_model.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/memory/memory_model.hpp"
 
 namespace trainsim {
 
 namespace {
 
-constexpr double kWeightBytes = 2.0;     // bf16 / fp16 weights
-constexpr double kGradBytes = 4.0;       // fp32 gradient accumulation (Megatron main_grad)
-constexpr double kOptimizerBytes = 12.0; // fp32 master + Adam m + v
+constexpr double kWeightBytes = 2.0;      // bf16 / fp16 weights
+constexpr double kGradBytes = 4.0;        // fp32 gradient accumulation (Megatron main_grad)
+constexpr double kOptimizerBytes = 12.0;  // fp32 master + Adam m + v
 
 const LayerWorkload& representative_layer(const Workload& w) {
   if (w.layer_types.empty()) throw SimError("memory: workload has no layer types");
@@ -179,8 +180,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       const int through_head = plan.schedule == PipelineSchedule::gpipe ? m : 1;
       edge += through_head * workload.head.activation_bytes;
       // Transient: the bf16 logits (2 x s x b x V/t) are alive next to the fp32 copy.
-      const double tokens = static_cast<double>(plan.micro_batch_size) * plan.seq_length /
-                            std::max(1, plan.context_parallel_size);
+      const double tokens =
+          static_cast<double>(plan.micro_batch_size) * plan.seq_length / std::max(1, plan.context_parallel_size);
       working = std::max(working, 2.0 * tokens * static_cast<double>(workload.padded_vocab_size) /
                                       std::max(1, plan.tensor_model_parallel_size));
     }

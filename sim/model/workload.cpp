@@ -17,11 +17,12 @@
 //    (core/transformer/moe/token_dispatcher.py).
 //  - Bytes: 16-bit activations and weights. fp8 plans: GEMM inputs would be 1 byte; we
 //    ignore that and count 2 bytes (documented simplification).
+#include "trainsim/model/workload.hpp"
+
 #include <algorithm>
 #include <cmath>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/model/workload.hpp"
 
 namespace trainsim {
 
@@ -75,16 +76,14 @@ AttentionDims attention_dims(const ModelSpec& m) {
   return a;
 }
 
-bool layer_is_moe(const ModelSpec& m, int layer) {
-  return m.is_moe() && layer >= m.moe->first_dense_layers;
-}
+bool layer_is_moe(const ModelSpec& m, int layer) { return m.is_moe() && layer >= m.moe->first_dense_layers; }
 
 double mlp_matrices(const ModelSpec& m) { return m.gated_mlp ? 3.0 : 2.0; }
 
 double shared_width(const ModelSpec& m) {
   if (!m.is_moe() || m.moe->num_shared_experts <= 0) return 0;
-  const auto w = m.moe->shared_intermediate_size > 0 ? m.moe->shared_intermediate_size
-                                                       : m.moe->expert_intermediate_size;
+  const auto w =
+      m.moe->shared_intermediate_size > 0 ? m.moe->shared_intermediate_size : m.moe->expert_intermediate_size;
   return d(w) * m.moe->num_shared_experts;
 }
 
@@ -100,9 +99,9 @@ double attention_projection_params(const ModelSpec& m) {
     } else {
       p += h * a.q_width;
     }
-    p += h * d(m.kv_lora_rank + m.qk_rope_head_dim) + d(m.kv_lora_rank);     // kv_a + kv_a norm
+    p += h * d(m.kv_lora_rank + m.qk_rope_head_dim) + d(m.kv_lora_rank);    // kv_a + kv_a norm
     p += d(m.kv_lora_rank) * heads * d(m.qk_nope_head_dim + m.v_head_dim);  // kv_b
-    p += a.out_width * h;                                                  // o
+    p += a.out_width * h;                                                   // o
     return p;
   }
   double p = h * (a.q_width + a.k_width + a.v_width) + a.out_width * h;
@@ -110,9 +109,7 @@ double attention_projection_params(const ModelSpec& m) {
   return p;
 }
 
-double norm_params(const ModelSpec& m) {
-  return m.norm == "layernorm" ? 2.0 * d(m.hidden_size) : d(m.hidden_size);
-}
+double norm_params(const ModelSpec& m) { return m.norm == "layernorm" ? 2.0 * d(m.hidden_size) : d(m.hidden_size); }
 
 double dense_mlp_params(const ModelSpec& m, double width) {
   const double h = d(m.hidden_size);
@@ -143,14 +140,14 @@ std::int64_t padded_vocab(const ModelSpec& m, const ParallelPlan& p) {
 
 // Sharding context of one micro-batch on one device.
 struct Shard {
-  double b = 1;      // micro-batch
-  double s = 1;      // local sequence (s / CP)
-  double s_full = 1; // full sequence (keys seen by a local query)
-  double t = 1;      // TP
-  double tsp = 1;    // t when sequence parallel, else 1 (activations between TP regions)
-  double c = 1;      // CP
-  double T = 1;      // tokens in a TP region: b * s
-  double Tn = 1;     // tokens outside TP regions: b * s / tsp
+  double b = 1;       // micro-batch
+  double s = 1;       // local sequence (s / CP)
+  double s_full = 1;  // full sequence (keys seen by a local query)
+  double t = 1;       // TP
+  double tsp = 1;     // t when sequence parallel, else 1 (activations between TP regions)
+  double c = 1;       // CP
+  double T = 1;       // tokens in a TP region: b * s
+  double Tn = 1;      // tokens outside TP regions: b * s / tsp
 };
 
 Shard make_shard(const ModelSpec&, const ParallelPlan& p) {
@@ -188,8 +185,8 @@ Op gemm_op(const std::string& name, double m, double n, double k, double activat
 
 // Elementwise / reduction op: reads `in` elements, writes `out` elements (16-bit).
 // Backward reads the output gradient and the saved input, writes the input gradient.
-Op memory_op(const std::string& name, double in, double out, double flops_per_element,
-             double activation_bytes, int kernels = 1) {
+Op memory_op(const std::string& name, double in, double out, double flops_per_element, double activation_bytes,
+             int kernels = 1) {
   Op op;
   op.name = name;
   op.op_class = OpClass::memory_bound;
@@ -210,8 +207,7 @@ class Builder {
     return static_cast<int>(layer_.ops.size()) - 1;
   }
   int last() const { return static_cast<int>(layer_.ops.size()) - 1; }
-  void comm(const std::string& name, CollectiveKind kind, CommGroup group, Phase phase, int after,
-            double bytes) {
+  void comm(const std::string& name, CollectiveKind kind, CommGroup group, Phase phase, int after, double bytes) {
     CommOp c;
     c.name = name;
     c.kind = kind;
@@ -236,9 +232,11 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
 
   // Korthikanti 4.1: each layer norm stores its input, 2sbh (/t with SP).
   const int norm = B.add(memory_op("input_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
-  if (sp) B.comm("tp_all_gather_qkv_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm, kHalf * sh.T * h);
+  if (sp)
+    B.comm("tp_all_gather_qkv_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
+           kHalf * sh.T * h);
 
-  int qkv_last = -1;   // op whose input gradient needs the TP reduction in backward
+  int qkv_last = -1;  // op whose input gradient needs the TP reduction in backward
   int qkv_first = -1;
   if (m.is_mla()) {
     // DeepSeek-V2 MLA (Megatron MLASelfAttention): down projections are replicated over
@@ -254,22 +252,21 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     }
     B.add(gemm_op("kv_down_proj", sh.T, kvr + rope, h, 0.0));  // same input tensor as q_down
     B.add(memory_op("kv_norm", sh.T * kvr, sh.T * kvr, 5.0, kHalf * sh.T * kvr));
-    qkv_last = B.add(gemm_op("kv_up_proj", sh.T, m.num_attention_heads * d(m.qk_nope_head_dim + m.v_head_dim) / sh.t, kvr,
-                             kHalf * sh.T * kvr));
+    qkv_last = B.add(gemm_op("kv_up_proj", sh.T, m.num_attention_heads * d(m.qk_nope_head_dim + m.v_head_dim) / sh.t,
+                             kvr, kHalf * sh.T * kvr));
   } else {
     // QKV: column parallel; K and V are kv_heads x head_dim wide (GQA / MQA).
     qkv_first = qkv_last =
         B.add(gemm_op("qkv", sh.T, (a.q_width + a.k_width + a.v_width) / sh.t, h, kHalf * sh.Tn * h));
-    if (m.use_bias) {
-      // bias add is fused into the GEMM epilogue in Megatron; nothing extra kept.
-    }
+    // Bias adds are fused into the GEMM epilogue (Megatron): no extra op, nothing kept.
   }
   if (!m.learned_position_embeddings) {
     // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
     const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
     B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
   }
-  const double qkv_keep = kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;  // Korthikanti: Q, K (4sbh/t) and V (2sbh/t)
+  const double qkv_keep =
+      kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;  // Korthikanti: Q, K (4sbh/t) and V (2sbh/t)
   const double kv_bytes = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;
   const double scores = sh.b * heads_local * sh.s * sh.s_full;  // local queries x all keys
   // Attention-core matmul FLOPs: QK^T and (scores . V), full s x s (Narayanan count).
@@ -279,7 +276,8 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   if (sh.c > 1) {
     // Ring context parallelism: c-1 exchanges of the local K and V (Megatron / TE
     // AttnFuncWithCPAndKVP2P); backward moves K, V and their gradients.
-    B.comm("cp_kv_exchange", CollectiveKind::send_recv, CommGroup::cp, Phase::forward, before_core, (sh.c - 1) * kv_bytes);
+    B.comm("cp_kv_exchange", CollectiveKind::send_recv, CommGroup::cp, Phase::forward, before_core,
+           (sh.c - 1) * kv_bytes);
   }
   if (p.use_flash_attn) {
     Op op;
@@ -350,10 +348,10 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     if (sp) {
       B.comm("tp_all_gather_out_proj_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, resid,
              kHalf * sh.T * h);
-      B.comm("tp_all_gather_qkv_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward,
-             qkv_last, kHalf * sh.T * h);
-      B.comm("tp_reduce_scatter_qkv_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward,
-             qkv_first, kHalf * sh.T * h);
+      B.comm("tp_all_gather_qkv_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, qkv_last,
+             kHalf * sh.T * h);
+      B.comm("tp_reduce_scatter_qkv_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, qkv_first,
+             kHalf * sh.T * h);
     } else {
       B.comm("tp_all_reduce_qkv_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, qkv_first,
              kHalf * sh.T * h);
@@ -367,7 +365,9 @@ void add_dense_mlp(Builder& B, const ModelSpec& m, const Shard& sh, double width
   const bool tp = sh.t > 1, sp = sh.tsp > 1;
   const double up_width = (m.gated_mlp ? 2.0 : 1.0) * width / sh.t;
   const int norm = B.add(memory_op("post_attention_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
-  if (sp) B.comm("tp_all_gather_mlp_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm, kHalf * sh.T * h);
+  if (sp)
+    B.comm("tp_all_gather_mlp_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
+           kHalf * sh.T * h);
   // Korthikanti 4.1: the first linear keeps its input 2sbh (/t with SP).
   const int up = B.add(gemm_op(m.gated_mlp ? "mlp_gate_up" : "mlp_up", sh.T, up_width, h, kHalf * sh.Tn * h));
   // Korthikanti: GeLU keeps its input 8sbh/t (= 2 x s x b x ffn/t); a gated activation
@@ -418,7 +418,7 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // (Megatron --moe-pad-expert-input-to-capacity), a device's local experts process
   // on average b*s*k*cf token copies in total (tokens x k spread over E experts, E/EP
   // experts per device, EP ranks sending): (Tn x k x cf) x EP x (E/EP) / E = Tn x k x cf.
-  const double routed_local = sh.Tn * k * cf;  // token copies this rank sends / receives
+  const double routed_local = sh.Tn * k * cf;          // token copies this rank sends / receives
   const double expert_tokens = routed_local * sh.tsp;  // after the TP all-gather (expert TP = TP)
   const int permute = B.add(memory_op("moe_permute", sh.Tn * h, routed_local * h, 1.0, 0.0));
   if (ep > 1) {
@@ -431,11 +431,11 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   }
   // Expert GEMMs (grouped GEMM over the E/EP local experts), each expert column / row
   // sharded by TP. Keep: the dispatched tokens, the activation input, the down input.
+  // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows.
   const int up = B.add(gemm_op("expert_gate_up", expert_tokens, gate_mult * fe / sh.t, h, kHalf * expert_tokens * h));
   B.add(memory_op("expert_activation", expert_tokens * gate_mult * fe / sh.t, expert_tokens * fe / sh.t,
                   m.gated_mlp ? 10.0 : 8.0, kHalf * expert_tokens * gate_mult * fe / sh.t));
   const int down = B.add(gemm_op("expert_down", expert_tokens, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t));
-  (void)E;
   if (tp) {
     B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,
            kHalf * expert_tokens * h);
@@ -462,8 +462,11 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // Shared experts: a dense MLP every token passes through (input shared with the router).
   const double fs = shared_width(m);
   if (fs > 0) {
-    if (sp) B.comm("tp_all_gather_shared_expert_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, unpermute, kHalf * sh.T * h);
-    const int sup = B.add(gemm_op("shared_expert_gate_up", sh.T, gate_mult * fs / sh.t, h, sp ? kHalf * sh.T * h : 0.0));
+    if (sp)
+      B.comm("tp_all_gather_shared_expert_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, unpermute,
+             kHalf * sh.T * h);
+    const int sup =
+        B.add(gemm_op("shared_expert_gate_up", sh.T, gate_mult * fs / sh.t, h, sp ? kHalf * sh.T * h : 0.0));
     B.add(memory_op("shared_expert_activation", sh.T * gate_mult * fs / sh.t, sh.T * fs / sh.t,
                     m.gated_mlp ? 10.0 : 8.0, kHalf * sh.T * gate_mult * fs / sh.t));
     const int sdown = B.add(gemm_op("shared_expert_down", sh.T, h, fs / sh.t, kHalf * sh.T * fs / sh.t));
@@ -553,7 +556,9 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   const double v_local = d(vp) / sh.t;
   Builder B(layer);
   const int norm = B.add(memory_op("final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
-  if (sh.tsp > 1) B.comm("tp_all_gather_head_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm, kHalf * sh.T * h);
+  if (sh.tsp > 1)
+    B.comm("tp_all_gather_head_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
+           kHalf * sh.T * h);
   // LM head: column parallel over the (padded) vocabulary; keeps its input 2sbh (/t with SP).
   const int head = B.add(gemm_op("lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
   // Vocab-parallel cross entropy keeps the fp32 softmax of the local logits:
@@ -596,9 +601,9 @@ double layer_forward_flops_per_token(const ModelSpec& m, int layer, double seq_l
   double f = attention_projection_flops(m) + attention_core_forward_flops_per_token(m, seq_length);
   if (layer_is_moe(m, layer)) {
     const MoeSpec& e = *m.moe;
-    f += 2.0 * h * e.num_experts;                                                       // router
+    f += 2.0 * h * e.num_experts;                                                          // router
     f += e.experts_per_token * 2.0 * mlp_matrices(m) * h * d(e.expert_intermediate_size);  // top-k experts
-    f += 2.0 * mlp_matrices(m) * h * shared_width(m);                                   // shared experts
+    f += 2.0 * mlp_matrices(m) * h * shared_width(m);                                      // shared experts
   } else {
     f += 2.0 * mlp_matrices(m) * h * d(m.intermediate_size);
   }

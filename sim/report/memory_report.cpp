@@ -23,8 +23,8 @@ std::string pad_left(const std::string& s, std::size_t width) {
 }  // namespace
 
 std::string format_memory_table(const MemoryReport& report) {
-  const char* headers[] = {"stage", "layers", "weights", "grads", "optimizer", "activations", "transient",
-                           "buffers", "reserve", "peak", "HBM", "fits"};
+  const char* headers[] = {"stage",     "layers",  "weights", "grads", "optimizer", "activations",
+                           "transient", "buffers", "reserve", "peak",  "HBM",       "fits"};
   const std::size_t widths[] = {5, 6, 9, 9, 9, 14, 9, 9, 9, 9, 9, 4};
   std::string out = "memory per device, GiB (activations: bytes for all micro-batches in flight, count in ())\n";
   for (std::size_t i = 0; i < 12; ++i) out += (i ? "  " : "") + pad_left(headers[i], widths[i]);
@@ -49,7 +49,8 @@ std::string format_memory_table(const MemoryReport& report) {
   }
   if (offload) {
     out += "optimizer state offloaded to host memory, GiB per device:";
-    for (const auto& s : report.stages) out += " stage " + std::to_string(s.stage) + ": " + fixed(s.offloaded_to_host / kGiB);
+    for (const auto& s : report.stages)
+      out += " stage " + std::to_string(s.stage) + ": " + fixed(s.offloaded_to_host / kGiB);
     out += "\n";
   }
   out += "peak " + fixed(report.peak_bytes / kGiB) + " GiB on stage " + std::to_string(report.worst_stage) + " of " +

@@ -1,12 +1,12 @@
 // Memory model: weights / gradients / optimizer by ZeRO stage, activations in flight,
 // recompute, and the measured B200 peaks.
-#include <catch2/catch.hpp>
+#include "trainsim/memory/memory_model.hpp"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
 
 #include "../model/reference_models.hpp"
-#include "trainsim/memory/memory_model.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -22,8 +22,8 @@ Scenario scenario(const ModelSpec& m, const ParallelPlan& p, double hbm = 80e9) 
   sc.model = m;
   sc.plan = p;
   sc.hardware.device.hbm_bytes = hbm;
-  sc.num_devices = p.tensor_model_parallel_size * p.pipeline_model_parallel_size * p.data_parallel_size *
-                   p.context_parallel_size;
+  sc.num_devices =
+      p.tensor_model_parallel_size * p.pipeline_model_parallel_size * p.data_parallel_size * p.context_parallel_size;
   return sc;
 }
 
@@ -93,7 +93,8 @@ TEST_CASE("ZeRO-Offload moves the optimizer state to host memory", "[memory][zer
   CHECK(rel(on.peak() - off.peak(), on.optimizer_states) < 1e-12);
 }
 
-TEST_CASE("micro-batches in flight: GPipe all m, 1F1B min(m, p - stage), interleaved as Megatron", "[memory][schedule]") {
+TEST_CASE("micro-batches in flight: GPipe all m, 1F1B min(m, p - stage), interleaved as Megatron",
+          "[memory][schedule]") {
   ParallelPlan p = plan(1, 4, 1, 1, 8, 2048);  // m = 8
   p.schedule = PipelineSchedule::gpipe;
   for (int s = 0; s < 4; ++s) CHECK(microbatches_in_flight(p, s) == 8);
@@ -253,9 +254,9 @@ TEST_CASE("print predicted vs measured B200 memory", "[.b200-table]") {
     std::printf("%-64s %9.2f %9.2f %+6.1f%% ", row.id, predicted, row.measured_gib,
                 100.0 * (predicted / row.measured_gib - 1.0));
     for (const auto& s : r.stages)
-      std::printf(" s%d[w %.1f g %.1f o %.1f act %.2f x%d tr %.2f]=%.2f", s.stage, s.weights / kGiB,
-                  s.gradients / kGiB, s.optimizer_states / kGiB, s.activations / kGiB, s.microbatches_in_flight,
-                  s.transient / kGiB, s.allocated() / kGiB);
+      std::printf(" s%d[w %.1f g %.1f o %.1f act %.2f x%d tr %.2f]=%.2f", s.stage, s.weights / kGiB, s.gradients / kGiB,
+                  s.optimizer_states / kGiB, s.activations / kGiB, s.microbatches_in_flight, s.transient / kGiB,
+                  s.allocated() / kGiB);
     std::printf("\n");
   }
   SUCCEED();

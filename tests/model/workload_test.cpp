@@ -1,14 +1,14 @@
 // Model accounting: parameters, FLOPs, per-op activation bytes, collectives.
-#include <catch2/catch.hpp>
+#include "trainsim/model/workload.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
 #include "reference_models.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/memory/memory_model.hpp"
-#include "trainsim/model/workload.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -64,9 +64,16 @@ TEST_CASE("MoE active parameters are fewer than total; dense models have active 
 }
 
 TEST_CASE("model FLOPs per step equal 72*B*s*l*h^2*(1 + s/(6h) + V/(12lh)) for a plain GPT", "[model][flops]") {
-  struct Case { std::int64_t h; int l, a; std::int64_t V, s; int B; };
-  const Case cases[] = {{12288, 96, 96, 50257, 2048, 1536}, {2304, 24, 24, 51200, 2048, 512},
-                        {4096, 32, 32, 50304, 4096, 64},     {1024, 4, 16, 1000, 128, 3}};
+  struct Case {
+    std::int64_t h;
+    int l, a;
+    std::int64_t V, s;
+    int B;
+  };
+  const Case cases[] = {{12288, 96, 96, 50257, 2048, 1536},
+                        {2304, 24, 24, 51200, 2048, 512},
+                        {4096, 32, 32, 50304, 4096, 64},
+                        {1024, 4, 16, 1000, 128, 3}};
   for (const auto& c : cases) {
     const ModelSpec m = plain_gpt(c.h, c.l, c.a, c.V, c.s);
     ParallelPlan p = plan(1, 1, 1, 1, c.B, static_cast<int>(c.s));
@@ -346,6 +353,5 @@ TEST_CASE("unvalidated impossible inputs raise SimError instead of producing num
   ModelSpec m = llama2_7b();
   m.hidden_size = 0;
   CHECK_THROWS_AS(build_workload(m, plan(1, 1, 1, 1, 1, 4096)), SimError);
-  CHECK_THROWS_WITH(build_workload(llama2_7b(), plan(1, 1, 1, 0, 1, 4096)),
-                    Catch::Contains("non-positive"));
+  CHECK_THROWS_WITH(build_workload(llama2_7b(), plan(1, 1, 1, 0, 1, 4096)), Catch::Contains("non-positive"));
 }

@@ -1,8 +1,9 @@
 // Memory report formatting: text table and JSON.
+#include "trainsim/report/memory_report.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "../model/reference_models.hpp"
-#include "trainsim/report/memory_report.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;

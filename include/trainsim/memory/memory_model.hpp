@@ -26,16 +26,16 @@ std::vector<int> layers_per_stage(const ParallelPlan& plan, int num_layers);
 struct StageMemory {
   int stage = 0;
   int layers = 0;
-  double parameters = 0;           // held by one device of this stage (before ZeRO-3 sharding)
+  double parameters = 0;  // held by one device of this stage (before ZeRO-3 sharding)
   double weights = 0;
   double gradients = 0;
   double optimizer_states = 0;
-  double activations = 0;          // all micro-batches in flight
+  double activations = 0;  // all micro-batches in flight
   double activations_per_microbatch = 0;
   int microbatches_in_flight = 0;
   double communication_buffers = 0;
-  double reserve = 0;              // allocator / runtime workspace (hardware file)
-  double offloaded_to_host = 0;    // optimizer state moved to host memory (not on device)
+  double reserve = 0;            // allocator / runtime workspace (hardware file)
+  double offloaded_to_host = 0;  // optimizer state moved to host memory (not on device)
   // Added: short-lived tensors on top of the stored activations at the stage's worst
   // moment, the largest of: the recompute working set of one layer / group; the backward
   // working set (gradient of the largest saved op input + the inter-layer gradient);

@@ -1,9 +1,8 @@
 #pragma once
 // Formatting of a MemoryReport: a per-stage text table (GiB) and JSON (bytes and GiB,
 // units in the field names, with a schema version).
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "trainsim/memory/memory_model.hpp"
 
