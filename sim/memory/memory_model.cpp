@@ -1,8 +1,211 @@
-// STUB: replaced by the memory module.
-#include "trainsim/common/error.hpp"
+// Device memory per pipeline stage.
+//
+// Sources:
+//  - Weights / gradients / optimizer bytes per parameter: mixed-precision Adam as in
+//    Megatron-LM (docs/source/api-guide/dist_optimizer.md): 2 (bf16 weights) + 4 (fp32
+//    main_grad accumulation buffer) + 12 (fp32 master copy, Adam m and v) = 18; the
+//    distributed optimizer shards the 12 over the data-parallel group (DP x CP in
+//    Megatron), giving 6 + 12/DP. ZeRO stages as in Rajbhandari et al. 2020 (ZeRO):
+//    stage 1 shards the optimizer, 2 also the gradients, 3 also the weights.
+//    ZeRO-Offload (Ren et al. 2021) keeps the optimizer state in host memory.
+//  - Activations: Korthikanti et al. 2022 per layer (see sim/model/workload.cpp), times
+//    the micro-batches in flight of the schedule (Narayanan et al. 2021 Section 2.2 for
+//    1F1B; Megatron's interleaved warm-up count), full recompute keeps the layer input.
+//  - Communication buffers: Megatron's DDP and distributed optimizer reduce-scatter /
+//    all-gather in place inside the contiguous grad / param buffers, so they add
+//    nothing; DeepSpeed ZeRo-2/3 (zero_stage >= 2 without the distributed optimizer)
+//    keep two gradient buckets of plan.grad_bucket_bytes, ZeRO-3 also two layers of
+//    all-gathered 16-bit weights (the current one and the prefetched one). Pipeline
+//    stages keep one received-gradient buffer of the boundary tensor.
 #include "trainsim/memory/memory_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trainsim/common/error.hpp"
+
 namespace trainsim {
-double activation_bytes_per_layer(const ModelSpec&, const ParallelPlan&) { throw SimError("not implemented"); }
-int microbatches_in_flight(const ParallelPlan&, int) { throw SimError("not implemented"); }
-MemoryReport estimate_memory(const Scenario&, const Workload&) { throw SimError("estimate_memory: not implemented"); }
+
+namespace {
+
+constexpr double kWeightBytes = 2.0;      // bf16 / fp16 weights
+constexpr double kGradBytes = 4.0;        // fp32 gradient accumulation (Megatron main_grad)
+constexpr double kOptimizerBytes = 12.0;  // fp32 master + Adam m + v
+
+const LayerWorkload& representative_layer(const Workload& w) {
+  if (w.layer_types.empty()) throw SimError("memory: workload has no layer types");
+  return w.layer_types.back();  // MoE layer for MoE models, the dense layer otherwise
+}
+
+}  // namespace
+
+std::vector<int> layers_per_stage(const ParallelPlan& plan, int num_layers) {
+  const int p = std::max(1, plan.pipeline_model_parallel_size);
+  if (static_cast<int>(plan.layers_per_stage.size()) == p) return plan.layers_per_stage;
+  std::vector<int> out(p, num_layers / p);
+  for (int i = 0; i < num_layers % p; ++i) ++out[i];
+  return out;
+}
+
+double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& plan) {
+  const Workload w = build_workload(model, plan);
+  return layer_activation_bytes(representative_layer(w), model, plan);
+}
+
+int microbatches_in_flight(const ParallelPlan& plan, int stage) {
+  const int m = std::max(1, plan.num_microbatches());
+  const int p = std::max(1, plan.pipeline_model_parallel_size);
+  if (stage < 0 || stage >= p) throw SimError("microbatches_in_flight: stage out of range");
+  switch (plan.schedule) {
+    case PipelineSchedule::gpipe:
+      return m;  // all forwards before any backward (Huang et al. 2019)
+    case PipelineSchedule::one_f_one_b:
+    case PipelineSchedule::zero_bubble_h1:  // ZB-H1 keeps 1F1B's activation memory (Qi et al. 2023)
+      return std::min(m, p - stage);
+    case PipelineSchedule::interleaved: {
+      const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+      // megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:
+      // num_warmup = (p - rank - 1) * 2 + (v - 1) * p, capped by m * v; one more chunk
+      // forward runs before the first backward frees one.
+      const int warmup = (p - stage - 1) * 2 + (v - 1) * p;
+      return std::min(warmup + 1, m * v);
+    }
+  }
+  return std::min(m, p - stage);
+}
+
+MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload) {
+  const ModelSpec& model = scenario.model;
+  const ParallelPlan& plan = scenario.plan;
+  const int p = std::max(1, plan.pipeline_model_parallel_size);
+  const bool interleaved = plan.schedule == PipelineSchedule::interleaved;
+  const int v = interleaved ? std::max(1, plan.virtual_pipeline_model_parallel_size) : 1;
+  const int m = std::max(1, plan.num_microbatches());
+  if (static_cast<int>(workload.layer_type_of.size()) != model.num_layers)
+    throw SimError("estimate_memory: workload does not match the model's layer count");
+
+  // Megatron shards the dense optimizer over DP x CP, expert parameters over the expert
+  // data-parallel group: world / (PP x EP x expert-TP) = DP x CP / EP with expert-TP = TP.
+  const double dp = std::max(1, plan.data_parallel_size) * std::max(1, plan.context_parallel_size);
+  const double expert_dp = std::max(1.0, dp / std::max(1, plan.expert_model_parallel_size));
+  const bool shard_optimizer = plan.use_distributed_optimizer || plan.zero_stage >= 1;
+  const bool shard_grads = plan.zero_stage >= 2;
+  const bool shard_weights = plan.zero_stage >= 3;
+  const bool deepspeed_buckets = plan.zero_stage >= 2 && !plan.use_distributed_optimizer;
+
+  const double input_bytes = layer_input_bytes(model, plan);
+  const std::vector<int> split = layers_per_stage(plan, model.num_layers);
+
+  MemoryReport report;
+  report.hbm_bytes = scenario.hardware.device.hbm_bytes;
+  int first_layer = 0;
+  for (int stage = 0; stage < p; ++stage) {
+    StageMemory sm;
+    sm.stage = stage;
+    sm.layers = split[stage];
+    double params = 0, expert = 0, full_act = 0, kept_act = 0, max_layer_params = 0, max_full_act = 0;
+    double max_op_act = 0;
+    for (int l = first_layer; l < first_layer + sm.layers && l < model.num_layers; ++l) {
+      const LayerWorkload& layer = workload.layer_types.at(workload.layer_type_of.at(l));
+      params += layer.parameters;
+      expert += layer.expert_parameters;
+      full_act += layer.activation_bytes;
+      max_full_act = std::max(max_full_act, layer.activation_bytes);
+      kept_act += layer_activation_bytes(layer, model, plan);
+      max_layer_params = std::max(max_layer_params, layer.parameters);
+      for (const auto& op : layer.ops) max_op_act = std::max(max_op_act, op.activation_bytes);
+    }
+    first_layer += sm.layers;
+    const bool first = stage == 0, last = stage == p - 1;
+    // Embedding on the first stage, final norm + LM head on the last. With tied
+    // embeddings and PP > 1 the last stage holds its own copy (Megatron); the head's
+    // parameter count already says so.
+    if (first) params += workload.embedding.parameters;
+    if (last) params += workload.head.parameters;
+    sm.parameters = params;
+    const double dense = params - expert;
+
+    sm.weights = kWeightBytes * (shard_weights ? dense / dp + expert / expert_dp : params);
+    sm.gradients = kGradBytes * (shard_grads ? dense / dp + expert / expert_dp : params);
+    const double optimizer = kOptimizerBytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
+    if (plan.offload_optimizer) {
+      sm.offloaded_to_host = optimizer;
+    } else {
+      sm.optimizer_states = optimizer;
+    }
+
+    // Activations of one micro-batch through one model chunk (layers / v).
+    const int in_flight = microbatches_in_flight(plan, stage);
+    sm.microbatches_in_flight = in_flight;
+    double per_unit = 0;
+    double working = 0;
+    if (plan.recompute_granularity == RecomputeGranularity::full && sm.layers > 0) {
+      const double chunk_layers = static_cast<double>(sm.layers) / v;
+      const double avg_full = full_act / sm.layers;
+      const int n = plan.recompute_num_layers;
+      if (plan.recompute_method == RecomputeMethod::block && n > 0 && n < chunk_layers) {
+        // Block: the first n layers of each chunk keep only their input, the rest keep everything.
+        per_unit = n * input_bytes + (chunk_layers - n) * avg_full;
+        working = max_full_act;
+      } else if (plan.recompute_method == RecomputeMethod::uniform && n > 1) {
+        // Uniform: groups of n layers, one checkpointed input per group; recomputing a
+        // group rebuilds n layers' activations at once.
+        per_unit = std::ceil(chunk_layers / n) * input_bytes;
+        working = std::min<double>(n, chunk_layers) * max_full_act;
+      } else {
+        // Every layer keeps only its input (Korthikanti Section 5: 2sbh per layer) plus
+        // one layer's working set while it is recomputed in backward.
+        per_unit = chunk_layers * input_bytes;
+        working = max_full_act;
+      }
+    } else {
+      per_unit = kept_act / v;
+    }
+    // Backward working set: while an op runs backward, the gradient of its saved input
+    // (same size as that input) exists next to the gradient flowing between layers
+    // (2 bytes x tokens x h). The largest op bounds it.
+    if (sm.layers > 0) working = std::max(working, max_op_act + input_bytes);
+    sm.activations_per_microbatch = per_unit * v;
+    double act = in_flight * per_unit;
+    double edge = 0;
+    if (first) {
+      // The embedding lives in chunk 0: micro-batches in flight through it.
+      const int through_embedding = interleaved ? (in_flight + v - 1) / v : in_flight;
+      edge += through_embedding * workload.embedding.activation_bytes;
+    }
+    if (last) {
+      // The loss runs right before the micro-batch's backward on the last stage: only one
+      // micro-batch holds its logits, except in GPipe where all m forwards come first.
+      // fp32 softmax of the logits: 4 x s x b x V/t bytes (documented Megatron choice).
+      const int through_head = plan.schedule == PipelineSchedule::gpipe ? m : 1;
+      edge += through_head * workload.head.activation_bytes;
+      // Transient: the bf16 logits (2 x s x b x V/t) are alive next to the fp32 copy.
+      const double tokens =
+          static_cast<double>(plan.micro_batch_size) * plan.seq_length / std::max(1, plan.context_parallel_size);
+      working = std::max(working, 2.0 * tokens * static_cast<double>(workload.padded_vocab_size) /
+                                      std::max(1, plan.tensor_model_parallel_size));
+    }
+    sm.activations_embedding_head = edge;
+    sm.activations = act + edge;
+    sm.transient = working;
+
+    double buffers = 0;
+    if (p > 1) buffers += input_bytes;  // received output-gradient of the stage boundary
+    if (deepspeed_buckets) buffers += 2.0 * plan.grad_bucket_bytes;
+    if (shard_weights) buffers += 2.0 * kWeightBytes * max_layer_params;
+    sm.communication_buffers = buffers;
+    sm.reserve = scenario.hardware.device.allocator_reserve_bytes;
+    report.stages.push_back(sm);
+  }
+  for (const auto& sm : report.stages) {
+    if (sm.peak() > report.peak_bytes) {
+      report.peak_bytes = sm.peak();
+      report.worst_stage = sm.stage;
+    }
+    report.peak_allocated_bytes = std::max(report.peak_allocated_bytes, sm.allocated());
+  }
+  report.fits = report.peak_bytes <= report.hbm_bytes;
+  return report;
+}
+
 }  // namespace trainsim

@@ -1,10 +1,716 @@
-// STUB: replaced by the model module.
-#include "trainsim/common/error.hpp"
+// Per-layer, per-device op lists of a transformer training step.
+//
+// Sources for the formulas:
+//  - FLOPs: every matmul of shape (m x k) . (k x n) costs 2mnk forward, 2mnk for the
+//    input gradient and 2mnk for the weight gradient (Narayanan et al. 2021, "Efficient
+//    Large-Scale Language Model Training on GPU Clusters", Appendix: 72·B·s·l·h²·(1 +
+//    s/(6h) + V/(12lh)) is exactly this count for a GPT with ffn = 4h). Attention core
+//    FLOPs count the full s x s score matrix (no causal halving), as Narayanan and
+//    Megatron's MFU do; a causal flash kernel really does about half of it.
+//  - Activation bytes: Korthikanti et al. 2022, "Reducing Activation Recomputation in
+//    Large Transformer Models", Section 4.1 (per-layer breakdown 34sbh + 5as²b), 4.2.1
+//    (TP: 10sbh + 24sbh/t + 5as²b/t), 4.2.2 (SP: (34sbh + 5as²b)/t) and 5 (selective
+//    recompute drops the 5as²b/t of softmax, its dropout mask and the dropout output).
+//    Each op below carries the tensors Korthikanti assigns to it.
+//  - Communication placement: Megatron-LM ColumnParallelLinear / RowParallelLinear
+//    (core/tensor_parallel/layers.py, mappings.py) and the MoE alltoall token dispatcher
+//    (core/transformer/moe/token_dispatcher.py).
+//  - Bytes: 16-bit activations and weights. fp8 plans: GEMM inputs would be 1 byte; we
+//    ignore that and count 2 bytes (documented simplification).
 #include "trainsim/model/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trainsim/common/error.hpp"
+
 namespace trainsim {
-double LayerWorkload::forward_flops() const { double f = 0; for (const auto& op : ops) f += op.forward_flops; return f; }
-double LayerWorkload::backward_flops() const { double f = 0; for (const auto& op : ops) f += op.backward_flops; return f; }
-ParameterCount count_parameters(const ModelSpec&) { throw SimError("count_parameters: not implemented"); }
-double model_flops_per_step(const ModelSpec&, const ParallelPlan&) { throw SimError("model_flops_per_step: not implemented"); }
-Workload build_workload(const ModelSpec&, const ParallelPlan&) { throw SimError("build_workload: not implemented"); }
+
+double LayerWorkload::forward_flops() const {
+  double f = 0;
+  for (const auto& op : ops) f += op.forward_flops;
+  return f;
+}
+double LayerWorkload::backward_flops() const {
+  double f = 0;
+  for (const auto& op : ops) f += op.backward_flops;
+  return f;
+}
+
+namespace {
+
+constexpr double kHalf = 2.0;  // bytes per 16-bit element
+constexpr double kFp32 = 4.0;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+// Widths of the attention block, general enough for MHA / GQA / MQA and MLA.
+struct AttentionDims {
+  double q_width = 0;    // heads x q/k head dim (query projection output)
+  double k_width = 0;    // heads_kv x k head dim
+  double v_width = 0;    // heads_kv x v head dim
+  double out_width = 0;  // heads x v head dim (output projection input)
+  double qk_head_dim = 0;
+  double v_head_dim = 0;
+};
+
+AttentionDims attention_dims(const ModelSpec& m) {
+  AttentionDims a;
+  const double heads = m.num_attention_heads;
+  if (m.is_mla()) {
+    a.qk_head_dim = d(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    a.v_head_dim = d(m.v_head_dim);
+    a.q_width = heads * a.qk_head_dim;
+    a.k_width = heads * a.qk_head_dim;  // MLA expands K per head after kv_b
+    a.v_width = heads * a.v_head_dim;
+  } else {
+    const double hd = d(m.head_dim > 0 ? m.head_dim : m.hidden_size / std::max(1, m.num_attention_heads));
+    const int kv = m.num_key_value_heads > 0 ? m.num_key_value_heads : m.num_attention_heads;
+    a.qk_head_dim = hd;
+    a.v_head_dim = hd;
+    a.q_width = heads * hd;
+    a.k_width = kv * hd;
+    a.v_width = kv * hd;
+  }
+  a.out_width = heads * a.v_head_dim;
+  return a;
+}
+
+bool layer_is_moe(const ModelSpec& m, int layer) { return m.is_moe() && layer >= m.moe->first_dense_layers; }
+
+double mlp_matrices(const ModelSpec& m) { return m.gated_mlp ? 3.0 : 2.0; }
+
+double shared_width(const ModelSpec& m) {
+  if (!m.is_moe() || m.moe->num_shared_experts <= 0) return 0;
+  const auto w =
+      m.moe->shared_intermediate_size > 0 ? m.moe->shared_intermediate_size : m.moe->expert_intermediate_size;
+  return d(w) * m.moe->num_shared_experts;
+}
+
+// Attention-block projection parameters of one layer (no sharding, no norms).
+double attention_projection_params(const ModelSpec& m) {
+  const double h = d(m.hidden_size);
+  const AttentionDims a = attention_dims(m);
+  if (m.is_mla()) {
+    const double heads = m.num_attention_heads;
+    double p = 0;
+    if (m.q_lora_rank > 0) {
+      p += h * d(m.q_lora_rank) + d(m.q_lora_rank) + d(m.q_lora_rank) * a.q_width;  // q_a, q_a norm, q_b
+    } else {
+      p += h * a.q_width;
+    }
+    p += h * d(m.kv_lora_rank + m.qk_rope_head_dim) + d(m.kv_lora_rank);    // kv_a + kv_a norm
+    p += d(m.kv_lora_rank) * heads * d(m.qk_nope_head_dim + m.v_head_dim);  // kv_b
+    p += a.out_width * h;                                                   // o
+    return p;
+  }
+  double p = h * (a.q_width + a.k_width + a.v_width) + a.out_width * h;
+  if (m.use_bias) p += a.q_width + a.k_width + a.v_width + h;
+  return p;
+}
+
+double norm_params(const ModelSpec& m) { return m.norm == "layernorm" ? 2.0 * d(m.hidden_size) : d(m.hidden_size); }
+
+double dense_mlp_params(const ModelSpec& m, double width) {
+  const double h = d(m.hidden_size);
+  double p = mlp_matrices(m) * h * width;
+  if (m.use_bias) p += (m.gated_mlp ? 2.0 : 1.0) * width + h;
+  return p;
+}
+
+// Per-token forward matmul FLOPs of the attention projections: 2 x weight elements.
+double attention_projection_flops(const ModelSpec& m) {
+  const double h = d(m.hidden_size);
+  const AttentionDims a = attention_dims(m);
+  if (m.is_mla()) {
+    const double qr = d(m.q_lora_rank), kvr = d(m.kv_lora_rank);
+    double f = qr > 0 ? 2.0 * (h * qr + qr * a.q_width) : 2.0 * h * a.q_width;
+    f += 2.0 * h * (kvr + d(m.qk_rope_head_dim));
+    f += 2.0 * kvr * m.num_attention_heads * d(m.qk_nope_head_dim + m.v_head_dim);
+    return f + 2.0 * a.out_width * h;
+  }
+  return 2.0 * (h * (a.q_width + a.k_width + a.v_width) + a.out_width * h);
+}
+
+std::int64_t padded_vocab(const ModelSpec& m, const ParallelPlan& p) {
+  // Megatron --make-vocab-size-divisible-by 128, times TP (megatron/training/tokenizer).
+  const std::int64_t mult = 128LL * std::max(1, p.tensor_model_parallel_size);
+  return (m.vocab_size + mult - 1) / mult * mult;
+}
+
+// Sharding context of one micro-batch on one device.
+struct Shard {
+  double b = 1;       // micro-batch
+  double s = 1;       // local sequence (s / CP)
+  double s_full = 1;  // full sequence (keys seen by a local query)
+  double t = 1;       // TP
+  double tsp = 1;     // t when sequence parallel, else 1 (activations between TP regions)
+  double c = 1;       // CP
+  double T = 1;       // tokens in a TP region: b * s
+  double Tn = 1;      // tokens outside TP regions: b * s / tsp
+};
+
+Shard make_shard(const ModelSpec&, const ParallelPlan& p) {
+  Shard sh;
+  sh.b = p.micro_batch_size;
+  sh.c = std::max(1, p.context_parallel_size);
+  sh.s_full = p.seq_length;
+  sh.s = sh.s_full / sh.c;
+  sh.t = std::max(1, p.tensor_model_parallel_size);
+  // Megatron disables sequence parallelism when TP = 1.
+  sh.tsp = (p.sequence_parallel && sh.t > 1) ? sh.t : 1.0;
+  sh.T = sh.b * sh.s;
+  sh.Tn = sh.T / sh.tsp;
+  return sh;
+}
+
+Op gemm_op(const std::string& name, double m, double n, double k, double activation_bytes) {
+  Op op;
+  op.name = name;
+  op.op_class = OpClass::gemm;
+  op.forward_flops = 2.0 * m * n * k;
+  op.backward_flops = 4.0 * m * n * k;
+  op.backward_weight_flops = 2.0 * m * n * k;
+  // Forward: read X (m x k) and W (k x n), write Y (m x n).
+  op.forward_bytes = kHalf * (m * k + k * n + m * n);
+  // Backward: dX = dY.W^T reads dY, W, writes dX; dW = X^T.dY reads X, dY and
+  // accumulates into the fp32 main_grad (read + write 4 bytes each).
+  op.backward_bytes = kHalf * (m * n + k * n + m * k) + kHalf * (m * n + m * k) + 2.0 * kFp32 * k * n;
+  op.activation_bytes = activation_bytes;
+  op.gemm_m = static_cast<std::int64_t>(m);
+  op.gemm_n = static_cast<std::int64_t>(n);
+  op.gemm_k = static_cast<std::int64_t>(k);
+  return op;
+}
+
+// Elementwise / reduction op: reads `in` elements, writes `out` elements (16-bit).
+// Backward reads the output gradient and the saved input, writes the input gradient.
+Op memory_op(const std::string& name, double in, double out, double flops_per_element, double activation_bytes,
+             int kernels = 1) {
+  Op op;
+  op.name = name;
+  op.op_class = OpClass::memory_bound;
+  op.forward_flops = flops_per_element * in;
+  op.backward_flops = 2.0 * flops_per_element * in;
+  op.forward_bytes = kHalf * (in + out);
+  op.backward_bytes = kHalf * (out + 2.0 * in);
+  op.activation_bytes = activation_bytes;
+  op.kernels = kernels;
+  return op;
+}
+
+class Builder {
+ public:
+  explicit Builder(LayerWorkload& layer) : layer_(layer) {}
+  int add(Op op) {
+    layer_.ops.push_back(std::move(op));
+    return static_cast<int>(layer_.ops.size()) - 1;
+  }
+  int last() const { return static_cast<int>(layer_.ops.size()) - 1; }
+  void comm(const std::string& name, CollectiveKind kind, CommGroup group, Phase phase, int after, double bytes) {
+    CommOp c;
+    c.name = name;
+    c.kind = kind;
+    c.group = group;
+    c.phase = phase;
+    c.after_op = after;
+    c.bytes = bytes;
+    layer_.comms.push_back(std::move(c));
+  }
+
+ private:
+  LayerWorkload& layer_;
+};
+
+// Attention block: input norm .. residual. Returns nothing; appends ops and comms.
+void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
+  const double h = d(m.hidden_size);
+  const AttentionDims a = attention_dims(m);
+  const double heads_local = m.num_attention_heads / sh.t;
+  const bool tp = sh.t > 1;
+  const bool sp = sh.tsp > 1;
+
+  // Korthikanti 4.1: each layer norm stores its input, 2sbh (/t with SP).
+  const int norm = B.add(memory_op("input_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  if (sp)
+    B.comm("tp_all_gather_qkv_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
+           kHalf * sh.T * h);
+
+  int qkv_last = -1;  // op whose input gradient needs the TP reduction in backward
+  int qkv_first = -1;
+  if (m.is_mla()) {
+    // DeepSeek-V2 MLA (Megatron MLASelfAttention): down projections are replicated over
+    // TP (they read the full hidden state), up projections are column parallel.
+    const double qr = d(m.q_lora_rank), kvr = d(m.kv_lora_rank), rope = d(m.qk_rope_head_dim);
+    // The norm output (2sbh, /t with SP) is the input both down projections keep.
+    if (qr > 0) {
+      qkv_first = B.add(gemm_op("q_down_proj", sh.T, qr, h, kHalf * sh.Tn * h));
+      B.add(memory_op("q_norm", sh.T * qr, sh.T * qr, 5.0, kHalf * sh.T * qr));
+      B.add(gemm_op("q_up_proj", sh.T, a.q_width / sh.t, qr, kHalf * sh.T * qr));
+    } else {
+      qkv_first = B.add(gemm_op("q_proj", sh.T, a.q_width / sh.t, h, kHalf * sh.Tn * h));
+    }
+    B.add(gemm_op("kv_down_proj", sh.T, kvr + rope, h, 0.0));  // same input tensor as q_down
+    B.add(memory_op("kv_norm", sh.T * kvr, sh.T * kvr, 5.0, kHalf * sh.T * kvr));
+    qkv_last = B.add(gemm_op("kv_up_proj", sh.T, m.num_attention_heads * d(m.qk_nope_head_dim + m.v_head_dim) / sh.t,
+                             kvr, kHalf * sh.T * kvr));
+  } else {
+    // QKV: column parallel; K and V are kv_heads x head_dim wide (GQA / MQA).
+    qkv_first = qkv_last =
+        B.add(gemm_op("qkv", sh.T, (a.q_width + a.k_width + a.v_width) / sh.t, h, kHalf * sh.Tn * h));
+    // Bias adds are fused into the GEMM epilogue (Megatron): no extra op, nothing kept.
+  }
+  if (!m.learned_position_embeddings) {
+    // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
+    const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
+    B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
+  }
+  const double qkv_keep =
+      kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;  // Korthikanti: Q, K (4sbh/t) and V (2sbh/t)
+  const double kv_bytes = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;
+  const double scores = sh.b * heads_local * sh.s * sh.s_full;  // local queries x all keys
+  // Attention-core matmul FLOPs: QK^T and (scores . V), full s x s (Narayanan count).
+  const double qk_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.qk_head_dim;
+  const double pv_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.v_head_dim;
+  const int before_core = B.last();
+  if (sh.c > 1) {
+    // Ring context parallelism: c-1 exchanges of the local K and V (Megatron / TE
+    // AttnFuncWithCPAndKVP2P); backward moves K, V and their gradients.
+    B.comm("cp_kv_exchange", CollectiveKind::send_recv, CommGroup::cp, Phase::forward, before_core,
+           (sh.c - 1) * kv_bytes);
+  }
+  if (p.use_flash_attn) {
+    Op op;
+    op.name = "attention_core";
+    op.op_class = OpClass::attention;
+    op.forward_flops = qk_flops + pv_flops;
+    op.backward_flops = 2.0 * op.forward_flops;
+    op.forward_bytes = kHalf * sh.T * (a.q_width + a.k_width + a.v_width + a.out_width) / sh.t;
+    op.backward_bytes = 2.0 * op.forward_bytes + kHalf * sh.T * a.out_width / sh.t;
+    // Flash attention keeps Q, K, V (its output is the output projection's input) and
+    // the fp32 log-sum-exp per query row; no s x s matrix.
+    op.activation_bytes = qkv_keep + kFp32 * sh.b * heads_local * sh.s;
+    B.add(op);
+  } else {
+    Op score;
+    score.name = "attention_scores";  // QK^T (baddbmm with the 1/sqrt(d) scale)
+    score.op_class = OpClass::attention;
+    score.forward_flops = qk_flops;
+    score.backward_flops = 2.0 * qk_flops;
+    score.forward_bytes = kHalf * (sh.T * (a.q_width + a.k_width) / sh.t + scores);
+    score.backward_bytes = kHalf * (2.0 * scores + 2.0 * sh.T * (a.q_width + a.k_width) / sh.t);
+    score.activation_bytes = qkv_keep;  // inputs of the recomputed region, kept under selective
+    B.add(score);
+    // Korthikanti 4.1: softmax keeps its output, 2as²b.
+    Op softmax = memory_op("attention_softmax", scores, scores, 5.0, kHalf * scores);
+    softmax.name = "attention_mask_softmax";
+    softmax.dropped_by_selective_recompute = true;
+    B.add(softmax);
+    const bool attn_dropout = m.attention_dropout > 0;
+    if (attn_dropout) {
+      // Korthikanti 4.1: the dropout mask, as²b (1 byte per element).
+      Op drop = memory_op("attention_dropout", scores, scores, 2.0, 1.0 * scores);
+      drop.dropped_by_selective_recompute = true;
+      B.add(drop);
+    }
+    Op pv;
+    pv.name = "attention_over_v";
+    pv.op_class = OpClass::attention;
+    pv.forward_flops = pv_flops;
+    pv.backward_flops = 2.0 * pv_flops;
+    pv.forward_bytes = kHalf * (scores + sh.T * (a.v_width + a.out_width) / sh.t);
+    pv.backward_bytes = kHalf * (2.0 * scores + sh.T * (2.0 * a.v_width + a.out_width) / sh.t);
+    // Korthikanti 4.1: the dropout output, 2as²b (V is counted with Q and K above).
+    // Without attention dropout it is the softmax output, already counted.
+    pv.activation_bytes = attn_dropout ? kHalf * scores : 0.0;
+    pv.dropped_by_selective_recompute = true;
+    B.add(pv);
+  }
+  if (sh.c > 1) {
+    B.comm("cp_kv_exchange_backward", CollectiveKind::send_recv, CommGroup::cp, Phase::backward, B.last(),
+           2.0 * (sh.c - 1) * kv_bytes);
+  }
+  // Output projection: row parallel; keeps its input 2sbh/t.
+  const int proj = B.add(gemm_op("out_proj", sh.T, h, a.out_width / sh.t, kHalf * sh.T * a.out_width / sh.t));
+  if (tp) {
+    B.comm(sp ? "tp_reduce_scatter_out_proj" : "tp_all_reduce_out_proj",
+           sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, proj,
+           kHalf * sh.T * h);
+  }
+  // Bias + dropout + residual add (fused in Megatron): keeps the dropout mask sbh (/t with SP).
+  const double mask = m.hidden_dropout > 0 ? 1.0 * sh.Tn * h : 0.0;
+  const int resid = B.add(memory_op("attention_dropout_residual", 2.0 * sh.Tn * h, sh.Tn * h, 3.0, mask));
+  // Backward mirror (Megatron mappings.py): without SP the input gradient of the
+  // column-parallel QKV is all-reduced; with SP the output gradient is all-gathered
+  // before the row-parallel backward, the saved input is all-gathered again for the
+  // weight gradient and the input gradient is reduce-scattered.
+  if (tp) {
+    if (sp) {
+      B.comm("tp_all_gather_out_proj_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, resid,
+             kHalf * sh.T * h);
+      B.comm("tp_all_gather_qkv_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, qkv_last,
+             kHalf * sh.T * h);
+      B.comm("tp_reduce_scatter_qkv_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, qkv_first,
+             kHalf * sh.T * h);
+    } else {
+      B.comm("tp_all_reduce_qkv_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, qkv_first,
+             kHalf * sh.T * h);
+    }
+  }
+}
+
+// Dense MLP (2 matrices, or 3 when gated; gate and up run as one fused GEMM as in Megatron).
+void add_dense_mlp(Builder& B, const ModelSpec& m, const Shard& sh, double width) {
+  const double h = d(m.hidden_size);
+  const bool tp = sh.t > 1, sp = sh.tsp > 1;
+  const double up_width = (m.gated_mlp ? 2.0 : 1.0) * width / sh.t;
+  const int norm = B.add(memory_op("post_attention_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  if (sp)
+    B.comm("tp_all_gather_mlp_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
+           kHalf * sh.T * h);
+  // Korthikanti 4.1: the first linear keeps its input 2sbh (/t with SP).
+  const int up = B.add(gemm_op(m.gated_mlp ? "mlp_gate_up" : "mlp_up", sh.T, up_width, h, kHalf * sh.Tn * h));
+  // Korthikanti: GeLU keeps its input 8sbh/t (= 2 x s x b x ffn/t); a gated activation
+  // keeps both the gate and the up halves (2 x 2 x s x b x ffn/t).
+  B.add(memory_op(m.gated_mlp ? "mlp_gated_activation" : "mlp_activation", sh.T * up_width, sh.T * width / sh.t,
+                  m.gated_mlp ? 10.0 : 8.0, kHalf * sh.T * up_width));
+  // The second linear keeps its input, 2 x s x b x ffn/t (8sbh/t for ffn = 4h).
+  const int down = B.add(gemm_op("mlp_down", sh.T, h, width / sh.t, kHalf * sh.T * width / sh.t));
+  if (tp) {
+    B.comm(sp ? "tp_reduce_scatter_mlp_down" : "tp_all_reduce_mlp_down",
+           sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, down,
+           kHalf * sh.T * h);
+  }
+  const double mask = m.hidden_dropout > 0 ? 1.0 * sh.Tn * h : 0.0;  // Korthikanti: dropout mask sbh
+  const int resid = B.add(memory_op("mlp_dropout_residual", 2.0 * sh.Tn * h, sh.Tn * h, 3.0, mask));
+  if (tp) {
+    if (sp) {
+      B.comm("tp_all_gather_mlp_down_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, resid,
+             kHalf * sh.T * h);
+      B.comm("tp_all_gather_mlp_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, up + 1,
+             kHalf * sh.T * h);
+      B.comm("tp_reduce_scatter_mlp_up_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, up,
+             kHalf * sh.T * h);
+    } else {
+      B.comm("tp_all_reduce_mlp_up_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, up,
+             kHalf * sh.T * h);
+    }
+  }
+}
+
+// MoE MLP (Megatron MoELayer with the alltoall dispatcher; expert TP = TP).
+void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
+  const MoeSpec& e = *m.moe;
+  const double h = d(m.hidden_size);
+  const double E = e.num_experts, k = e.experts_per_token;
+  const double ep = std::max(1, p.expert_model_parallel_size);
+  const double cf = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
+  const bool tp = sh.t > 1, sp = sh.tsp > 1;
+  const double fe = d(e.expert_intermediate_size);
+  const double gate_mult = m.gated_mlp ? 2.0 : 1.0;
+
+  B.add(memory_op("post_attention_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  // Router: replicated over TP, on this rank's tokens; keeps its input (the norm output,
+  // shared with the shared experts) and the fp32 routing probabilities.
+  B.add(gemm_op("moe_router", sh.Tn, E, h, kHalf * sh.Tn * h + kFp32 * sh.Tn * E));
+  B.add(memory_op("moe_topk", sh.Tn * E, sh.Tn * k, 4.0, (kFp32 + 8.0) * sh.Tn * k));
+  // Capacity: every expert takes at most cf x (its balanced share); padded to capacity
+  // (Megatron --moe-pad-expert-input-to-capacity), a device's local experts process
+  // on average b*s*k*cf token copies in total (tokens x k spread over E experts, E/EP
+  // experts per device, EP ranks sending): (Tn x k x cf) x EP x (E/EP) / E = Tn x k x cf.
+  const double routed_local = sh.Tn * k * cf;          // token copies this rank sends / receives
+  const double expert_tokens = routed_local * sh.tsp;  // after the TP all-gather (expert TP = TP)
+  const int permute = B.add(memory_op("moe_permute", sh.Tn * h, routed_local * h, 1.0, 0.0));
+  if (ep > 1) {
+    B.comm("ep_all_to_all_dispatch", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, permute,
+           kHalf * routed_local * h);
+  }
+  if (tp) {
+    B.comm("tp_all_gather_expert_tokens", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, permute,
+           kHalf * expert_tokens * h);
+  }
+  // Expert GEMMs (grouped GEMM over the E/EP local experts), each expert column / row
+  // sharded by TP. Keep: the dispatched tokens, the activation input, the down input.
+  // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows.
+  const int up = B.add(gemm_op("expert_gate_up", expert_tokens, gate_mult * fe / sh.t, h, kHalf * expert_tokens * h));
+  B.add(memory_op("expert_activation", expert_tokens * gate_mult * fe / sh.t, expert_tokens * fe / sh.t,
+                  m.gated_mlp ? 10.0 : 8.0, kHalf * expert_tokens * gate_mult * fe / sh.t));
+  const int down = B.add(gemm_op("expert_down", expert_tokens, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t));
+  if (tp) {
+    B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,
+           kHalf * expert_tokens * h);
+  }
+  if (ep > 1) {
+    B.comm("ep_all_to_all_combine", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, down,
+           kHalf * routed_local * h);
+  }
+  // Unpermute multiplies by the routing probabilities: keeps the expert outputs.
+  const int unpermute = B.add(memory_op("moe_unpermute", routed_local * h, sh.Tn * h, 2.0, kHalf * routed_local * h));
+  // Backward mirrors the dispatcher: combine's gradient goes out first, then dispatch's.
+  if (ep > 1) {
+    B.comm("ep_all_to_all_combine_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward, unpermute,
+           kHalf * routed_local * h);
+    B.comm("ep_all_to_all_dispatch_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward, up,
+           kHalf * routed_local * h);
+  }
+  if (tp) {
+    B.comm("tp_all_gather_expert_output_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, unpermute,
+           kHalf * expert_tokens * h);
+    B.comm("tp_reduce_scatter_expert_input_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, up,
+           kHalf * expert_tokens * h);
+  }
+  // Shared experts: a dense MLP every token passes through (input shared with the router).
+  const double fs = shared_width(m);
+  if (fs > 0) {
+    if (sp)
+      B.comm("tp_all_gather_shared_expert_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, unpermute,
+             kHalf * sh.T * h);
+    const int sup =
+        B.add(gemm_op("shared_expert_gate_up", sh.T, gate_mult * fs / sh.t, h, sp ? kHalf * sh.T * h : 0.0));
+    B.add(memory_op("shared_expert_activation", sh.T * gate_mult * fs / sh.t, sh.T * fs / sh.t,
+                    m.gated_mlp ? 10.0 : 8.0, kHalf * sh.T * gate_mult * fs / sh.t));
+    const int sdown = B.add(gemm_op("shared_expert_down", sh.T, h, fs / sh.t, kHalf * sh.T * fs / sh.t));
+    if (tp) {
+      B.comm(sp ? "tp_reduce_scatter_shared_expert" : "tp_all_reduce_shared_expert",
+             sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, sdown,
+             kHalf * sh.T * h);
+      B.comm(sp ? "tp_reduce_scatter_shared_expert_grad" : "tp_all_reduce_shared_expert_grad",
+             sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, sup,
+             kHalf * sh.T * h);
+    }
+  }
+  const double mask = m.hidden_dropout > 0 ? 1.0 * sh.Tn * h : 0.0;
+  B.add(memory_op("mlp_dropout_residual", 2.0 * sh.Tn * h, sh.Tn * h, 3.0, mask));
+}
+
+LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe) {
+  LayerWorkload layer;
+  layer.kind = moe ? "moe" : "dense";
+  const Shard sh = make_shard(m, p);
+  Builder B(layer);
+  add_attention_block(B, m, p, sh);
+  const double t = sh.t;
+  double params = attention_projection_params(m);
+  // Megatron: QKV / up projections column-parallel, out / down row-parallel; MLA down
+  // projections and their norms are replicated; norms are replicated.
+  double replicated = 2.0 * norm_params(m);
+  if (m.use_bias) {
+    // Row-parallel biases (output projection, MLP down) are not sharded by Megatron.
+    replicated += 2.0 * d(m.hidden_size);
+    params -= 2.0 * d(m.hidden_size);
+  }
+  if (m.is_mla()) {
+    const double down = (m.q_lora_rank > 0 ? d(m.hidden_size) * d(m.q_lora_rank) + d(m.q_lora_rank) : 0.0) +
+                        d(m.hidden_size) * d(m.kv_lora_rank + m.qk_rope_head_dim) + d(m.kv_lora_rank);
+    replicated += down;
+    params -= down;
+  }
+  double expert = 0;
+  if (moe) {
+    add_moe_mlp(B, m, p, sh);
+    const MoeSpec& e = *m.moe;
+    const double ep = std::max(1, p.expert_model_parallel_size);
+    expert = (e.num_experts / ep) * dense_mlp_params(m, d(e.expert_intermediate_size)) / t;
+    replicated += d(m.hidden_size) * e.num_experts;  // router
+    params += dense_mlp_params(m, shared_width(m));
+  } else {
+    add_dense_mlp(B, m, sh, d(m.intermediate_size));
+    params += dense_mlp_params(m, d(m.intermediate_size));
+  }
+  layer.expert_parameters = expert;
+  layer.parameters = params / t + replicated + expert;
+  for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
+  return layer;
+}
+
+LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::int64_t vp) {
+  LayerWorkload layer;
+  layer.kind = "embedding";
+  const Shard sh = make_shard(m, p);
+  const double h = d(m.hidden_size);
+  Builder B(layer);
+  // Vocab-parallel lookup: each TP rank fills the rows it owns, then the partial
+  // embeddings are all-reduced (reduce-scattered with SP). Backward: scatter-add into the
+  // fp32 gradient of the table, nothing kept but the token ids.
+  Op lookup = memory_op("embedding", sh.T * h, sh.T * h, 1.0, 0.0);
+  lookup.backward_bytes = kHalf * sh.T * h + 2.0 * kFp32 * sh.T * h;
+  const int look = B.add(lookup);
+  if (sh.t > 1) {
+    B.comm(sh.tsp > 1 ? "tp_reduce_scatter_embedding" : "tp_all_reduce_embedding",
+           sh.tsp > 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward,
+           look, kHalf * sh.T * h);
+  }
+  if (m.learned_position_embeddings) B.add(memory_op("position_embedding_add", 2.0 * sh.Tn * h, sh.Tn * h, 1.0, 0.0));
+  // Korthikanti 4.3: the embedding dropout keeps its mask, sbh (/t with SP).
+  if (m.hidden_dropout > 0) B.add(memory_op("embedding_dropout", sh.Tn * h, sh.Tn * h, 2.0, 1.0 * sh.Tn * h));
+  layer.parameters = d(vp) * h / sh.t + (m.learned_position_embeddings ? d(m.max_position_embeddings) * h : 0.0);
+  for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
+  return layer;
+}
+
+LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t vp) {
+  LayerWorkload layer;
+  layer.kind = "head";
+  const Shard sh = make_shard(m, p);
+  const double h = d(m.hidden_size);
+  const double v_local = d(vp) / sh.t;
+  Builder B(layer);
+  const int norm = B.add(memory_op("final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  if (sh.tsp > 1)
+    B.comm("tp_all_gather_head_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
+           kHalf * sh.T * h);
+  // LM head: column parallel over the (padded) vocabulary; keeps its input 2sbh (/t with SP).
+  const int head = B.add(gemm_op("lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
+  // Vocab-parallel cross entropy keeps the fp32 softmax of the local logits:
+  // 4 x s x b x V/t bytes (Megatron cross_entropy.py saves exp_logits in fp32).
+  const int loss = B.add(memory_op("cross_entropy", sh.T * v_local, sh.T, 6.0, kFp32 * sh.T * v_local, 3));
+  if (sh.t > 1) {
+    // max, predicted-logit and sum-exp all-reduces, fp32 per token.
+    B.comm("tp_all_reduce_cross_entropy", CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, loss,
+           3.0 * kFp32 * sh.T);
+    B.comm(sh.tsp > 1 ? "tp_reduce_scatter_head_input_grad" : "tp_all_reduce_head_input_grad",
+           sh.tsp > 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::backward,
+           head, kHalf * sh.T * h);
+  }
+  const bool holds_head = !m.tie_word_embeddings || p.pipeline_model_parallel_size > 1;
+  layer.parameters = (holds_head ? d(vp) * h / sh.t : 0.0) + norm_params(m);
+  for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
+  return layer;
+}
+
+void check_inputs(const ModelSpec& m, const ParallelPlan& p) {
+  if (m.hidden_size <= 0 || m.num_layers <= 0 || m.num_attention_heads <= 0 || m.vocab_size <= 0)
+    throw SimError("build_workload: model '" + m.name + "' has non-positive dimensions (unvalidated input)");
+  if (!m.is_moe() && m.intermediate_size <= 0)
+    throw SimError("build_workload: model '" + m.name + "' has no intermediate_size");
+  if (p.micro_batch_size <= 0 || p.seq_length <= 0 || p.tensor_model_parallel_size <= 0 ||
+      p.context_parallel_size <= 0 || p.data_parallel_size <= 0)
+    throw SimError("build_workload: plan has non-positive sizes (unvalidated input)");
+}
+
+}  // namespace
+
+double attention_core_forward_flops_per_token(const ModelSpec& m, double seq_length) {
+  const AttentionDims a = attention_dims(m);
+  // QK^T and scores.V over the full sequence (Narayanan: 4 s h per token for MHA).
+  return 2.0 * seq_length * m.num_attention_heads * (a.qk_head_dim + a.v_head_dim);
+}
+
+double layer_forward_flops_per_token(const ModelSpec& m, int layer, double seq_length) {
+  const double h = d(m.hidden_size);
+  double f = attention_projection_flops(m) + attention_core_forward_flops_per_token(m, seq_length);
+  if (layer_is_moe(m, layer)) {
+    const MoeSpec& e = *m.moe;
+    f += 2.0 * h * e.num_experts;                                                          // router
+    f += e.experts_per_token * 2.0 * mlp_matrices(m) * h * d(e.expert_intermediate_size);  // top-k experts
+    f += 2.0 * mlp_matrices(m) * h * shared_width(m);                                      // shared experts
+  } else {
+    f += 2.0 * mlp_matrices(m) * h * d(m.intermediate_size);
+  }
+  return f;
+}
+
+ParameterCount count_parameters(const ModelSpec& m) {
+  ParameterCount c;
+  const double h = d(m.hidden_size);
+  c.embedding = d(m.vocab_size) * h + (m.learned_position_embeddings ? d(m.max_position_embeddings) * h : 0.0);
+  const double head = m.tie_word_embeddings ? 0.0 : d(m.vocab_size) * h;
+  double total = c.embedding + head + norm_params(m);  // final norm
+  double active = total;
+  for (int l = 0; l < m.num_layers; ++l) {
+    const double common = attention_projection_params(m) + 2.0 * norm_params(m);
+    total += common;
+    active += common;
+    if (layer_is_moe(m, l)) {
+      const MoeSpec& e = *m.moe;
+      const double expert = dense_mlp_params(m, d(e.expert_intermediate_size));
+      const double shared = dense_mlp_params(m, shared_width(m));
+      const double router = h * e.num_experts;
+      total += e.num_experts * expert + shared + router;
+      active += e.experts_per_token * expert + shared + router;
+    } else {
+      const double mlp = dense_mlp_params(m, d(m.intermediate_size));
+      total += mlp;
+      active += mlp;
+    }
+  }
+  c.total = total;
+  c.active = active;
+  return c;
+}
+
+double model_flops_per_step(const ModelSpec& m, const ParallelPlan& p) {
+  // Forward + backward = 3 x forward matmul FLOPs (Narayanan et al. 2021, Section 5.1).
+  const double s = p.seq_length;
+  double per_token = 2.0 * d(m.hidden_size) * d(m.vocab_size);  // LM head
+  for (int l = 0; l < m.num_layers; ++l) per_token += layer_forward_flops_per_token(m, l, s);
+  return 3.0 * static_cast<double>(p.global_batch_size) * s * per_token;
+}
+
+double layer_input_bytes(const ModelSpec& m, const ParallelPlan& p) {
+  const Shard sh = make_shard(m, p);
+  return kHalf * sh.Tn * d(m.hidden_size);
+}
+
+double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& m, const ParallelPlan& p) {
+  switch (p.recompute_granularity) {
+    case RecomputeGranularity::none:
+      return layer.activation_bytes;
+    case RecomputeGranularity::selective: {
+      double sum = 0;
+      for (const auto& op : layer.ops)
+        if (!op.dropped_by_selective_recompute) sum += op.activation_bytes;
+      return sum;
+    }
+    case RecomputeGranularity::full:
+      return layer_input_bytes(m, p);
+  }
+  return layer.activation_bytes;
+}
+
+Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
+  check_inputs(m, p);
+  Workload w;
+  w.padded_vocab_size = padded_vocab(m, p);
+  const bool moe = m.is_moe();
+  const bool has_dense = !moe || m.moe->first_dense_layers > 0;
+  int dense_index = -1, moe_index = -1;
+  if (has_dense) {
+    dense_index = static_cast<int>(w.layer_types.size());
+    w.layer_types.push_back(build_layer(m, p, false));
+  }
+  if (moe) {
+    moe_index = static_cast<int>(w.layer_types.size());
+    w.layer_types.push_back(build_layer(m, p, true));
+  }
+  for (int l = 0; l < m.num_layers; ++l) w.layer_type_of.push_back(layer_is_moe(m, l) ? moe_index : dense_index);
+  w.embedding = build_embedding(m, p, w.padded_vocab_size);
+  w.head = build_head(m, p, w.padded_vocab_size);
+
+  const ParameterCount pc = count_parameters(m);
+  w.total_parameters = pc.total;
+  w.active_parameters = pc.active;
+  w.model_flops_per_step = model_flops_per_step(m, p);
+  w.tokens_per_step = static_cast<double>(p.global_batch_size) * p.seq_length;
+
+  // What recompute adds (HFU numerator): full recompute runs each recomputed layer's
+  // forward once more; selective recomputes the attention core forward (Korthikanti
+  // Section 5; Narayanan's 96·B·s·l·h² form is the full-recompute case).
+  const double s = p.seq_length;
+  double extra_per_token = 0;
+  if (p.recompute_granularity == RecomputeGranularity::full) {
+    const int pp = std::max(1, p.pipeline_model_parallel_size);
+    const int per_stage = std::max(1, m.num_layers / pp);
+    double fraction = 1.0;
+    if (p.recompute_method == RecomputeMethod::block && p.recompute_num_layers > 0)
+      fraction = std::min(1.0, static_cast<double>(p.recompute_num_layers) / per_stage);
+    for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
+  } else if (p.recompute_granularity == RecomputeGranularity::selective) {
+    extra_per_token = m.num_layers * attention_core_forward_flops_per_token(m, s);
+  }
+  w.recompute_flops_per_step = static_cast<double>(p.global_batch_size) * s * extra_per_token;
+  w.hardware_flops_per_step = w.model_flops_per_step + w.recompute_flops_per_step;
+  return w;
+}
+
 }  // namespace trainsim

@@ -1,1 +1,2 @@
 # Tests of the memory module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/memory_model_test.cpp)

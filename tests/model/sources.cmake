@@ -1,1 +1,2 @@
 # Tests of the model module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/workload_test.cpp)

@@ -14,25 +14,40 @@ namespace trainsim {
 double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& plan);
 
 // Micro-batches whose activations are alive at once on `stage` under the plan's schedule.
+// GPipe: all m; 1F1B (and ZB-H1): min(m, p - stage); interleaved: counted in model
+// chunks, as Megatron's schedule does: min((p - stage - 1) * 2 + (v - 1) * p + 1, m * v),
+// each chunk holding layers / (p * v) layers (megatron/core/pipeline_parallel/schedules.py).
 int microbatches_in_flight(const ParallelPlan& plan, int stage);
+
+// Layers held by each pipeline stage: plan.layers_per_stage when given, else an even
+// split (any remainder goes to the first stages).
+std::vector<int> layers_per_stage(const ParallelPlan& plan, int num_layers);
 
 struct StageMemory {
   int stage = 0;
   int layers = 0;
-  double parameters = 0;           // held by one device of this stage (before ZeRO-3 sharding)
+  double parameters = 0;  // held by one device of this stage (before ZeRO-3 sharding)
   double weights = 0;
   double gradients = 0;
   double optimizer_states = 0;
-  double activations = 0;          // all micro-batches in flight
+  double activations = 0;  // all micro-batches in flight
   double activations_per_microbatch = 0;
   int microbatches_in_flight = 0;
   double communication_buffers = 0;
-  double reserve = 0;              // allocator / runtime workspace (hardware file)
-  double offloaded_to_host = 0;    // optimizer state moved to host memory (not on device)
+  double reserve = 0;            // allocator / runtime workspace (hardware file)
+  double offloaded_to_host = 0;  // optimizer state moved to host memory (not on device)
+  // Added: short-lived tensors on top of the stored activations at the stage's worst
+  // moment, the largest of: the recompute working set of one layer / group; the backward
+  // working set (gradient of the largest saved op input + the inter-layer gradient);
+  // the bf16 logits next to the fp32 softmax at the loss on the last stage.
+  double transient = 0;
+  double activations_embedding_head = 0;  // part of `activations`: embedding / LM head / loss
 
-  double peak() const {
-    return weights + gradients + optimizer_states + activations + communication_buffers + reserve;
+  // What torch.cuda.max_memory_allocated() would report (no allocator reserve).
+  double allocated() const {
+    return weights + gradients + optimizer_states + activations + transient + communication_buffers;
   }
+  double peak() const { return allocated() + reserve; }
 };
 
 struct MemoryReport {
@@ -41,6 +56,7 @@ struct MemoryReport {
   int worst_stage = 0;
   double peak_bytes = 0;  // max over stages
   bool fits = true;
+  double peak_allocated_bytes = 0;  // max over stages of allocated() (no reserve)
 };
 
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload);

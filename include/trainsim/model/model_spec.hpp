@@ -35,6 +35,19 @@ struct ModelSpec {
   bool use_bias = false;               // linear layers carry bias vectors (GPT-2/3 style)
   std::string norm = "rmsnorm";        // rmsnorm or layernorm
   std::optional<MoeSpec> moe;
+  // Added by the model module (additive): dropout probabilities (HF: attention_dropout /
+  // hidden_dropout, GPT-2: attn_pdrop / resid_pdrop; Megatron's default is 0.1 for both,
+  // LLaMA-family configs use 0). A non-zero value keeps a 1-byte mask per element.
+  double attention_dropout = 0.0;
+  double hidden_dropout = 0.0;
+  // Added by the model module (additive): multi-head latent attention (DeepSeek-V2/V3,
+  // HF field names). kv_lora_rank > 0 switches the attention block to MLA.
+  std::int64_t q_lora_rank = 0;        // 0: queries projected directly from h
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+  bool is_mla() const { return kv_lora_rank > 0; }
 
   bool is_moe() const { return moe.has_value(); }
   std::int64_t kv_dim() const { return head_dim * num_key_value_heads; }

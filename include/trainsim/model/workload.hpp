@@ -18,39 +18,42 @@ enum class OpClass {
 };
 
 struct Op {
-  std::string name;            // "qkv", "attention_core", "mlp_up", "input_norm", ...
+  std::string name;  // "qkv", "attention_core", "mlp_up", "input_norm", ...
   OpClass op_class = OpClass::memory_bound;
-  double forward_flops = 0;    // FLOPs on this device for one micro-batch
-  double backward_flops = 0;   // usually 2x forward for GEMMs (input and weight gradients)
+  double forward_flops = 0;          // FLOPs on this device for one micro-batch
+  double backward_flops = 0;         // usually 2x forward for GEMMs (input and weight gradients)
   double backward_weight_flops = 0;  // the weight-gradient part of backward (zero-bubble's W)
-  double forward_bytes = 0;    // HBM bytes read + written
+  double forward_bytes = 0;          // HBM bytes read + written
   double backward_bytes = 0;
-  double activation_bytes = 0;  // bytes kept for backward (Korthikanti accounting)
-  bool dropped_by_selective_recompute = false;  // attention core internals (Korthikanti 5as/h term)
+  double activation_bytes = 0;                      // bytes kept for backward (Korthikanti accounting)
+  bool dropped_by_selective_recompute = false;      // attention core internals (Korthikanti 5as/h term)
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;  // GEMM shape (0 for non-GEMM)
-  int kernels = 1;             // kernel launches in forward (backward launches 2x)
+  int kernels = 1;                                  // kernel launches in forward (backward launches 2x)
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
 enum class CommGroup { tp, cp, ep, dp, pp, expert_dp };
 enum class Phase { forward, backward };
 
+// Placement: a forward CommOp runs after ops[after_op]'s forward (-1: before the first
+// op). A backward CommOp runs after ops[after_op]'s backward has finished (backward walks
+// the ops in reverse order, so "after op i's backward" is "before op i-1's backward").
 struct CommOp {
   std::string name;
   CollectiveKind kind = CollectiveKind::all_reduce;
   CommGroup group = CommGroup::tp;
   Phase phase = Phase::forward;
-  int after_op = -1;   // index into ops after which it runs (-1: before the first op)
-  double bytes = 0;    // the collective's buffer size as nccl-tests counts it
+  int after_op = -1;  // index into ops after which it runs (-1: before the first op)
+  double bytes = 0;   // the collective's buffer size as nccl-tests counts it
 };
 
 struct LayerWorkload {
-  std::string kind;             // "dense", "moe", "embedding", "head"
-  std::vector<Op> ops;          // in forward order
-  std::vector<CommOp> comms;    // TP / CP / EP collectives inside the layer
-  double parameters = 0;        // parameters held by one device (after TP / EP sharding)
-  double expert_parameters = 0; // the part of `parameters` that is expert weights (DP over expert_dp)
-  double activation_bytes = 0;  // sum of ops' activation_bytes, per micro-batch
+  std::string kind;              // "dense", "moe", "embedding", "head"
+  std::vector<Op> ops;           // in forward order
+  std::vector<CommOp> comms;     // TP / CP / EP collectives inside the layer
+  double parameters = 0;         // parameters held by one device (after TP / EP sharding)
+  double expert_parameters = 0;  // the part of `parameters` that is expert weights (DP over expert_dp)
+  double activation_bytes = 0;   // sum of ops' activation_bytes, per micro-batch
 
   double forward_flops() const;
   double backward_flops() const;
@@ -66,6 +69,9 @@ struct Workload {
   double model_flops_per_step = 0;         // whole step, all devices, no recompute
   double hardware_flops_per_step = 0;      // plus what recompute adds
   double tokens_per_step = 0;              // global batch x sequence length
+  // Added by the model module:
+  std::int64_t padded_vocab_size = 0;   // Megatron pads V to a multiple of 128 x TP
+  double recompute_flops_per_step = 0;  // hardware - model FLOPs (whole step, all devices)
 };
 
 // Parameters of the whole model (no sharding). Within 1% of published totals.
@@ -80,5 +86,19 @@ ParameterCount count_parameters(const ModelSpec& model);
 double model_flops_per_step(const ModelSpec& model, const ParallelPlan& plan);
 
 Workload build_workload(const ModelSpec& model, const ParallelPlan& plan);
+
+// Forward FLOPs of one token through one transformer layer / the LM head, counted per
+// matmul (no sharding), the unit model_flops_per_step is built from. `layer` indexes
+// the model's layers (MoE models have dense leading layers).
+double layer_forward_flops_per_token(const ModelSpec& model, int layer, double seq_length);
+double attention_core_forward_flops_per_token(const ModelSpec& model, double seq_length);
+
+// Activation bytes one layer keeps per micro-batch under the plan's recompute setting
+// (none: every op's activation_bytes; selective: without the ops flagged
+// dropped_by_selective_recompute; full: only the layer input, 2 bytes x tokens x h
+// (sharded by SP and CP)). Korthikanti et al. 2022, Sections 4.1-4.2 and 5.
+double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan);
+// The layer input a fully recomputed layer keeps: 2 * b * (s / c) * h / (SP ? t : 1).
+double layer_input_bytes(const ModelSpec& model, const ParallelPlan& plan);
 
 }  // namespace trainsim

@@ -1,0 +1,112 @@
+#pragma once
+// Published model shapes used by the model and memory tests, built directly (no YAML).
+#include "trainsim/model/model_spec.hpp"
+#include "trainsim/plan/parallel_plan.hpp"
+
+namespace trainsim::testing {
+
+// A plain GPT (Megatron / Narayanan et al. 2021): MHA, ffn = 4h, GeLU, layernorm,
+// bias, learned positions, untied head, dropout 0.1 (Megatron's default).
+inline ModelSpec plain_gpt(std::int64_t h, int layers, int heads, std::int64_t vocab, std::int64_t seq) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.hidden_size = h;
+  m.num_layers = layers;
+  m.num_attention_heads = heads;
+  m.num_key_value_heads = heads;
+  m.head_dim = h / heads;
+  m.intermediate_size = 4 * h;
+  m.vocab_size = vocab;
+  m.max_position_embeddings = seq;
+  m.gated_mlp = false;
+  m.hidden_act = "gelu";
+  m.tie_word_embeddings = false;
+  m.learned_position_embeddings = true;
+  m.use_bias = true;
+  m.norm = "layernorm";
+  m.attention_dropout = 0.1;
+  m.hidden_dropout = 0.1;
+  return m;
+}
+
+// GPT-3 175B (Brown et al. 2020, Table 2.1): h 12288, 96 layers, 96 heads, V 50257,
+// 2048 context; GPT-3 ties its embeddings (GPT-2 code base).
+inline ModelSpec gpt3_175b() {
+  ModelSpec m = plain_gpt(12288, 96, 96, 50257, 2048);
+  m.name = "gpt3-175b";
+  m.tie_word_embeddings = true;
+  return m;
+}
+
+// LLaMA-style: RMSNorm, SwiGLU, rotary, no bias, no dropout, untied head.
+inline ModelSpec llama(std::int64_t h, int layers, int heads, int kv_heads, std::int64_t ffn, std::int64_t vocab) {
+  ModelSpec m;
+  m.name = "llama";
+  m.hidden_size = h;
+  m.num_layers = layers;
+  m.num_attention_heads = heads;
+  m.num_key_value_heads = kv_heads;
+  m.head_dim = h / heads;
+  m.intermediate_size = ffn;
+  m.vocab_size = vocab;
+  m.max_position_embeddings = 4096;
+  m.gated_mlp = true;
+  m.hidden_act = "silu";
+  m.norm = "rmsnorm";
+  return m;
+}
+
+// meta-llama/Llama-2-7b-hf and Llama-2-70b-hf config.json.
+inline ModelSpec llama2_7b() { return llama(4096, 32, 32, 32, 11008, 32000); }
+inline ModelSpec llama2_70b() { return llama(8192, 80, 64, 8, 28672, 32000); }
+// Llama 3.1 405B config.json (Dubey et al. 2024, Table 3).
+inline ModelSpec llama3_405b() { return llama(16384, 126, 128, 8, 53248, 128256); }
+inline ModelSpec llama3_70b() { return llama(8192, 80, 64, 8, 28672, 128256); }
+
+// mistralai/Mixtral-8x7B-v0.1 config.json: 8 experts, top-2, expert ffn 14336.
+inline ModelSpec mixtral_8x7b() {
+  ModelSpec m = llama(4096, 32, 32, 8, 14336, 32000);
+  m.name = "mixtral-8x7b";
+  MoeSpec e;
+  e.num_experts = 8;
+  e.experts_per_token = 2;
+  e.expert_intermediate_size = 14336;
+  m.moe = e;
+  return m;
+}
+
+// deepseek-ai/DeepSeek-V2 config.json: MLA, 160 routed experts top-6 (width 1536),
+// 2 shared experts, first layer dense (ffn 12288), V 102400.
+inline ModelSpec deepseek_v2(int layers) {
+  ModelSpec m = llama(5120, layers, 128, 128, 12288, 102400);
+  m.name = "deepseek-v2";
+  m.head_dim = 128;
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  MoeSpec e;
+  e.num_experts = 160;
+  e.experts_per_token = 6;
+  e.expert_intermediate_size = 1536;
+  e.num_shared_experts = 2;
+  e.shared_intermediate_size = 1536;
+  e.first_dense_layers = 1;
+  e.capacity_factor = 1.0;
+  m.moe = e;
+  return m;
+}
+
+inline ParallelPlan plan(int tp, int pp, int dp, int mbs, int gbs, int seq) {
+  ParallelPlan p;
+  p.tensor_model_parallel_size = tp;
+  p.pipeline_model_parallel_size = pp;
+  p.data_parallel_size = dp;
+  p.micro_batch_size = mbs;
+  p.global_batch_size = gbs;
+  p.seq_length = seq;
+  return p;
+}
+
+}  // namespace trainsim::testing
