@@ -191,6 +191,13 @@ Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& optio
   if (!run.vpp && p.pipeline_model_parallel_size > 1) use_default("vpp");
   p.schedule = p.virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::interleaved
                                                            : PipelineSchedule::one_f_one_b;
+  if (contains(run.schedule, "ZB-1p") || contains(run.schedule, "ZB-H1")) {
+    // ZB-1p (Qi et al. 2024) is the searched zero-bubble schedule under 1F1B's memory
+    // limit; trainsim replays its handcrafted equivalent ZB-H1.
+    p.schedule = PipelineSchedule::zero_bubble_h1;
+  } else if (contains(run.schedule, "gpipe")) {
+    p.schedule = PipelineSchedule::gpipe;
+  }
   p.sequence_parallel = run.sp.value_or(false) && p.tensor_model_parallel_size > 1;
   if (!run.sp && p.tensor_model_parallel_size > 1) use_default("sp");
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
@@ -470,7 +477,7 @@ TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const Validat
     }
     ValidationRow row;
     if (!run.schedule.empty() && !contains(run.schedule, "1F1B") && !contains(run.schedule, "interleav") &&
-        !contains(run.schedule, "gpipe")) {
+        !contains(run.schedule, "gpipe") && !contains(run.schedule, "ZB-1p") && !contains(run.schedule, "ZB-H1")) {
       row.id = run.id;
       row.group = run.group;
       row.schedule = run.schedule;
