@@ -196,7 +196,7 @@ void set_path(YAML::Node root, const std::string& path, const std::string& text)
   YAML::Node node = root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     if (!node[parts[i]] || !node[parts[i]].IsMap()) node[parts[i]] = YAML::Node(YAML::NodeType::Map);
-    node = node[parts[i]];
+    node.reset(node[parts[i]]);  // rebind (operator= would overwrite the parent's value)
   }
   YAML::Node value;
   try {
@@ -280,8 +280,10 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
     if (root.IsMap() || root.IsNull()) set_path(root, o.key_path, o.value);
     options.overridden.insert(o.key_path);
   }
+  // Unknown --set keys are reported together with whatever else is wrong.
+  const size_t override_problems = problems.size();
   const Validated v = validate_tree(root, FileKind::scenario, options, problems);
-  if (!problems.empty()) throw ConfigError(problems);
+  if (problems.size() > override_problems) throw ConfigError(problems);
 
   Scenario scenario;
   scenario.file = path;

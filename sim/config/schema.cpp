@@ -134,7 +134,7 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
 
 std::string number_text(double x) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.6g", x);
+  std::snprintf(buffer, sizeof buffer, "%.10g", x);
   return buffer;
 }
 
@@ -214,6 +214,7 @@ struct Walker {
   std::vector<Diagnostic>& diagnostics;
   Validated out;
   std::set<std::string> section_names;
+  std::set<std::string> seen;  // paths written in the file, valid or not
 
   const KeySpec* find(const std::string& path) const {
     for (const auto& spec : schema)
@@ -259,6 +260,7 @@ struct Walker {
         continue;
       }
       const KeySpec* spec = find(path);
+      seen.insert(path);
       if (!spec) {
         if (options.ignore_unknown) continue;
         const auto names = children(prefix);
@@ -322,7 +324,7 @@ struct Walker {
 
   void finish(const YAML::Node& root) {
     for (const auto& spec : schema) {
-      if (out.has(spec.path)) continue;
+      if (out.has(spec.path) || seen.count(spec.path)) continue;
       const std::string path = spec.path;
       if (spec.required) {
         const auto dot = path.rfind('.');

@@ -81,13 +81,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
 
   // Devices = TP * PP * CP * DP.
   const long long mp = static_cast<long long>(tp) * pp * cp;
-  if (num_devices % mp != 0 || dp < 1)
+  const bool devices_ok = num_devices % mp == 0 && dp >= 1;
+  if (!devices_ok)
     add("num_devices",
         str(num_devices) + " is not a multiple of TP*PP*CP = " + str(tp) + "*" + str(pp) + "*" + str(cp) + " = " + str(mp),
         "num_devices in " + multiples_text(mp));
 
   // Batch: global batch = micro batch * DP * number of micro-batches.
-  if (dp >= 1 && num_devices % mp == 0) {
+  if (devices_ok) {
     const long long step = static_cast<long long>(plan.micro_batch_size) * dp;
     if (plan.global_batch_size % step != 0)
       add("plan.global_batch_size",
@@ -102,7 +103,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     if (experts % ep != 0)
       add("plan.expert_model_parallel_size", str(ep) + " does not divide the number of experts (" + str(experts) + ")",
           divisors_text(experts));
-    if (dp >= 1 && (static_cast<long long>(dp) * cp) % ep != 0)
+    if (devices_ok && (static_cast<long long>(dp) * cp) % ep != 0)
       add("plan.expert_model_parallel_size",
           str(ep) + " does not divide DP*CP = " + str(static_cast<long long>(dp) * cp) + " (Megatron)",
           divisors_text(static_cast<long long>(dp) * cp));
@@ -120,7 +121,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", "gpipe, 1f1b, zb-h1");
     if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", "gpipe, 1f1b, zb-h1");
     const int m = plan.num_microbatches();
-    if (dp >= 1 && m > 0 && m % pp != 0)
+    if (devices_ok && m > 0 && m % pp != 0)
       add("plan.global_batch_size",
           "interleaved schedule: number of micro-batches (" + str(m) + ") must be a multiple of pipeline_model_parallel_size (" +
               str(pp) + ")",
