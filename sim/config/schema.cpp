@@ -369,11 +369,13 @@ int edit_distance(const std::string& a, const std::string& b) {
 }
 
 std::string closest_key(const std::string& key, const std::vector<std::string>& candidates) {
+  // Close enough: at most a third of the longer name changed (and always 2 edits).
   std::string best;
-  int best_distance = std::max(2, static_cast<int>(key.size()) / 3) + 1;
+  int best_distance = 1 << 30;
   for (const auto& c : candidates) {
     const int d = edit_distance(key, c);
-    if (d < best_distance) { best = c; best_distance = d; }
+    const int limit = std::max(2, static_cast<int>(std::max(key.size(), c.size())) / 3);
+    if (d <= limit && d < best_distance) { best = c; best_distance = d; }
   }
   return best;
 }
