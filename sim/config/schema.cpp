@@ -260,7 +260,10 @@ struct Walker {
         continue;
       }
       const KeySpec* spec = find(path);
-      seen.insert(path);
+      if (!seen.insert(path).second) {
+        problem(where(it->first, path), path, "duplicate key (the first value would be silently replaced)");
+        continue;
+      }
       if (!spec) {
         if (options.ignore_unknown) continue;
         const auto names = children(prefix);
@@ -388,7 +391,7 @@ SourceLocation location_of(const YAML::Node& node, const std::string& file) {
 
 Validated validate_tree(const YAML::Node& root, FileKind kind, const ValidateOptions& options,
                         std::vector<Diagnostic>& diagnostics) {
-  Walker walker{key_schema(kind), options, diagnostics, {}, {}};
+  Walker walker{key_schema(kind), options, diagnostics, {}, {}, {}};
   for (const auto& spec : walker.schema) {
     std::string path = spec.path;
     for (auto dot = path.rfind('.'); dot != std::string::npos; dot = path.rfind('.')) {

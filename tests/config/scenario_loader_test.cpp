@@ -231,3 +231,48 @@ TEST_CASE("plan problems carry the file position of the offending key", "[config
         f + ":6:31: plan.tensor_model_parallel_size: 5 does not divide num_attention_heads (32) and "
             "num_key_value_heads (32); valid: 1, 2, 4, 8, 16, 32");
 }
+
+TEST_CASE("every number in a hardware file carries a '# source:' comment", "[config]") {
+  for (const auto& file : yaml_files("hardware")) {
+    std::ifstream in(file);
+    std::string line, previous;
+    int number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      const auto colon = line.find(':');
+      const auto first = line.find_first_not_of(' ');
+      const bool indented = !line.empty() && line[0] == ' ' && first != std::string::npos && line[first] != '#';
+      const bool has_value = colon != std::string::npos && line.find_first_not_of(' ', colon + 1) != std::string::npos &&
+                             line[line.find_first_not_of(' ', colon + 1)] != '#';
+      if (indented && has_value && line.find("name:") == std::string::npos) {
+        INFO(file << ":" << number << ": " << line);
+        CHECK((line.find("# source:") != std::string::npos || previous.find("# source:") != std::string::npos ||
+               previous.find("# DISAGREEMENT") != std::string::npos));
+      }
+      if (line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '#') {
+        if (line.find("# source:") != std::string::npos || line.find("# DISAGREEMENT") != std::string::npos) previous = line;
+      } else {
+        previous = line;
+      }
+    }
+  }
+}
+
+TEST_CASE("a duplicate key is an error, not a silent replacement", "[config]") {
+  const std::string file = (fs::temp_directory_path() / "trainsim_dup.yaml").string();
+  {
+    std::ofstream out(file);
+    out << "model: models/llama2-7b.yaml\nhardware: hardware/a100-80gb.yaml\nnum_devices: 8\nplan:\n"
+           "  global_batch_size: 8\n  seq_length: 2048\n  seq_length: 4096\n";
+  }
+  CHECK(config_error([&] { load_scenario(file); }) ==
+        file + ":7:3: plan.seq_length: duplicate key (the first value would be silently replaced)");
+  fs::remove(file);
+}
+
+TEST_CASE("explicit search roots replace the default project directory", "[config]") {
+  const Scenario s = load_scenario(data("hf_scenario.yaml"), {}, {root});
+  CHECK(s.hardware.name == "a100-80gb");
+  CHECK_THAT(config_error([] { load_scenario(data("hf_scenario.yaml"), {}, {"/nonexistent"}); }),
+             Catch::Contains("hardware: file 'a100-80gb' not found"));
+}
