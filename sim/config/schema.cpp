@@ -247,11 +247,13 @@ struct Walker {
 
   void walk(const YAML::Node& map, const std::string& prefix) {
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string key = it->first.Scalar();
+      // Copies: yaml-cpp's iterator hands out references to a temporary pair.
+      const YAML::Node key_node = it->first;
+      const YAML::Node node = it->second;
+      const std::string key = key_node.Scalar();
       const std::string path = prefix.empty() ? key : prefix + "." + key;
-      const YAML::Node& node = it->second;
       if (section_names.count(path)) {
-        out.sections[path] = where(it->first, path);
+        out.sections[path] = where(key_node, path);
         if (!node.IsMap()) {
           problem(where(node, path), path, "expected a section (a mapping of keys)", join(children(path), ", "));
         } else {
@@ -261,7 +263,7 @@ struct Walker {
       }
       const KeySpec* spec = find(path);
       if (!seen.insert(path).second) {
-        problem(where(it->first, path), path, "duplicate key (the first value would be silently replaced)");
+        problem(where(key_node, path), path, "duplicate key (the first value would be silently replaced)");
         continue;
       }
       if (!spec) {
@@ -269,9 +271,9 @@ struct Walker {
         const auto names = children(prefix);
         const std::string near = closest_key(key, names);
         if (!near.empty()) {
-          problem(where(it->first, path), path, "unknown key '" + key + "', did you mean '" + near + "'?");
+          problem(where(key_node, path), path, "unknown key '" + key + "', did you mean '" + near + "'?");
         } else {
-          problem(where(it->first, path), path, "unknown key '" + key + "'", join(names, ", "));
+          problem(where(key_node, path), path, "unknown key '" + key + "'", join(names, ", "));
         }
         continue;
       }
