@@ -358,6 +358,29 @@ const std::vector<KeySpec>& key_schema(FileKind kind) {
   return kModelKeys;
 }
 
+std::string describe_schema(FileKind kind) {
+  std::string out;
+  for (const auto& spec : key_schema(kind)) {
+    std::string type;
+    switch (spec.type) {
+      case T::integer: type = "integer"; break;
+      case T::number: type = "number"; break;
+      case T::boolean: type = "boolean"; break;
+      case T::string: type = "string"; break;
+      case T::choice: type = "choice"; break;
+      case T::quantity: type = dimension_name(spec.dim); break;
+      case T::int_list: type = "list of integers"; break;
+    }
+    std::string valid;
+    if (spec.type == T::choice) valid = join(split(spec.choices, '|'), ", ");
+    else if (spec.type == T::integer || spec.type == T::number || spec.type == T::quantity || spec.type == T::int_list)
+      valid = range_text(spec);
+    const std::string deflt = spec.required ? "(required)" : std::string(spec.default_text).empty() ? "(unset)" : spec.default_text;
+    out += std::string(spec.path) + "  " + type + "  " + deflt + (valid.empty() ? "" : "  [" + valid + "]") + "  " + spec.doc + "\n";
+  }
+  return out;
+}
+
 int edit_distance(const std::string& a, const std::string& b) {
   std::vector<int> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);

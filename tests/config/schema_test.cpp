@@ -41,3 +41,11 @@ TEST_CASE("did-you-mean picks the closest key and stays silent when nothing is c
   CHECK(closest_key("seq_len", keys) == "seq_length");
   CHECK(closest_key("banana", keys) == "");
 }
+
+TEST_CASE("describe_schema prints each key with type, default, range and doc", "[config]") {
+  const std::string text = describe_schema(FileKind::scenario);
+  CHECK_THAT(text, Catch::Contains("plan.tensor_model_parallel_size  integer  1  [integer in [1, 1024]]  TP\n"));
+  CHECK_THAT(text, Catch::Contains("plan.recompute_granularity  choice  none  [none, selective, full]"));
+  CHECK_THAT(describe_schema(FileKind::hardware),
+             Catch::Contains("device.hbm_bandwidth  bytes/s  (required)  [bytes/s >= 1B/s]  nominal HBM bandwidth\n"));
+}

@@ -46,6 +46,9 @@ struct Validated {
   const std::string& str(const std::string& path) const { return values.at(path).text; }
 };
 
+// The table as text, one key per line: "path  type  default  valid  doc" (for `trainsim explain`).
+std::string describe_schema(FileKind kind);
+
 // Levenshtein distance; suggestion among `candidates` or "" when none is close.
 int edit_distance(const std::string& a, const std::string& b);
 std::string closest_key(const std::string& key, const std::vector<std::string>& candidates);
