@@ -276,3 +276,43 @@ TEST_CASE("explicit search roots replace the default project directory", "[confi
   CHECK_THAT(config_error([] { load_scenario(data("hf_scenario.yaml"), {}, {"/nonexistent"}); }),
              Catch::Contains("hardware: file 'a100-80gb' not found"));
 }
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string file = (fs::temp_directory_path() / name).string();
+  std::ofstream(file) << text;
+  return file;
+}
+}  // namespace
+
+TEST_CASE("a section written as a scalar and a missing required key are both reported", "[config]") {
+  const std::string file = write_temp("trainsim_hw_sections.yaml",
+                                      "name: x\ndevice:\n  name: d\n  peak_flops_bf16: 1TFLOPS\n  peak_flops_fp32: 1TFLOPS\n"
+                                      "  hbm_bytes: 1GiB\n  hbm_bandwidth: 1TB/s\nnode: fast\ncluster:\n  nic_bandwidth: 1Gb/s\n"
+                                      "  hop_latency: 1us\n");
+  const std::string msg = config_error([&] { load_hardware(file); });
+  CHECK_THAT(msg, Catch::Contains(file + ":8:7: node: expected a section (a mapping of keys); valid: devices_per_node, "
+                                         "fabric, link_bandwidth"));
+  CHECK_THAT(msg, Catch::Contains(file + ":8:1: node.link_bandwidth: missing required key; valid: a value with a unit, "
+                                         "e.g. 56GB/s"));
+  fs::remove(file);
+}
+
+TEST_CASE("a model with top-k but no experts is rejected", "[config]") {
+  const std::string file = write_temp("trainsim_topk.yaml",
+                                      "hidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nintermediate_size: 256\n"
+                                      "vocab_size: 100\nmax_position_embeddings: 128\nnum_experts_per_tok: 2\n");
+  CHECK(config_error([&] { load_model(file); }) ==
+        file + ":7:22: num_experts_per_tok: given without a number of experts; valid: also set num_local_experts");
+  fs::remove(file);
+}
+
+TEST_CASE("a model file's problems surface through the scenario that uses it", "[config]") {
+  const std::string model = data("bad_model.yaml");
+  const std::string file = write_temp("trainsim_uses_bad_model.yaml",
+                                      "model: " + model + "\nhardware: a100-80gb\nnum_devices: 8\nplan:\n"
+                                      "  global_batch_size: 8\n  seq_length: 2048\n");
+  CHECK_THAT(config_error([&] { load_scenario(file); }),
+             Catch::Contains(model + ":4:1: num_hidden_layer: unknown key 'num_hidden_layer'"));
+  fs::remove(file);
+}
