@@ -9,24 +9,36 @@ namespace trainsim {
 
 const char* dimension_name(Dimension dim) {
   switch (dim) {
-    case Dimension::none: return "number";
-    case Dimension::bytes: return "bytes";
-    case Dimension::bandwidth: return "bytes/s";
-    case Dimension::time: return "seconds";
-    case Dimension::flops_rate: return "FLOP/s";
-    case Dimension::power: return "watts";
+    case Dimension::none:
+      return "number";
+    case Dimension::bytes:
+      return "bytes";
+    case Dimension::bandwidth:
+      return "bytes/s";
+    case Dimension::time:
+      return "seconds";
+    case Dimension::flops_rate:
+      return "FLOP/s";
+    case Dimension::power:
+      return "watts";
   }
   return "?";
 }
 
 const char* dimension_example(Dimension dim) {
   switch (dim) {
-    case Dimension::none: return "1.5";
-    case Dimension::bytes: return "64GiB";
-    case Dimension::bandwidth: return "56GB/s";
-    case Dimension::time: return "2us";
-    case Dimension::flops_rate: return "313TFLOPS";
-    case Dimension::power: return "400W";
+    case Dimension::none:
+      return "1.5";
+    case Dimension::bytes:
+      return "64GiB";
+    case Dimension::bandwidth:
+      return "56GB/s";
+    case Dimension::time:
+      return "2us";
+    case Dimension::flops_rate:
+      return "313TFLOPS";
+    case Dimension::power:
+      return "400W";
   }
   return "?";
 }
@@ -35,11 +47,25 @@ namespace {
 
 // Splits a leading SI / binary prefix off `unit`; returns the multiplier and the rest.
 double take_prefix(std::string& unit) {
-  struct Prefix { const char* text; double factor; };
-  static constexpr Prefix prefixes[] = {
-      {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
-      {"Pi", 1125899906842624.0}, {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12},
-      {"P", 1e15}, {"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}};
+  struct Prefix {
+    const char* text;
+    double factor;
+  };
+  static constexpr Prefix prefixes[] = {{"Ki", 1024.0},
+                                        {"Mi", 1048576.0},
+                                        {"Gi", 1073741824.0},
+                                        {"Ti", 1099511627776.0},
+                                        {"Pi", 1125899906842624.0},
+                                        {"k", 1e3},
+                                        {"K", 1e3},
+                                        {"M", 1e6},
+                                        {"G", 1e9},
+                                        {"T", 1e12},
+                                        {"P", 1e15},
+                                        {"m", 1e-3},
+                                        {"u", 1e-6},
+                                        {"n", 1e-9},
+                                        {"p", 1e-12}};
   for (const auto& p : prefixes) {
     const std::string t = p.text;
     if (unit.size() > t.size() && unit.compare(0, t.size(), t) == 0) {
@@ -75,12 +101,18 @@ double base_unit(const std::string& unit, Dimension dim) {
 
 const char* valid_units(Dimension dim) {
   switch (dim) {
-    case Dimension::bytes: return "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB (B = byte, b = bit)";
-    case Dimension::bandwidth: return "B/s, GB/s, TB/s, GiB/s, Gb/s (B = byte, b = bit)";
-    case Dimension::time: return "s, ms, us, ns";
-    case Dimension::flops_rate: return "FLOPS, GFLOPS, TFLOPS, PFLOPS (or TFLOP/s)";
-    case Dimension::power: return "W, kW";
-    case Dimension::none: return "a plain number";
+    case Dimension::bytes:
+      return "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB (B = byte, b = bit)";
+    case Dimension::bandwidth:
+      return "B/s, GB/s, TB/s, GiB/s, Gb/s (B = byte, b = bit)";
+    case Dimension::time:
+      return "s, ms, us, ns";
+    case Dimension::flops_rate:
+      return "FLOPS, GFLOPS, TFLOPS, PFLOPS (or TFLOP/s)";
+    case Dimension::power:
+      return "W, kW";
+    case Dimension::none:
+      return "a plain number";
   }
   return "";
 }
@@ -137,14 +169,29 @@ double parse_quantity(const std::string& text, Dimension dim) {
 std::string format_quantity(double value, Dimension dim) {
   const char* unit = "";
   switch (dim) {
-    case Dimension::none: unit = ""; break;
-    case Dimension::bytes: unit = "B"; break;
-    case Dimension::bandwidth: unit = "B/s"; break;
-    case Dimension::time: unit = "s"; break;
-    case Dimension::flops_rate: unit = "FLOPS"; break;
-    case Dimension::power: unit = "W"; break;
+    case Dimension::none:
+      unit = "";
+      break;
+    case Dimension::bytes:
+      unit = "B";
+      break;
+    case Dimension::bandwidth:
+      unit = "B/s";
+      break;
+    case Dimension::time:
+      unit = "s";
+      break;
+    case Dimension::flops_rate:
+      unit = "FLOPS";
+      break;
+    case Dimension::power:
+      unit = "W";
+      break;
   }
-  struct Prefix { const char* text; double factor; };
+  struct Prefix {
+    const char* text;
+    double factor;
+  };
   static constexpr Prefix big[] = {{"P", 1e15}, {"T", 1e12}, {"G", 1e9}, {"M", 1e6}, {"k", 1e3}, {"", 1}};
   static constexpr Prefix small[] = {{"m", 1e-3}, {"u", 1e-6}, {"n", 1e-9}, {"p", 1e-12}};
   const char* prefix = "";
@@ -153,11 +200,20 @@ std::string format_quantity(double value, Dimension dim) {
   if (dim != Dimension::none && mag > 0) {
     bool found = false;
     for (const auto& p : big) {
-      if (mag >= p.factor) { prefix = p.text; scaled = value / p.factor; found = true; break; }
+      if (mag >= p.factor) {
+        prefix = p.text;
+        scaled = value / p.factor;
+        found = true;
+        break;
+      }
     }
     if (!found && dim == Dimension::time) {
       for (const auto& p : small) {
-        if (mag >= p.factor) { prefix = p.text; scaled = value / p.factor; break; }
+        if (mag >= p.factor) {
+          prefix = p.text;
+          scaled = value / p.factor;
+          break;
+        }
       }
     }
   }

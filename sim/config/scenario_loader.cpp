@@ -1,10 +1,10 @@
 // Loads model, hardware and scenario files: parse YAML, apply --set overrides, validate
 // against the key schema (one pass, every problem), then fill the value types.
+#include <yaml-cpp/yaml.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
@@ -50,8 +50,8 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
   m.vocab_size = static_cast<std::int64_t>(v.num("vocab_size"));
   m.max_position_embeddings = static_cast<std::int64_t>(v.num("max_position_embeddings"));
   m.hidden_act = v.str("hidden_act");
-  const bool gated_act = m.hidden_act == "silu" || m.hidden_act == "swish" || m.hidden_act == "swiglu" ||
-                         m.hidden_act == "geglu";
+  const bool gated_act =
+      m.hidden_act == "silu" || m.hidden_act == "swish" || m.hidden_act == "swiglu" || m.hidden_act == "geglu";
   m.gated_mlp = v.has("gated_mlp") ? as_bool(v, "gated_mlp") : gated_act;
   m.tie_word_embeddings = as_bool(v, "tie_word_embeddings");
   m.learned_position_embeddings = as_bool(v, "learned_position_embeddings");
@@ -100,8 +100,8 @@ void check_model(const ModelSpec& m, const Validated& v, bool json, std::vector<
     if (m.moe->first_dense_layers > m.num_layers)
       out.push_back({at("first_k_dense_replace"), "first_k_dense_replace", "exceeds num_hidden_layers", ""});
   } else if (v.has("num_experts_per_tok") && !json) {
-    out.push_back({at("num_experts_per_tok"), "num_experts_per_tok",
-                   "given without a number of experts", "also set num_local_experts"});
+    out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
+                   "also set num_local_experts"});
   }
 }
 
@@ -138,7 +138,8 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   c.nic_bandwidth = v.num("cluster.nic_bandwidth");
   c.hop_latency_s = v.num("cluster.hop_latency");
   c.hops = as_int(v, "cluster.hops");
-  c.topology = v.str("cluster.topology") == "rail_optimized" ? NetworkTopology::rail_optimized : NetworkTopology::fat_tree;
+  c.topology =
+      v.str("cluster.topology") == "rail_optimized" ? NetworkTopology::rail_optimized : NetworkTopology::fat_tree;
   c.oversubscription = v.num("cluster.oversubscription");
   c.achievable_fraction = v.num("cluster.achievable_fraction");
   c.host_link_bandwidth = v.num("cluster.host_link_bandwidth");
@@ -291,15 +292,16 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   scenario.num_devices = as_int(v, "num_devices");
   scenario.plan = fill_plan(v);
 
-  const std::vector<std::string> roots = search_roots.empty() ? std::vector<std::string>{TRAINSIM_DATA_DIR} : search_roots;
+  const std::vector<std::string> roots =
+      search_roots.empty() ? std::vector<std::string>{TRAINSIM_DATA_DIR} : search_roots;
   const fs::path base = fs::path(path).parent_path();
   bool have_inputs = true;
   auto load_part = [&](const char* key, const char* subdir, auto loader, auto& target) {
     const std::string found = resolve(v.str(key), base, roots, subdir);
     if (found.empty()) {
       problems.push_back({v.values.at(key).where, key, "file '" + v.str(key) + "' not found",
-                          "a path relative to " + (base.empty() ? std::string(".") : base.string()) +
-                              " or to " + subdir + "/ under " + roots.front()});
+                          "a path relative to " + (base.empty() ? std::string(".") : base.string()) + " or to " +
+                              subdir + "/ under " + roots.front()});
       have_inputs = false;
       return;
     }

@@ -120,7 +120,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
   std::string current;
   for (char c : text) {
-    if (c == sep) { parts.push_back(current); current.clear(); } else { current += c; }
+    if (c == sep) {
+      parts.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
   }
   parts.push_back(current);
   return parts;
@@ -168,8 +173,14 @@ std::string parse_scalar(const KeySpec& spec, const std::string& text, Value& va
     case T::string:
       return "";
     case T::boolean:
-      if (text == "true") { value.number = 1; return ""; }
-      if (text == "false") { value.number = 0; return ""; }
+      if (text == "true") {
+        value.number = 1;
+        return "";
+      }
+      if (text == "false") {
+        value.number = 0;
+        return "";
+      }
       valid = "true, false";
       return "expected true or false, got '" + text + "'";
     case T::choice: {
@@ -306,9 +317,17 @@ struct Walker {
       bool ok = true;
       for (const auto& item : node) {
         Value element;
-        if (!item.IsScalar()) { problem(where(item, path), path, "expected an integer"); ok = false; continue; }
+        if (!item.IsScalar()) {
+          problem(where(item, path), path, "expected an integer");
+          ok = false;
+          continue;
+        }
         const std::string why = parse_scalar(spec, item.Scalar(), element, valid);
-        if (!why.empty()) { problem(where(item, path), path, why, valid); ok = false; continue; }
+        if (!why.empty()) {
+          problem(where(item, path), path, why, valid);
+          ok = false;
+          continue;
+        }
         value.list.push_back(static_cast<int>(element.number));
       }
       if (ok) out.values[path] = value;
@@ -351,9 +370,12 @@ struct Walker {
 
 const std::vector<KeySpec>& key_schema(FileKind kind) {
   switch (kind) {
-    case FileKind::model: return kModelKeys;
-    case FileKind::hardware: return kHardwareKeys;
-    case FileKind::scenario: return kScenarioKeys;
+    case FileKind::model:
+      return kModelKeys;
+    case FileKind::hardware:
+      return kHardwareKeys;
+    case FileKind::scenario:
+      return kScenarioKeys;
   }
   return kModelKeys;
 }
@@ -363,20 +385,38 @@ std::string describe_schema(FileKind kind) {
   for (const auto& spec : key_schema(kind)) {
     std::string type;
     switch (spec.type) {
-      case T::integer: type = "integer"; break;
-      case T::number: type = "number"; break;
-      case T::boolean: type = "boolean"; break;
-      case T::string: type = "string"; break;
-      case T::choice: type = "choice"; break;
-      case T::quantity: type = dimension_name(spec.dim); break;
-      case T::int_list: type = "list of integers"; break;
+      case T::integer:
+        type = "integer";
+        break;
+      case T::number:
+        type = "number";
+        break;
+      case T::boolean:
+        type = "boolean";
+        break;
+      case T::string:
+        type = "string";
+        break;
+      case T::choice:
+        type = "choice";
+        break;
+      case T::quantity:
+        type = dimension_name(spec.dim);
+        break;
+      case T::int_list:
+        type = "list of integers";
+        break;
     }
     std::string valid;
-    if (spec.type == T::choice) valid = join(split(spec.choices, '|'), ", ");
+    if (spec.type == T::choice)
+      valid = join(split(spec.choices, '|'), ", ");
     else if (spec.type == T::integer || spec.type == T::number || spec.type == T::quantity || spec.type == T::int_list)
       valid = range_text(spec);
-    const std::string deflt = spec.required ? "(required)" : std::string(spec.default_text).empty() ? "(unset)" : spec.default_text;
-    out += std::string(spec.path) + "  " + type + "  " + deflt + (valid.empty() ? "" : "  [" + valid + "]") + "  " + spec.doc + "\n";
+    const std::string deflt = spec.required                            ? "(required)"
+                              : std::string(spec.default_text).empty() ? "(unset)"
+                                                                       : spec.default_text;
+    out += std::string(spec.path) + "  " + type + "  " + deflt + (valid.empty() ? "" : "  [" + valid + "]") + "  " +
+           spec.doc + "\n";
   }
   return out;
 }
@@ -403,7 +443,10 @@ std::string closest_key(const std::string& key, const std::vector<std::string>& 
   for (const auto& c : candidates) {
     const int d = edit_distance(key, c);
     const int limit = std::max(2, static_cast<int>(std::max(key.size(), c.size())) / 3);
-    if (d <= limit && d < best_distance) { best = c; best_distance = d; }
+    if (d <= limit && d < best_distance) {
+      best = c;
+      best_distance = d;
+    }
   }
   return best;
 }
@@ -425,7 +468,8 @@ Validated validate_tree(const YAML::Node& root, FileKind kind, const ValidateOpt
     }
   }
   if (!root.IsMap()) {
-    diagnostics.push_back(Diagnostic{location_of(root, options.file), "", "expected a mapping of keys at the top level", ""});
+    diagnostics.push_back(
+        Diagnostic{location_of(root, options.file), "", "expected a mapping of keys at the top level", ""});
     return {};
   }
   walker.walk(root, "");

@@ -1,10 +1,10 @@
 #pragma once
 // Private to the config module: the one validation walker over a YAML tree.
+#include <yaml-cpp/yaml.h>
+
 #include <set>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "trainsim/config/schema.hpp"
 

@@ -1,12 +1,19 @@
 // Feasibility of a plan against a model and a cluster: every problem at once, each with
 // the key path and what would be valid. Rules follow Megatron-LM's argument checks and
-// DeepSpeed's ZeRO constraints; where Megatron silently changes a setting (sequence
-// parallel with TP 1) we report an error instead, so nothing is changed behind the user.
+// DeepSpeed's ZeRO constraints. Our calls where the sources leave a choice:
+// - sequence_parallel with TP 1 is an error (Megatron silently turns it off; we change nothing
+//   behind the user's back, so scenarios copied from launch scripts must say false);
+// - seq_length > max_position_embeddings is an error only for learned absolute positions;
+//   rotary / ALiBi models are routinely trained past it (e.g. with CP at 128k), so it passes;
+// - CP needs 2*CP to divide seq_length (Megatron's load-balanced causal split);
+// - zero_stage 3 with PP > 1 is an error (DeepSpeed), and ZeRO with use_distributed_optimizer
+//   is an error: pick one way of sharding the optimizer;
+// - offload_optimizer needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1).
+#include "trainsim/plan/plan_check.hpp"
+
 #include <algorithm>
 #include <numeric>
 #include <string>
-
-#include "trainsim/plan/plan_check.hpp"
 
 namespace trainsim {
 
@@ -70,7 +77,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     const auto& split = plan.layers_per_stage;
     const int sum = std::accumulate(split.begin(), split.end(), 0);
     if (static_cast<int>(split.size()) != pp)
-      add("plan.layers_per_stage", "has " + str(split.size()) + " entries but pipeline_model_parallel_size is " + str(pp),
+      add("plan.layers_per_stage",
+          "has " + str(split.size()) + " entries but pipeline_model_parallel_size is " + str(pp),
           "one entry per pipeline stage");
     if (sum != layers)
       add("plan.layers_per_stage", "sums to " + str(sum) + ", not num_hidden_layers (" + str(layers) + ")", "");
@@ -84,7 +92,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   const bool devices_ok = num_devices % mp == 0 && dp >= 1;
   if (!devices_ok)
     add("num_devices",
-        str(num_devices) + " is not a multiple of TP*PP*CP = " + str(tp) + "*" + str(pp) + "*" + str(cp) + " = " + str(mp),
+        str(num_devices) + " is not a multiple of TP*PP*CP = " + str(tp) + "*" + str(pp) + "*" + str(cp) + " = " +
+            str(mp),
         "num_devices in " + multiples_text(mp));
 
   // Batch: global batch = micro batch * DP * number of micro-batches.
@@ -123,8 +132,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     const int m = plan.num_microbatches();
     if (devices_ok && m > 0 && m % pp != 0)
       add("plan.global_batch_size",
-          "interleaved schedule: number of micro-batches (" + str(m) + ") must be a multiple of pipeline_model_parallel_size (" +
-              str(pp) + ")",
+          "interleaved schedule: number of micro-batches (" + str(m) +
+              ") must be a multiple of pipeline_model_parallel_size (" + str(pp) + ")",
           "global_batch_size multiple of micro_batch_size * DP * PP = " +
               str(static_cast<long long>(plan.micro_batch_size) * dp * pp));
   }
@@ -135,7 +144,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
 
   // Context parallel splits the sequence into 2*CP chunks (Megatron's causal load balancing).
   if (cp > 1 && plan.seq_length % (2 * cp) != 0)
-    add("plan.context_parallel_size", "2*CP = " + str(2 * cp) + " does not divide seq_length (" + str(plan.seq_length) + ")",
+    add("plan.context_parallel_size",
+        "2*CP = " + str(2 * cp) + " does not divide seq_length (" + str(plan.seq_length) + ")",
         "CP with 2*CP dividing seq_length");
   // Learned absolute positions cannot go past their table; rotary models may be extended.
   if (model.learned_position_embeddings && plan.seq_length > model.max_position_embeddings)
@@ -177,10 +187,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     bool ok = order.size() == 14;
     for (const char* dim : {"tp", "cp", "ep", "dp", "pp"}) {
       const auto at = order.find(dim);
-      if (at == std::string::npos) { ok = false; break; }
+      if (at == std::string::npos) {
+        ok = false;
+        break;
+      }
       order.replace(at, 2, "..");
     }
-    if (!ok) add("plan.rank_order", "'" + plan.rank_order + "' is not an order of tp, cp, ep, dp, pp", "e.g. tp-cp-ep-dp-pp");
+    if (!ok)
+      add("plan.rank_order", "'" + plan.rank_order + "' is not an order of tp, cp, ep, dp, pp", "e.g. tp-cp-ep-dp-pp");
   }
   return out;
 }

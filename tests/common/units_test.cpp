@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <stdexcept>
-
 #include "trainsim/common/units.hpp"
+
+#include <catch2/catch.hpp>
+#include <stdexcept>
 
 using trainsim::Dimension;
 using trainsim::format_quantity;

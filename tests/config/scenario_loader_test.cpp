@@ -1,6 +1,5 @@
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -136,10 +135,10 @@ TEST_CASE("a scenario finds its model beside it and its hardware under the searc
 }
 
 TEST_CASE("overrides change the plan before validation", "[config]") {
-  const Scenario s = load_scenario(root + "/scenarios/default.yaml",
-                                   {parse_override("plan.tensor_model_parallel_size=2"),
-                                    parse_override("plan.sequence_parallel=true"), parse_override("num_devices=16"),
-                                    parse_override("plan.layers_per_stage=[15, 17]")});
+  const Scenario s =
+      load_scenario(root + "/scenarios/default.yaml",
+                    {parse_override("plan.tensor_model_parallel_size=2"), parse_override("plan.sequence_parallel=true"),
+                     parse_override("num_devices=16"), parse_override("plan.layers_per_stage=[15, 17]")});
   CHECK(s.plan.tensor_model_parallel_size == 2);
   CHECK(s.plan.sequence_parallel);
   CHECK(s.num_devices == 16);
@@ -150,13 +149,15 @@ TEST_CASE("overrides change the plan before validation", "[config]") {
 TEST_CASE("an override of an unknown key fails at --set with a suggestion", "[config]") {
   const std::string msg = config_error(
       [] { load_scenario(root + "/scenarios/default.yaml", {parse_override("plan.tensor_parallel_size=4")}); });
-  CHECK(msg == "--set: plan.tensor_parallel_size: unknown key 'plan.tensor_parallel_size', did you mean "
-               "'plan.tensor_model_parallel_size'?");
+  CHECK(msg ==
+        "--set: plan.tensor_parallel_size: unknown key 'plan.tensor_parallel_size', did you mean "
+        "'plan.tensor_model_parallel_size'?");
 }
 
 TEST_CASE("an override with a bad value is located at --set", "[config]") {
-  const std::string msg = config_error(
-      [] { load_scenario(root + "/scenarios/default.yaml", {parse_override("plan.tensor_model_parallel_size=four")}); });
+  const std::string msg = config_error([] {
+    load_scenario(root + "/scenarios/default.yaml", {parse_override("plan.tensor_model_parallel_size=four")});
+  });
   CHECK(msg == "--set: plan.tensor_model_parallel_size: expected an integer, got 'four'; valid: integer in [1, 1024]");
 }
 
@@ -209,7 +210,8 @@ TEST_CASE("hardware validation: missing unit gives a hint, wrong unit lists unit
   const std::string msg = config_error([&] { load_hardware(f); });
   CHECK_THAT(msg, Catch::Contains(f + ":5:20: device.peak_flops_bf16: missing unit (FLOP/s); write e.g. 313TFLOPS"));
   CHECK_THAT(msg, Catch::Contains(f + ":7:14: device.hbm_bytes: unknown unit 'GB/s' for bytes; valid units:"));
-  CHECK_THAT(msg, Catch::Contains(f + ":9:28: device.memory_bound_efficiency: 1.5 is out of range; valid: number in [0.01, 1]"));
+  CHECK_THAT(msg, Catch::Contains(
+                      f + ":9:28: device.memory_bound_efficiency: 1.5 is out of range; valid: number in [0.01, 1]"));
   CHECK_THAT(msg, Catch::Contains(f + ":13:3: node.fabrik: unknown key 'fabrik', did you mean 'fabric'?"));
 }
 
@@ -219,7 +221,8 @@ TEST_CASE("a YAML file that does not parse is a ConfigError with its position", 
 }
 
 TEST_CASE("a file that does not exist is a ConfigError naming it", "[config]") {
-  CHECK(config_error([] { load_model("/no/such/model.yaml"); }) == "/no/such/model.yaml: cannot open file (does it exist?)");
+  CHECK(config_error([] { load_model("/no/such/model.yaml"); }) ==
+        "/no/such/model.yaml: cannot open file (does it exist?)");
   const std::string f = data("missing_model.yaml");
   CHECK_THAT(config_error([&] { load_scenario(f); }),
              Catch::StartsWith(f + ":1:8: model: file 'models/no-such-model.yaml' not found"));
@@ -242,7 +245,8 @@ TEST_CASE("every number in a hardware file carries a '# source:' comment", "[con
       const auto colon = line.find(':');
       const auto first = line.find_first_not_of(' ');
       const bool indented = !line.empty() && line[0] == ' ' && first != std::string::npos && line[first] != '#';
-      const bool has_value = colon != std::string::npos && line.find_first_not_of(' ', colon + 1) != std::string::npos &&
+      const bool has_value = colon != std::string::npos &&
+                             line.find_first_not_of(' ', colon + 1) != std::string::npos &&
                              line[line.find_first_not_of(' ', colon + 1)] != '#';
       if (indented && has_value && line.find("name:") == std::string::npos) {
         INFO(file << ":" << number << ": " << line);
@@ -250,7 +254,8 @@ TEST_CASE("every number in a hardware file carries a '# source:' comment", "[con
                previous.find("# DISAGREEMENT") != std::string::npos));
       }
       if (line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '#') {
-        if (line.find("# source:") != std::string::npos || line.find("# DISAGREEMENT") != std::string::npos) previous = line;
+        if (line.find("# source:") != std::string::npos || line.find("# DISAGREEMENT") != std::string::npos)
+          previous = line;
       } else {
         previous = line;
       }
@@ -286,10 +291,11 @@ std::string write_temp(const std::string& name, const std::string& text) {
 }  // namespace
 
 TEST_CASE("a section written as a scalar and a missing required key are both reported", "[config]") {
-  const std::string file = write_temp("trainsim_hw_sections.yaml",
-                                      "name: x\ndevice:\n  name: d\n  peak_flops_bf16: 1TFLOPS\n  peak_flops_fp32: 1TFLOPS\n"
-                                      "  hbm_bytes: 1GiB\n  hbm_bandwidth: 1TB/s\nnode: fast\ncluster:\n  nic_bandwidth: 1Gb/s\n"
-                                      "  hop_latency: 1us\n");
+  const std::string file =
+      write_temp("trainsim_hw_sections.yaml",
+                 "name: x\ndevice:\n  name: d\n  peak_flops_bf16: 1TFLOPS\n  peak_flops_fp32: 1TFLOPS\n"
+                 "  hbm_bytes: 1GiB\n  hbm_bandwidth: 1TB/s\nnode: fast\ncluster:\n  nic_bandwidth: 1Gb/s\n"
+                 "  hop_latency: 1us\n");
   const std::string msg = config_error([&] { load_hardware(file); });
   CHECK_THAT(msg, Catch::Contains(file + ":8:7: node: expected a section (a mapping of keys); valid: devices_per_node, "
                                          "fabric, link_bandwidth"));
@@ -299,9 +305,10 @@ TEST_CASE("a section written as a scalar and a missing required key are both rep
 }
 
 TEST_CASE("a model with top-k but no experts is rejected", "[config]") {
-  const std::string file = write_temp("trainsim_topk.yaml",
-                                      "hidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nintermediate_size: 256\n"
-                                      "vocab_size: 100\nmax_position_embeddings: 128\nnum_experts_per_tok: 2\n");
+  const std::string file =
+      write_temp("trainsim_topk.yaml",
+                 "hidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nintermediate_size: 256\n"
+                 "vocab_size: 100\nmax_position_embeddings: 128\nnum_experts_per_tok: 2\n");
   CHECK(config_error([&] { load_model(file); }) ==
         file + ":7:22: num_experts_per_tok: given without a number of experts; valid: also set num_local_experts");
   fs::remove(file);
@@ -309,9 +316,10 @@ TEST_CASE("a model with top-k but no experts is rejected", "[config]") {
 
 TEST_CASE("a model file's problems surface through the scenario that uses it", "[config]") {
   const std::string model = data("bad_model.yaml");
-  const std::string file = write_temp("trainsim_uses_bad_model.yaml",
-                                      "model: " + model + "\nhardware: a100-80gb\nnum_devices: 8\nplan:\n"
-                                      "  global_batch_size: 8\n  seq_length: 2048\n");
+  const std::string file =
+      write_temp("trainsim_uses_bad_model.yaml", "model: " + model +
+                                                     "\nhardware: a100-80gb\nnum_devices: 8\nplan:\n"
+                                                     "  global_batch_size: 8\n  seq_length: 2048\n");
   CHECK_THAT(config_error([&] { load_scenario(file); }),
              Catch::Contains(model + ":4:1: num_hidden_layer: unknown key 'num_hidden_layer'"));
   fs::remove(file);

@@ -1,9 +1,8 @@
-#include <catch2/catch.hpp>
+#include "trainsim/config/schema.hpp"
 
+#include <catch2/catch.hpp>
 #include <set>
 #include <string>
-
-#include "trainsim/config/schema.hpp"
 
 using namespace trainsim;
 

@@ -1,8 +1,7 @@
-#include <catch2/catch.hpp>
-
-#include <string>
-
 #include "trainsim/plan/plan_check.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
 
 using namespace trainsim;
 
@@ -56,9 +55,7 @@ TEST_CASE("derive_plan sets DP = devices / (TP * PP * CP)", "[plan]") {
   CHECK(p.data_parallel_size == 4);
 }
 
-TEST_CASE("a consistent plan has no problems", "[plan]") {
-  CHECK(check(llama70b(), a100(), 64, plan(8, 4, 64)) == "");
-}
+TEST_CASE("a consistent plan has no problems", "[plan]") { CHECK(check(llama70b(), a100(), 64, plan(8, 4, 64)) == ""); }
 
 TEST_CASE("TP must divide attention and KV heads; valid TPs are listed", "[plan]") {
   CHECK(check(llama70b(), a100(), 16, plan(16, 1, 16)) ==
@@ -68,14 +65,16 @@ TEST_CASE("TP must divide attention and KV heads; valid TPs are listed", "[plan]
 
 TEST_CASE("PP must divide layers unless layers_per_stage is given, which must sum to the layers", "[plan]") {
   CHECK(check(llama70b(), a100(), 24, plan(8, 3, 24, 63)) ==
-        "plan.pipeline_model_parallel_size: 3 does not divide num_hidden_layers (80); valid: PP (x VPP) in 1, 2, 4, 5, 8, "
+        "plan.pipeline_model_parallel_size: 3 does not divide num_hidden_layers (80); valid: PP (x VPP) in 1, 2, 4, 5, "
+        "8, "
         "10, 16, 20, 40, 80, or give plan.layers_per_stage\n");
   ParallelPlan p = plan(8, 3, 24, 63);
   p.layers_per_stage = {27, 27, 26};
   CHECK(check(llama70b(), a100(), 24, p) == "");
   p.layers_per_stage = {27, 27};
   CHECK(check(llama70b(), a100(), 24, p) ==
-        "plan.layers_per_stage: has 2 entries but pipeline_model_parallel_size is 3; valid: one entry per pipeline stage\n"
+        "plan.layers_per_stage: has 2 entries but pipeline_model_parallel_size is 3; valid: one entry per pipeline "
+        "stage\n"
         "plan.layers_per_stage: sums to 54, not num_hidden_layers (80)\n");
 }
 
@@ -106,7 +105,8 @@ TEST_CASE("EP must divide the experts and DP*CP, and needs an MoE model", "[plan
         "plan.expert_model_parallel_size: 3 does not divide the number of experts (8); valid: 1, 2, 4, 8\n"
         "plan.expert_model_parallel_size: 3 does not divide DP*CP = 4 (Megatron); valid: 1, 2, 4\n");
   p.expert_model_parallel_size = 2;
-  CHECK(check(llama70b(), a100(), 32, p) == "plan.expert_model_parallel_size: 2 > 1 but the model has no experts; valid: 1\n");
+  CHECK(check(llama70b(), a100(), 32, p) ==
+        "plan.expert_model_parallel_size: 2 > 1 but the model has no experts; valid: 1\n");
 }
 
 TEST_CASE("virtual stages need the interleaved schedule and micro-batches a multiple of PP", "[plan]") {
@@ -145,8 +145,13 @@ TEST_CASE("CP splits the sequence into 2*CP chunks; learned positions cap seq_le
   gpt.learned_position_embeddings = true;
   gpt.max_position_embeddings = 2048;
   CHECK(check(gpt, a100(), 8, plan(8, 1, 8)) ==
-        "plan.seq_length: 4096 exceeds max_position_embeddings (2048) of a model with learned positions; valid: <= 2048\n");
-  CHECK(check(llama70b(), a100(), 8, [] { auto q = plan(8, 1, 8); q.seq_length = 32768; return q; }()) == "");
+        "plan.seq_length: 4096 exceeds max_position_embeddings (2048) of a model with learned positions; valid: <= "
+        "2048\n");
+  CHECK(check(llama70b(), a100(), 8, [] {
+          auto q = plan(8, 1, 8);
+          q.seq_length = 32768;
+          return q;
+        }()) == "");
 }
 
 TEST_CASE("fp8 needs FP8 units on the device", "[plan]") {

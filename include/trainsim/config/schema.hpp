@@ -14,14 +14,14 @@ namespace trainsim {
 enum class ValueType { integer, number, boolean, string, choice, quantity, int_list };
 
 struct KeySpec {
-  const char* path;          // "plan.tensor_model_parallel_size" (sections separated by '.')
+  const char* path;  // "plan.tensor_model_parallel_size" (sections separated by '.')
   ValueType type;
   Dimension dim;             // for ValueType::quantity
   const char* default_text;  // "" = no default (optional key left unset, or required)
   bool required;
-  double min;                // inclusive range for integer / number / quantity
+  double min;  // inclusive range for integer / number / quantity
   double max;
-  const char* choices;       // for ValueType::choice: "none|selective|full"
+  const char* choices;  // for ValueType::choice: "none|selective|full"
   const char* doc;
 };
 
