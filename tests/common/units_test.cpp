@@ -68,3 +68,8 @@ TEST_CASE("format_quantity writes what parse_quantity reads back", "[units]") {
     }
   }
 }
+
+TEST_CASE("the same number in bytes and in bits differs by exactly 8", "[units]") {
+  CHECK(parse_quantity("56GB/s", Dimension::bandwidth) == 8 * parse_quantity("56Gb/s", Dimension::bandwidth));
+  CHECK(parse_quantity("1GiB", Dimension::bytes) / parse_quantity("1GB", Dimension::bytes) == Approx(1.073741824));
+}

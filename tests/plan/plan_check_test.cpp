@@ -182,3 +182,25 @@ TEST_CASE("rank order must be a permutation of tp, cp, ep, dp, pp", "[plan]") {
   p.rank_order = "tp-cp-ep-pp-dp";
   CHECK(check(llama70b(), a100(), 8, p) == "");
 }
+
+TEST_CASE("full recompute cannot cover more layers than a stage holds; other granularities take no count", "[plan]") {
+  ParallelPlan p = plan(8, 4, 32);  // 20 layers per stage
+  p.recompute_granularity = RecomputeGranularity::full;
+  p.recompute_num_layers = 21;
+  CHECK(check(llama70b(), a100(), 32, p) ==
+        "plan.recompute_num_layers: 21 exceeds the layers per pipeline stage (20); valid: 0..20\n");
+  p.recompute_granularity = RecomputeGranularity::selective;
+  p.recompute_num_layers = 1;
+  CHECK(check(llama70b(), a100(), 32, p) ==
+        "plan.recompute_num_layers: set but recompute_granularity is not full; valid: 0, or recompute_granularity: full\n");
+}
+
+TEST_CASE("optimizer offload needs a sharded optimizer", "[plan]") {
+  ParallelPlan p = plan(8, 1, 16);
+  p.offload_optimizer = true;
+  CHECK(check(llama70b(), a100(), 16, p) ==
+        "plan.offload_optimizer: needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1); valid: zero_stage 1, "
+        "2 or 3\n");
+  p.zero_stage = 2;
+  CHECK(check(llama70b(), a100(), 16, p) == "");
+}
