@@ -1,2 +1,3 @@
 # Sources of the common module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/error.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/units.cpp)

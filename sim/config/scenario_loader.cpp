@@ -1,11 +1,336 @@
-// STUB: replaced by the config module.
+// Loads model, hardware and scenario files: parse YAML, apply --set overrides, validate
+// against the key schema (one pass, every problem), then fill the value types.
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/plan/plan_check.hpp"
+#include "validate.hpp"
+
+#ifndef TRAINSIM_DATA_DIR
+#define TRAINSIM_DATA_DIR "."
+#endif
+
 namespace trainsim {
-ModelSpec load_model(const std::string&) { throw SimError("load_model: not implemented"); }
-HardwareSpec load_hardware(const std::string&) { throw SimError("load_hardware: not implemented"); }
-Scenario load_scenario(const std::string&, const std::vector<Override>&, const std::vector<std::string>&) {
-  throw SimError("load_scenario: not implemented");
+
+namespace fs = std::filesystem;
+
+namespace {
+
+YAML::Node read_yaml(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(Diagnostic{SourceLocation{path, 0, 0}, "", "cannot open file (does it exist?)", ""});
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::ParserException& e) {
+    SourceLocation at{path, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
+    throw ConfigError(Diagnostic{at, "", "malformed YAML: " + e.msg, ""});
+  }
 }
-Override parse_override(const std::string&) { throw SimError("parse_override: not implemented"); }
+
+bool is_json(const std::string& path) { return fs::path(path).extension() == ".json"; }
+
+int as_int(const Validated& v, const std::string& path) { return static_cast<int>(v.num(path)); }
+bool as_bool(const Validated& v, const std::string& path) { return v.num(path) != 0; }
+
+ModelSpec fill_model(const Validated& v, const std::string& path) {
+  ModelSpec m;
+  m.name = v.has("name") ? v.str("name") : fs::path(path).stem().string();
+  if (v.has("source")) m.source = v.str("source");
+  m.hidden_size = static_cast<std::int64_t>(v.num("hidden_size"));
+  m.num_layers = as_int(v, "num_hidden_layers");
+  m.num_attention_heads = as_int(v, "num_attention_heads");
+  m.num_key_value_heads = v.has("num_key_value_heads") ? as_int(v, "num_key_value_heads") : m.num_attention_heads;
+  m.head_dim = v.has("head_dim") ? static_cast<std::int64_t>(v.num("head_dim")) : m.hidden_size / m.num_attention_heads;
+  m.intermediate_size = static_cast<std::int64_t>(v.num("intermediate_size"));
+  m.vocab_size = static_cast<std::int64_t>(v.num("vocab_size"));
+  m.max_position_embeddings = static_cast<std::int64_t>(v.num("max_position_embeddings"));
+  m.hidden_act = v.str("hidden_act");
+  const bool gated_act =
+      m.hidden_act == "silu" || m.hidden_act == "swish" || m.hidden_act == "swiglu" || m.hidden_act == "geglu";
+  m.gated_mlp = v.has("gated_mlp") ? as_bool(v, "gated_mlp") : gated_act;
+  m.tie_word_embeddings = as_bool(v, "tie_word_embeddings");
+  m.learned_position_embeddings = as_bool(v, "learned_position_embeddings");
+  m.use_bias = as_bool(v, "use_bias");
+  m.norm = v.str("norm");
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    if (!v.has(key)) continue;
+    MoeSpec moe;
+    moe.num_experts = as_int(v, key);
+    moe.experts_per_token = v.has("num_experts_per_tok") ? as_int(v, "num_experts_per_tok") : 1;
+    moe.expert_intermediate_size = v.has("moe_intermediate_size")
+                                       ? static_cast<std::int64_t>(v.num("moe_intermediate_size"))
+                                       : m.intermediate_size;
+    moe.num_shared_experts = v.has("n_shared_experts") ? as_int(v, "n_shared_experts") : 0;
+    if (v.has("shared_expert_intermediate_size")) {
+      moe.shared_intermediate_size = static_cast<std::int64_t>(v.num("shared_expert_intermediate_size"));
+      if (moe.num_shared_experts == 0 && moe.shared_intermediate_size > 0) moe.num_shared_experts = 1;  // Qwen2-MoE
+    }
+    moe.first_dense_layers = v.has("first_k_dense_replace") ? as_int(v, "first_k_dense_replace") : 0;
+    moe.capacity_factor = v.num("capacity_factor");
+    m.moe = moe;
+    break;
+  }
+  return m;
+}
+
+// Cross-key checks of a model (need several keys at once).
+void check_model(const ModelSpec& m, const Validated& v, bool json, std::vector<Diagnostic>& out) {
+  auto at = [&](const std::string& key) { return v.has(key) ? v.values.at(key).where : SourceLocation{}; };
+  if (m.num_key_value_heads > 0 && m.num_attention_heads % m.num_key_value_heads != 0)
+    out.push_back({at("num_key_value_heads"), "num_key_value_heads",
+                   std::to_string(m.num_key_value_heads) + " does not divide num_attention_heads (" +
+                       std::to_string(m.num_attention_heads) + ")",
+                   "a divisor of " + std::to_string(m.num_attention_heads)});
+  if (!v.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
+    out.push_back({at("num_attention_heads"), "num_attention_heads",
+                   std::to_string(m.num_attention_heads) + " does not divide hidden_size (" +
+                       std::to_string(m.hidden_size) + "); give head_dim explicitly",
+                   ""});
+  if (m.moe) {
+    if (m.moe->experts_per_token > m.moe->num_experts)
+      out.push_back({at("num_experts_per_tok"), "num_experts_per_tok",
+                     "top-k " + std::to_string(m.moe->experts_per_token) + " exceeds the number of experts (" +
+                         std::to_string(m.moe->num_experts) + ")",
+                     "1.." + std::to_string(m.moe->num_experts)});
+    if (m.moe->first_dense_layers > m.num_layers)
+      out.push_back({at("first_k_dense_replace"), "first_k_dense_replace", "exceeds num_hidden_layers", ""});
+  } else if (v.has("num_experts_per_tok") && !json) {
+    out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
+                   "also set num_local_experts"});
+  }
+}
+
+HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
+  HardwareSpec h;
+  h.name = v.str("name");
+  h.file = path;
+  DeviceSpec& d = h.device;
+  d.name = v.str("device.name");
+  d.peak_flops_bf16 = v.num("device.peak_flops_bf16");
+  d.peak_flops_fp16 = v.has("device.peak_flops_fp16") ? v.num("device.peak_flops_fp16") : d.peak_flops_bf16;
+  d.peak_flops_fp8 = v.num("device.peak_flops_fp8");
+  d.peak_flops_fp32 = v.num("device.peak_flops_fp32");
+  d.hbm_bytes = v.num("device.hbm_bytes");
+  d.hbm_bandwidth = v.num("device.hbm_bandwidth");
+  d.memory_bound_efficiency = v.num("device.memory_bound_efficiency");
+  d.gemm.large = v.num("device.gemm.large");
+  d.gemm.small = v.num("device.gemm.small");
+  d.gemm.half_flops = v.num("device.gemm.half_flops");
+  d.attention_efficiency = v.num("device.attention_efficiency");
+  d.kernel_launch_s = v.num("device.kernel_launch");
+  d.allocator_reserve_bytes = v.num("device.allocator_reserve");
+  d.price_per_hour = v.num("device.price_per_hour");
+  d.power_w = v.num("device.power");
+  NodeSpec& n = h.node;
+  n.devices_per_node = as_int(v, "node.devices_per_node");
+  n.fabric = v.str("node.fabric") == "full_mesh" ? IntraNodeFabric::full_mesh : IntraNodeFabric::switched;
+  n.link_bandwidth = v.num("node.link_bandwidth");
+  n.link_latency_s = v.num("node.link_latency");
+  n.achievable_fraction = v.num("node.achievable_fraction");
+  n.in_switch_reduction = as_bool(v, "node.in_switch_reduction");
+  ClusterSpec& c = h.cluster;
+  c.nics_per_node = as_int(v, "cluster.nics_per_node");
+  c.nic_bandwidth = v.num("cluster.nic_bandwidth");
+  c.hop_latency_s = v.num("cluster.hop_latency");
+  c.hops = as_int(v, "cluster.hops");
+  c.topology =
+      v.str("cluster.topology") == "rail_optimized" ? NetworkTopology::rail_optimized : NetworkTopology::fat_tree;
+  c.oversubscription = v.num("cluster.oversubscription");
+  c.achievable_fraction = v.num("cluster.achievable_fraction");
+  c.host_link_bandwidth = v.num("cluster.host_link_bandwidth");
+  return h;
+}
+
+ParallelPlan fill_plan(const Validated& v) {
+  ParallelPlan p;
+  p.tensor_model_parallel_size = as_int(v, "plan.tensor_model_parallel_size");
+  p.pipeline_model_parallel_size = as_int(v, "plan.pipeline_model_parallel_size");
+  p.virtual_pipeline_model_parallel_size = as_int(v, "plan.virtual_pipeline_model_parallel_size");
+  p.context_parallel_size = as_int(v, "plan.context_parallel_size");
+  p.expert_model_parallel_size = as_int(v, "plan.expert_model_parallel_size");
+  p.sequence_parallel = as_bool(v, "plan.sequence_parallel");
+  p.micro_batch_size = as_int(v, "plan.micro_batch_size");
+  p.global_batch_size = as_int(v, "plan.global_batch_size");
+  p.seq_length = as_int(v, "plan.seq_length");
+  const std::string& rg = v.str("plan.recompute_granularity");
+  p.recompute_granularity = rg == "full"        ? RecomputeGranularity::full
+                            : rg == "selective" ? RecomputeGranularity::selective
+                                                : RecomputeGranularity::none;
+  p.recompute_method = v.str("plan.recompute_method") == "block" ? RecomputeMethod::block : RecomputeMethod::uniform;
+  p.recompute_num_layers = as_int(v, "plan.recompute_num_layers");
+  p.use_distributed_optimizer = as_bool(v, "plan.use_distributed_optimizer");
+  p.zero_stage = as_int(v, "plan.zero_stage");
+  p.offload_optimizer = as_bool(v, "plan.offload_optimizer");
+  const std::string& s = v.str("plan.schedule");
+  p.schedule = s == "gpipe"         ? PipelineSchedule::gpipe
+               : s == "interleaved" ? PipelineSchedule::interleaved
+               : s == "zb-h1"       ? PipelineSchedule::zero_bubble_h1
+                                    : PipelineSchedule::one_f_one_b;
+  const std::string& pr = v.str("plan.precision");
+  p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
+  p.use_flash_attn = as_bool(v, "plan.use_flash_attn");
+  p.overlap_grad_reduce = as_bool(v, "plan.overlap_grad_reduce");
+  p.overlap_param_gather = as_bool(v, "plan.overlap_param_gather");
+  p.tp_comm_overlap = as_bool(v, "plan.tp_comm_overlap");
+  p.grad_bucket_bytes = v.num("plan.grad_bucket_size");
+  if (v.has("plan.layers_per_stage")) p.layers_per_stage = v.values.at("plan.layers_per_stage").list;
+  p.rank_order = v.str("plan.rank_order");
+  return p;
+}
+
+bool is_known_path(const std::string& path, FileKind kind) {
+  for (const auto& spec : key_schema(kind))
+    if (path == spec.path) return true;
+  return false;
+}
+
+// Sets `path` (a.b.c) in `root` to the YAML value of `text`.
+void set_path(YAML::Node root, const std::string& path, const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
+  YAML::Node node = root;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (!node[parts[i]] || !node[parts[i]].IsMap()) node[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    node.reset(node[parts[i]]);  // rebind (operator= would overwrite the parent's value)
+  }
+  YAML::Node value;
+  try {
+    value = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    value = YAML::Node(text);
+  }
+  if (value.IsNull()) value = YAML::Node(text);
+  node[parts.back()] = value;
+}
+
+// `name` as written, relative to the scenario's directory, then under each search root
+// (root/name, root/models/name or root/hardware/name), each also with ".yaml" appended.
+std::string resolve(const std::string& name, const fs::path& base, const std::vector<std::string>& roots,
+                    const char* subdir) {
+  std::vector<fs::path> candidates{base / name};
+  for (const auto& root : roots) {
+    candidates.push_back(fs::path(root) / name);
+    candidates.push_back(fs::path(root) / subdir / name);
+  }
+  if (fs::path(name).is_absolute()) candidates = {fs::path(name)};
+  for (const auto& c : candidates) {
+    if (fs::is_regular_file(c)) return c.lexically_normal().string();
+    fs::path with_ext = c;
+    with_ext += ".yaml";
+    if (fs::is_regular_file(with_ext)) return with_ext.lexically_normal().string();
+  }
+  return "";
+}
+
+}  // namespace
+
+ModelSpec load_model(const std::string& path) {
+  const YAML::Node root = read_yaml(path);
+  std::vector<Diagnostic> problems;
+  ValidateOptions options;
+  options.file = path;
+  options.ignore_unknown = is_json(path);
+  const Validated v = validate_tree(root, FileKind::model, options, problems);
+  if (!problems.empty()) throw ConfigError(problems);
+  ModelSpec model = fill_model(v, path);
+  check_model(model, v, options.ignore_unknown, problems);
+  if (!problems.empty()) throw ConfigError(problems);
+  return model;
+}
+
+HardwareSpec load_hardware(const std::string& path) {
+  const YAML::Node root = read_yaml(path);
+  std::vector<Diagnostic> problems;
+  ValidateOptions options;
+  options.file = path;
+  const Validated v = validate_tree(root, FileKind::hardware, options, problems);
+  if (!problems.empty()) throw ConfigError(problems);
+  return fill_hardware(v, path);
+}
+
+Override parse_override(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw ConfigError(Diagnostic{SourceLocation{"--set", 0, 0}, text, "expected KEY=VALUE",
+                                 "e.g. plan.tensor_model_parallel_size=4"});
+  return Override{text.substr(0, eq), text.substr(eq + 1)};
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
+                       const std::vector<std::string>& search_roots) {
+  YAML::Node root = read_yaml(path);
+  std::vector<Diagnostic> problems;
+  ValidateOptions options;
+  options.file = path;
+  for (const auto& o : overrides) {
+    if (!is_known_path(o.key_path, FileKind::scenario)) {
+      std::vector<std::string> names;
+      for (const auto& spec : key_schema(FileKind::scenario)) names.push_back(spec.path);
+      const std::string near = closest_key(o.key_path, names);
+      problems.push_back({SourceLocation{"--set", 0, 0}, o.key_path,
+                          "unknown key '" + o.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"),
+                          ""});
+      continue;
+    }
+    if (root.IsMap() || root.IsNull()) set_path(root, o.key_path, o.value);
+    options.overridden.insert(o.key_path);
+  }
+  // Unknown --set keys are reported together with whatever else is wrong.
+  const size_t override_problems = problems.size();
+  const Validated v = validate_tree(root, FileKind::scenario, options, problems);
+  if (problems.size() > override_problems) throw ConfigError(problems);
+
+  Scenario scenario;
+  scenario.file = path;
+  scenario.name = v.has("name") ? v.str("name") : fs::path(path).stem().string();
+  scenario.num_devices = as_int(v, "num_devices");
+  scenario.plan = fill_plan(v);
+
+  const std::vector<std::string> roots =
+      search_roots.empty() ? std::vector<std::string>{TRAINSIM_DATA_DIR} : search_roots;
+  const fs::path base = fs::path(path).parent_path();
+  bool have_inputs = true;
+  auto load_part = [&](const char* key, const char* subdir, auto loader, auto& target) {
+    const std::string found = resolve(v.str(key), base, roots, subdir);
+    if (found.empty()) {
+      problems.push_back({v.values.at(key).where, key, "file '" + v.str(key) + "' not found",
+                          "a path relative to " + (base.empty() ? std::string(".") : base.string()) + " or to " +
+                              subdir + "/ under " + roots.front()});
+      have_inputs = false;
+      return;
+    }
+    try {
+      target = loader(found);
+    } catch (const ConfigError& e) {
+      problems.insert(problems.end(), e.diagnostics().begin(), e.diagnostics().end());
+      have_inputs = false;
+    }
+  };
+  load_part("model", "models", load_model, scenario.model);
+  load_part("hardware", "hardware", load_hardware, scenario.hardware);
+  if (!have_inputs) throw ConfigError(problems);
+
+  derive_plan(scenario.plan, scenario.num_devices);
+  for (Diagnostic d : check_plan(scenario.model, scenario.hardware, scenario.num_devices, scenario.plan)) {
+    if (d.where.file.empty()) {
+      if (v.has(d.key_path) && !v.values.at(d.key_path).where.file.empty()) {
+        d.where = v.values.at(d.key_path).where;
+      } else if (d.key_path.rfind("plan.", 0) == 0 && v.sections.count("plan")) {
+        d.where = v.sections.at("plan");
+      } else {
+        d.where = SourceLocation{path, 0, 0};
+      }
+    }
+    problems.push_back(d);
+  }
+  if (!problems.empty()) throw ConfigError(problems);
+  return scenario;
+}
+
 }  // namespace trainsim

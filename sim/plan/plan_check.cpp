@@ -1,9 +1,202 @@
-// STUB: replaced by the config/plan module.
+// Feasibility of a plan against a model and a cluster: every problem at once, each with
+// the key path and what would be valid. Rules follow Megatron-LM's argument checks and
+// DeepSpeed's ZeRO constraints. Our calls where the sources leave a choice:
+// - sequence_parallel with TP 1 is an error (Megatron silently turns it off; we change nothing
+//   behind the user's back, so scenarios copied from launch scripts must say false);
+// - seq_length > max_position_embeddings is an error only for learned absolute positions;
+//   rotary / ALiBi models are routinely trained past it (e.g. with CP at 128k), so it passes;
+// - CP needs 2*CP to divide seq_length (Megatron's load-balanced causal split);
+// - zero_stage 3 with PP > 1 is an error (DeepSpeed), and ZeRO with use_distributed_optimizer
+//   is an error: pick one way of sharding the optimizer;
+// - offload_optimizer needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1).
 #include "trainsim/plan/plan_check.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
 namespace trainsim {
+
+namespace {
+
+std::string divisors_text(long long n, int limit = 24) {
+  std::string out;
+  int count = 0;
+  for (long long d = 1; d <= n; ++d) {
+    if (n % d != 0) continue;
+    if (count++ == limit) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + std::to_string(d);
+  }
+  return out;
+}
+
+std::string multiples_text(long long step, int count = 4) {
+  std::string out;
+  for (int i = 1; i <= count; ++i) out += (out.empty() ? "" : ", ") + std::to_string(step * i);
+  return out + ", ...";
+}
+
+std::string str(long long x) { return std::to_string(x); }
+
+}  // namespace
+
 void derive_plan(ParallelPlan& plan, int num_devices) {
   const int mp = plan.model_parallel_size();
-  plan.data_parallel_size = mp > 0 ? num_devices / mp : 0;
+  plan.data_parallel_size = mp > 0 ? std::max(num_devices / mp, 0) : 0;
 }
-std::vector<Diagnostic> check_plan(const ModelSpec&, const HardwareSpec&, int, const ParallelPlan&) { return {}; }
+
+std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
+                                   const ParallelPlan& plan) {
+  std::vector<Diagnostic> out;
+  auto add = [&](const std::string& key, const std::string& problem, const std::string& valid) {
+    out.push_back(Diagnostic{SourceLocation{}, key, problem, valid});
+  };
+  const int tp = plan.tensor_model_parallel_size, pp = plan.pipeline_model_parallel_size;
+  const int vpp = plan.virtual_pipeline_model_parallel_size, cp = plan.context_parallel_size;
+  const int ep = plan.expert_model_parallel_size, dp = plan.data_parallel_size;
+  const int layers = model.num_layers;
+
+  // Tensor parallel splits attention heads and KV heads.
+  const int heads = model.num_attention_heads, kv = model.num_key_value_heads;
+  if (heads % tp != 0 || kv % tp != 0)
+    add("plan.tensor_model_parallel_size",
+        str(tp) + " does not divide num_attention_heads (" + str(heads) + ") and num_key_value_heads (" + str(kv) + ")",
+        divisors_text(std::gcd(heads, kv)));
+
+  // Pipeline stages.
+  if (plan.layers_per_stage.empty()) {
+    if (layers % (pp * vpp) != 0) {
+      const std::string what = vpp > 1 ? "pipeline_model_parallel_size * virtual_pipeline_model_parallel_size (" +
+                                             str(pp) + " * " + str(vpp) + ")"
+                                       : str(pp);
+      add(vpp > 1 ? "plan.virtual_pipeline_model_parallel_size" : "plan.pipeline_model_parallel_size",
+          what + " does not divide num_hidden_layers (" + str(layers) + ")",
+          "PP (x VPP) in " + divisors_text(layers) + ", or give plan.layers_per_stage");
+    }
+  } else {
+    const auto& split = plan.layers_per_stage;
+    const int sum = std::accumulate(split.begin(), split.end(), 0);
+    if (static_cast<int>(split.size()) != pp)
+      add("plan.layers_per_stage",
+          "has " + str(split.size()) + " entries but pipeline_model_parallel_size is " + str(pp),
+          "one entry per pipeline stage");
+    if (sum != layers)
+      add("plan.layers_per_stage", "sums to " + str(sum) + ", not num_hidden_layers (" + str(layers) + ")", "");
+    if (vpp > 1)
+      add("plan.layers_per_stage", "an explicit split is not supported with virtual pipeline stages",
+          "virtual_pipeline_model_parallel_size: 1");
+  }
+
+  // Devices = TP * PP * CP * DP.
+  const long long mp = static_cast<long long>(tp) * pp * cp;
+  const bool devices_ok = num_devices % mp == 0 && dp >= 1;
+  if (!devices_ok)
+    add("num_devices",
+        str(num_devices) + " is not a multiple of TP*PP*CP = " + str(tp) + "*" + str(pp) + "*" + str(cp) + " = " +
+            str(mp),
+        "num_devices in " + multiples_text(mp));
+
+  // Batch: global batch = micro batch * DP * number of micro-batches.
+  if (devices_ok) {
+    const long long step = static_cast<long long>(plan.micro_batch_size) * dp;
+    if (plan.global_batch_size % step != 0)
+      add("plan.global_batch_size",
+          str(plan.global_batch_size) + " is not a multiple of micro_batch_size * DP = " + str(plan.micro_batch_size) +
+              " * " + str(dp) + " = " + str(step),
+          "multiples of " + str(step) + ": " + multiples_text(step));
+  }
+
+  // Experts.
+  if (model.moe) {
+    const int experts = model.moe->num_experts;
+    if (experts % ep != 0)
+      add("plan.expert_model_parallel_size", str(ep) + " does not divide the number of experts (" + str(experts) + ")",
+          divisors_text(experts));
+    if (devices_ok && (static_cast<long long>(dp) * cp) % ep != 0)
+      add("plan.expert_model_parallel_size",
+          str(ep) + " does not divide DP*CP = " + str(static_cast<long long>(dp) * cp) + " (Megatron)",
+          divisors_text(static_cast<long long>(dp) * cp));
+  } else if (ep > 1) {
+    add("plan.expert_model_parallel_size", str(ep) + " > 1 but the model has no experts", "1");
+  }
+
+  // Virtual pipeline and the interleaved schedule (Megatron's rules).
+  const bool interleaved = plan.schedule == PipelineSchedule::interleaved;
+  if (vpp > 1 && !interleaved)
+    add("plan.virtual_pipeline_model_parallel_size", str(vpp) + " > 1 needs schedule: interleaved",
+        "1, or set plan.schedule: interleaved");
+  if (interleaved) {
+    if (vpp < 2)
+      add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", "gpipe, 1f1b, zb-h1");
+    if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", "gpipe, 1f1b, zb-h1");
+    const int m = plan.num_microbatches();
+    if (devices_ok && m > 0 && m % pp != 0)
+      add("plan.global_batch_size",
+          "interleaved schedule: number of micro-batches (" + str(m) +
+              ") must be a multiple of pipeline_model_parallel_size (" + str(pp) + ")",
+          "global_batch_size multiple of micro_batch_size * DP * PP = " +
+              str(static_cast<long long>(plan.micro_batch_size) * dp * pp));
+  }
+
+  // Sequence parallel shards along TP: meaningless without TP (Megatron disables it silently).
+  if (plan.sequence_parallel && tp == 1)
+    add("plan.sequence_parallel", "true needs tensor_model_parallel_size > 1", "false, or TP > 1");
+
+  // Context parallel splits the sequence into 2*CP chunks (Megatron's causal load balancing).
+  if (cp > 1 && plan.seq_length % (2 * cp) != 0)
+    add("plan.context_parallel_size",
+        "2*CP = " + str(2 * cp) + " does not divide seq_length (" + str(plan.seq_length) + ")",
+        "CP with 2*CP dividing seq_length");
+  // Learned absolute positions cannot go past their table; rotary models may be extended.
+  if (model.learned_position_embeddings && plan.seq_length > model.max_position_embeddings)
+    add("plan.seq_length",
+        str(plan.seq_length) + " exceeds max_position_embeddings (" + str(model.max_position_embeddings) +
+            ") of a model with learned positions",
+        "<= " + str(model.max_position_embeddings));
+
+  if (plan.micro_batch_size > plan.global_batch_size)
+    add("plan.micro_batch_size", "exceeds global_batch_size (" + str(plan.global_batch_size) + ")",
+        "<= " + str(plan.global_batch_size));
+
+  // Precision needs hardware support.
+  if (plan.precision == Precision::fp8 && hardware.device.peak_flops_fp8 <= 0)
+    add("plan.precision", "fp8 but " + hardware.device.name + " has no FP8 units (peak_flops_fp8 = 0)", "bf16, fp16");
+
+  // Optimizer sharding: one of ZeRO (DeepSpeed) or the distributed optimizer (Megatron).
+  if (plan.zero_stage == 3 && pp > 1)
+    add("plan.zero_stage", "ZeRO-3 cannot be combined with pipeline parallelism (DeepSpeed)", "0, 1, 2 with PP > 1");
+  if (plan.use_distributed_optimizer && plan.zero_stage > 0)
+    add("plan.use_distributed_optimizer", "true together with zero_stage " + str(plan.zero_stage) + ": pick one",
+        "use_distributed_optimizer: false, or zero_stage: 0");
+  if (plan.offload_optimizer && plan.zero_stage == 0 && !plan.use_distributed_optimizer)
+    add("plan.offload_optimizer", "needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1)",
+        "zero_stage 1, 2 or 3");
+
+  // Recompute.
+  if (plan.recompute_granularity == RecomputeGranularity::full && pp > 0 && layers % pp == 0 &&
+      plan.recompute_num_layers > layers / pp)
+    add("plan.recompute_num_layers",
+        str(plan.recompute_num_layers) + " exceeds the layers per pipeline stage (" + str(layers / pp) + ")",
+        "0.." + str(layers / pp));
+  if (plan.recompute_granularity != RecomputeGranularity::full && plan.recompute_num_layers > 0)
+    add("plan.recompute_num_layers", "set but recompute_granularity is not full", "0, or recompute_granularity: full");
+
+  // Rank order: a permutation of the five parallel dimensions.
+  {
+    std::string order = plan.rank_order;
+    bool ok = order.size() == 14;
+    for (const char* dim : {"tp", "cp", "ep", "dp", "pp"}) {
+      const auto at = order.find(dim);
+      if (at == std::string::npos) {
+        ok = false;
+        break;
+      }
+      order.replace(at, 2, "..");
+    }
+    if (!ok)
+      add("plan.rank_order", "'" + plan.rank_order + "' is not an order of tp, cp, ep, dp, pp", "e.g. tp-cp-ep-dp-pp");
+  }
+  return out;
+}
+
 }  // namespace trainsim

@@ -1,1 +1,23 @@
-# Command-line tests of input errors (config module).
+# Command-line tests of input errors (config module): each exits 2 with a message naming the key.
+trainsim_cli_test(bad_tp_lists_valid_values 2 "bad_tp.yaml:6:31: plan.tensor_model_parallel_size: .*valid: 1, 2, 4, 8, 16, 32"
+  run tests/config/data/bad_tp.yaml)
+trainsim_cli_test(unknown_key_suggests 2 "did you mean 'tensor_model_parallel_size'"
+  run tests/config/data/bad_keys.yaml)
+trainsim_cli_test(every_problem_at_once 2 "num_devices: expected an integer.*micro_batch_size: 0 is out of range.*sequence_parallel: expected true or false"
+  run tests/config/data/bad_keys.yaml)
+trainsim_cli_test(bad_plan_reports_all_rules 2 "tensor_model_parallel_size: 16 does not divide.*num_devices: 100 is not a multiple.*fp8 but.*ZeRO-3"
+  run tests/config/data/bad_plan.yaml)
+trainsim_cli_test(missing_unit_hint 2 "peak_flops_bf16: missing unit \\(FLOP/s\\); write e.g. 313TFLOPS"
+  run tests/config/data/bad_hardware_scenario.yaml)
+trainsim_cli_test(malformed_yaml_position 2 "malformed.yaml:4:13: malformed YAML"
+  run tests/config/data/malformed.yaml)
+trainsim_cli_test(missing_scenario_file 2 "no-such-scenario.yaml: cannot open file"
+  run tests/config/data/no-such-scenario.yaml)
+trainsim_cli_test(missing_model_file 2 "model: file 'models/no-such-model.yaml' not found"
+  run tests/config/data/missing_model.yaml)
+trainsim_cli_test(set_unknown_key 2 "--set: plan.tensor_parallel_size: unknown key.*did you mean 'plan.tensor_model_parallel_size'"
+  run scenarios/default.yaml --set plan.tensor_parallel_size=4)
+trainsim_cli_test(set_breaks_plan 2 "--set: plan.tensor_model_parallel_size: 3 does not divide num_attention_heads \\(32\\)"
+  run scenarios/default.yaml --set plan.tensor_model_parallel_size=3)
+trainsim_cli_test(set_without_equals 2 "expected KEY=VALUE"
+  run scenarios/default.yaml --set plan.tensor_model_parallel_size)

@@ -1,1 +1,2 @@
 # Tests of the plan module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/plan_check_test.cpp)

@@ -1,0 +1,50 @@
+#include "trainsim/config/schema.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+
+using namespace trainsim;
+
+TEST_CASE("every key is declared once, with a doc line, and its default is valid", "[config]") {
+  for (const auto kind : {FileKind::model, FileKind::hardware, FileKind::scenario}) {
+    std::set<std::string> seen;
+    for (const auto& spec : key_schema(kind)) {
+      INFO(spec.path);
+      CHECK(seen.insert(spec.path).second);
+      CHECK(std::string(spec.doc).size() > 0);
+      CHECK_FALSE((spec.required && std::string(spec.default_text).size() > 0));
+      if (spec.type == ValueType::quantity && std::string(spec.default_text).size() > 0) {
+        double value = 0;
+        std::string error;
+        CHECK(parse_quantity(spec.default_text, spec.dim, value, error));
+        CHECK(value >= spec.min);
+        CHECK(value <= spec.max);
+      }
+      if (spec.type == ValueType::choice && std::string(spec.default_text).size() > 0)
+        CHECK(("|" + std::string(spec.choices) + "|").find("|" + std::string(spec.default_text) + "|") !=
+              std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("edit distance counts insertions, deletions and substitutions", "[config]") {
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("tensor_parallel_size", "tensor_model_parallel_size") == 6);
+}
+
+TEST_CASE("did-you-mean picks the closest key and stays silent when nothing is close", "[config]") {
+  const std::vector<std::string> keys{"tensor_model_parallel_size", "pipeline_model_parallel_size", "seq_length"};
+  CHECK(closest_key("tensor_parallel_size", keys) == "tensor_model_parallel_size");
+  CHECK(closest_key("seq_len", keys) == "seq_length");
+  CHECK(closest_key("banana", keys) == "");
+}
+
+TEST_CASE("describe_schema prints each key with type, default, range and doc", "[config]") {
+  const std::string text = describe_schema(FileKind::scenario);
+  CHECK_THAT(text, Catch::Contains("plan.tensor_model_parallel_size  integer  1  [integer in [1, 1024]]  TP\n"));
+  CHECK_THAT(text, Catch::Contains("plan.recompute_granularity  choice  none  [none, selective, full]"));
+  CHECK_THAT(describe_schema(FileKind::hardware),
+             Catch::Contains("device.hbm_bandwidth  bytes/s  (required)  [bytes/s >= 1B/s]  nominal HBM bandwidth\n"));
+}
