@@ -1,1 +1,2 @@
 # Sources of the report module.
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/collective_table.cpp)
