@@ -135,14 +135,19 @@ Phase inter_ring(const Tiers& t, double bytes, double volume_per_byte, double st
 }
 
 double combine(const std::vector<Phase>& intra, const Phase& inter, const CollectiveOptions& options) {
-  double intra_bw = 0, latency = inter.latency_s, max_alpha = inter.latency_s;
-  for (const Phase& p : intra) intra_bw += p.bw_s, latency += p.latency_s, max_alpha = std::max(max_alpha, p.latency_s);
-  if (!options.pipeline_tiers) return intra_bw + inter.bw_s + latency;
-  // Seed 001: slices flow through the HCCS and RoCE phases at once; the slower tier sets
-  // the pace, the faster one is exposed for one slice, and every extra slice pays a step.
-  const int chunks = std::max(1, options.pipeline_chunks);
-  const double slow = std::max(intra_bw, inter.bw_s), fast = std::min(intra_bw, inter.bw_s);
-  return slow + fast / chunks + latency + (chunks - 1) * max_alpha / chunks;
+  Phase in;  // the intra-server phases together
+  for (const Phase& p : intra) in.bw_s += p.bw_s, in.latency_s += p.latency_s;
+  const double sequential = in.total() + inter.total();
+  if (!options.pipeline_tiers) return sequential;
+  // Seed 001: c slices flow through the HCCS and RoCE phases at once. The first slice pays
+  // both phases, every later one the slower phase: sum/c + (c-1) x max(phase/c). The slice
+  // count is the best power of two up to pipeline_chunks (1 = not pipelined).
+  double best = sequential;
+  for (int c = 2; c <= std::max(1, options.pipeline_chunks); c *= 2) {
+    const double a = in.bw_s / c + in.latency_s, b = inter.bw_s / c + inter.latency_s;
+    best = std::min(best, a + b + (c - 1) * std::max(a, b));
+  }
+  return best;
 }
 
 double hierarchical_time(const Tiers& t, CollectiveKind kind, double bytes, const CollectiveOptions& options) {
@@ -207,19 +212,23 @@ double pairwise_time(const Tiers& t, CollectiveKind kind, double bytes) {
 
 // Seed 001 (2): part of an intra-server all-reduce goes over the NICs (through the leaf
 // switch) while the rest uses HCCS; the split that equalizes both finishes them together.
-double split_over_network(const Tiers& t, const HardwareSpec& hardware, double intra_time, double bytes) {
+// `latency_s` is the part of `intra_time` that is step latency, not bytes.
+double split_over_network(const Tiers& t, const HardwareSpec& hardware, double intra_time, double latency_s,
+                          double bytes) {
   const double nic = nic_bandwidth(hardware) * std::min(1.0, t.nics / (t.groups_per_node * t.g));
   if (!(nic > 0) || t.g <= 1) return intra_time;
   const double g = t.g;
   const double net_time = 2 * (g - 1) / g * bytes / nic;
-  const double alpha = inter_node_latency_s(hardware) * 2 * (g - 1);
-  const double intra_bw = std::max(intra_time - 2 * t.intra_alpha, 1e-30);
-  return 1.0 / (1.0 / intra_bw + 1.0 / net_time) + std::max(alpha, intra_time - intra_bw);
+  const double net_latency = inter_node_latency_s(hardware) * 2 * (g - 1);
+  const double intra_bw = std::max(intra_time - latency_s, 1e-30);
+  const double split = 1.0 / (1.0 / intra_bw + 1.0 / net_time) + std::max(net_latency, latency_s);
+  return std::min(split, intra_time);  // HCCL only splits when it pays
 }
 
 struct Candidate {
   CollectiveAlgorithm algorithm;
   double time_s;
+  double latency_s = 0;  // the step-latency part of time_s (used by the split option)
 };
 
 std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, CollectiveKind kind, double bytes,
@@ -240,20 +249,22 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
     case CollectiveKind::all_gather: volume = (n - 1) / n, steps = n - 1; break;
     default: volume = 1, steps = n - 1; break;  // broadcast: pipelined chain
   }
-  out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps)});
+  out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps),
+                 steps * (t.k > 1 ? t.inter_alpha : t.intra_alpha)});
   if (t.k > 1) {
     out.push_back({CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options)});
     if (kind == CollectiveKind::all_reduce) out.push_back({CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes)});
     if (t.mesh) out.push_back({CollectiveAlgorithm::full_mesh_direct, hierarchical_time(t, kind, bytes, options)});
   } else if (t.mesh && t.n > 1) {
-    out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes)});
+    out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes),
+                   (kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast ? 2 : 1) * t.intra_alpha});
   }
   if (kind == CollectiveKind::all_reduce && t.k == 1 && t.n > 1 && !t.mesh && hardware.node.in_switch_reduction) {
     const double bw = hardware.node.link_bandwidth * hardware.node.in_switch_reduction_fraction;
-    if (bw > 0) out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + 2 * t.intra_alpha});
+    if (bw > 0) out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + 2 * t.intra_alpha, 2 * t.intra_alpha});
   }
   if (options.split_intra_over_network && kind == CollectiveKind::all_reduce && t.k == 1) {
-    for (Candidate& c : out) c.time_s = split_over_network(t, hardware, c.time_s, bytes);
+    for (Candidate& c : out) c.time_s = split_over_network(t, hardware, c.time_s, c.latency_s, bytes);
   }
   return out;
 }
