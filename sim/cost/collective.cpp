@@ -13,25 +13,38 @@ namespace trainsim {
 
 const char* to_string(CollectiveAlgorithm algorithm) {
   switch (algorithm) {
-    case CollectiveAlgorithm::automatic: return "automatic";
-    case CollectiveAlgorithm::ring: return "ring";
-    case CollectiveAlgorithm::double_binary_tree: return "double_binary_tree";
-    case CollectiveAlgorithm::hierarchical: return "hierarchical";
-    case CollectiveAlgorithm::full_mesh_direct: return "full_mesh_direct";
-    case CollectiveAlgorithm::in_switch: return "in_switch";
-    case CollectiveAlgorithm::pairwise: return "pairwise";
+    case CollectiveAlgorithm::automatic:
+      return "automatic";
+    case CollectiveAlgorithm::ring:
+      return "ring";
+    case CollectiveAlgorithm::double_binary_tree:
+      return "double_binary_tree";
+    case CollectiveAlgorithm::hierarchical:
+      return "hierarchical";
+    case CollectiveAlgorithm::full_mesh_direct:
+      return "full_mesh_direct";
+    case CollectiveAlgorithm::in_switch:
+      return "in_switch";
+    case CollectiveAlgorithm::pairwise:
+      return "pairwise";
   }
   return "?";
 }
 
 const char* collective_kind_name(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return "all_reduce";
-    case CollectiveKind::reduce_scatter: return "reduce_scatter";
-    case CollectiveKind::all_gather: return "all_gather";
-    case CollectiveKind::all_to_all: return "all_to_all";
-    case CollectiveKind::broadcast: return "broadcast";
-    case CollectiveKind::send_recv: return "send_recv";
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::broadcast:
+      return "broadcast";
+    case CollectiveKind::send_recv:
+      return "send_recv";
   }
   return "?";
 }
@@ -39,12 +52,15 @@ const char* collective_kind_name(CollectiveKind kind) {
 double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
   const double n = std::max(1, ranks);
   switch (kind) {
-    case CollectiveKind::all_reduce: return 2.0 * (n - 1) / n;
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_gather:
-    case CollectiveKind::all_to_all: return (n - 1) / n;
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
     case CollectiveKind::broadcast:
-    case CollectiveKind::send_recv: return 1.0;
+    case CollectiveKind::send_recv:
+      return 1.0;
   }
   return 1.0;
 }
@@ -87,17 +103,18 @@ Tiers tiers_of(const HardwareSpec& hardware, const GroupShape& group) {
   t.k = std::max(1, group.nodes);
   t.nics = std::max(1, hardware.cluster.nics_per_node);
   // concurrent_groups_per_nic > 1 means that many groups are bound to one NIC.
-  t.groups_per_node = std::max<double>(std::max(1, group.groups_per_node),
-                                       group.concurrent_groups_per_nic > 1
-                                           ? static_cast<double>(group.concurrent_groups_per_nic) * t.nics
-                                           : 1.0);
+  t.groups_per_node = std::max<double>(
+      std::max(1, group.groups_per_node),
+      group.concurrent_groups_per_nic > 1 ? static_cast<double>(group.concurrent_groups_per_nic) * t.nics : 1.0);
   if (t.k > 1) {
     t.nic_bw = nic_bandwidth(hardware);
     t.inter_alpha = inter_node_latency_s(hardware);
-    if (!(t.nic_bw > 0)) throw hardware_error(hardware, "cluster.nic_bandwidth", "a group spans servers but NICs have no bandwidth");
+    if (!(t.nic_bw > 0))
+      throw hardware_error(hardware, "cluster.nic_bandwidth", "a group spans servers but NICs have no bandwidth");
   }
   if (t.g > 1 && !(t.intra_bw > 0)) {
-    throw hardware_error(hardware, "node.link_bandwidth", "a group has several devices in a server but links have no bandwidth");
+    throw hardware_error(hardware, "node.link_bandwidth",
+                         "a group has several devices in a server but links have no bandwidth");
   }
   return t;
 }
@@ -108,7 +125,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // (2(n-1)/n for all-reduce) and `steps` the latency steps.
 double ring_time(const Tiers& t, double bytes, double volume, double steps) {
   double bottleneck = kInf;
-  if (t.g > 1) bottleneck = t.intra_bw;                     // every rank sends `volume` over its own port/link
+  if (t.g > 1) bottleneck = t.intra_bw;  // every rank sends `volume` over its own port/link
   if (t.k > 1) bottleneck = std::min(bottleneck, t.group_nic_pool());  // one channel per local rank's NIC
   if (bottleneck == kInf) return 0;
   const double alpha = t.k > 1 ? t.inter_alpha : t.intra_alpha;
@@ -170,7 +187,8 @@ double hierarchical_time(const Tiers& t, CollectiveKind kind, double bytes, cons
       const Phase out = inter_ring(t, bytes / g, 1.0, k - 1);
       return combine({in, in}, out, options);
     }
-    default: return kInf;
+    default:
+      return kInf;
   }
 }
 
@@ -188,11 +206,14 @@ double mesh_direct_time(const Tiers& t, CollectiveKind kind, double bytes) {
   const double chunk = bytes / t.n / t.intra_bw;  // one chunk over each of n-1 links at once
   switch (kind) {
     case CollectiveKind::all_reduce:
-    case CollectiveKind::broadcast: return 2 * (chunk + t.intra_alpha);  // scatter + gather
+    case CollectiveKind::broadcast:
+      return 2 * (chunk + t.intra_alpha);  // scatter + gather
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_gather:
-    case CollectiveKind::all_to_all: return chunk + t.intra_alpha;
-    default: return kInf;
+    case CollectiveKind::all_to_all:
+      return chunk + t.intra_alpha;
+    default:
+      return kInf;
   }
 }
 
@@ -244,16 +265,23 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
   }
   double volume = 0, steps = 0;
   switch (kind) {
-    case CollectiveKind::all_reduce: volume = 2 * (n - 1) / n, steps = 2 * (n - 1); break;
+    case CollectiveKind::all_reduce:
+      volume = 2 * (n - 1) / n, steps = 2 * (n - 1);
+      break;
     case CollectiveKind::reduce_scatter:
-    case CollectiveKind::all_gather: volume = (n - 1) / n, steps = n - 1; break;
-    default: volume = 1, steps = n - 1; break;  // broadcast: pipelined chain
+    case CollectiveKind::all_gather:
+      volume = (n - 1) / n, steps = n - 1;
+      break;
+    default:
+      volume = 1, steps = n - 1;
+      break;  // broadcast: pipelined chain
   }
   out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps),
                  steps * (t.k > 1 ? t.inter_alpha : t.intra_alpha)});
   if (t.k > 1) {
     out.push_back({CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options)});
-    if (kind == CollectiveKind::all_reduce) out.push_back({CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes)});
+    if (kind == CollectiveKind::all_reduce)
+      out.push_back({CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes)});
     if (t.mesh) out.push_back({CollectiveAlgorithm::full_mesh_direct, hierarchical_time(t, kind, bytes, options)});
   } else if (t.mesh && t.n > 1) {
     out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes),

@@ -11,9 +11,12 @@ namespace trainsim {
 
 double peak_flops(const DeviceSpec& device, Precision precision) {
   switch (precision) {
-    case Precision::fp16: return device.peak_flops_fp16 > 0 ? device.peak_flops_fp16 : device.peak_flops_bf16;
-    case Precision::fp8: return device.peak_flops_fp8 > 0 ? device.peak_flops_fp8 : device.peak_flops_bf16;
-    case Precision::bf16: break;
+    case Precision::fp16:
+      return device.peak_flops_fp16 > 0 ? device.peak_flops_fp16 : device.peak_flops_bf16;
+    case Precision::fp8:
+      return device.peak_flops_fp8 > 0 ? device.peak_flops_fp8 : device.peak_flops_bf16;
+    case Precision::bf16:
+      break;
   }
   return device.peak_flops_bf16;
 }
@@ -57,10 +60,12 @@ double op_time(const Op& op, const DeviceSpec& device, Precision precision, doub
       }
       case OpClass::attention:
         // Flash attention runs in 16 bit even under FP8 training (Transformer Engine).
-        rate = peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
-               device.attention_efficiency;
+        rate =
+            peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) * device.attention_efficiency;
         break;
-      case OpClass::memory_bound: rate = device.peak_flops_fp32; break;
+      case OpClass::memory_bound:
+        rate = device.peak_flops_fp32;
+        break;
     }
     if (rate > 0) {
       compute = flops / rate;
@@ -99,8 +104,7 @@ double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision pr
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices)
     : CostModel(hardware, plan, num_devices, CollectiveOptions{}) {}
 
-CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices,
-                     CollectiveOptions options)
+CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options)
     : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options) {
   if (num_devices_ < 1) throw SimError("CostModel: num_devices < 1");
 }

@@ -10,12 +10,18 @@ namespace trainsim {
 
 const char* comm_group_name(CommGroup group) {
   switch (group) {
-    case CommGroup::tp: return "tp";
-    case CommGroup::cp: return "cp";
-    case CommGroup::ep: return "ep";
-    case CommGroup::dp: return "dp";
-    case CommGroup::pp: return "pp";
-    case CommGroup::expert_dp: return "expert_dp";
+    case CommGroup::tp:
+      return "tp";
+    case CommGroup::cp:
+      return "cp";
+    case CommGroup::ep:
+      return "ep";
+    case CommGroup::dp:
+      return "dp";
+    case CommGroup::pp:
+      return "pp";
+    case CommGroup::expert_dp:
+      return "expert_dp";
   }
   return "?";
 }
@@ -54,8 +60,9 @@ std::vector<RankDimension> rank_dimensions(const ParallelPlan& plan, int num_dev
   const int ep = plan.expert_model_parallel_size;
   const int model_parallel = tp * cp * pp;
   if (tp < 1 || cp < 1 || pp < 1 || ep < 1 || num_devices < 1 || num_devices % model_parallel != 0) {
-    throw plan_error("plan", "tp x cp x pp = " + std::to_string(model_parallel) + " does not divide " +
-                                 std::to_string(num_devices) + " devices",
+    throw plan_error("plan",
+                     "tp x cp x pp = " + std::to_string(model_parallel) + " does not divide " +
+                         std::to_string(num_devices) + " devices",
                      "");
   }
   const int dp = num_devices / model_parallel;

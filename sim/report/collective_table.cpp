@@ -50,12 +50,13 @@ double parse_size(const std::string& text, const std::string& key) {
     const char* name;
     double factor;
   };
-  static const Unit units[] = {{"", 1},           {"B", 1},         {"KB", 1e3},     {"MB", 1e6},
-                               {"GB", 1e9},       {"TB", 1e12},     {"KiB", 1024.0}, {"MiB", 1048576.0},
-                               {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+  static const Unit units[] = {
+      {"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
+      {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
   for (const Unit& u : units) {
     if (unit == u.name) {
-      if (!(value > 0) || !std::isfinite(value)) throw input_error(key, "'" + text + "' is not a positive size", kSizeUnits);
+      if (!(value > 0) || !std::isfinite(value))
+        throw input_error(key, "'" + text + "' is not a positive size", kSizeUnits);
       return value * u.factor;
     }
   }
@@ -70,7 +71,8 @@ std::vector<double> parse_size_list(const std::string& text, const std::string& 
   if (colon != std::string::npos) {
     const double first = parse_size(trim(text.substr(0, colon)), key);
     const double last = parse_size(trim(text.substr(colon + 1)), key);
-    if (last < first) throw input_error(key, "range '" + text + "' ends below its start", "first:last with first <= last");
+    if (last < first)
+      throw input_error(key, "range '" + text + "' ends below its start", "first:last with first <= last");
     for (double size = first; size <= last * (1 + 1e-12); size *= 2) sizes.push_back(size);
     return sizes;
   }
@@ -137,8 +139,8 @@ std::string format_collective_table(const HardwareSpec& hardware, CollectiveKind
                 "busbw_GBps", "algorithm");
   out += line;
   for (const CollectiveRow& row : rows) {
-    std::snprintf(line, sizeof line, "%16.0f %8d %14.2f %12.2f %12.2f  %s\n", row.size_bytes, row.devices,
-                  row.time_us, row.algbw_gbps, row.busbw_gbps, to_string(row.algorithm));
+    std::snprintf(line, sizeof line, "%16.0f %8d %14.2f %12.2f %12.2f  %s\n", row.size_bytes, row.devices, row.time_us,
+                  row.algbw_gbps, row.busbw_gbps, to_string(row.algorithm));
     out += line;
   }
   return out;

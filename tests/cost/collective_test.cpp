@@ -1,5 +1,4 @@
 #include <catch2/catch.hpp>
-
 #include <cmath>
 
 #include "test_hardware.hpp"
@@ -109,8 +108,7 @@ TEST_CASE("hierarchical beats a flat ring across 910B3 servers for large message
   const double hier =
       collective_time_s(h, CollectiveKind::all_reduce, shape, 1 * GiB, CollectiveAlgorithm::hierarchical);
   CHECK(hier < 0.5 * ring);
-  CHECK(estimate_collective(h, CollectiveKind::all_reduce, shape, 1 * GiB).algorithm !=
-        CollectiveAlgorithm::ring);
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, shape, 1 * GiB).algorithm != CollectiveAlgorithm::ring);
   // Hierarchical = mesh reduce-scatter + RoCE ring all-reduce of S/8 + mesh all-gather.
   const double S = 1 * GiB;
   const double intra = S / 8 / intra_node_bandwidth(h) + h.node.link_latency_s;
@@ -127,8 +125,8 @@ TEST_CASE("automatic picks the tree for small all-reduces across servers and not
   CHECK(estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(16, 8), 4 * GiB).algorithm ==
         CollectiveAlgorithm::ring);
   // Automatic is never slower than any forced algorithm.
-  for (CollectiveAlgorithm a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::double_binary_tree,
-                                CollectiveAlgorithm::hierarchical}) {
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::ring, CollectiveAlgorithm::double_binary_tree, CollectiveAlgorithm::hierarchical}) {
     for (double S : {4096.0, 1 * MiB, 1 * GiB}) {
       CHECK(collective_time_s(h, CollectiveKind::all_reduce, shape, S) <=
             collective_time_s(h, CollectiveKind::all_reduce, shape, S, a));
@@ -161,7 +159,8 @@ TEST_CASE("groups sharing a NIC slow each other down in proportion", "[cost]") {
   h.cluster.nics_per_node = 4;  // 8 DP groups per server on 4 NICs
   const CostModel shared(h, plan, 32);
   CHECK(shared.shape_of(CommGroup::dp).concurrent_groups_per_nic == 2);
-  CHECK(shared.collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, S) == Approx(2 * one_nic_each).epsilon(0.01));
+  CHECK(shared.collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, S) ==
+        Approx(2 * one_nic_each).epsilon(0.01));
 }
 
 TEST_CASE("seed 001 HCCL options: pipelining the tiers and splitting over RoCE only ever help", "[cost]") {

@@ -1,7 +1,8 @@
+#include "trainsim/cost/cost_model.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "test_hardware.hpp"
-#include "trainsim/cost/cost_model.hpp"
 
 using namespace trainsim;
 
@@ -42,7 +43,8 @@ TEST_CASE("a GEMM whose n or k is not a multiple of 64 pays the misalignment fac
   const DeviceSpec d = test::h100_dgx().device;
   CHECK(gemm_efficiency(d, 16384, 10922, 4096) ==
         Approx(0.68 * gemm_efficiency_for_flops(d.gemm, 2.0 * 16384 * 10922 * 4096)));
-  CHECK(gemm_efficiency(d, 16384, 10944, 4096) == Approx(gemm_efficiency_for_flops(d.gemm, 2.0 * 16384 * 10944 * 4096)));
+  CHECK(gemm_efficiency(d, 16384, 10944, 4096) ==
+        Approx(gemm_efficiency_for_flops(d.gemm, 2.0 * 16384 * 10944 * 4096)));
 }
 
 TEST_CASE("memory-bound op time equals bytes / (HBM bandwidth x efficiency)", "[cost][compute]") {
@@ -74,7 +76,8 @@ TEST_CASE("a GEMM with few FLOPs per byte is priced by HBM bandwidth", "[cost][c
 TEST_CASE("FP8 GEMMs use the FP8 peak, attention stays at 16 bit", "[cost][compute]") {
   const DeviceSpec d = test::h100_dgx().device;
   const Op op = gemm(8192, 8192, 8192);
-  CHECK(op_forward_s(op, d, Precision::bf16) == Approx(1979.0 / 989 * op_forward_s(op, d, Precision::fp8)).epsilon(1e-9));
+  CHECK(op_forward_s(op, d, Precision::bf16) ==
+        Approx(1979.0 / 989 * op_forward_s(op, d, Precision::fp8)).epsilon(1e-9));
   Op attention;
   attention.name = "attention_core";
   attention.op_class = OpClass::attention;

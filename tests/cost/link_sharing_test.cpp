@@ -1,7 +1,8 @@
+#include "trainsim/cost/link_sharing.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/cost/link_sharing.hpp"
 
 using namespace trainsim;
 

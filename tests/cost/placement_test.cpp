@@ -1,7 +1,8 @@
+#include "trainsim/cost/placement.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/cost/placement.hpp"
 
 using namespace trainsim;
 

@@ -51,8 +51,8 @@ inline HardwareSpec h100_dgx() {
   h.node.achievable_fraction = 0.816;  // ring busbw 367.61 GB/s (8 x H200, NVLS off) [MLE-net]
   h.node.in_switch_reduction = true;
   h.node.in_switch_reduction_fraction = 0.612;  // NVLS busbw 482.26 = 1.75 x 275.6 algbw of 450
-  h.cluster.nic_bandwidth = 50e9;        // 400 Gb/s NDR
-  h.cluster.achievable_fraction = 0.94;  // NVIDIA slide: 32 x H100, 8x400G: 370-380 GB/s of 400
+  h.cluster.nic_bandwidth = 50e9;               // 400 Gb/s NDR
+  h.cluster.achievable_fraction = 0.94;         // NVIDIA slide: 32 x H100, 8x400G: 370-380 GB/s of 400
   return h;
 }
 
@@ -65,12 +65,12 @@ inline HardwareSpec b200_node() {
   h.device.peak_flops_fp16 = 2250e12;
   h.device.peak_flops_fp8 = 4500e12;
   h.device.hbm_bytes = 180e9;
-  h.device.hbm_bandwidth = 8e12;            // datasheet value, not in the stored sources
-  h.device.memory_bound_efficiency = 0.80;  // no B200 table: H100-derived
-  h.device.gemm = {0.776, 0.0, 11e9, 0.68};  // MAMF 1745/2250; half point scaled from H100 by peak (derived)
-  h.device.attention_efficiency = 0.56;      // FA4 causal hdim128 8k: fwd 1418, bwd 1209 of 2250
-  h.node.link_bandwidth = 900e9;             // NVLink 5 per direction
-  h.node.achievable_fraction = 0.758;        // ring-only 8 GPUs 682.2 GB/s [MLE-net]
+  h.device.hbm_bandwidth = 8e12;                // datasheet value, not in the stored sources
+  h.device.memory_bound_efficiency = 0.80;      // no B200 table: H100-derived
+  h.device.gemm = {0.776, 0.0, 11e9, 0.68};     // MAMF 1745/2250; half point scaled from H100 by peak (derived)
+  h.device.attention_efficiency = 0.56;         // FA4 causal hdim128 8k: fwd 1418, bwd 1209 of 2250
+  h.node.link_bandwidth = 900e9;                // NVLink 5 per direction
+  h.node.achievable_fraction = 0.758;           // ring-only 8 GPUs 682.2 GB/s [MLE-net]
   h.node.in_switch_reduction_fraction = 0.532;  // NVLS 838 GB/s busbw at 8 GPUs
   h.cluster.achievable_fraction = 0.95;         // 4 x p6-b200 all-reduce 381.8 GB/s busbw of 400 (ring)
   return h;

@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
+#include "trainsim/report/collective_table.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "../cost/test_hardware.hpp"
 #include "trainsim/common/error.hpp"
-#include "trainsim/report/collective_table.hpp"
 
 using namespace trainsim;
 

@@ -42,8 +42,8 @@ const char* to_string(CollectiveAlgorithm algorithm);
 // one server, and how many groups use the same NICs at the same moment.
 struct GroupShape {
   int ranks = 1;
-  int ranks_per_node = 1;   // ranks of this group inside one server
-  int nodes = 1;            // servers the group spans
+  int ranks_per_node = 1;             // ranks of this group inside one server
+  int nodes = 1;                      // servers the group spans
   int concurrent_groups_per_nic = 1;  // groups crossing one NIC at once
   // Appended: groups of this kind with ranks in one server that communicate at the same
   // moment (devices_per_node / ranks_per_node when every group runs at once; 1 for a lone group).
@@ -62,8 +62,8 @@ struct CollectiveOptions {
 };
 
 // Time of one collective of `bytes` (buffer size as nccl-tests counts it).
-double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group,
-                         double bytes, CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
+double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group, double bytes,
+                         CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
 
 // The same with every option, and which algorithm was used (automatic: the fastest candidate,
 // which is how NCCL's and HCCL's tuners choose: tree / direct for small, ring / hierarchical for big).

@@ -16,7 +16,6 @@ namespace trainsim {
 
 const char* comm_group_name(CommGroup group);  // "tp", "cp", ...
 
-
 // One dimension of the rank grid: its name, size and stride (distance in rank between
 // neighbours along it).
 struct RankDimension {
