@@ -249,7 +249,9 @@ double split_over_network(const Tiers& t, const HardwareSpec& hardware, double i
 struct Candidate {
   CollectiveAlgorithm algorithm;
   double time_s;
-  double latency_s = 0;  // the step-latency part of time_s (used by the split option)
+  double latency_s = 0;    // the step-latency part of time_s (used by the split option)
+  double intra_bytes = 0;  // bytes one rank sends over the server fabric
+  double nic_bytes = 0;    // bytes one rank sends through NICs
 };
 
 std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, CollectiveKind kind, double bytes,
@@ -257,9 +259,17 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
   std::vector<Candidate> out;
   const double n = t.n;
   if (kind == CollectiveKind::send_recv || kind == CollectiveKind::all_to_all) {
-    out.push_back({CollectiveAlgorithm::pairwise, pairwise_time(t, kind, bytes)});
+    Candidate pairwise{CollectiveAlgorithm::pairwise, pairwise_time(t, kind, bytes)};
+    if (kind == CollectiveKind::send_recv) {
+      (t.k > 1 ? pairwise.nic_bytes : pairwise.intra_bytes) = bytes;
+    } else {
+      pairwise.intra_bytes = (t.g - 1.0) / n * bytes;
+      pairwise.nic_bytes = (n - t.g) / n * bytes;
+    }
+    out.push_back(pairwise);
     if (kind == CollectiveKind::all_to_all && t.mesh && t.k == 1) {
-      out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes)});
+      out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes), t.intra_alpha,
+                     (n - 1) / n * bytes, 0});
     }
     return out;
   }
@@ -276,20 +286,40 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
       volume = 1, steps = n - 1;
       break;  // broadcast: pipelined chain
   }
+  // Per rank: of a ring's `volume` x S, one hop in g leaves the server.
+  const double g = t.g, k = t.k;
   out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps),
-                 steps * (t.k > 1 ? t.inter_alpha : t.intra_alpha)});
+                 steps * (t.k > 1 ? t.inter_alpha : t.intra_alpha),
+                 t.k > 1 ? (g - 1) / g * volume * bytes : volume * bytes, t.k > 1 ? volume * bytes / g : 0});
   if (t.k > 1) {
-    out.push_back({CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options)});
-    if (kind == CollectiveKind::all_reduce)
-      out.push_back({CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes)});
-    if (t.mesh) out.push_back({CollectiveAlgorithm::full_mesh_direct, hierarchical_time(t, kind, bytes, options)});
+    // Intra phases move (g-1)/g of the buffer once (RS, AG) or twice (AR, broadcast); the
+    // inter phase moves the rank's 1/g share around the servers.
+    const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast;
+    const double inter_volume = kind == CollectiveKind::all_reduce  ? 2 * (k - 1) / k
+                                : kind == CollectiveKind::broadcast ? 1.0
+                                                                    : (k - 1) / k;
+    const Candidate hierarchical{CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options), 0,
+                                 (twice ? 2 : 1) * (g - 1) / g * bytes, inter_volume * bytes / g};
+    out.push_back(hierarchical);
+    if (kind == CollectiveKind::all_reduce) {
+      out.push_back(
+          {CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes), 0, g > 1 ? 2 * bytes : 0, 2 * bytes / g});
+    }
+    if (t.mesh) {
+      Candidate mesh = hierarchical;
+      mesh.algorithm = CollectiveAlgorithm::full_mesh_direct;
+      out.push_back(mesh);
+    }
   } else if (t.mesh && t.n > 1) {
+    const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast;
     out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes),
-                   (kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast ? 2 : 1) * t.intra_alpha});
+                   (twice ? 2 : 1) * t.intra_alpha, (twice ? 2 : 1) * (n - 1) / n * bytes, 0});
   }
   if (kind == CollectiveKind::all_reduce && t.k == 1 && t.n > 1 && !t.mesh && hardware.node.in_switch_reduction) {
     const double bw = hardware.node.link_bandwidth * hardware.node.in_switch_reduction_fraction;
-    if (bw > 0) out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + 2 * t.intra_alpha, 2 * t.intra_alpha});
+    if (bw > 0) {
+      out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + 2 * t.intra_alpha, 2 * t.intra_alpha, bytes, 0});
+    }
   }
   if (options.split_intra_over_network && kind == CollectiveKind::all_reduce && t.k == 1) {
     for (Candidate& c : out) c.time_s = split_over_network(t, hardware, c.time_s, c.latency_s, bytes);
@@ -315,19 +345,19 @@ double inter_node_latency_s(const HardwareSpec& hardware) {
 CollectiveEstimate estimate_collective(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group,
                                        double bytes, const CollectiveOptions& options) {
   if (bytes < 0) throw SimError("estimate_collective: negative size");
-  if (group.ranks <= 1 || bytes == 0) return {0.0, CollectiveAlgorithm::ring};
+  if (group.ranks <= 1 || bytes == 0) return {};
   const Tiers t = tiers_of(hardware, group);
   const std::vector<Candidate> all = candidates(hardware, t, kind, bytes, options);
   if (options.algorithm != CollectiveAlgorithm::automatic) {
     // A forced algorithm that does not apply here (a tree for reduce-scatter, a mesh on a
     // switch) falls back to the automatic choice, as NCCL does.
     for (const Candidate& c : all) {
-      if (c.algorithm == options.algorithm) return {c.time_s, c.algorithm};
+      if (c.algorithm == options.algorithm) return {c.time_s, c.algorithm, c.intra_bytes, c.nic_bytes};
     }
   }
   const auto best = std::min_element(all.begin(), all.end(),
                                      [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
-  return {best->time_s, best->algorithm};
+  return {best->time_s, best->algorithm, best->intra_bytes, best->nic_bytes};
 }
 
 double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group, double bytes,

@@ -213,3 +213,20 @@ TEST_CASE("a cross-server group on hardware without NIC bandwidth is a config er
   CHECK_THROWS_WITH(collective_time_s(h, CollectiveKind::all_reduce, contiguous_group_shape(16, 8), 1e6),
                     Catch::Contains("cluster.nic_bandwidth"));
 }
+
+TEST_CASE("estimates report each rank's bytes per tier: hierarchical sends 2(g-1)/g S inside, 2(k-1)/k S/g out",
+          "[cost]") {
+  const HardwareSpec h = test::ascend_910b3();
+  const double S = 1 * GiB;
+  CollectiveOptions hierarchical;
+  hierarchical.algorithm = CollectiveAlgorithm::hierarchical;
+  const CollectiveEstimate e =
+      estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(32, 8), S, hierarchical);
+  CHECK(e.algorithm == CollectiveAlgorithm::hierarchical);
+  CHECK(e.intra_node_bytes == Approx(2 * 7.0 / 8 * S));
+  CHECK(e.inter_node_bytes == Approx(2 * 3.0 / 4 * S / 8));
+  const CollectiveEstimate inside = estimate_collective(test::a100_dgx(), CollectiveKind::all_reduce,
+                                                        contiguous_group_shape(8, 8), S);
+  CHECK(inside.intra_node_bytes == Approx(1.75 * S));
+  CHECK(inside.inter_node_bytes == 0);
+}

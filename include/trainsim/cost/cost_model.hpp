@@ -70,6 +70,10 @@ double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, cons
 struct CollectiveEstimate {
   double time_s = 0;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  // Load on each tier, for link sharing and per-tier busy time / bandwidth use: bytes one
+  // rank sends over the server fabric and through NICs (the split option is not reflected).
+  double intra_node_bytes = 0;
+  double inter_node_bytes = 0;
 };
 CollectiveEstimate estimate_collective(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group,
                                        double bytes, const CollectiveOptions& options = {});
