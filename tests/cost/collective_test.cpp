@@ -230,3 +230,15 @@ TEST_CASE("estimates report each rank's bytes per tier: hierarchical sends 2(g-1
   CHECK(inside.intra_node_bytes == Approx(1.75 * S));
   CHECK(inside.inter_node_bytes == 0);
 }
+
+TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 8 B latency and 4-NIC busbw", "[cost][calibration]") {
+  HardwareSpec h = test::a100_dgx();
+  // 2 nodes x 1 GPU: 8 B all-reduce 19.90 us out-of-place [NT-150].
+  GroupShape pair;
+  pair.ranks = 2, pair.ranks_per_node = 1, pair.nodes = 2;
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) * 1e6 == Approx(19.90).epsilon(0.10));
+  // 3 nodes x 8 A100 with 4 x HDR per node: peak ~96 GB/s busbw [NT-119].
+  h.cluster.nics_per_node = 4;
+  CHECK(busbw(h, CollectiveKind::all_reduce, contiguous_group_shape(24, 8), 128 * MiB) / 1e9 ==
+        Approx(96).epsilon(0.10));
+}
