@@ -1,19 +1,173 @@
-// STUB: replaced by the cost module.
-#include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/cost/placement.hpp"
+
 namespace trainsim {
-double collective_time_s(const HardwareSpec&, CollectiveKind, const GroupShape&, double, CollectiveAlgorithm) {
-  throw SimError("collective_time_s: not implemented");
+
+double peak_flops(const DeviceSpec& device, Precision precision) {
+  switch (precision) {
+    case Precision::fp16:
+      return device.peak_flops_fp16 > 0 ? device.peak_flops_fp16 : device.peak_flops_bf16;
+    case Precision::fp8:
+      return device.peak_flops_fp8 > 0 ? device.peak_flops_fp8 : device.peak_flops_bf16;
+    case Precision::bf16:
+      break;
+  }
+  return device.peak_flops_bf16;
 }
-double bus_bandwidth_factor(CollectiveKind, int) { throw SimError("not implemented"); }
+
+double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops) {
+  if (flops <= 0) return curve.small;
+  const double half = std::max(curve.half_flops, 1.0);
+  return curve.small + (curve.large - curve.small) * flops / (flops + half);
+}
+
+double gemm_efficiency(const DeviceSpec& device, double m, double n, double k) {
+  double efficiency = gemm_efficiency_for_flops(device.gemm, 2 * m * n * k);
+  const auto aligned = [](double dim) { return std::fmod(dim, 64.0) == 0.0; };
+  if (!aligned(n) || !aligned(k)) efficiency *= device.gemm.misaligned_factor;
+  return efficiency;
+}
+
+namespace {
+
+ConfigError device_error(const std::string& key, const std::string& problem, const std::string& valid) {
+  Diagnostic diagnostic;
+  diagnostic.key_path = key;
+  diagnostic.problem = problem;
+  diagnostic.valid = valid;
+  return ConfigError(diagnostic);
+}
+
+// One pass of one op: roofline, floored by the host issuing its kernels.
+double op_time(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes, int kernels) {
+  double compute = 0;
+  if (flops > 0) {
+    double rate = 0;
+    switch (op.op_class) {
+      case OpClass::gemm: {
+        const double efficiency = op.gemm_m > 0 && op.gemm_n > 0 && op.gemm_k > 0
+                                      ? gemm_efficiency(device, static_cast<double>(op.gemm_m),
+                                                        static_cast<double>(op.gemm_n), static_cast<double>(op.gemm_k))
+                                      : gemm_efficiency_for_flops(device.gemm, op.forward_flops);
+        rate = peak_flops(device, precision) * efficiency;
+        break;
+      }
+      case OpClass::attention:
+        // Flash attention runs in 16 bit even under FP8 training (Transformer Engine).
+        rate =
+            peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) * device.attention_efficiency;
+        break;
+      case OpClass::memory_bound:
+        rate = device.peak_flops_fp32;
+        break;
+    }
+    if (rate > 0) {
+      compute = flops / rate;
+    } else if (op.op_class != OpClass::memory_bound) {
+      throw device_error("device", "no peak FLOP/s or efficiency for op " + op.name,
+                         "positive peak_flops and efficiencies");
+    }
+  }
+  double memory = 0;
+  if (bytes > 0) {
+    const double bandwidth = device.hbm_bandwidth * device.memory_bound_efficiency;
+    if (!(bandwidth > 0)) {
+      throw device_error("device.hbm_bandwidth", "no HBM bandwidth for op " + op.name, "a positive bandwidth");
+    }
+    memory = bytes / bandwidth;
+  }
+  return std::max({compute, memory, kernels * device.kernel_launch_s});
+}
+
+}  // namespace
+
+double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision) {
+  return op_time(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels);
+}
+
+double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision) {
+  return op_time(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels);
+}
+
+double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision) {
+  if (op.backward_weight_flops <= 0) return 0;
+  const double share = op.backward_flops > 0 ? std::min(1.0, op.backward_weight_flops / op.backward_flops) : 1.0;
+  return op_time(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels);
+}
+
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices)
-    : hardware_(hardware), plan_(plan), num_devices_(num_devices) {}
-double CostModel::forward_s(const Op&) const { throw SimError("not implemented"); }
-double CostModel::backward_s(const Op&) const { throw SimError("not implemented"); }
-double CostModel::backward_weight_s(const Op&) const { throw SimError("not implemented"); }
-double CostModel::collective_s(const CommOp&) const { throw SimError("not implemented"); }
-double CostModel::collective_s(CollectiveKind, CommGroup, double) const { throw SimError("not implemented"); }
-double CostModel::p2p_s(double) const { throw SimError("not implemented"); }
-double CostModel::memory_bound_s(double) const { throw SimError("not implemented"); }
-GroupShape CostModel::shape_of(CommGroup) const { throw SimError("not implemented"); }
+    : CostModel(hardware, plan, num_devices, CollectiveOptions{}) {}
+
+CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options)
+    : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options) {
+  if (num_devices_ < 1) throw SimError("CostModel: num_devices < 1");
+}
+
+double CostModel::forward_s(const Op& op) const { return op_forward_s(op, hardware_.device, plan_.precision); }
+double CostModel::backward_s(const Op& op) const { return op_backward_s(op, hardware_.device, plan_.precision); }
+double CostModel::backward_weight_s(const Op& op) const {
+  return op_backward_weight_s(op, hardware_.device, plan_.precision);
+}
+
+GroupShape CostModel::shape_of(CommGroup group) const {
+  return group_shape(plan_, num_devices_, hardware_.node.devices_per_node, hardware_.cluster.nics_per_node, group);
+}
+
+double CostModel::collective_s(CollectiveKind kind, CommGroup group, double bytes) const {
+  return estimate_collective(hardware_, kind, shape_of(group), bytes, options_).time_s;
+}
+
+double CostModel::collective_s(const CommOp& comm) const { return collective_s(comm.kind, comm.group, comm.bytes); }
+
+namespace {
+
+// Ranks of one server whose next pipeline stage sits in another server; they all send at once.
+int crossing_senders(const ParallelPlan& plan, int num_devices, int devices_per_node) {
+  const int pp = plan.pipeline_model_parallel_size;
+  if (pp <= 1) return 0;
+  const std::vector<int> stage_ranks = group_ranks(plan, num_devices, CommGroup::pp, 0);
+  const int stride = stage_ranks[1] - stage_ranks[0];
+  int senders = 0;
+  for (int rank = 0; rank < std::min(devices_per_node, num_devices); ++rank) {
+    const int stage = (rank / stride) % pp;
+    if (stage + 1 < pp && (rank + stride) / devices_per_node != rank / devices_per_node) ++senders;
+  }
+  return senders;
+}
+
+}  // namespace
+
+bool CostModel::p2p_crosses_nodes() const {
+  return crossing_senders(plan_, num_devices_, hardware_.node.devices_per_node) > 0;
+}
+
+double CostModel::p2p_s(double bytes) const {
+  if (bytes <= 0) return 0;
+  const int senders = crossing_senders(plan_, num_devices_, hardware_.node.devices_per_node);
+  GroupShape pair;
+  pair.ranks = 2;
+  if (senders > 0) {
+    // Every crossing sender of the server has its own flow; they share the NICs.
+    pair.ranks_per_node = 1;
+    pair.nodes = 2;
+    pair.groups_per_node = senders;
+  } else {
+    pair.ranks_per_node = 2;
+    pair.nodes = 1;
+  }
+  return estimate_collective(hardware_, CollectiveKind::send_recv, pair, bytes, options_).time_s;
+}
+
+double CostModel::memory_bound_s(double bytes) const {
+  const double bandwidth = hardware_.device.hbm_bandwidth * hardware_.device.memory_bound_efficiency;
+  if (!(bandwidth > 0)) throw SimError("memory_bound_s: no HBM bandwidth");
+  return bytes / bandwidth;
+}
+
 }  // namespace trainsim

@@ -1,2 +1,3 @@
 # Sources of the report module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/memory_report.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/collective_table.cpp)

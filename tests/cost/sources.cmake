@@ -1,1 +1,6 @@
 # Tests of the cost module.
+target_sources(trainsim_tests PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/collective_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/link_sharing_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/placement_test.cpp)

@@ -1,5 +1,12 @@
 #pragma once
 // Time of one op on one device and of one collective on one group, in seconds.
+//
+// Compute: roofline with efficiency, max(FLOPs / (peak x efficiency), bytes / (HBM bandwidth x
+// memory-bound efficiency)), floored by the host's kernel launches.
+// Communication: each collective is priced by its algorithm on the tiers it crosses (the links
+// inside a server, the NICs between servers), with the NICs shared among the groups that use them
+// at the same moment. Bandwidths are peak x achievable fraction from the hardware file.
+#include <string>
 #include <vector>
 
 #include "trainsim/hardware/hardware_spec.hpp"
@@ -8,27 +15,93 @@
 
 namespace trainsim {
 
-enum class CollectiveAlgorithm { automatic, ring, double_binary_tree, hierarchical, full_mesh_direct };
+// ring: NCCL-style ring over all ranks (across servers one ring per local rank, each through
+//   that rank's NIC, as NCCL's channels do); inside one tier it is the textbook
+//   2(n-1)/n * S / B + 2(n-1) * latency.
+// double_binary_tree: NCCL's tree across servers (chain inside), latency O(log servers).
+// hierarchical: reduce-scatter inside each server, all-reduce across servers (each rank on its
+//   own NIC with 1/ranks_per_node of the data), all-gather inside (seed 001's four phases).
+// full_mesh_direct: on a full-mesh server, each rank exchanges with every peer at once over
+//   its own link (n-1 links in parallel per rank); across servers it is the intra-server part
+//   of hierarchical.
+// in_switch: NVLink SHARP (NVLS) all-reduce inside an NVSwitch server with in_switch_reduction.
+// pairwise: all-to-all and send/recv (every rank sends straight to its peers).
+enum class CollectiveAlgorithm {
+  automatic,
+  ring,
+  double_binary_tree,
+  hierarchical,
+  full_mesh_direct,
+  in_switch,
+  pairwise
+};
+
+const char* to_string(CollectiveAlgorithm algorithm);
 
 // Where a group's ranks sit: how many servers it spans, how many of its ranks share
 // one server, and how many groups use the same NICs at the same moment.
 struct GroupShape {
   int ranks = 1;
-  int ranks_per_node = 1;   // ranks of this group inside one server
-  int nodes = 1;            // servers the group spans
+  int ranks_per_node = 1;             // ranks of this group inside one server
+  int nodes = 1;                      // servers the group spans
   int concurrent_groups_per_nic = 1;  // groups crossing one NIC at once
+  // Appended: groups of this kind with ranks in one server that communicate at the same
+  // moment (devices_per_node / ranks_per_node when every group runs at once; 1 for a lone group).
+  int groups_per_node = 1;
+};
+
+// HCCL / NCCL switches. The two seed-001 HCCL optimizations are off unless asked for.
+struct CollectiveOptions {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic;  // forced, or chosen by size and shape
+  // Seed 001 (1): slice the data so the intra-server (HCCS / NVLink) and inter-server (RoCE / IB)
+  // phases of a hierarchical all-reduce run at the same time.
+  bool pipeline_tiers = false;
+  int pipeline_chunks = 8;  // slices of the pipelined hierarchical all-reduce
+  // Seed 001 (2): an intra-server all-reduce sends part of its data through the (idle) NICs.
+  bool split_intra_over_network = false;
 };
 
 // Time of one collective of `bytes` (buffer size as nccl-tests counts it).
-double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group,
-                         double bytes, CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
+double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group, double bytes,
+                         CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);
+
+// The same with every option, and which algorithm was used (automatic: the fastest candidate,
+// which is how NCCL's and HCCL's tuners choose: tree / direct for small, ring / hierarchical for big).
+struct CollectiveEstimate {
+  double time_s = 0;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  // Load on each tier, for link sharing and per-tier busy time / bandwidth use: bytes one
+  // rank sends over the server fabric and through NICs (the split option is not reflected).
+  double intra_node_bytes = 0;
+  double inter_node_bytes = 0;
+};
+CollectiveEstimate estimate_collective(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group,
+                                       double bytes, const CollectiveOptions& options = {});
 
 // nccl-tests bus bandwidth factor: busbw = algbw * factor (2(n-1)/n for all-reduce ...).
 double bus_bandwidth_factor(CollectiveKind kind, int ranks);
 
+// "all_reduce", ... (named so it cannot clash with a to_string the model module may add).
+const char* collective_kind_name(CollectiveKind kind);
+
+// Achieved bandwidths (bytes/s) the collectives use.
+double intra_node_bandwidth(const HardwareSpec& hardware);  // one link (mesh) or one switch port, x achievable
+double nic_bandwidth(const HardwareSpec& hardware);         // one NIC x achievable / oversubscription
+double inter_node_latency_s(const HardwareSpec& hardware);  // hops x hop latency + NIC latency
+
+// Compute, pure functions of (op, hardware, precision).
+double peak_flops(const DeviceSpec& device, Precision precision);
+// Efficiency of one GEMM of shape m x n x k (2mnk FLOPs) from the device's curve.
+double gemm_efficiency(const DeviceSpec& device, double m, double n, double k);
+double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops);
+double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision);
+double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision);
+double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision);
+
 class CostModel {
  public:
   CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices);
+  CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options);
 
   double forward_s(const Op& op) const;
   double backward_s(const Op& op) const;
@@ -40,13 +113,17 @@ class CostModel {
   // Memory-bound time of streaming `bytes` through HBM (optimizer step, ...).
   double memory_bound_s(double bytes) const;
   GroupShape shape_of(CommGroup group) const;
+  // True when some pipeline neighbours sit in different servers.
+  bool p2p_crosses_nodes() const;
 
   const HardwareSpec& hardware() const { return hardware_; }
+  const CollectiveOptions& options() const { return options_; }
 
  private:
   HardwareSpec hardware_;
   ParallelPlan plan_;
   int num_devices_;
+  CollectiveOptions options_;
 };
 
 }  // namespace trainsim

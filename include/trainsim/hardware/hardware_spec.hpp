@@ -13,6 +13,9 @@ struct GemmEfficiency {
   double large = 0.8;       // fraction of peak reached by big, well-shaped GEMMs
   double small = 0.3;       // fraction of peak for tiny GEMMs
   double half_flops = 1e9;  // FLOPs at which efficiency is halfway between
+  // Appended by the cost module: multiplier on efficiency when a GEMM's n or k is not a
+  // multiple of 64 (H100 SwiGLU d_ff=10922 ran at 0.68x of d_ff=10944; 1.0 = no penalty).
+  double misaligned_factor = 1.0;
 };
 
 struct DeviceSpec {
@@ -43,6 +46,10 @@ struct NodeSpec {
   double link_latency_s = 0;
   double achievable_fraction = 0.8;  // measured busbw / peak; 0.8 is seed 000's fallback
   bool in_switch_reduction = false;  // NVLink SHARP (NVLS) on H100-class switches
+  // Appended by the cost module: with in_switch_reduction, an all-reduce moves each byte once
+  // into and once out of the switch at this fraction of link_bandwidth (algbw / link_bandwidth;
+  // H100 NVLS 480 GB/s busbw at 8 GPUs = 274 GB/s algbw of 450 -> 0.61).
+  double in_switch_reduction_fraction = 0.6;
 };
 
 enum class NetworkTopology { fat_tree, rail_optimized };
@@ -56,6 +63,10 @@ struct ClusterSpec {
   double oversubscription = 1.0;     // >= 1; 2 means half the bisection bandwidth
   double achievable_fraction = 0.8;
   double host_link_bandwidth = 0;    // device <-> host (PCIe) bytes/s, for offload
+  // Appended by the cost module: per collective step across servers, the NIC and transport
+  // software latency on top of hops x hop_latency_s (2 x A100 over HDR IB: ~19 us for an 8 B
+  // all-reduce = 2 ring steps).
+  double nic_latency_s = 0;
 };
 
 struct HardwareSpec {

@@ -1,0 +1,370 @@
+// Collective algorithms on the two tiers: links inside a server (one full-mesh link or one
+// switch port per rank) and NICs between servers. Alpha-beta model: each algorithm is a
+// number of latency steps plus bytes over the bottleneck bandwidth of each phase.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/cost/cost_model.hpp"
+
+namespace trainsim {
+
+const char* to_string(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::automatic:
+      return "automatic";
+    case CollectiveAlgorithm::ring:
+      return "ring";
+    case CollectiveAlgorithm::double_binary_tree:
+      return "double_binary_tree";
+    case CollectiveAlgorithm::hierarchical:
+      return "hierarchical";
+    case CollectiveAlgorithm::full_mesh_direct:
+      return "full_mesh_direct";
+    case CollectiveAlgorithm::in_switch:
+      return "in_switch";
+    case CollectiveAlgorithm::pairwise:
+      return "pairwise";
+  }
+  return "?";
+}
+
+const char* collective_kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+      return "all_reduce";
+    case CollectiveKind::reduce_scatter:
+      return "reduce_scatter";
+    case CollectiveKind::all_gather:
+      return "all_gather";
+    case CollectiveKind::all_to_all:
+      return "all_to_all";
+    case CollectiveKind::broadcast:
+      return "broadcast";
+    case CollectiveKind::send_recv:
+      return "send_recv";
+  }
+  return "?";
+}
+
+double bus_bandwidth_factor(CollectiveKind kind, int ranks) {
+  const double n = std::max(1, ranks);
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+      return 2.0 * (n - 1) / n;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_gather:
+    case CollectiveKind::all_to_all:
+      return (n - 1) / n;
+    case CollectiveKind::broadcast:
+    case CollectiveKind::send_recv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+namespace {
+
+ConfigError hardware_error(const HardwareSpec& hardware, const std::string& key, const std::string& problem) {
+  Diagnostic diagnostic;
+  diagnostic.where.file = hardware.file;
+  diagnostic.key_path = key;
+  diagnostic.problem = problem;
+  diagnostic.valid = "a positive bandwidth";
+  return ConfigError(diagnostic);
+}
+
+// The tiers one group sees, with the NIC shares already divided among concurrent groups.
+struct Tiers {
+  double intra_bw = 0;     // one mesh link or one switch port, bytes/s
+  double intra_alpha = 0;  // s per step inside a server
+  double nic_bw = 0;       // one NIC, bytes/s, unshared
+  double inter_alpha = 0;  // s per step across servers
+  bool mesh = false;
+  int n = 1, g = 1, k = 1;
+  double groups_per_node = 1;  // groups of this kind sharing the server's NICs
+  int nics = 1;
+
+  // NIC bandwidth one group can use on one server: at most one NIC per local rank.
+  double group_nic_pool() const { return nic_bw * std::min<double>(g, nics / groups_per_node); }
+  // Rate of one rank's own flow when every rank of every group on the server sends at once.
+  double rank_nic_rate() const { return nic_bw * std::min(1.0, nics / (groups_per_node * g)); }
+};
+
+Tiers tiers_of(const HardwareSpec& hardware, const GroupShape& group) {
+  Tiers t;
+  t.intra_bw = intra_node_bandwidth(hardware);
+  t.intra_alpha = hardware.node.link_latency_s;
+  t.mesh = hardware.node.fabric == IntraNodeFabric::full_mesh;
+  t.n = std::max(1, group.ranks);
+  t.g = std::clamp(group.ranks_per_node, 1, t.n);
+  t.k = std::max(1, group.nodes);
+  t.nics = std::max(1, hardware.cluster.nics_per_node);
+  // concurrent_groups_per_nic > 1 means that many groups are bound to one NIC.
+  t.groups_per_node = std::max<double>(
+      std::max(1, group.groups_per_node),
+      group.concurrent_groups_per_nic > 1 ? static_cast<double>(group.concurrent_groups_per_nic) * t.nics : 1.0);
+  if (t.k > 1) {
+    t.nic_bw = nic_bandwidth(hardware);
+    t.inter_alpha = inter_node_latency_s(hardware);
+    if (!(t.nic_bw > 0))
+      throw hardware_error(hardware, "cluster.nic_bandwidth", "a group spans servers but NICs have no bandwidth");
+  }
+  if (t.g > 1 && !(t.intra_bw > 0)) {
+    throw hardware_error(hardware, "node.link_bandwidth",
+                         "a group has several devices in a server but links have no bandwidth");
+  }
+  return t;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Ring over all n ranks. `volume` is the bytes each rank sends per byte of buffer
+// (2(n-1)/n for all-reduce) and `steps` the latency steps.
+double ring_time(const Tiers& t, double bytes, double volume, double steps) {
+  double bottleneck = kInf;
+  if (t.g > 1) bottleneck = t.intra_bw;  // every rank sends `volume` over its own port/link
+  if (t.k > 1) bottleneck = std::min(bottleneck, t.group_nic_pool());  // one channel per local rank's NIC
+  if (bottleneck == kInf) return 0;
+  const double alpha = t.k > 1 ? t.inter_alpha : t.intra_alpha;
+  return volume * bytes / bottleneck + steps * alpha;
+}
+
+// Reduce-scatter (or all-gather) of `bytes` among the g ranks of one server.
+struct Phase {
+  double bw_s = 0;
+  double latency_s = 0;
+  double total() const { return bw_s + latency_s; }
+};
+
+Phase intra_scatter(const Tiers& t, double bytes) {
+  if (t.g <= 1) return {};
+  if (t.mesh) return {bytes / t.g / t.intra_bw, t.intra_alpha};  // g-1 links at once, one chunk each
+  return {(t.g - 1.0) / t.g * bytes / t.intra_bw, (t.g - 1.0) * t.intra_alpha};
+}
+
+// Ring among the k servers, each rank on its own NIC with `bytes` of its own.
+Phase inter_ring(const Tiers& t, double bytes, double volume_per_byte, double steps) {
+  if (t.k <= 1) return {};
+  return {volume_per_byte * bytes / t.rank_nic_rate(), steps * t.inter_alpha};
+}
+
+double combine(const std::vector<Phase>& intra, const Phase& inter, const CollectiveOptions& options) {
+  Phase in;  // the intra-server phases together
+  for (const Phase& p : intra) in.bw_s += p.bw_s, in.latency_s += p.latency_s;
+  const double sequential = in.total() + inter.total();
+  if (!options.pipeline_tiers) return sequential;
+  // Seed 001: c slices flow through the HCCS and RoCE phases at once. The first slice pays
+  // both phases, every later one the slower phase: sum/c + (c-1) x max(phase/c). The slice
+  // count is the best power of two up to pipeline_chunks (1 = not pipelined).
+  double best = sequential;
+  for (int c = 2; c <= std::max(1, options.pipeline_chunks); c *= 2) {
+    const double a = in.bw_s / c + in.latency_s, b = inter.bw_s / c + inter.latency_s;
+    best = std::min(best, a + b + (c - 1) * std::max(a, b));
+  }
+  return best;
+}
+
+double hierarchical_time(const Tiers& t, CollectiveKind kind, double bytes, const CollectiveOptions& options) {
+  const double k = t.k, g = t.g;
+  switch (kind) {
+    case CollectiveKind::all_reduce: {
+      const Phase rs = intra_scatter(t, bytes);
+      const Phase ar = inter_ring(t, bytes / g, 2 * (k - 1) / k, 2 * (k - 1));
+      return combine({rs, rs}, ar, options);
+    }
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_gather: {
+      const Phase in = intra_scatter(t, bytes);
+      const Phase out = inter_ring(t, bytes / g, (k - 1) / k, k - 1);
+      return combine({in}, out, options);
+    }
+    case CollectiveKind::broadcast: {
+      // Scatter inside the root's server, a chain across servers per slice, all-gather inside.
+      const Phase in = intra_scatter(t, bytes);
+      const Phase out = inter_ring(t, bytes / g, 1.0, k - 1);
+      return combine({in, in}, out, options);
+    }
+    default:
+      return kInf;
+  }
+}
+
+double tree_time(const Tiers& t, double bytes) {
+  // NCCL double binary tree across servers, chain inside: reduce up and broadcast down,
+  // pipelined; each server moves about 2S through its NICs, each rank 2S through its port.
+  const double depth = std::ceil(std::log2(static_cast<double>(t.k)));
+  const double latency = 2 * (depth * t.inter_alpha + (t.g - 1) * t.intra_alpha);
+  double bw = 2 * bytes / t.group_nic_pool();
+  if (t.g > 1) bw = std::max(bw, 2 * bytes / t.intra_bw);
+  return latency + bw;
+}
+
+double mesh_direct_time(const Tiers& t, CollectiveKind kind, double bytes) {
+  const double chunk = bytes / t.n / t.intra_bw;  // one chunk over each of n-1 links at once
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+    case CollectiveKind::broadcast:
+      return 2 * (chunk + t.intra_alpha);  // scatter + gather
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_gather:
+    case CollectiveKind::all_to_all:
+      return chunk + t.intra_alpha;
+    default:
+      return kInf;
+  }
+}
+
+double pairwise_time(const Tiers& t, CollectiveKind kind, double bytes) {
+  if (kind == CollectiveKind::send_recv) {
+    if (t.k > 1) return bytes / t.rank_nic_rate() + t.inter_alpha;
+    return bytes / t.intra_bw + t.intra_alpha;
+  }
+  // all-to-all: S/n to each peer; peers in the server over the fabric, the rest over the
+  // rank's own NIC (NICs are not aggregated for all-to-all, nccl-tests #267).
+  const double n = t.n, g = t.g;
+  double intra = 0;
+  if (g > 1) intra = t.mesh ? bytes / n / t.intra_bw : (g - 1) / n * bytes / t.intra_bw;
+  const double inter = t.k > 1 ? (n - g) / n * bytes / t.rank_nic_rate() : 0;
+  return std::max(intra, inter) + (t.k > 1 ? t.inter_alpha : t.intra_alpha);
+}
+
+// Seed 001 (2): part of an intra-server all-reduce goes over the NICs (through the leaf
+// switch) while the rest uses HCCS; the split that equalizes both finishes them together.
+// `latency_s` is the part of `intra_time` that is step latency, not bytes.
+double split_over_network(const Tiers& t, const HardwareSpec& hardware, double intra_time, double latency_s,
+                          double bytes) {
+  const double nic = nic_bandwidth(hardware) * std::min(1.0, t.nics / (t.groups_per_node * t.g));
+  if (!(nic > 0) || t.g <= 1) return intra_time;
+  const double g = t.g;
+  const double net_time = 2 * (g - 1) / g * bytes / nic;
+  const double net_latency = inter_node_latency_s(hardware) * 2 * (g - 1);
+  const double intra_bw = std::max(intra_time - latency_s, 1e-30);
+  const double split = 1.0 / (1.0 / intra_bw + 1.0 / net_time) + std::max(net_latency, latency_s);
+  return std::min(split, intra_time);  // HCCL only splits when it pays
+}
+
+struct Candidate {
+  CollectiveAlgorithm algorithm;
+  double time_s;
+  double latency_s = 0;    // the step-latency part of time_s (used by the split option)
+  double intra_bytes = 0;  // bytes one rank sends over the server fabric
+  double nic_bytes = 0;    // bytes one rank sends through NICs
+};
+
+std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, CollectiveKind kind, double bytes,
+                                  const CollectiveOptions& options) {
+  std::vector<Candidate> out;
+  const double n = t.n;
+  if (kind == CollectiveKind::send_recv || kind == CollectiveKind::all_to_all) {
+    Candidate pairwise{CollectiveAlgorithm::pairwise, pairwise_time(t, kind, bytes)};
+    if (kind == CollectiveKind::send_recv) {
+      (t.k > 1 ? pairwise.nic_bytes : pairwise.intra_bytes) = bytes;
+    } else {
+      pairwise.intra_bytes = (t.g - 1.0) / n * bytes;
+      pairwise.nic_bytes = (n - t.g) / n * bytes;
+    }
+    out.push_back(pairwise);
+    if (kind == CollectiveKind::all_to_all && t.mesh && t.k == 1) {
+      out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes), t.intra_alpha,
+                     (n - 1) / n * bytes, 0});
+    }
+    return out;
+  }
+  double volume = 0, steps = 0;
+  switch (kind) {
+    case CollectiveKind::all_reduce:
+      volume = 2 * (n - 1) / n, steps = 2 * (n - 1);
+      break;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::all_gather:
+      volume = (n - 1) / n, steps = n - 1;
+      break;
+    default:
+      volume = 1, steps = n - 1;
+      break;  // broadcast: pipelined chain
+  }
+  // Per rank: of a ring's `volume` x S, one hop in g leaves the server.
+  const double g = t.g, k = t.k;
+  out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps),
+                 steps * (t.k > 1 ? t.inter_alpha : t.intra_alpha),
+                 t.k > 1 ? (g - 1) / g * volume * bytes : volume * bytes, t.k > 1 ? volume * bytes / g : 0});
+  if (t.k > 1) {
+    // Intra phases move (g-1)/g of the buffer once (RS, AG) or twice (AR, broadcast); the
+    // inter phase moves the rank's 1/g share around the servers.
+    const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast;
+    const double inter_volume = kind == CollectiveKind::all_reduce  ? 2 * (k - 1) / k
+                                : kind == CollectiveKind::broadcast ? 1.0
+                                                                    : (k - 1) / k;
+    const Candidate hierarchical{CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options), 0,
+                                 (twice ? 2 : 1) * (g - 1) / g * bytes, inter_volume * bytes / g};
+    out.push_back(hierarchical);
+    if (kind == CollectiveKind::all_reduce) {
+      out.push_back(
+          {CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes), 0, g > 1 ? 2 * bytes : 0, 2 * bytes / g});
+    }
+    if (t.mesh) {
+      Candidate mesh = hierarchical;
+      mesh.algorithm = CollectiveAlgorithm::full_mesh_direct;
+      out.push_back(mesh);
+    }
+  } else if (t.mesh && t.n > 1) {
+    const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast;
+    out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes),
+                   (twice ? 2 : 1) * t.intra_alpha, (twice ? 2 : 1) * (n - 1) / n * bytes, 0});
+  }
+  if (kind == CollectiveKind::all_reduce && t.k == 1 && t.n > 1 && !t.mesh && hardware.node.in_switch_reduction) {
+    const double bw = hardware.node.link_bandwidth * hardware.node.in_switch_reduction_fraction;
+    if (bw > 0) {
+      out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + 2 * t.intra_alpha, 2 * t.intra_alpha, bytes, 0});
+    }
+  }
+  if (options.split_intra_over_network && kind == CollectiveKind::all_reduce && t.k == 1) {
+    for (Candidate& c : out) c.time_s = split_over_network(t, hardware, c.time_s, c.latency_s, bytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+double intra_node_bandwidth(const HardwareSpec& hardware) {
+  return hardware.node.link_bandwidth * hardware.node.achievable_fraction;
+}
+
+double nic_bandwidth(const HardwareSpec& hardware) {
+  return hardware.cluster.nic_bandwidth * hardware.cluster.achievable_fraction /
+         std::max(1.0, hardware.cluster.oversubscription);
+}
+
+double inter_node_latency_s(const HardwareSpec& hardware) {
+  return hardware.cluster.hops * hardware.cluster.hop_latency_s + hardware.cluster.nic_latency_s;
+}
+
+CollectiveEstimate estimate_collective(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group,
+                                       double bytes, const CollectiveOptions& options) {
+  if (bytes < 0) throw SimError("estimate_collective: negative size");
+  if (group.ranks <= 1 || bytes == 0) return {};
+  const Tiers t = tiers_of(hardware, group);
+  const std::vector<Candidate> all = candidates(hardware, t, kind, bytes, options);
+  if (options.algorithm != CollectiveAlgorithm::automatic) {
+    // A forced algorithm that does not apply here (a tree for reduce-scatter, a mesh on a
+    // switch) falls back to the automatic choice, as NCCL does.
+    for (const Candidate& c : all) {
+      if (c.algorithm == options.algorithm) return {c.time_s, c.algorithm, c.intra_bytes, c.nic_bytes};
+    }
+  }
+  const auto best = std::min_element(all.begin(), all.end(),
+                                     [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  return {best->time_s, best->algorithm, best->intra_bytes, best->nic_bytes};
+}
+
+double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group, double bytes,
+                         CollectiveAlgorithm algorithm) {
+  CollectiveOptions options;
+  options.algorithm = algorithm;
+  return estimate_collective(hardware, kind, group, bytes, options).time_s;
+}
+
+}  // namespace trainsim

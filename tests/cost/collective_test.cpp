@@ -1,0 +1,244 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "test_hardware.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/cost/placement.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+constexpr double MiB = 1048576.0;
+constexpr double GiB = 1073741824.0;
+
+double busbw(const HardwareSpec& h, CollectiveKind kind, const GroupShape& shape, double bytes,
+             const CollectiveOptions& options = {}) {
+  const double t = estimate_collective(h, kind, shape, bytes, options).time_s;
+  return bytes / t * bus_bandwidth_factor(kind, shape.ranks);
+}
+
+}  // namespace
+
+TEST_CASE("busbw factors are nccl-tests': 2(n-1)/n all-reduce, (n-1)/n gather/scatter/alltoall, 1 p2p", "[cost]") {
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_reduce, 8) == Approx(1.75));
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_gather, 8) == Approx(0.875));
+  CHECK(bus_bandwidth_factor(CollectiveKind::reduce_scatter, 4) == Approx(0.75));
+  CHECK(bus_bandwidth_factor(CollectiveKind::all_to_all, 2) == Approx(0.5));
+  CHECK(bus_bandwidth_factor(CollectiveKind::send_recv, 2) == 1.0);
+  CHECK(bus_bandwidth_factor(CollectiveKind::broadcast, 16) == 1.0);
+}
+
+TEST_CASE("one-tier ring all-reduce equals 2(n-1)/n*S/B + 2(n-1)*latency exactly", "[cost]") {
+  for (double achievable : {1.0, 0.78}) {
+    HardwareSpec h = test::a100_dgx();
+    h.node.achievable_fraction = achievable;
+    const double B = h.node.link_bandwidth * achievable;
+    const double a = h.node.link_latency_s;
+    for (int n : {2, 4, 8}) {
+      const GroupShape shape = contiguous_group_shape(n, 8);
+      for (double S : {4096.0, 64 * MiB, 4 * GiB}) {
+        const double expected = 2.0 * (n - 1) / n * S / B + 2.0 * (n - 1) * a;
+        CHECK(collective_time_s(h, CollectiveKind::all_reduce, shape, S, CollectiveAlgorithm::ring) ==
+              Approx(expected).epsilon(1e-12));
+      }
+    }
+  }
+  // The NIC tier alone: one rank per server, n servers.
+  HardwareSpec h = test::ascend_910b3();
+  h.cluster.achievable_fraction = 1.0;
+  GroupShape across;
+  across.ranks = 4, across.ranks_per_node = 1, across.nodes = 4;
+  const double S = 256 * MiB;
+  const double expected = 2.0 * 3 / 4 * S / h.cluster.nic_bandwidth + 2.0 * 3 * inter_node_latency_s(h);
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, across, S, CollectiveAlgorithm::ring) ==
+        Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("8 x A100 all-reduce busbw at >= 256 MiB is within 10% of nccl-tests (234.89 GB/s)", "[cost][calibration]") {
+  const HardwareSpec h = test::a100_dgx();
+  const GroupShape node = contiguous_group_shape(8, 8);
+  for (double S = 256 * MiB; S <= 16 * GiB; S *= 2) {
+    CHECK(busbw(h, CollectiveKind::all_reduce, node, S) / 1e9 == Approx(234.89).epsilon(0.10));
+  }
+  // The measured rows themselves from 512 MiB up ([MLE-net] nccl-tests table).
+  const double measured[] = {222.72, 229.04, 231.41, 233.88, 234.61, 234.89};
+  double S = 512 * MiB;
+  for (double gbps : measured) {
+    CHECK(busbw(h, CollectiveKind::all_reduce, node, S) / 1e9 == Approx(gbps).epsilon(0.10));
+    S *= 2;
+  }
+}
+
+TEST_CASE("H100 NVLS all-reduce busbw at 8 GPUs is near 480 GB/s and ring all-gather near 365", "[cost][calibration]") {
+  const HardwareSpec h = test::h100_dgx();
+  const GroupShape node = contiguous_group_shape(8, 8);
+  CHECK(busbw(h, CollectiveKind::all_reduce, node, 8 * GiB) / 1e9 == Approx(480).epsilon(0.05));
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, node, 8 * GiB).algorithm == CollectiveAlgorithm::in_switch);
+  CHECK(busbw(h, CollectiveKind::all_gather, node, 8 * GiB) / 1e9 == Approx(361.4).epsilon(0.05));
+}
+
+TEST_CASE("across 4 DGX A100 the all-reduce busbw is near NVIDIA's 192 GB/s", "[cost][calibration]") {
+  const HardwareSpec h = test::a100_dgx();
+  CHECK(busbw(h, CollectiveKind::all_reduce, contiguous_group_shape(32, 8), 4 * GiB) / 1e9 ==
+        Approx(192).epsilon(0.10));
+}
+
+TEST_CASE("910B full-mesh busbw rises with card count 2 -> 4 -> 8", "[cost][calibration]") {
+  const HardwareSpec h = test::ascend_910b3();
+  for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather}) {
+    const double b2 = busbw(h, kind, contiguous_group_shape(2, 8), 1 * GiB);
+    const double b4 = busbw(h, kind, contiguous_group_shape(4, 8), 1 * GiB);
+    const double b8 = busbw(h, kind, contiguous_group_shape(8, 8), 1 * GiB);
+    CHECK(b4 > 1.5 * b2);
+    CHECK(b8 > 1.5 * b4);
+    // (n-1) links at once: busbw = (n-1) x link x achievable, the published all_gather 149 GB/s at 8.
+    CHECK(b8 / 1e9 == Approx(7 * 56 * 0.38).epsilon(0.01));
+  }
+  // An NVSwitch server gives 2 GPUs the full port already: busbw does not grow with count.
+  const HardwareSpec a = test::a100_dgx();
+  CHECK(busbw(a, CollectiveKind::all_gather, contiguous_group_shape(2, 8), 1 * GiB) ==
+        Approx(busbw(a, CollectiveKind::all_gather, contiguous_group_shape(8, 8), 1 * GiB)).epsilon(0.01));
+}
+
+TEST_CASE("hierarchical beats a flat ring across 910B3 servers for large messages", "[cost]") {
+  const HardwareSpec h = test::ascend_910b3();
+  const GroupShape shape = contiguous_group_shape(16, 8);
+  const double ring = collective_time_s(h, CollectiveKind::all_reduce, shape, 1 * GiB, CollectiveAlgorithm::ring);
+  const double hier =
+      collective_time_s(h, CollectiveKind::all_reduce, shape, 1 * GiB, CollectiveAlgorithm::hierarchical);
+  CHECK(hier < 0.5 * ring);
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, shape, 1 * GiB).algorithm != CollectiveAlgorithm::ring);
+  // Hierarchical = mesh reduce-scatter + RoCE ring all-reduce of S/8 + mesh all-gather.
+  const double S = 1 * GiB;
+  const double intra = S / 8 / intra_node_bandwidth(h) + h.node.link_latency_s;
+  const double inter = 2.0 * 1 / 2 * (S / 8) / nic_bandwidth(h) + 2 * inter_node_latency_s(h);
+  CHECK(hier == Approx(2 * intra + inter).epsilon(1e-12));
+}
+
+TEST_CASE("automatic picks the tree for small all-reduces across servers and not for large", "[cost]") {
+  const HardwareSpec h = test::a100_dgx();
+  const GroupShape shape = contiguous_group_shape(512, 8);
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, shape, 64 * 1024).algorithm ==
+        CollectiveAlgorithm::double_binary_tree);
+  // Across two servers the ring's 2(n-1) steps are cheap next to 4 GiB of data: ring wins.
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(16, 8), 4 * GiB).algorithm ==
+        CollectiveAlgorithm::ring);
+  // Automatic is never slower than any forced algorithm.
+  for (CollectiveAlgorithm a :
+       {CollectiveAlgorithm::ring, CollectiveAlgorithm::double_binary_tree, CollectiveAlgorithm::hierarchical}) {
+    for (double S : {4096.0, 1 * MiB, 1 * GiB}) {
+      CHECK(collective_time_s(h, CollectiveKind::all_reduce, shape, S) <=
+            collective_time_s(h, CollectiveKind::all_reduce, shape, S, a));
+    }
+  }
+}
+
+TEST_CASE("the same DP all-reduce differs between 910B3 RoCE and A100 IB as their NIC bandwidths say", "[cost]") {
+  ParallelPlan plan;
+  plan.tensor_model_parallel_size = 8;
+  const int devices = 32;  // 4 servers; each DP group has one rank per server
+  const CostModel ascend(test::ascend_910b3(), plan, devices);
+  const CostModel a100(test::a100_dgx(), plan, devices);
+  const double S = 2 * GiB;
+  const double t_ascend = ascend.collective_s(CollectiveKind::all_reduce, CommGroup::dp, S);
+  const double t_a100 = a100.collective_s(CollectiveKind::all_reduce, CommGroup::dp, S);
+  const double bw_ratio = nic_bandwidth(test::a100_dgx()) / nic_bandwidth(test::ascend_910b3());
+  CHECK(bw_ratio == Approx(24.0 / 20.0));
+  CHECK(t_ascend / t_a100 == Approx(bw_ratio).epsilon(0.01));
+  // Per DP group one NIC: ring over 4 servers at one NIC's rate.
+  CHECK(t_a100 == Approx(1.5 * S / nic_bandwidth(test::a100_dgx())).epsilon(0.01));
+}
+
+TEST_CASE("groups sharing a NIC slow each other down in proportion", "[cost]") {
+  HardwareSpec h = test::a100_dgx();
+  ParallelPlan plan;
+  plan.tensor_model_parallel_size = 8;
+  const double S = 4 * GiB;
+  const double one_nic_each = CostModel(h, plan, 32).collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, S);
+  h.cluster.nics_per_node = 4;  // 8 DP groups per server on 4 NICs
+  const CostModel shared(h, plan, 32);
+  CHECK(shared.shape_of(CommGroup::dp).concurrent_groups_per_nic == 2);
+  CHECK(shared.collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, S) ==
+        Approx(2 * one_nic_each).epsilon(0.01));
+}
+
+TEST_CASE("seed 001 HCCL options: pipelining the tiers and splitting over RoCE only ever help", "[cost]") {
+  const HardwareSpec h = test::ascend_910b3();
+  const GroupShape across = contiguous_group_shape(32, 8);
+  CollectiveOptions plain, piped;
+  plain.algorithm = piped.algorithm = CollectiveAlgorithm::hierarchical;
+  piped.pipeline_tiers = true;
+  const double S = 1 * GiB;
+  const double t_plain = estimate_collective(h, CollectiveKind::all_reduce, across, S, plain).time_s;
+  const double t_piped = estimate_collective(h, CollectiveKind::all_reduce, across, S, piped).time_s;
+  CHECK(t_piped < 0.8 * t_plain);
+  // Pipelined: the slower tier sets the pace.
+  const double intra = 2 * S / 8 / intra_node_bandwidth(h), inter = 2.0 * 3 / 4 * S / 8 / nic_bandwidth(h);
+  CHECK(t_piped >= std::max(intra, inter));
+
+  const GroupShape server = contiguous_group_shape(8, 8);
+  CollectiveOptions split;
+  split.split_intra_over_network = true;
+  const double t_hccs = estimate_collective(h, CollectiveKind::all_reduce, server, S).time_s;
+  const double t_split = estimate_collective(h, CollectiveKind::all_reduce, server, S, split).time_s;
+  CHECK(t_split < t_hccs);
+  // HCCS mesh busbw 7 x 21.28 and RoCE ring 20 GB/s per NPU add up.
+  const double hccs_bw = 2 * S / 8 / intra_node_bandwidth(h);
+  const double roce_bw = 1.75 * S / nic_bandwidth(h);
+  CHECK(t_split == Approx(1 / (1 / hccs_bw + 1 / roce_bw)).epsilon(0.02));
+}
+
+TEST_CASE("all-to-all across servers runs at one NIC per rank; send/recv crosses one link", "[cost]") {
+  const HardwareSpec h = test::h100_dgx();
+  const double S = 1 * GiB;
+  const GroupShape two_nodes = contiguous_group_shape(16, 8);
+  const double t = collective_time_s(h, CollectiveKind::all_to_all, two_nodes, S);
+  CHECK(t == Approx(8.0 / 16 * S / nic_bandwidth(h) + inter_node_latency_s(h)).epsilon(1e-9));
+  GroupShape pair;
+  pair.ranks = 2, pair.ranks_per_node = 2, pair.nodes = 1;
+  CHECK(collective_time_s(h, CollectiveKind::send_recv, pair, S) ==
+        Approx(S / intra_node_bandwidth(h) + h.node.link_latency_s));
+}
+
+TEST_CASE("a group of one rank or an empty buffer costs nothing", "[cost]") {
+  const HardwareSpec h = test::a100_dgx();
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, contiguous_group_shape(1, 8), 1 * GiB) == 0);
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, contiguous_group_shape(8, 8), 0) == 0);
+}
+
+TEST_CASE("a cross-server group on hardware without NIC bandwidth is a config error naming the key", "[cost]") {
+  HardwareSpec h = test::a100_dgx();
+  h.cluster.nic_bandwidth = 0;
+  CHECK_THROWS_WITH(collective_time_s(h, CollectiveKind::all_reduce, contiguous_group_shape(16, 8), 1e6),
+                    Catch::Contains("cluster.nic_bandwidth"));
+}
+
+TEST_CASE("estimates report each rank's bytes per tier: hierarchical sends 2(g-1)/g S inside, 2(k-1)/k S/g out",
+          "[cost]") {
+  const HardwareSpec h = test::ascend_910b3();
+  const double S = 1 * GiB;
+  CollectiveOptions hierarchical;
+  hierarchical.algorithm = CollectiveAlgorithm::hierarchical;
+  const CollectiveEstimate e =
+      estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(32, 8), S, hierarchical);
+  CHECK(e.algorithm == CollectiveAlgorithm::hierarchical);
+  CHECK(e.intra_node_bytes == Approx(2 * 7.0 / 8 * S));
+  CHECK(e.inter_node_bytes == Approx(2 * 3.0 / 4 * S / 8));
+  const CollectiveEstimate inside = estimate_collective(test::a100_dgx(), CollectiveKind::all_reduce,
+                                                        contiguous_group_shape(8, 8), S);
+  CHECK(inside.intra_node_bytes == Approx(1.75 * S));
+  CHECK(inside.inter_node_bytes == 0);
+}
+
+TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 8 B latency and 4-NIC busbw", "[cost][calibration]") {
+  HardwareSpec h = test::a100_dgx();
+  // 2 nodes x 1 GPU: 8 B all-reduce 19.90 us out-of-place [NT-150].
+  GroupShape pair;
+  pair.ranks = 2, pair.ranks_per_node = 1, pair.nodes = 2;
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) * 1e6 == Approx(19.90).epsilon(0.10));
+  // 3 nodes x 8 A100 with 4 x HDR per node: peak ~96 GB/s busbw [NT-119].
+  h.cluster.nics_per_node = 4;
+  CHECK(busbw(h, CollectiveKind::all_reduce, contiguous_group_shape(24, 8), 128 * MiB) / 1e9 ==
+        Approx(96).epsilon(0.10));
+}
