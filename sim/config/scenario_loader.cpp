@@ -121,6 +121,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.large = v.num("device.gemm.large");
   d.gemm.small = v.num("device.gemm.small");
   d.gemm.half_flops = v.num("device.gemm.half_flops");
+  d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
   d.attention_efficiency = v.num("device.attention_efficiency");
   d.kernel_launch_s = v.num("device.kernel_launch");
   d.allocator_reserve_bytes = v.num("device.allocator_reserve");
@@ -133,10 +134,12 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   n.link_latency_s = v.num("node.link_latency");
   n.achievable_fraction = v.num("node.achievable_fraction");
   n.in_switch_reduction = as_bool(v, "node.in_switch_reduction");
+  n.in_switch_reduction_fraction = v.num("node.in_switch_reduction_fraction");
   ClusterSpec& c = h.cluster;
   c.nics_per_node = as_int(v, "cluster.nics_per_node");
   c.nic_bandwidth = v.num("cluster.nic_bandwidth");
   c.hop_latency_s = v.num("cluster.hop_latency");
+  c.nic_latency_s = v.num("cluster.nic_latency");
   c.hops = as_int(v, "cluster.hops");
   c.topology =
       v.str("cluster.topology") == "rail_optimized" ? NetworkTopology::rail_optimized : NetworkTopology::fat_tree;
