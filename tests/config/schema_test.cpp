@@ -21,9 +21,13 @@ TEST_CASE("every key is declared once, with a doc line, and its default is valid
         CHECK(value >= spec.min);
         CHECK(value <= spec.max);
       }
-      if (spec.type == ValueType::choice && std::string(spec.default_text).size() > 0)
-        CHECK(("|" + std::string(spec.choices) + "|").find("|" + std::string(spec.default_text) + "|") !=
-              std::string::npos);
+      if (spec.type == ValueType::choice && std::string(spec.default_text).size() > 0) {
+        std::string choices = "|";
+        choices.append(spec.choices).append("|");
+        std::string wanted = "|";
+        wanted.append(spec.default_text).append("|");
+        CHECK(choices.find(wanted) != std::string::npos);
+      }
     }
   }
 }
