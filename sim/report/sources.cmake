@@ -1,1 +1,3 @@
 # Sources of the report module.
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/summary.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/chrome_trace.cpp)

@@ -1,1 +1,2 @@
 # Tests of the report module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/report_test.cpp)
