@@ -84,13 +84,13 @@ class Replayer {
       f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
-      succ_offset_[static_cast<std::size_t>(t) + 1] = static_cast<std::int32_t>(boost::out_degree(t, g.graph));
+      succ_offset_[static_cast<std::size_t>(t) + 1] = static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
     }
     for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
     succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
     for (int t = 0; t < n_; ++t) {
       std::int32_t k = succ_offset_[t];
-      for (auto [e, end] = boost::out_edges(t, g.graph); e != end; ++e) {
+      for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
         const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
         succ_[static_cast<std::size_t>(k++)] = u;
         ++indeg[static_cast<std::size_t>(u)];
@@ -290,7 +290,7 @@ class Replayer {
     }
   }
 
-  void complete_p2p(const std::vector<int>& members, int r) {
+  void complete_p2p(const std::array<int, 2>& members, int r) {
     int first_span = -1;
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::int32_t inst = members[k] * r_ + r;

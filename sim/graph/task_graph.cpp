@@ -42,6 +42,9 @@ class Builder {
   void build() {
     for (int s = 0; s < p_; ++s) build_stage(s);
     for (int s = 0; s < p_; ++s) connect_stage(s);
+    // One construction from the edge list: the vertex vector is sized once.
+    out_.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
+    for (std::size_t i = 0; i < tasks_.size(); ++i) out_.graph[i] = tasks_[i];
   }
 
  private:
@@ -49,9 +52,12 @@ class Builder {
     return items_[((static_cast<std::size_t>(s) * v_ + c) * m_ + mb) * 3 + slot];
   }
 
-  int add(const Task& task) { return static_cast<int>(boost::add_vertex(task, out_.graph)); }
+  int add(const Task& task) {
+    tasks_.push_back(task);
+    return static_cast<int>(tasks_.size()) - 1;
+  }
   void edge(int from, int to) {
-    if (from >= 0 && to >= 0 && from != to) boost::add_edge(from, to, out_.graph);
+    if (from >= 0 && to >= 0 && from != to) edges_.emplace_back(from, to);
   }
   void edges_from(const std::vector<int>& from, int to) {
     for (int f : from) edge(f, to);
@@ -169,8 +175,8 @@ class Builder {
       } else {
         pieces.push_back(add(make(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute)));
       }
-      if (is_forward) out_.graph[static_cast<std::size_t>(pieces.front())].memory_delta_bytes = cc.activation_bytes;
-      if (!is_forward) out_.graph[static_cast<std::size_t>(pieces.back())].memory_delta_bytes = -freed;
+      if (is_forward) tasks_[static_cast<std::size_t>(pieces.front())].memory_delta_bytes = cc.activation_bytes;
+      if (!is_forward) tasks_[static_cast<std::size_t>(pieces.back())].memory_delta_bytes = -freed;
       edges_from(head, pieces.front());
       for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
       if (first_compute < 0) first_compute = pieces.front();
@@ -295,10 +301,22 @@ class Builder {
   int p_ = 1, v_ = 1, m_ = 1;
   std::vector<ItemTasks> items_;
   std::vector<int> stage_buckets_;
+  std::vector<Task> tasks_;
+  std::vector<std::pair<int, int>> edges_;
   TaskGraph& out_;
 };
 
 }  // namespace
+
+TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<int, int>>& edges) {
+  for (const auto& [from, to] : edges)
+    if (from < 0 || to < 0 || from >= static_cast<int>(tasks.size()) || to >= static_cast<int>(tasks.size()))
+      throw SimError("task graph: dependency between unknown tasks");
+  TaskGraph g;
+  g.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) g.graph[i] = tasks[i];
+  return g;
+}
 
 TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {
   if (costs.stages.empty()) throw SimError("task graph: no pipeline stages");

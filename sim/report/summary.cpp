@@ -19,7 +19,7 @@ std::string fmt(const char* f, double x) {
 
 // 1234567 -> "1.23 M"; keeps a line short without hiding the magnitude.
 std::string si(double x) {
-  const char* units[] = {"", " k", " M", " G", " T", " P"};
+  const char* units[] = {" ", " k", " M", " G", " T", " P"};
   int u = 0;
   while (std::abs(x) >= 1000 && u < 5) {
     x /= 1000;

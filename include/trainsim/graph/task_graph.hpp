@@ -1,9 +1,11 @@
 #pragma once
-// One training step as a graph of tasks (Boost.Graph adjacency_list, vecS): compute and
+// One training step as a graph of tasks (Boost.Graph compressed_sparse_row_graph: built
+// once from the edge list, two flat arrays, no allocation per vertex): compute and
 // communication per pipeline stage, micro-batch and model chunk, with the dependencies
 // that the schedule, the pipeline and the gradient reduction impose. The graph describes
 // one rank per stage; full-mode replay replicates it over the stage's ranks.
-#include <boost/graph/adjacency_list.hpp>
+#include <array>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cstdint>
 #include <vector>
 
@@ -32,13 +34,13 @@ struct Task {
   int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
 };
 
-using TaskGraphStorage = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, Task>;
+using TaskGraphStorage = boost::compressed_sparse_row_graph<boost::directedS, Task>;
 
 struct TaskGraph {
   TaskGraphStorage graph;
   // Tasks that meet: a p2p pair {send, recv}; collectives rendezvous with themselves on
   // the other ranks of their group (Task::group), so they need no entry here.
-  std::vector<std::vector<int>> rendezvous;
+  std::vector<std::array<int, 2>> rendezvous;
   int stages = 1;
   int chunks = 1;
   int microbatches = 1;
@@ -48,6 +50,9 @@ struct TaskGraph {
   int num_tasks() const { return static_cast<int>(boost::num_vertices(graph)); }
   const Task& task(int id) const { return graph[static_cast<std::size_t>(id)]; }
 };
+
+// A graph from explicit tasks and (from, to) dependencies (tests, other front ends).
+TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<int, int>>& edges);
 
 // Builds the step's graph. `orders` come from build_schedule for costs.schedule.
 TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders);
