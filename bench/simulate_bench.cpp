@@ -2,6 +2,7 @@
 // the replay on synthetic costs shaped like the cases; the full-scenario cases
 // (workload + cost model + memory) join when those modules land.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/task_graph.hpp"
@@ -82,4 +83,14 @@ BENCHMARK(BM_gpt3_175b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_llama3_405b_representative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_llama2_70b_representative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_llama2_70b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
-BENCHMARK_MAIN();
+// A long-running process (a sweep) reuses freed memory; keep glibc from returning every
+// large block to the kernel so each iteration does not pay fresh page faults.
+int main(int argc, char** argv) {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

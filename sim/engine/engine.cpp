@@ -40,7 +40,6 @@ struct Later {
 // The graph flattened for the hot loop.
 struct FlatTask {
   SimTime duration_ps = 0;
-  double duration_s = 0;
   double memory_delta = 0;
   std::int32_t stage = 0;
   std::int32_t rendezvous = -1;
@@ -75,7 +74,6 @@ class Replayer {
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
       if (!(task.duration_s >= 0) || !std::isfinite(task.duration_s))
         throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
-      f.duration_s = task.duration_s;
       f.duration_ps = std::llround(task.duration_s * kPsPerS);
       f.memory_delta = task.memory_delta_bytes;
       f.stage = task.stage;
@@ -156,11 +154,14 @@ class Replayer {
 
  private:
   int global_rank(int d) const { return (d / r_) * rfull_ + d % r_; }
+  // Instance -> (task, rank in stage); no division in representative mode.
+  int task_of(std::int32_t inst) const { return r_ == 1 ? inst : inst / r_; }
+  int rank_of(std::int32_t inst) const { return r_ == 1 ? 0 : inst % r_; }
   int device_of(std::int32_t inst) const {
-    return tasks_[static_cast<std::size_t>(inst / r_)].stage * r_ + inst % r_;
+    return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(device_of(inst)) * kStreams + tasks_[static_cast<std::size_t>(inst / r_)].stream;
+    return static_cast<std::size_t>(device_of(inst)) * kStreams + tasks_[static_cast<std::size_t>(task_of(inst))].stream;
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -208,7 +209,7 @@ class Replayer {
   }
 
   void push(SimTime t, std::int32_t inst) {
-    heap_.push_back(Event{t, tasks_[static_cast<std::size_t>(inst / r_)].stream, seq_++, inst});
+    heap_.push_back(Event{t, tasks_[static_cast<std::size_t>(task_of(inst))].stream, seq_++, inst});
     std::push_heap(heap_.begin(), heap_.end(), Later{});
   }
 
@@ -234,8 +235,8 @@ class Replayer {
     if (pend != 0) throw SimError("replay: a task started before its dependencies were done");
     pend = -1;
     arrival_[static_cast<std::size_t>(inst)] = now_;
-    const int t = inst / r_;
-    const int r = inst % r_;
+    const int t = task_of(inst);
+    const int r = rank_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     const int d = device_of(inst);
     if (f.memory_delta > 0) add_memory(d, f.memory_delta);
@@ -260,16 +261,17 @@ class Replayer {
     SimTime dur = f.duration_ps;
     if (f.comm < 0) {
       dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
-      if (r_ > 1) dur = std::llround(f.duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
+      if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
+        dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
       ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
-      if (f.comm != 3) out_.devices[static_cast<std::size_t>(d)].collective_s += f.duration_s;
+      if (f.comm != 3) out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
     }
     push(now_ + dur, inst);
   }
 
   void begin_transfer(std::int32_t inst) {
-    const FlatTask& f = tasks_[static_cast<std::size_t>(inst / r_)];
+    const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
     const int d = device_of(inst);
     touch(d);
     ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
@@ -284,7 +286,7 @@ class Replayer {
       auto& a = out_.devices[static_cast<std::size_t>(d)];
       const double wait = static_cast<double>(now_ - arrival_[static_cast<std::size_t>(inst)]) / kPsPerS;
       a.collective_wait_s += wait;
-      a.collective_s += wait + f.duration_s;
+      a.collective_s += wait + static_cast<double>(f.duration_ps) / kPsPerS;
       begin_transfer(inst);
       record_span(inst, now_, now_ + f.duration_ps);
     }
@@ -303,7 +305,7 @@ class Replayer {
 
   int record_span(std::int32_t inst, SimTime start, SimTime end) {
     if (!opt_.record_spans) return -1;
-    const int t = inst / r_;
+    const int t = task_of(inst);
     const Task& task = g_.task(t);
     Span s;
     s.device = global_rank(device_of(inst));
@@ -330,8 +332,8 @@ class Replayer {
   }
 
   void finish(std::int32_t inst) {
-    const int t = inst / r_;
-    const int r = inst % r_;
+    const int t = task_of(inst);
+    const int r = rank_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     const int d = device_of(inst);
     touch(d);
@@ -354,7 +356,7 @@ class Replayer {
     busy_[s] = 0;
     start_next(s);
     for (std::int32_t k = succ_offset_[t]; k < succ_offset_[t + 1]; ++k) {
-      const std::int32_t u = succ_[static_cast<std::size_t>(k)] * r_ + r;
+      const std::int32_t u = r_ == 1 ? succ_[static_cast<std::size_t>(k)] : succ_[static_cast<std::size_t>(k)] * r_ + r;
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
   }

@@ -40,6 +40,10 @@ class Builder {
   }
 
   void build() {
+    std::size_t items = 0;
+    for (const auto& order : orders_) items += order.size();
+    tasks_.reserve(items * 4 + 64);
+    edges_.reserve(items * 6 + 64);
     for (int s = 0; s < p_; ++s) build_stage(s);
     for (int s = 0; s < p_; ++s) connect_stage(s);
     // One construction from the edge list: the vertex vector is sized once.
