@@ -3,6 +3,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/engine/engine.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
@@ -240,4 +241,57 @@ TEST_CASE("Two replays give identical timelines", "[engine]") {
     CHECK(a.timeline.spans[i].start == b.timeline.spans[i].start);
     CHECK(a.timeline.spans[i].task == b.timeline.spans[i].task);
   }
+}
+
+TEST_CASE("Each stage's breakdown adds up to the step time", "[engine][metrics]") {
+  for (auto sched : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1}) {
+    const int v = sched == PipelineSchedule::interleaved ? 2 : 1;
+    auto costs = plan_costs(sched, 4, v, 8);
+    for (auto& s : costs.stages)
+      for (auto& c : s.chunks) {
+        c.recompute_s = 3e-4;
+        c.recompute_bytes = 1e8;
+        c.host_forward_s = c.forward_s * 1.5;  // host-bound forwards
+      }
+    costs.stages[0].data_s = 1e-3;
+    for (bool full : {false, true}) {
+      ReplayOptions o;
+      o.full = full;
+      const auto r = run(costs, o);
+      MetricInputs in;
+      in.num_devices = 16;
+      const auto m = compute_step_metrics(r, in);
+      REQUIRE(m.stages.size() == 4);
+      for (const auto& b : m.stages) {
+        const double sum = b.forward_s + b.backward_s + b.recompute_s + b.tp_exposed_s + b.cp_exposed_s +
+                           b.ep_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.bubble_s + b.optimizer_s + b.data_s +
+                           b.host_s;
+        CHECK(sum == Approx(m.step_time_s).epsilon(1e-9));
+        CHECK(b.recompute_s == Approx(8 * 3e-4 * v * (1.0)).epsilon(1e-9));
+        CHECK(b.host_s == Approx(8 * v * 0.5 * (kTf / v)).epsilon(1e-9));
+      }
+      CHECK(m.stages[0].data_s == Approx(1e-3));
+    }
+  }
+}
+
+TEST_CASE("Throughput and MFU follow their definitions from the step time", "[metrics]") {
+  const auto r = run(uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 4, chunk()));
+  MetricInputs in;
+  in.model_flops_per_step = 1e15;
+  in.hardware_flops_per_step = 1.25e15;
+  in.tokens_per_step = 4 * 4096;
+  in.samples_per_step = 4;
+  in.num_devices = 2;
+  in.peak_flops_per_device = 1e15;
+  const auto m = compute_step_metrics(r, in);
+  const double t = (4 + 1) * (kTf + kTb);
+  CHECK(m.step_time_s == Approx(t));
+  CHECK(m.tokens_per_s == Approx(4 * 4096 / t));
+  CHECK(m.samples_per_s_per_device == Approx(4 / t / 2));
+  CHECK(m.mfu == Approx(1e15 / (1e15 * 2 * t)));
+  CHECK(m.hfu / m.mfu == Approx(1.25));
+  CHECK(m.tokens_per_day == Approx(m.tokens_per_s * 86400));
+  CHECK(time_to_train_s(m, 1e9) == Approx(1e9 / m.tokens_per_s));
+  CHECK(m.bubble_fraction == Approx(1.0 / 5));  // (p-1)/(m+p-1)
 }
