@@ -3,11 +3,14 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/report/chrome_trace.hpp"
+#include "trainsim/report/summary.hpp"
 #include "trainsim/simulation.hpp"
 
 namespace {
@@ -29,6 +32,12 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "Simulate one training step of a scenario and print its summary");
   run->add_option("scenario", scenario_path, "scenario YAML (scenarios/*.yaml)")->required();
   run->add_option("--set", set_texts, "override a scenario key, e.g. --set plan.tensor_model_parallel_size=4");
+  // Engine outputs (engine work): versioned JSON summary, Chrome trace, replay mode.
+  std::string json_path, trace_path, mode = "representative";
+  run->add_option("--json", json_path, "write the versioned JSON summary to FILE");
+  run->add_option("--trace", trace_path, "write a Chrome trace (Perfetto) to FILE");
+  run->add_option("--mode", mode, "replay one rank per stage (representative) or every rank (full)")
+      ->check(CLI::IsMember({"representative", "full"}));
 
   try {
     app.parse(argc, argv);
@@ -40,8 +49,21 @@ int main(int argc, char** argv) {
   try {
     if (*run) {
       const auto scenario = trainsim::load_scenario(scenario_path, parse_overrides(set_texts));
-      const auto result = trainsim::simulate(scenario);
-      std::printf("step time: %.3f s\n", result.metrics.step_time_s);
+      trainsim::SimOptions options;
+      options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
+      options.record_timeline = !trace_path.empty();
+      const auto result = trainsim::simulate(scenario, options);
+      std::fputs(trainsim::format_summary(scenario, result).c_str(), stdout);
+      if (!json_path.empty()) {
+        std::ofstream out(json_path, std::ios::binary);
+        out << trainsim::json_summary(scenario, result);
+        if (!out) throw std::runtime_error("cannot write " + json_path);
+      }
+      if (!trace_path.empty()) {
+        std::ofstream out(trace_path, std::ios::binary);
+        trainsim::write_chrome_trace(out, result.timeline);
+        if (!out) throw std::runtime_error("cannot write " + trace_path);
+      }
     }
   } catch (const trainsim::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());
