@@ -1,1 +1,2 @@
 # Tests of the graph module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph_test.cpp)
