@@ -20,8 +20,8 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   result.memory = estimate_memory(scenario, result.workload);
 
   const PipelineCosts costs = build_pipeline_costs(scenario, result.workload, cost, result.memory);
-  const auto orders = build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(),
-                                     costs.num_chunks());
+  const auto orders =
+      build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks());
   const TaskGraph graph = build_task_graph(costs, orders);
 
   ReplayOptions replay_options;

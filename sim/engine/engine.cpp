@@ -14,12 +14,18 @@ constexpr double kPsPerS = 1e12;
 
 int comm_kind(SpanCategory c) {
   switch (c) {
-    case SpanCategory::tp_comm: return 0;
-    case SpanCategory::cp_comm: return 1;
-    case SpanCategory::ep_comm: return 2;
-    case SpanCategory::pp_comm: return 3;
-    case SpanCategory::dp_comm: return 4;
-    default: return -1;
+    case SpanCategory::tp_comm:
+      return 0;
+    case SpanCategory::cp_comm:
+      return 1;
+    case SpanCategory::ep_comm:
+      return 2;
+    case SpanCategory::pp_comm:
+      return 3;
+    case SpanCategory::dp_comm:
+      return 4;
+    default:
+      return -1;
   }
 }
 
@@ -82,7 +88,8 @@ class Replayer {
       f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
-      succ_offset_[static_cast<std::size_t>(t) + 1] = static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
+      succ_offset_[static_cast<std::size_t>(t) + 1] =
+          static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
     }
     for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
     succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
@@ -97,7 +104,8 @@ class Replayer {
 
     const auto inst = static_cast<std::size_t>(instances_);
     pending_.resize(inst);
-    for (std::int64_t i = 0; i < instances_; ++i) pending_[static_cast<std::size_t>(i)] = indeg[static_cast<std::size_t>(i / r_)];
+    for (std::int64_t i = 0; i < instances_; ++i)
+      pending_[static_cast<std::size_t>(i)] = indeg[static_cast<std::size_t>(i / r_)];
     next_.assign(inst, -1);
     arrival_.assign(inst, 0);
     collective_count_.assign(inst, 0);
@@ -161,7 +169,8 @@ class Replayer {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(device_of(inst)) * kStreams + tasks_[static_cast<std::size_t>(task_of(inst))].stream;
+    return static_cast<std::size_t>(device_of(inst)) * kStreams +
+           tasks_[static_cast<std::size_t>(task_of(inst))].stream;
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -222,11 +231,28 @@ class Replayer {
     const int tp = g_.tp, cp = g_.cp, ep = std::max(1, g_.ep);
     const int tp_i = r % tp, cp_i = (r / tp) % cp, dp_i = r / (tp * cp);
     switch (kind) {
-      case RankGroup::tp: first = r - tp_i; stride = 1; count = tp; break;
-      case RankGroup::cp: first = r - cp_i * tp; stride = tp; count = cp; break;
-      case RankGroup::ep: first = r - (dp_i % ep) * tp * cp; stride = tp * cp; count = ep; break;
-      case RankGroup::dp: first = tp_i; stride = tp; count = cp * g_.dp; break;
-      default: break;
+      case RankGroup::tp:
+        first = r - tp_i;
+        stride = 1;
+        count = tp;
+        break;
+      case RankGroup::cp:
+        first = r - cp_i * tp;
+        stride = tp;
+        count = cp;
+        break;
+      case RankGroup::ep:
+        first = r - (dp_i % ep) * tp * cp;
+        stride = tp * cp;
+        count = ep;
+        break;
+      case RankGroup::dp:
+        first = tp_i;
+        stride = tp;
+        count = cp * g_.dp;
+        break;
+      default:
+        break;
     }
   }
 
@@ -265,7 +291,8 @@ class Replayer {
         dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
       ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
-      if (f.comm != 3) out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
+      if (f.comm != 3)
+        out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
     }
     push(now_ + dur, inst);
   }
@@ -298,8 +325,10 @@ class Replayer {
       const std::int32_t inst = members[k] * r_ + r;
       begin_transfer(inst);
       const int span = record_span(inst, now_, now_ + tasks_[static_cast<std::size_t>(members[k])].duration_ps);
-      if (k == 0) first_span = span;
-      else if (span >= 0) out_.timeline.flows.emplace_back(first_span, span);
+      if (k == 0)
+        first_span = span;
+      else if (span >= 0)
+        out_.timeline.flows.emplace_back(first_span, span);
     }
   }
 
@@ -395,8 +424,6 @@ class Replayer {
 
 }  // namespace
 
-ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
-  return Replayer(graph, options).run();
-}
+ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) { return Replayer(graph, options).run(); }
 
 }  // namespace trainsim

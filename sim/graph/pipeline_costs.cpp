@@ -59,10 +59,18 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostModel& cost) {
     const double t = cost.collective_s(comm);
     const bool f = comm.phase == Phase::forward;
     switch (comm.group) {
-      case CommGroup::tp: (f ? c.tp_f : c.tp_b) += t; break;
-      case CommGroup::cp: (f ? c.cp_f : c.cp_b) += t; break;
-      case CommGroup::ep: (f ? c.ep_f : c.ep_b) += t; break;
-      default: (f ? c.tp_f : c.tp_b) += t; break;
+      case CommGroup::tp:
+        (f ? c.tp_f : c.tp_b) += t;
+        break;
+      case CommGroup::cp:
+        (f ? c.cp_f : c.cp_b) += t;
+        break;
+      case CommGroup::ep:
+        (f ? c.ep_f : c.ep_b) += t;
+        break;
+      default:
+        (f ? c.tp_f : c.tp_b) += t;
+        break;
     }
   }
   c.activation_bytes = layer.activation_bytes;

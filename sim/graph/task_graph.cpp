@@ -111,7 +111,7 @@ class Builder {
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
       const WorkItem& w = order[static_cast<std::size_t>(i)];
       const auto& cc = sc.chunks[static_cast<std::size_t>(w.chunk)];
-      const int slot = w.kind == WorkKind::forward ? slot_forward
+      const int slot = w.kind == WorkKind::forward           ? slot_forward
                        : w.kind == WorkKind::backward_weight ? slot_weight
                                                              : slot_backward;
       ItemTasks& it = item(s, w.chunk, w.microbatch, slot);
@@ -119,8 +119,8 @@ class Builder {
       it.present = true;
 
       const bool is_forward = w.kind == WorkKind::forward;
-      const bool bucket_split = last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() &&
-                                costs_.overlap_grad_reduce;
+      const bool bucket_split =
+          last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs_.overlap_grad_reduce;
       std::vector<int> head = prev;  // what the first compute task of the item waits for
       int first_compute = -1;
 
@@ -197,7 +197,7 @@ class Builder {
         for (const auto& [dur, ccat] : comms) {
           if (dur <= 0) continue;
           Task t = make(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
-          t.group = ccat == SpanCategory::tp_comm ? RankGroup::tp
+          t.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
                     : ccat == SpanCategory::cp_comm ? RankGroup::cp
                                                     : RankGroup::ep;
           const int id = add(t);

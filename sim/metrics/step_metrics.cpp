@@ -48,9 +48,9 @@ StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs&
     auto& b = m.stages[static_cast<std::size_t>(s)];
     const double n = std::max(1, count[static_cast<std::size_t>(s)]);
     b.stage = s;
-    for (double* x : {&b.forward_s, &b.backward_s, &b.recompute_s, &b.optimizer_s, &b.data_s, &b.host_s,
-                      &b.tp_exposed_s, &b.cp_exposed_s, &b.ep_exposed_s, &b.pp_exposed_s, &b.dp_exposed_s,
-                      &b.comm_hidden_s, &b.bubble_s})
+    for (double* x :
+         {&b.forward_s, &b.backward_s, &b.recompute_s, &b.optimizer_s, &b.data_s, &b.host_s, &b.tp_exposed_s,
+          &b.cp_exposed_s, &b.ep_exposed_s, &b.pp_exposed_s, &b.dp_exposed_s, &b.comm_hidden_s, &b.bubble_s})
       *x /= n;
     if (s < static_cast<int>(in.stage_peak_memory_bytes.size()))
       b.peak_memory_bytes = in.stage_peak_memory_bytes[static_cast<std::size_t>(s)];

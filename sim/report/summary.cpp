@@ -55,12 +55,14 @@ std::string format_summary(const Scenario& sc, const SimResult& r) {
          fmt("%.1f", 100 * m.hfu) + " %   bubble " + fmt("%.1f", 100 * m.bubble_fraction) + " %\n";
   out += "  throughput " + si(m.tokens_per_s) + "tokens/s (" + si(m.tokens_per_s_per_device) + "per device), " +
          si(m.samples_per_s) + "samples/s, " + fmt("%.1f", m.tflops_per_device) + " TFLOPS/device, " +
-         si(m.tokens_per_day) + "tokens/day\n";
+         si(m.tokens_per_day) + "tokens/day (1T tokens in " + fmt("%.1f", time_to_train_s(m, 1e12) / 86400.0) +
+         " days)\n";
   const double hbm = r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
   out += "  memory peak " + fmt("%.1f", m.peak_memory_bytes / kGiB) + " GiB of " + fmt("%.1f", hbm / kGiB) +
          " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n\n";
-  out += "  stage   fwd s   bwd s  recomp    tp s    cp s    ep s    pp s    dp s  hidden  bubble   optim   "
-         "data   host  mem GiB\n";
+  out +=
+      "  stage   fwd s   bwd s  recomp    tp s    cp s    ep s    pp s    dp s  hidden  bubble   optim   "
+      "data   host  mem GiB\n";
   for (const auto& b : m.stages) {
     char line[256];
     std::snprintf(line, sizeof line,
@@ -76,7 +78,8 @@ std::string format_summary(const Scenario& sc, const SimResult& r) {
     out += "\n  " + std::to_string(flagged) + " device(s) wait more than 20 % of their collective time:";
     int shown = 0;
     for (const auto& w : m.device_waits)
-      if (w.flagged && shown++ < 8) out += " rank " + std::to_string(w.device) + " (" + fmt("%.2f", w.collective_wait_ratio) + ")";
+      if (w.flagged && shown++ < 8)
+        out += " rank " + std::to_string(w.device) + " (" + fmt("%.2f", w.collective_wait_ratio) + ")";
     out += "\n";
   }
   return out;
@@ -116,6 +119,7 @@ std::string json_summary(const Scenario& sc, const SimResult& r) {
   j["hfu"] = m.hfu;
   j["bubble_fraction"] = m.bubble_fraction;
   j["tokens_per_day"] = m.tokens_per_day;
+  j["time_to_train_1t_tokens_days"] = time_to_train_s(m, 1e12) / 86400.0;
   j["peak_memory_bytes"] = m.peak_memory_bytes;
   j["hbm_bytes"] = r.memory.hbm_bytes;
   j["memory_fits"] = r.memory.fits;

@@ -90,10 +90,14 @@ StageOrder zero_bubble_h1(int p, int s, int m) {
 
 const char* to_string(WorkKind kind) {
   switch (kind) {
-    case WorkKind::forward: return "F";
-    case WorkKind::backward: return "B";
-    case WorkKind::backward_input: return "Bi";
-    case WorkKind::backward_weight: return "W";
+    case WorkKind::forward:
+      return "F";
+    case WorkKind::backward:
+      return "B";
+    case WorkKind::backward_input:
+      return "Bi";
+    case WorkKind::backward_weight:
+      return "W";
   }
   return "?";
 }
@@ -114,10 +118,18 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
   orders.reserve(static_cast<std::size_t>(stages));
   for (int s = 0; s < stages; ++s) {
     switch (schedule) {
-      case PipelineSchedule::gpipe: orders.push_back(gpipe(microbatches)); break;
-      case PipelineSchedule::one_f_one_b: orders.push_back(one_f_one_b(stages, s, microbatches)); break;
-      case PipelineSchedule::interleaved: orders.push_back(interleaved(stages, s, microbatches, chunks)); break;
-      case PipelineSchedule::zero_bubble_h1: orders.push_back(zero_bubble_h1(stages, s, microbatches)); break;
+      case PipelineSchedule::gpipe:
+        orders.push_back(gpipe(microbatches));
+        break;
+      case PipelineSchedule::one_f_one_b:
+        orders.push_back(one_f_one_b(stages, s, microbatches));
+        break;
+      case PipelineSchedule::interleaved:
+        orders.push_back(interleaved(stages, s, microbatches, chunks));
+        break;
+      case PipelineSchedule::zero_bubble_h1:
+        orders.push_back(zero_bubble_h1(stages, s, microbatches));
+        break;
     }
   }
   return orders;

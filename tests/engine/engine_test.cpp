@@ -1,10 +1,11 @@
+#include "trainsim/engine/engine.hpp"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/engine/engine.hpp"
-#include "trainsim/metrics/step_metrics.hpp"
 #include "trainsim/graph/task_graph.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
@@ -158,7 +159,10 @@ PipelineCosts plan_costs(PipelineSchedule sched, int p, int v, int m) {
 }  // namespace
 
 TEST_CASE("Representative and full replay give the same step time on a uniform cluster", "[engine][full]") {
-  struct Case { PipelineSchedule s; int p, v, m; };
+  struct Case {
+    PipelineSchedule s;
+    int p, v, m;
+  };
   for (const Case& k : {Case{PipelineSchedule::one_f_one_b, 4, 1, 8}, Case{PipelineSchedule::interleaved, 2, 2, 4},
                         Case{PipelineSchedule::gpipe, 3, 1, 5}, Case{PipelineSchedule::zero_bubble_h1, 4, 1, 6}}) {
     const auto costs = plan_costs(k.s, k.p, k.v, k.m);
@@ -202,7 +206,8 @@ TEST_CASE("A slow card in full mode slows the step as its stage's critical path 
 
 TEST_CASE("Overlapping DP reduction with backward never makes a step slower", "[engine][dp]") {
   for (double bucket_s : {1e-6, 1e-4, 1e-3, 1e-2}) {
-    for (auto sched : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1}) {
+    for (auto sched :
+         {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1}) {
       const int v = sched == PipelineSchedule::interleaved ? 2 : 1;
       auto costs = plan_costs(sched, 2, v, 4);
       for (auto& s : costs.stages)

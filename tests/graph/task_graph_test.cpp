@@ -1,8 +1,9 @@
+#include "trainsim/graph/task_graph.hpp"
+
 #include <catch2/catch.hpp>
 #include <map>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;

@@ -83,7 +83,8 @@ TEST_CASE("The JSON summary carries its schema version and units in field names"
   CHECK(j["mfu"].get<double>() == Approx(8e15 / (312e12 * 8 * a.result.metrics.step_time_s)));
 }
 
-TEST_CASE("The Chrome trace names processes and threads, never overlaps slices on a thread, and links p2p", "[report]") {
+TEST_CASE("The Chrome trace names processes and threads, never overlaps slices on a thread, and links p2p",
+          "[report]") {
   const auto a = synthetic_run(true);
   const auto t = nlohmann::json::parse(chrome_trace(a.result.timeline));
   std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
@@ -92,7 +93,8 @@ TEST_CASE("The Chrome trace names processes and threads, never overlaps slices o
     const std::string ph = e["ph"];
     if (ph == "M" && e["name"] == "thread_name") ++threads;
     if (ph == "M" && e["name"] == "process_name") ++processes;
-    if (ph == "X") slices[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
+    if (ph == "X")
+      slices[{e["pid"].get<int>(), e["tid"].get<int>()}].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
     if (ph == "s") ++flow_starts;
     if (ph == "f") ++flow_ends;
     if (ph == "C") ++counters;

@@ -1,9 +1,10 @@
+#include "trainsim/schedule/schedule.hpp"
+
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
 
 #include "trainsim/common/error.hpp"
-#include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
 
@@ -58,7 +59,8 @@ TEST_CASE("Every schedule runs each micro-batch and chunk exactly once per kind"
     const auto orders = build_schedule(sched, p, m, v);
     for (const auto& order : orders) {
       std::vector<int> seen(static_cast<std::size_t>(m * v * 4), 0);
-      for (const auto& w : order) ++seen[static_cast<std::size_t>((w.microbatch * v + w.chunk) * 4 + static_cast<int>(w.kind))];
+      for (const auto& w : order)
+        ++seen[static_cast<std::size_t>((w.microbatch * v + w.chunk) * 4 + static_cast<int>(w.kind))];
       int items = 0;
       for (int x : seen) {
         CHECK(x <= 1);
@@ -87,6 +89,7 @@ TEST_CASE("ZB-H1 splits backward into B and W and defers W only after its B", "[
 
 TEST_CASE("Interleaving needs micro-batches in multiples of the pipeline size", "[schedule]") {
   CHECK_THROWS_AS(build_schedule(PipelineSchedule::interleaved, 4, 6, 2), ConfigError);
-  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 6, 2), Catch::Contains("multiple of the pipeline size (4)"));
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 6, 2),
+                    Catch::Contains("multiple of the pipeline size (4)"));
   CHECK_THROWS_AS(build_schedule(PipelineSchedule::one_f_one_b, 4, 8, 2), ConfigError);
 }

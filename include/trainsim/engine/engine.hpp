@@ -26,12 +26,12 @@ constexpr int kNumCommKinds = 5;    // tp, cp, ep, pp, dp (exposed-communication
 struct DeviceAccount {
   int device = 0;  // global rank
   int stage = 0;
-  std::array<double, kNumCategories> compute_s{};  // busy compute stream by category
+  std::array<double, kNumCategories> compute_s{};      // busy compute stream by category
   std::array<double, kNumCommKinds> exposed_comm_s{};  // comm running, compute idle
-  double hidden_comm_s = 0;     // comm running under compute
-  double idle_s = 0;            // compute idle and nothing transferring: bubble
-  double collective_s = 0;      // time held by TP/CP/EP/DP collectives (arrival to end)
-  double collective_wait_s = 0; // of which waiting for the group's last member
+  double hidden_comm_s = 0;                            // comm running under compute
+  double idle_s = 0;                                   // compute idle and nothing transferring: bubble
+  double collective_s = 0;                             // time held by TP/CP/EP/DP collectives (arrival to end)
+  double collective_wait_s = 0;                        // of which waiting for the group's last member
   double peak_activation_bytes = 0;
 };
 

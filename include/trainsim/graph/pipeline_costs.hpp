@@ -31,10 +31,10 @@ struct ChunkCosts {
   double ep_forward_s = 0, ep_backward_s = 0;
   // Host dispatch (kernels x launch latency); the device waits when it exceeds compute.
   double host_forward_s = 0, host_backward_s = 0;
-  double activation_bytes = 0;   // kept from forward until backward, one micro-batch
-  double recompute_bytes = 0;    // extra bytes alive from recompute until backward ends
+  double activation_bytes = 0;                   // kept from forward until backward, one micro-batch
+  double recompute_bytes = 0;                    // extra bytes alive from recompute until backward ends
   double weight_grad_activation_fraction = 0.5;  // ZB: share of activations W still needs
-  std::vector<GradBucket> buckets;  // in the order backward produces them
+  std::vector<GradBucket> buckets;               // in the order backward produces them
   double backward_s() const { return backward_input_s + backward_weight_s; }
 };
 
@@ -48,12 +48,12 @@ struct StageCosts {
 struct PipelineCosts {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int microbatches = 1;
-  std::vector<StageCosts> stages;   // p entries
-  double p2p_s = 0;                 // one activation (or gradient) send between stages
+  std::vector<StageCosts> stages;  // p entries
+  double p2p_s = 0;                // one activation (or gradient) send between stages
   double p2p_bytes = 0;
-  bool tp_comm_overlap = false;     // TP/CP/EP collectives run under the chunk's compute
-  bool overlap_grad_reduce = true;  // DP buckets start during the last backward
-  bool overlap_param_gather = true; // parameter all-gather hidden under forward
+  bool tp_comm_overlap = false;      // TP/CP/EP collectives run under the chunk's compute
+  bool overlap_grad_reduce = true;   // DP buckets start during the last backward
+  bool overlap_param_gather = true;  // parameter all-gather hidden under forward
   // Ranks of one pipeline stage (full mode replicates the graph over them).
   int tp = 1, cp = 1, dp = 1, ep = 1;
 

@@ -17,12 +17,12 @@ struct StageBreakdown {
   double ep_exposed_s = 0;
   double pp_exposed_s = 0;
   double dp_exposed_s = 0;
-  double comm_hidden_s = 0;   // communication that ran under compute
+  double comm_hidden_s = 0;  // communication that ran under compute
   double bubble_s = 0;
   double optimizer_s = 0;
   double data_s = 0;
   double host_s = 0;
-  double peak_memory_bytes = 0;            // estimate_memory's peak for the stage
+  double peak_memory_bytes = 0;             // estimate_memory's peak for the stage
   double peak_activation_bytes_replay = 0;  // activations alive at once, from the replay
 };
 
@@ -43,13 +43,13 @@ struct StepMetrics {
   double samples_per_s_per_device = 0;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;
-  double tflops_per_device = 0;       // model FLOPs / device / s, in 1e12
+  double tflops_per_device = 0;  // model FLOPs / device / s, in 1e12
   double hardware_tflops_per_device = 0;
   double mfu = 0;
   double hfu = 0;
   double tokens_per_day = 0;
   double peak_memory_bytes = 0;
-  double bubble_fraction = 0;         // mean over stages of bubble / step time
+  double bubble_fraction = 0;  // mean over stages of bubble / step time
   int num_devices = 0;
 };
 
@@ -60,9 +60,9 @@ struct MetricInputs {
   double tokens_per_step = 0;
   double samples_per_step = 0;
   int num_devices = 1;
-  double peak_flops_per_device = 0;    // the device's bf16 dense peak (Megatron's MFU convention)
+  double peak_flops_per_device = 0;             // the device's bf16 dense peak (Megatron's MFU convention)
   std::vector<double> stage_peak_memory_bytes;  // from estimate_memory, per stage (may be empty)
-  bool report_device_waits = false;    // full mode: one DeviceWait per replayed device
+  bool report_device_waits = false;             // full mode: one DeviceWait per replayed device
 };
 
 constexpr double kWaitRatioFlag = 0.2;
