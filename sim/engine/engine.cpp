@@ -92,6 +92,11 @@ class Replayer {
           static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
     }
     for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
+    stream_base_.resize(static_cast<std::size_t>(n_));
+    for (int t = 0; t < n_; ++t) {
+      const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+      stream_base_[static_cast<std::size_t>(t)] = f.stage * r_ * kStreams + f.stream;
+    }
     succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
     for (int t = 0; t < n_; ++t) {
       std::int32_t k = succ_offset_[t];
@@ -409,6 +414,7 @@ class Replayer {
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
   std::vector<FlatTask> tasks_;
+  std::vector<std::int32_t> stream_base_;  // stage * r * streams + stream: ready() touches only this
   std::vector<std::int32_t> succ_offset_, succ_;
   std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
   std::vector<SimTime> arrival_;
