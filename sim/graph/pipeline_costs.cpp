@@ -46,7 +46,7 @@ struct LayerCost {
   double activation_bytes = 0;
 };
 
-LayerCost cost_layer(const LayerWorkload& layer, const CostModel& cost) {
+LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost) {
   LayerCost c;
   for (const Op& op : layer.ops) {
     c.forward_s += cost.forward_s(op);
@@ -104,7 +104,24 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, Recompute
 
 }  // namespace
 
+CostFunctions cost_functions(const CostModel& cost) {
+  CostFunctions f;
+  f.forward_s = [&cost](const Op& op) { return cost.forward_s(op); };
+  f.backward_s = [&cost](const Op& op) { return cost.backward_s(op); };
+  f.backward_weight_s = [&cost](const Op& op) { return cost.backward_weight_s(op); };
+  f.collective_s = [&cost](const CommOp& c) { return cost.collective_s(c); };
+  f.group_collective_s = [&cost](CollectiveKind k, CommGroup g, double b) { return cost.collective_s(k, g, b); };
+  f.p2p_s = [&cost](double b) { return cost.p2p_s(b); };
+  f.memory_bound_s = [&cost](double b) { return cost.memory_bound_s(b); };
+  return f;
+}
+
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
+                                   const MemoryReport& memory) {
+  return build_pipeline_costs(scenario, workload, cost_functions(cost), memory);
+}
+
+PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostFunctions& cost,
                                    const MemoryReport& memory) {
   const ParallelPlan& plan = scenario.plan;
   const int p = plan.pipeline_model_parallel_size;
@@ -180,7 +197,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const int count = std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
       for (int k = 0; k < count; ++k) {
         const double b = bytes / count;
-        chunk.buckets.push_back(GradBucket{b, cost.collective_s(grad_kind, group, b)});
+        chunk.buckets.push_back(GradBucket{b, cost.group_collective_s(grad_kind, group, b)});
       }
     };
     add_buckets(dense_bytes, CommGroup::dp);
@@ -204,7 +221,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
     }
     if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
-      const double gather = cost.collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      const double gather = cost.group_collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
       sc.param_gather_s = plan.zero_stage >= 3 ? 2 * gather : gather;  // ZeRO-3 gathers for backward too
     }
   }

@@ -2,6 +2,7 @@
 // What one pipeline step costs, per stage and model chunk, in plain numbers: the value
 // type between Workload + CostModel and the task graph. Tests build it by hand.
 // Seconds and bytes throughout; compute times are for one micro-batch on one device.
+#include <functional>
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
@@ -66,7 +67,24 @@ struct PipelineCosts {
 PipelineCosts uniform_pipeline_costs(PipelineSchedule schedule, int stages, int chunks, int microbatches,
                                      const ChunkCosts& chunk);
 
-// From the model's workload, the cost model and the memory estimate.
+// The prices build_pipeline_costs asks for; CostModel supplies them, tests can fake them.
+struct CostFunctions {
+  std::function<double(const Op&)> forward_s, backward_s, backward_weight_s;
+  std::function<double(const CommOp&)> collective_s;
+  std::function<double(CollectiveKind, CommGroup, double)> group_collective_s;  // kind, group, bytes
+  std::function<double(double)> p2p_s;           // bytes between neighbouring stages
+  std::function<double(double)> memory_bound_s;  // bytes streamed through HBM
+};
+CostFunctions cost_functions(const CostModel& cost);
+
+// From the model's workload, the prices and the memory estimate: layers split over the
+// p*v virtual stages (plan.layers_per_stage or evenly), embedding on the first, head on
+// the last; full recompute repeats the forward (and its collectives) before backward;
+// gradients (fp32) in buckets of plan.grad_bucket_bytes over DP (experts over expert DP);
+// Adam at ~30 bytes/parameter over the local shard; the distributed optimizer / ZeRO-3
+// all-gather the 16-bit parameters.
+PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostFunctions& cost,
+                                   const MemoryReport& memory);
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
                                    const MemoryReport& memory);
 
