@@ -20,7 +20,9 @@ std::string micros(SimTime ps) {
 }
 
 std::string span_name(const Span& s) {
-  std::string name = to_string(s.category);
+  std::string name = s.stream == Stream::pp_send   ? "send"
+                     : s.stream == Stream::pp_recv ? "recv"
+                                                   : to_string(s.category);
   if (s.microbatch >= 0) {
     name += " mb";
     name += std::to_string(s.microbatch);
