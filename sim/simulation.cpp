@@ -45,6 +45,16 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
     }
     replay_options.device_speed = options.device_speed;
   }
+  if (!options.link_speed.empty()) {
+    if (!replay_options.full || static_cast<int>(options.link_speed.size()) != graph.stages * graph.ranks_per_stage) {
+      Diagnostic d;
+      d.key_path = "link_speed";
+      d.problem = "per-device link speed factors need the full replay mode and one factor per device";
+      d.valid = "--mode full, " + std::to_string(graph.stages * graph.ranks_per_stage) + " factors";
+      throw ConfigError(d);
+    }
+    replay_options.link_speed = options.link_speed;
+  }
   ReplayResult replayed = replay(graph, replay_options);
 
   MetricInputs in;

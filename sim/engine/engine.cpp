@@ -130,6 +130,17 @@ class Replayer {
         inv_speed_[static_cast<std::size_t>(d)] = 1.0 / s;
       }
     }
+    inv_link_.assign(static_cast<std::size_t>(devices_), 1.0);
+    if (o.full && !o.link_speed.empty()) {
+      if (static_cast<int>(o.link_speed.size()) != devices_)
+        throw SimError("replay: link_speed has " + std::to_string(o.link_speed.size()) + " entries for " +
+                       std::to_string(devices_) + " devices");
+      for (int d = 0; d < devices_; ++d) {
+        const double s = o.link_speed[static_cast<std::size_t>(d)];
+        if (!(s > 0)) throw SimError("replay: link speed must be positive");
+        inv_link_[static_cast<std::size_t>(d)] = 1.0 / s;
+      }
+    }
     out_.devices.resize(static_cast<std::size_t>(devices_));
     for (int d = 0; d < devices_; ++d) {
       auto& a = out_.devices[static_cast<std::size_t>(d)];
@@ -295,6 +306,7 @@ class Replayer {
       if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
         dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
+      dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
       if (f.comm != 3)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
@@ -302,34 +314,46 @@ class Replayer {
     push(now_ + dur, inst);
   }
 
-  void begin_transfer(std::int32_t inst) {
+  // A transfer runs at the pace of its slowest link (ReplayOptions::link_speed).
+  SimTime scaled(int t, double inv) const {
+    return inv == 1.0 ? tasks_[static_cast<std::size_t>(t)].duration_ps
+                      : std::llround(g_.task(t).duration_s * kPsPerS * inv);
+  }
+
+  void begin_transfer(std::int32_t inst, SimTime dur) {
     const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
     const int d = device_of(inst);
     touch(d);
     ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
-    push(now_ + f.duration_ps, inst);
+    push(now_ + dur, inst);
   }
 
   void complete_collective(int t, int first, int stride, int count) {
-    const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+    double inv = 1.0;
+    for (int j = 0; j < count; ++j)
+      inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(t * r_ + first + j * stride))]);
+    const SimTime dur = scaled(t, inv);
     for (int j = 0; j < count; ++j) {
       const std::int32_t inst = t * r_ + first + j * stride;
       const int d = device_of(inst);
       auto& a = out_.devices[static_cast<std::size_t>(d)];
       const double wait = static_cast<double>(now_ - arrival_[static_cast<std::size_t>(inst)]) / kPsPerS;
       a.collective_wait_s += wait;
-      a.collective_s += wait + static_cast<double>(f.duration_ps) / kPsPerS;
-      begin_transfer(inst);
-      record_span(inst, now_, now_ + f.duration_ps);
+      a.collective_s += wait + static_cast<double>(dur) / kPsPerS;
+      begin_transfer(inst, dur);
+      record_span(inst, now_, now_ + dur);
     }
   }
 
   void complete_p2p(const std::array<int, 2>& members, int r) {
     int first_span = -1;
+    double inv = 1.0;
+    for (int m : members) inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(m * r_ + r))]);
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::int32_t inst = members[k] * r_ + r;
-      begin_transfer(inst);
-      const int span = record_span(inst, now_, now_ + tasks_[static_cast<std::size_t>(members[k])].duration_ps);
+      const SimTime dur = scaled(members[k], inv);
+      begin_transfer(inst, dur);
+      const int span = record_span(inst, now_, now_ + dur);
       if (k == 0)
         first_span = span;
       else if (span >= 0)
@@ -422,6 +446,7 @@ class Replayer {
   std::vector<std::uint8_t> busy_;
   std::vector<DeviceState> dev_;
   std::vector<double> inv_speed_;
+  std::vector<double> inv_link_;
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
   SimTime now_ = 0;

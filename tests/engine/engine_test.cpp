@@ -300,3 +300,23 @@ TEST_CASE("Throughput and MFU follow their definitions from the step time", "[me
   CHECK(time_to_train_s(m, 1e9) == Approx(1e9 / m.tokens_per_s));
   CHECK(m.bubble_fraction == Approx(1.0 / 5));  // (p-1)/(m+p-1)
 }
+
+TEST_CASE("A slow link in full mode slows its groups' transfers to the slowest member's pace", "[engine][full]") {
+  const int p = 2, m = 4;
+  auto costs = plan_costs(PipelineSchedule::one_f_one_b, p, 1, m);
+  ReplayOptions full;
+  full.full = true;
+  full.link_speed.assign(static_cast<std::size_t>(p * 4), 1.0);
+  full.link_speed[1] = 0.25;  // stage 0, rank 1: a quarter of the bandwidth
+  const auto slow = run(costs, full);
+  CHECK(slow.end > run(costs).end);
+  double tp_time_rank0 = 0;
+  for (const auto& s : slow.timeline.spans)
+    if (s.device == 0 && s.category == SpanCategory::tp_comm) tp_time_rank0 += seconds(s.end - s.start);
+  // Rank 0 shares its TP group with rank 1: every TP transfer it joins runs 4x longer.
+  CHECK(tp_time_rank0 == Approx(4 * 2 * m * 1e-4).epsilon(1e-6));
+  double tp_time_rank2 = 0;
+  for (const auto& s : slow.timeline.spans)
+    if (s.device == 2 && s.category == SpanCategory::tp_comm) tp_time_rank2 += seconds(s.end - s.start);
+  CHECK(tp_time_rank2 == Approx(2 * m * 1e-4).epsilon(1e-6));
+}

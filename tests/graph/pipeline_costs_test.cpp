@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "trainsim/graph/pipeline_costs.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace trainsim;
 
@@ -73,7 +73,8 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("Pipeline costs put two layers on each of p*v virtual stages, embedding first and head last", "[graph][costs]") {
+TEST_CASE("Pipeline costs put two layers on each of p*v virtual stages, embedding first and head last",
+          "[graph][costs]") {
   Fixture fx;
   const auto c = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
   REQUIRE(c.num_stages() == 2);

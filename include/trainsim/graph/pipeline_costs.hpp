@@ -72,8 +72,8 @@ struct CostFunctions {
   std::function<double(const Op&)> forward_s, backward_s, backward_weight_s;
   std::function<double(const CommOp&)> collective_s;
   std::function<double(CollectiveKind, CommGroup, double)> group_collective_s;  // kind, group, bytes
-  std::function<double(double)> p2p_s;           // bytes between neighbouring stages
-  std::function<double(double)> memory_bound_s;  // bytes streamed through HBM
+  std::function<double(double)> p2p_s;                                          // bytes between neighbouring stages
+  std::function<double(double)> memory_bound_s;                                 // bytes streamed through HBM
 };
 CostFunctions cost_functions(const CostModel& cost);
 
