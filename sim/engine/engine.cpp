@@ -139,6 +139,7 @@ class Replayer {
         const double s = o.link_speed[static_cast<std::size_t>(d)];
         if (!(s > 0)) throw SimError("replay: link speed must be positive");
         inv_link_[static_cast<std::size_t>(d)] = 1.0 / s;
+        if (s != 1.0) slow_links_ = true;
       }
     }
     out_.devices.resize(static_cast<std::size_t>(devices_));
@@ -330,7 +331,7 @@ class Replayer {
 
   void complete_collective(int t, int first, int stride, int count) {
     double inv = 1.0;
-    for (int j = 0; j < count; ++j)
+    for (int j = 0; j < count && slow_links_; ++j)
       inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(t * r_ + first + j * stride))]);
     const SimTime dur = scaled(t, inv);
     for (int j = 0; j < count; ++j) {
@@ -348,7 +349,8 @@ class Replayer {
   void complete_p2p(const std::array<int, 2>& members, int r) {
     int first_span = -1;
     double inv = 1.0;
-    for (int m : members) inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(m * r_ + r))]);
+    if (slow_links_)
+      for (int m : members) inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(m * r_ + r))]);
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::int32_t inst = members[k] * r_ + r;
       const SimTime dur = scaled(members[k], inv);
@@ -447,6 +449,7 @@ class Replayer {
   std::vector<DeviceState> dev_;
   std::vector<double> inv_speed_;
   std::vector<double> inv_link_;
+  bool slow_links_ = false;
   std::vector<Event> heap_;
   std::uint64_t seq_ = 0;
   SimTime now_ = 0;
