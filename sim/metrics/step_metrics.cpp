@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trainsim/engine/engine.hpp"
+
 namespace trainsim {
 
 double time_to_train_s(const StepMetrics& metrics, double tokens) {

@@ -3,9 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "trainsim/engine/engine.hpp"
 
 namespace trainsim {
+
+struct ReplayResult;  // trainsim/engine/engine.hpp
 
 struct StageBreakdown {
   int stage = 0;
