@@ -1,8 +1,76 @@
-// STUB: replaced by the engine work (graph -> engine -> metrics).
+// Scenario -> Workload -> PipelineCosts -> schedule -> TaskGraph -> replay -> metrics.
 #include "trainsim/simulation.hpp"
 
+#include <string>
+
 #include "trainsim/common/error.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/engine.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/graph/task_graph.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
-SimResult simulate(const Scenario&, const SimOptions&) { throw SimError("simulate: not implemented"); }
+
+SimResult simulate(const Scenario& scenario, const SimOptions& options) {
+  const ParallelPlan& plan = scenario.plan;
+  SimResult result;
+  result.workload = build_workload(scenario.model, plan);
+  const CostModel cost(scenario.hardware, plan, scenario.num_devices);
+  result.memory = estimate_memory(scenario, result.workload);
+
+  const PipelineCosts costs = build_pipeline_costs(scenario, result.workload, cost, result.memory);
+  const auto orders =
+      build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks());
+  const TaskGraph graph = build_task_graph(costs, orders);
+
+  ReplayOptions replay_options;
+  replay_options.full = options.mode == ReplayMode::full;
+  replay_options.record_spans = options.record_timeline;
+  if (!options.device_speed.empty()) {
+    if (!replay_options.full) {
+      Diagnostic d;
+      d.key_path = "device_speed";
+      d.problem = "per-device speed factors need the full replay mode";
+      d.valid = "--mode full";
+      throw ConfigError(d);
+    }
+    if (static_cast<int>(options.device_speed.size()) != graph.stages * graph.ranks_per_stage) {
+      Diagnostic d;
+      d.key_path = "device_speed";
+      d.problem = std::to_string(options.device_speed.size()) + " speed factors for " +
+                  std::to_string(graph.stages * graph.ranks_per_stage) + " devices";
+      d.valid = "one factor per device";
+      throw ConfigError(d);
+    }
+    replay_options.device_speed = options.device_speed;
+  }
+  if (!options.link_speed.empty()) {
+    if (!replay_options.full || static_cast<int>(options.link_speed.size()) != graph.stages * graph.ranks_per_stage) {
+      Diagnostic d;
+      d.key_path = "link_speed";
+      d.problem = "per-device link speed factors need the full replay mode and one factor per device";
+      d.valid = "--mode full, " + std::to_string(graph.stages * graph.ranks_per_stage) + " factors";
+      throw ConfigError(d);
+    }
+    replay_options.link_speed = options.link_speed;
+  }
+  ReplayResult replayed = replay(graph, replay_options);
+
+  MetricInputs in;
+  in.model_flops_per_step = result.workload.model_flops_per_step;
+  in.hardware_flops_per_step = result.workload.hardware_flops_per_step;
+  in.tokens_per_step = result.workload.tokens_per_step > 0
+                           ? result.workload.tokens_per_step
+                           : static_cast<double>(plan.global_batch_size) * plan.seq_length;
+  in.samples_per_step = plan.global_batch_size;
+  in.num_devices = scenario.num_devices;
+  in.peak_flops_per_device = scenario.hardware.device.peak_flops_bf16;
+  for (const auto& s : result.memory.stages) in.stage_peak_memory_bytes.push_back(s.peak());
+  in.report_device_waits = replay_options.full;
+  result.metrics = compute_step_metrics(replayed, in);
+  result.timeline = std::move(replayed.timeline);
+  return result;
+}
+
 }  // namespace trainsim

@@ -10,6 +10,12 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/report/chrome_trace.hpp"
+#include "trainsim/report/collective_table.hpp"
+#include "trainsim/report/memory_report.hpp"
+#include "trainsim/report/summary.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/validation/validation.hpp"
 
@@ -26,35 +32,28 @@ std::vector<trainsim::Override> parse_overrides(const std::vector<std::string>& 
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw trainsim::ConfigError(trainsim::Diagnostic{{path, 0, 0}, "", "cannot write the file", ""});
   out << text;
+  if (!out) {
+    trainsim::Diagnostic d;
+    d.where.file = path;
+    d.problem = "cannot write the file";
+    throw trainsim::ConfigError(std::move(d));
+  }
 }
 
-struct RunArgs {
+struct ScenarioArgs {
   std::string scenario;
   std::vector<std::string> set;
 };
 
-void add_scenario_args(CLI::App* command, RunArgs& args) {
+void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
   command->add_option("scenario", args.scenario, "scenario YAML (see scenarios/)")->required();
   command->add_option("--set", args.set,
                       "override any scenario key before validation, e.g. --set plan.micro_batch_size=2 (repeatable)");
 }
 
-int run_validate(const std::string& file, const std::string& trends_file, const std::string& json_path,
-                 const std::string& hardware_dir) {
-  trainsim::ValidationOptions options;
-  options.hardware_dir = hardware_dir;
-  if (!trends_file.empty()) {
-    const auto report = trainsim::validate_trends(trainsim::load_measured_runs(trends_file), options);
-    std::fputs(trainsim::format_trends(report).c_str(), stdout);
-    if (!json_path.empty()) write_file(json_path, trainsim::trends_json(report));
-    return 0;
-  }
-  const auto report = trainsim::validate_runs(trainsim::load_measured_runs(file), options);
-  std::fputs(trainsim::format_validation(report).c_str(), stdout);
-  if (!json_path.empty()) write_file(json_path, trainsim::validation_json(report));
-  return 0;
+trainsim::Scenario load(const ScenarioArgs& args) {
+  return trainsim::load_scenario(args.scenario, parse_overrides(args.set));
 }
 
 }  // namespace
@@ -65,22 +64,44 @@ int main(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  trainsim run scenarios/default.yaml\n"
-      "  trainsim run scenarios/default.yaml --set plan.micro_batch_size=2 --json out.json --trace out.trace.json\n"
+      "  trainsim run scenarios/default.yaml --set plan.micro_batch_size=2 --json step.json --trace step.trace.json\n"
+      "  trainsim memory scenarios/gpt3-175b-a100-1024.yaml --json memory.json\n"
+      "  trainsim collective --hardware hardware/a100-80gb.yaml --op all_reduce --devices 8,16,64 --sizes 1MiB:4GiB\n"
       "  trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml\n"
       "  trainsim validate --trends tests/validation/trends.yaml\n"
       "Exit codes: 0 ok, 2 bad input (the message names file:line:col, the key and what is valid), 3 internal error.");
   app.require_subcommand(1);
 
-  RunArgs run_args;
-  std::string json_path, trace_path;
+  ScenarioArgs run_args;
+  std::string run_json, run_trace, mode = "representative";
   auto* run = app.add_subcommand("run", "Simulate one training step of a scenario and print its summary");
   add_scenario_args(run, run_args);
-  run->add_option("--json", json_path, "also write the versioned JSON summary to this file");
-  run->add_option("--trace", trace_path, "also write a Chrome trace (open in https://ui.perfetto.dev)");
+  run->add_option("--json", run_json, "also write the versioned JSON summary to this file");
+  run->add_option("--trace", run_trace, "also write a Chrome trace (open it in Perfetto)");
+  run->add_option("--mode", mode, "replay one rank per pipeline stage (representative) or every rank (full)")
+      ->check(CLI::IsMember({"representative", "full"}))
+      ->capture_default_str();
+
+  ScenarioArgs memory_args;
+  std::string memory_json;
+  auto* memory = app.add_subcommand("memory", "Print the per-stage memory breakdown and the out-of-memory verdict");
+  add_scenario_args(memory, memory_args);
+  memory->add_option("--json", memory_json, "also write the breakdown as JSON to this file");
+
+  std::string hardware_file, op = "all_reduce", devices = "8", sizes = "1MiB:4GiB";
+  auto* collective = app.add_subcommand(
+      "collective", "Print collective time, algbw and busbw per size and device count, like nccl-tests");
+  collective->add_option("--hardware", hardware_file, "hardware YAML (hardware/*.yaml)")->required();
+  collective->add_option("--op", op, "all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv")
+      ->capture_default_str();
+  collective->add_option("--devices", devices, "device counts, e.g. 8,16,64,512")->capture_default_str();
+  collective->add_option("--sizes", sizes, "a doubling range such as 1MiB:4GiB, or a list such as 1GiB,2GiB")
+      ->capture_default_str();
 
   std::string validate_file = kDataDir + "/tests/validation/calibration.yaml";
   std::string trends_file, validate_json, hardware_dir = kDataDir + "/hardware";
-  auto* validate = app.add_subcommand("validate", "Predict published measured runs and report the error per run and family");
+  auto* validate =
+      app.add_subcommand("validate", "Predict published measured runs and report the error per run and family");
   validate->add_option("file", validate_file, "measured runs (calibration.yaml format)")->capture_default_str();
   validate->add_option("--trends", trends_file, "report grouped comparisons (trends.yaml format) instead");
   validate->add_option("--json", validate_json, "also write the report as JSON to this file");
@@ -89,17 +110,43 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; a usage error is bad input like any other: exit 2.
+    // --help exits 0; a usage error is bad input like any other: exit 2.
     return app.exit(e) == 0 ? 0 : 2;
   }
 
   try {
     if (*run) {
-      const auto scenario = trainsim::load_scenario(run_args.scenario, parse_overrides(run_args.set));
-      const auto result = trainsim::simulate(scenario);
-      std::printf("step time: %.3f s\n", result.metrics.step_time_s);
+      const auto scenario = load(run_args);
+      trainsim::SimOptions options;
+      options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
+      options.record_timeline = !run_trace.empty();
+      const auto result = trainsim::simulate(scenario, options);
+      std::fputs(trainsim::format_summary(scenario, result).c_str(), stdout);
+      if (!run_json.empty()) write_file(run_json, trainsim::json_summary(scenario, result));
+      if (!run_trace.empty()) write_file(run_trace, trainsim::chrome_trace(result.timeline));
+    } else if (*memory) {
+      const auto scenario = load(memory_args);
+      const auto report = trainsim::estimate_memory(scenario, trainsim::build_workload(scenario.model, scenario.plan));
+      std::fputs(trainsim::format_memory_table(report).c_str(), stdout);
+      if (!memory_json.empty()) write_file(memory_json, trainsim::memory_report_json(report).dump(2) + "\n");
+    } else if (*collective) {
+      const auto hardware = trainsim::load_hardware(hardware_file);
+      const auto kind = trainsim::parse_collective_kind(op, "--op");
+      const auto rows = trainsim::collective_table(hardware, kind, trainsim::parse_device_list(devices, "--devices"),
+                                                   trainsim::parse_size_list(sizes, "--sizes"));
+      std::fputs(trainsim::format_collective_table(hardware, kind, rows).c_str(), stdout);
     } else if (*validate) {
-      return run_validate(validate_file, trends_file, validate_json, hardware_dir);
+      trainsim::ValidationOptions options;
+      options.hardware_dir = hardware_dir;
+      if (!trends_file.empty()) {
+        const auto report = trainsim::validate_trends(trainsim::load_measured_runs(trends_file), options);
+        std::fputs(trainsim::format_trends(report).c_str(), stdout);
+        if (!validate_json.empty()) write_file(validate_json, trainsim::trends_json(report));
+      } else {
+        const auto report = trainsim::validate_runs(trainsim::load_measured_runs(validate_file), options);
+        std::fputs(trainsim::format_validation(report).c_str(), stdout);
+        if (!validate_json.empty()) write_file(validate_json, trainsim::validation_json(report));
+      }
     }
   } catch (const trainsim::ConfigError& e) {
     std::fprintf(stderr, "%s\n", e.what());

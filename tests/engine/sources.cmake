@@ -1,1 +1,2 @@
 # Tests of the engine module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/engine_test.cpp)

@@ -1,1 +1,2 @@
 # Tests of the schedule module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/schedule_test.cpp)

@@ -12,18 +12,28 @@ enum class Stream { compute, tp_comm, dp_comm, pp_send, pp_recv };
 
 // What a span's time counts as in the step breakdown.
 enum class SpanCategory {
-  forward, backward, recompute, tp_comm, cp_comm, ep_comm, pp_comm, dp_comm, optimizer, data, host
+  forward,
+  backward,
+  recompute,
+  tp_comm,
+  cp_comm,
+  ep_comm,
+  pp_comm,
+  dp_comm,
+  optimizer,
+  data,
+  host
 };
 
 struct Span {
-  int device = 0;   // rank (representative mode: the stage's representative rank)
+  int device = 0;  // rank (representative mode: the stage's representative rank)
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
   SimTime start = 0;
   SimTime end = 0;
   int microbatch = -1;
   int chunk = -1;
-  int task = -1;    // task id in the graph
+  int task = -1;  // task id in the graph
   std::string name;
 };
 
@@ -35,7 +45,7 @@ struct MemorySample {
 
 struct Timeline {
   std::vector<Span> spans;
-  std::vector<MemorySample> memory;  // allocated activation bytes over time, per device
+  std::vector<MemorySample> memory;        // allocated activation bytes over time, per device
   std::vector<std::pair<int, int>> flows;  // (send span index, recv span index) for p2p arrows
   SimTime end = 0;
 };

@@ -3,7 +3,10 @@
 #include <string>
 #include <vector>
 
+
 namespace trainsim {
+
+struct ReplayResult;  // trainsim/engine/engine.hpp
 
 struct StageBreakdown {
   int stage = 0;
@@ -15,16 +18,18 @@ struct StageBreakdown {
   double ep_exposed_s = 0;
   double pp_exposed_s = 0;
   double dp_exposed_s = 0;
-  double comm_hidden_s = 0;   // communication that ran under compute
+  double comm_hidden_s = 0;  // communication that ran under compute
   double bubble_s = 0;
   double optimizer_s = 0;
   double data_s = 0;
   double host_s = 0;
-  double peak_memory_bytes = 0;
+  double peak_memory_bytes = 0;             // estimate_memory's peak for the stage
+  double peak_activation_bytes_replay = 0;  // activations alive at once, from the replay
 };
 
 struct DeviceWait {
   int device = 0;
+  int stage = 0;
   double collective_wait_ratio = 0;  // time waiting inside collectives / time in collectives
   bool flagged = false;              // above 0.2 (seed 000's slow-card analysis)
 };
@@ -39,14 +44,32 @@ struct StepMetrics {
   double samples_per_s_per_device = 0;
   double model_flops_per_step = 0;
   double hardware_flops_per_step = 0;
-  double tflops_per_device = 0;       // model FLOPs / device / s, in 1e12
+  double tflops_per_device = 0;  // model FLOPs / device / s, in 1e12
   double hardware_tflops_per_device = 0;
   double mfu = 0;
   double hfu = 0;
   double tokens_per_day = 0;
   double peak_memory_bytes = 0;
+  double bubble_fraction = 0;  // mean over stages of bubble / step time
   int num_devices = 0;
 };
+
+// What the metrics need besides the replay, in SI units.
+struct MetricInputs {
+  double model_flops_per_step = 0;     // all devices, no recompute
+  double hardware_flops_per_step = 0;  // plus recompute
+  double tokens_per_step = 0;
+  double samples_per_step = 0;
+  int num_devices = 1;
+  double peak_flops_per_device = 0;             // the device's bf16 dense peak (Megatron's MFU convention)
+  std::vector<double> stage_peak_memory_bytes;  // from estimate_memory, per stage (may be empty)
+  bool report_device_waits = false;             // full mode: one DeviceWait per replayed device
+};
+
+constexpr double kWaitRatioFlag = 0.2;
+
+// Step time, per-stage breakdown (mean over a stage's replayed ranks), throughput, MFU, HFU.
+StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs& inputs);
 
 // Time to train `tokens` at the step's throughput, in seconds.
 double time_to_train_s(const StepMetrics& metrics, double tokens);

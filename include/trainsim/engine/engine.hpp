@@ -1,0 +1,52 @@
+#pragma once
+// Discrete-event replay of a TaskGraph. Per device, in-order streams (compute, tp_comm,
+// dp_comm, pp_send, pp_recv): a task starts when its dependencies are done and its
+// stream is free. Collectives and p2p pairs are rendezvous: each member holds its stream
+// from arrival, the transfer starts when the last member arrives. Events are ordered by
+// (time, priority, sequence); time is integer picoseconds, durations rounded once.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "trainsim/engine/timeline.hpp"
+#include "trainsim/graph/task_graph.hpp"
+
+namespace trainsim {
+
+struct ReplayOptions {
+  bool full = false;                 // every rank of every stage (else one rank per stage)
+  std::vector<double> device_speed;  // full mode: compute speed factor per global rank (1 = nominal)
+  std::vector<double> link_speed;    // full mode: link speed factor per global rank; a transfer
+                                     // runs at its slowest member's pace
+  bool record_spans = true;          // spans, memory samples and flows in the Timeline
+};
+
+constexpr int kNumCategories = 11;  // SpanCategory values
+constexpr int kNumCommKinds = 5;    // tp, cp, ep, pp, dp (exposed-communication order)
+
+// Where one replayed device's step time went, in seconds.
+struct DeviceAccount {
+  int device = 0;  // global rank
+  int stage = 0;
+  std::array<double, kNumCategories> compute_s{};      // busy compute stream by category
+  std::array<double, kNumCommKinds> exposed_comm_s{};  // comm running, compute idle
+  double hidden_comm_s = 0;                            // comm running under compute
+  double idle_s = 0;                                   // compute idle and nothing transferring: bubble
+  double collective_s = 0;                             // time held by TP/CP/EP/DP collectives (arrival to end)
+  double collective_wait_s = 0;                        // of which waiting for the group's last member
+  double peak_activation_bytes = 0;
+};
+
+struct ReplayResult {
+  SimTime end = 0;  // step time, picoseconds
+  Timeline timeline;
+  std::vector<DeviceAccount> devices;  // one per replayed device, by stage then rank
+  std::int64_t tasks_run = 0;
+  std::int64_t events = 0;
+};
+
+// Throws SimError when an end-of-run invariant breaks (a task never ran or ran twice,
+// time went back, memory went negative, a dependency cycle or a rendezvous deadlock).
+ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options = {});
+
+}  // namespace trainsim

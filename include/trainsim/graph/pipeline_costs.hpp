@@ -1,0 +1,91 @@
+#pragma once
+// What one pipeline step costs, per stage and model chunk, in plain numbers: the value
+// type between Workload + CostModel and the task graph. Tests build it by hand.
+// Seconds and bytes throughout; compute times are for one micro-batch on one device.
+#include <functional>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/plan/parallel_plan.hpp"
+
+namespace trainsim {
+
+class CostModel;
+
+// One data-parallel gradient bucket, reduced once per step after the last micro-batch's
+// backward has produced its gradients.
+struct GradBucket {
+  double bytes = 0;   // gradient bytes in the bucket
+  double time_s = 0;  // all-reduce (or reduce-scatter) time over the DP group
+};
+
+struct ChunkCosts {
+  double forward_s = 0;          // forward compute of one micro-batch
+  double backward_input_s = 0;   // input-gradient part of backward (ZB's B)
+  double backward_weight_s = 0;  // weight-gradient part of backward (ZB's W); backward = B + W
+  double recompute_s = 0;        // forward recomputed before backward (0: no recompute)
+  // Collectives inside the chunk's layers, per micro-batch (sum over layers).
+  double tp_forward_s = 0, tp_backward_s = 0;
+  double cp_forward_s = 0, cp_backward_s = 0;
+  double ep_forward_s = 0, ep_backward_s = 0;
+  // Host dispatch (kernels x launch latency); the device waits when it exceeds compute.
+  double host_forward_s = 0, host_backward_s = 0;
+  double activation_bytes = 0;                   // kept from forward until backward, one micro-batch
+  double recompute_bytes = 0;                    // extra bytes alive from recompute until backward ends
+  double weight_grad_activation_fraction = 0.5;  // ZB: share of activations W still needs
+  std::vector<GradBucket> buckets;               // in the order backward produces them
+  double backward_s() const { return backward_input_s + backward_weight_s; }
+};
+
+struct StageCosts {
+  std::vector<ChunkCosts> chunks;  // v entries
+  double optimizer_s = 0;          // optimizer step (device or host)
+  double param_gather_s = 0;       // ZeRO-3 / distributed optimizer parameter all-gather
+  double data_s = 0;               // data loading exposed once per step
+};
+
+struct PipelineCosts {
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  int microbatches = 1;
+  std::vector<StageCosts> stages;  // p entries
+  double p2p_s = 0;                // one activation (or gradient) send between stages
+  double p2p_bytes = 0;
+  bool tp_comm_overlap = false;      // TP/CP/EP collectives run under the chunk's compute
+  bool overlap_grad_reduce = true;   // DP buckets start during the last backward
+  bool overlap_param_gather = true;  // parameter all-gather hidden under forward
+  // Ranks of one pipeline stage (full mode replicates the graph over them).
+  int tp = 1, cp = 1, dp = 1, ep = 1;
+
+  int num_stages() const { return static_cast<int>(stages.size()); }
+  int num_chunks() const { return stages.empty() ? 1 : static_cast<int>(stages.front().chunks.size()); }
+  int ranks_per_stage() const { return tp * cp * dp; }
+};
+
+// Uniform synthetic costs: every stage and chunk alike (tests and benchmarks).
+PipelineCosts uniform_pipeline_costs(PipelineSchedule schedule, int stages, int chunks, int microbatches,
+                                     const ChunkCosts& chunk);
+
+// The prices build_pipeline_costs asks for; CostModel supplies them, tests can fake them.
+struct CostFunctions {
+  std::function<double(const Op&)> forward_s, backward_s, backward_weight_s;
+  std::function<double(const CommOp&)> collective_s;
+  std::function<double(CollectiveKind, CommGroup, double)> group_collective_s;  // kind, group, bytes
+  std::function<double(double)> p2p_s;                                          // bytes between neighbouring stages
+  std::function<double(double)> memory_bound_s;                                 // bytes streamed through HBM
+};
+CostFunctions cost_functions(const CostModel& cost);
+
+// From the model's workload, the prices and the memory estimate: layers split over the
+// p*v virtual stages (plan.layers_per_stage or evenly), embedding on the first, head on
+// the last; full recompute repeats the forward (and its collectives) before backward;
+// gradients (fp32) in buckets of plan.grad_bucket_bytes over DP (experts over expert DP);
+// Adam at ~30 bytes/parameter over the local shard; the distributed optimizer / ZeRO-3
+// all-gather the 16-bit parameters.
+PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostFunctions& cost,
+                                   const MemoryReport& memory);
+PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
+                                   const MemoryReport& memory);
+
+}  // namespace trainsim

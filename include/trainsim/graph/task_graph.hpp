@@ -1,0 +1,60 @@
+#pragma once
+// One training step as a graph of tasks (Boost.Graph compressed_sparse_row_graph: built
+// once from the edge list, two flat arrays, no allocation per vertex): compute and
+// communication per pipeline stage, micro-batch and model chunk, with the dependencies
+// that the schedule, the pipeline and the gradient reduction impose. The graph describes
+// one rank per stage; full-mode replay replicates it over the stage's ranks.
+#include <array>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "trainsim/engine/timeline.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+namespace trainsim {
+
+// Which ranks a task meets at a rendezvous (NCCL semantics: everybody arrives, then the
+// transfer runs). `pp` pairs a send with its receive (same rank index on both stages).
+enum class RankGroup : std::uint8_t { none, tp, cp, ep, dp, pp };
+
+struct Task {
+  int stage = 0;
+  int microbatch = -1;
+  int chunk = -1;
+  Stream stream = Stream::compute;
+  SpanCategory category = SpanCategory::forward;
+  WorkKind work = WorkKind::forward;  // for names in traces
+  double duration_s = 0;
+  // Activation bytes: a positive delta is allocated when the task starts, a negative
+  // one freed when it ends.
+  double memory_delta_bytes = 0;
+  RankGroup group = RankGroup::none;
+  int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
+};
+
+using TaskGraphStorage = boost::compressed_sparse_row_graph<boost::directedS, Task>;
+
+struct TaskGraph {
+  TaskGraphStorage graph;
+  // Tasks that meet: a p2p pair {send, recv}; collectives rendezvous with themselves on
+  // the other ranks of their group (Task::group), so they need no entry here.
+  std::vector<std::array<int, 2>> rendezvous;
+  int stages = 1;
+  int chunks = 1;
+  int microbatches = 1;
+  int ranks_per_stage = 1;  // tp * cp * dp of the plan
+  int tp = 1, cp = 1, dp = 1, ep = 1;
+
+  int num_tasks() const { return static_cast<int>(boost::num_vertices(graph)); }
+  const Task& task(int id) const { return graph[static_cast<std::size_t>(id)]; }
+};
+
+// A graph from explicit tasks and (from, to) dependencies (tests, other front ends).
+TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<int, int>>& edges);
+
+// Builds the step's graph. `orders` come from build_schedule for costs.schedule.
+TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders);
+
+}  // namespace trainsim

@@ -1,0 +1,463 @@
+#include "trainsim/engine/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "trainsim/common/error.hpp"
+
+namespace trainsim {
+namespace {
+
+constexpr int kStreams = 5;
+constexpr double kPsPerS = 1e12;
+
+int comm_kind(SpanCategory c) {
+  switch (c) {
+    case SpanCategory::tp_comm:
+      return 0;
+    case SpanCategory::cp_comm:
+      return 1;
+    case SpanCategory::ep_comm:
+      return 2;
+    case SpanCategory::pp_comm:
+      return 3;
+    case SpanCategory::dp_comm:
+      return 4;
+    default:
+      return -1;
+  }
+}
+
+struct Event {
+  SimTime time;
+  std::uint32_t priority;
+  std::uint64_t sequence;
+  std::int32_t instance;
+};
+struct Later {
+  bool operator()(const Event& a, const Event& b) const {
+    if (a.time != b.time) return a.time > b.time;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return a.sequence > b.sequence;
+  }
+};
+
+// The graph flattened for the hot loop.
+struct FlatTask {
+  SimTime duration_ps = 0;
+  double memory_delta = 0;
+  std::int32_t stage = 0;
+  std::int32_t rendezvous = -1;
+  std::uint8_t stream = 0;
+  std::int8_t comm = -1;  // comm kind index, -1 for compute
+  SpanCategory category = SpanCategory::forward;
+  RankGroup group = RankGroup::none;
+};
+
+struct DeviceState {
+  SimTime last = 0;
+  int compute_category = -1;
+  std::array<int, kNumCommKinds> active{};
+  double memory = 0;
+};
+
+class Replayer {
+ public:
+  Replayer(const TaskGraph& g, const ReplayOptions& o) : g_(g), opt_(o) {
+    n_ = g.num_tasks();
+    rfull_ = std::max(1, g.ranks_per_stage);
+    r_ = o.full ? rfull_ : 1;
+    devices_ = g.stages * r_;
+    instances_ = static_cast<std::int64_t>(n_) * r_;
+    if (instances_ > 2'000'000'000LL) throw SimError("replay: too many task instances");
+
+    tasks_.resize(static_cast<std::size_t>(n_));
+    succ_offset_.assign(static_cast<std::size_t>(n_) + 1, 0);
+    std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
+    for (int t = 0; t < n_; ++t) {
+      const Task& task = g.task(t);
+      FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+      if (!(task.duration_s >= 0) || !std::isfinite(task.duration_s))
+        throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
+      f.duration_ps = std::llround(task.duration_s * kPsPerS);
+      f.memory_delta = task.memory_delta_bytes;
+      f.stage = task.stage;
+      f.rendezvous = task.rendezvous;
+      f.stream = static_cast<std::uint8_t>(task.stream);
+      f.comm = static_cast<std::int8_t>(comm_kind(task.category));
+      f.category = task.category;
+      f.group = task.group;
+      succ_offset_[static_cast<std::size_t>(t) + 1] =
+          static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
+    }
+    for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
+    stream_base_.resize(static_cast<std::size_t>(n_));
+    for (int t = 0; t < n_; ++t) {
+      const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+      stream_base_[static_cast<std::size_t>(t)] = f.stage * r_ * kStreams + f.stream;
+    }
+    succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
+    for (int t = 0; t < n_; ++t) {
+      std::int32_t k = succ_offset_[t];
+      for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
+        const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
+        succ_[static_cast<std::size_t>(k++)] = u;
+        ++indeg[static_cast<std::size_t>(u)];
+      }
+    }
+
+    const auto inst = static_cast<std::size_t>(instances_);
+    pending_.resize(inst);
+    for (std::int64_t i = 0; i < instances_; ++i)
+      pending_[static_cast<std::size_t>(i)] = indeg[static_cast<std::size_t>(i / r_)];
+    next_.assign(inst, -1);
+    arrival_.assign(inst, 0);
+    collective_count_.assign(inst, 0);
+    p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
+    head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
+    tail_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
+    busy_.assign(static_cast<std::size_t>(devices_) * kStreams, 0);
+    dev_.assign(static_cast<std::size_t>(devices_), DeviceState{});
+    inv_speed_.assign(static_cast<std::size_t>(devices_), 1.0);
+    if (o.full && !o.device_speed.empty()) {
+      if (static_cast<int>(o.device_speed.size()) != devices_)
+        throw SimError("replay: device_speed has " + std::to_string(o.device_speed.size()) + " entries for " +
+                       std::to_string(devices_) + " devices");
+      for (int d = 0; d < devices_; ++d) {
+        const double s = o.device_speed[static_cast<std::size_t>(d)];
+        if (!(s > 0)) throw SimError("replay: device speed must be positive");
+        inv_speed_[static_cast<std::size_t>(d)] = 1.0 / s;
+      }
+    }
+    inv_link_.assign(static_cast<std::size_t>(devices_), 1.0);
+    if (o.full && !o.link_speed.empty()) {
+      if (static_cast<int>(o.link_speed.size()) != devices_)
+        throw SimError("replay: link_speed has " + std::to_string(o.link_speed.size()) + " entries for " +
+                       std::to_string(devices_) + " devices");
+      for (int d = 0; d < devices_; ++d) {
+        const double s = o.link_speed[static_cast<std::size_t>(d)];
+        if (!(s > 0)) throw SimError("replay: link speed must be positive");
+        inv_link_[static_cast<std::size_t>(d)] = 1.0 / s;
+        if (s != 1.0) slow_links_ = true;
+      }
+    }
+    out_.devices.resize(static_cast<std::size_t>(devices_));
+    for (int d = 0; d < devices_; ++d) {
+      auto& a = out_.devices[static_cast<std::size_t>(d)];
+      a.stage = d / r_;
+      a.device = global_rank(d);
+    }
+    heap_.reserve(static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
+    if (opt_.record_spans) {
+      out_.timeline.spans.reserve(inst);
+      out_.timeline.flows.reserve(g.rendezvous.size() * static_cast<std::size_t>(r_));
+      std::size_t mem = 0;
+      for (const auto& f : tasks_) mem += f.memory_delta != 0 ? 1 : 0;
+      out_.timeline.memory.reserve(mem * static_cast<std::size_t>(r_));
+    }
+  }
+
+  ReplayResult run() {
+    for (std::int64_t i = 0; i < instances_; ++i)
+      if (pending_[static_cast<std::size_t>(i)] == 0) ready(static_cast<std::int32_t>(i));
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), Later{});
+      const Event ev = heap_.back();
+      heap_.pop_back();
+      if (ev.time < now_) throw SimError("replay: time went back");
+      now_ = ev.time;
+      ++out_.events;
+      finish(ev.instance);
+    }
+    check_end();
+    for (int d = 0; d < devices_; ++d) touch(d);
+    out_.end = now_;
+    out_.timeline.end = now_;
+    return std::move(out_);
+  }
+
+ private:
+  int global_rank(int d) const { return (d / r_) * rfull_ + d % r_; }
+  // Instance -> (task, rank in stage); no division in representative mode.
+  int task_of(std::int32_t inst) const { return r_ == 1 ? inst : inst / r_; }
+  int rank_of(std::int32_t inst) const { return r_ == 1 ? 0 : inst % r_; }
+  int device_of(std::int32_t inst) const {
+    return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
+  }
+  std::size_t stream_of(std::int32_t inst) const {
+    return static_cast<std::size_t>(device_of(inst)) * kStreams +
+           tasks_[static_cast<std::size_t>(task_of(inst))].stream;
+  }
+
+  // Accumulates the time since the device's last change into its account.
+  void touch(int d) {
+    DeviceState& s = dev_[static_cast<std::size_t>(d)];
+    const SimTime dt = now_ - s.last;
+    if (dt <= 0) return;
+    s.last = now_;
+    auto& a = out_.devices[static_cast<std::size_t>(d)];
+    const double e = static_cast<double>(dt) / kPsPerS;
+    int comm = -1;
+    for (int k = 0; k < kNumCommKinds; ++k)
+      if (s.active[static_cast<std::size_t>(k)] > 0) {
+        comm = k;
+        break;
+      }
+    if (s.compute_category >= 0) {
+      a.compute_s[static_cast<std::size_t>(s.compute_category)] += e;
+      if (comm >= 0) a.hidden_comm_s += e;
+    } else if (comm >= 0) {
+      a.exposed_comm_s[static_cast<std::size_t>(comm)] += e;
+    } else {
+      a.idle_s += e;
+    }
+  }
+
+  void ready(std::int32_t inst) {
+    const std::size_t s = stream_of(inst);
+    if (tail_[s] < 0) {
+      head_[s] = inst;
+    } else {
+      next_[static_cast<std::size_t>(tail_[s])] = inst;
+    }
+    tail_[s] = inst;
+    if (!busy_[s]) start_next(s);
+  }
+
+  void start_next(std::size_t s) {
+    const std::int32_t inst = head_[s];
+    if (inst < 0) return;
+    head_[s] = next_[static_cast<std::size_t>(inst)];
+    if (head_[s] < 0) tail_[s] = -1;
+    busy_[s] = 1;
+    start(inst);
+  }
+
+  void push(SimTime t, std::int32_t inst) {
+    heap_.push_back(Event{t, tasks_[static_cast<std::size_t>(task_of(inst))].stream, seq_++, inst});
+    std::push_heap(heap_.begin(), heap_.end(), Later{});
+  }
+
+  // Members of the rank group of `kind` that rank r belongs to: first, stride, count.
+  void group_of(RankGroup kind, int r, int& first, int& stride, int& count) const {
+    first = r;
+    stride = 1;
+    count = 1;
+    if (r_ == 1) return;
+    const int tp = g_.tp, cp = g_.cp, ep = std::max(1, g_.ep);
+    const int tp_i = r % tp, cp_i = (r / tp) % cp, dp_i = r / (tp * cp);
+    switch (kind) {
+      case RankGroup::tp:
+        first = r - tp_i;
+        stride = 1;
+        count = tp;
+        break;
+      case RankGroup::cp:
+        first = r - cp_i * tp;
+        stride = tp;
+        count = cp;
+        break;
+      case RankGroup::ep:
+        first = r - (dp_i % ep) * tp * cp;
+        stride = tp * cp;
+        count = ep;
+        break;
+      case RankGroup::dp:
+        first = tp_i;
+        stride = tp;
+        count = cp * g_.dp;
+        break;
+      default:
+        break;
+    }
+  }
+
+  void start(std::int32_t inst) {
+    auto& pend = pending_[static_cast<std::size_t>(inst)];
+    if (pend != 0) throw SimError("replay: a task started before its dependencies were done");
+    pend = -1;
+    arrival_[static_cast<std::size_t>(inst)] = now_;
+    const int t = task_of(inst);
+    const int r = rank_of(inst);
+    const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+    const int d = device_of(inst);
+    if (f.memory_delta > 0) add_memory(d, f.memory_delta);
+    if (f.rendezvous >= 0) {
+      const std::size_t key = static_cast<std::size_t>(f.rendezvous) * r_ + r;
+      if (++p2p_count_[key] == 2) {
+        const auto& members = g_.rendezvous[static_cast<std::size_t>(f.rendezvous)];
+        complete_p2p(members, r);
+      }
+      return;
+    }
+    if (f.comm >= 0) {
+      int first, stride, count;
+      group_of(f.group, r, first, stride, count);
+      if (count > 1) {
+        const std::size_t key = static_cast<std::size_t>(t) * r_ + first;
+        if (++collective_count_[key] == count) complete_collective(t, first, stride, count);
+        return;
+      }
+    }
+    touch(d);
+    SimTime dur = f.duration_ps;
+    if (f.comm < 0) {
+      dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
+      if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
+        dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
+    } else {
+      dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
+      ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
+      if (f.comm != 3)
+        out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
+    }
+    push(now_ + dur, inst);
+  }
+
+  // A transfer runs at the pace of its slowest link (ReplayOptions::link_speed).
+  SimTime scaled(int t, double inv) const {
+    return inv == 1.0 ? tasks_[static_cast<std::size_t>(t)].duration_ps
+                      : std::llround(g_.task(t).duration_s * kPsPerS * inv);
+  }
+
+  void begin_transfer(std::int32_t inst, SimTime dur) {
+    const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
+    const int d = device_of(inst);
+    touch(d);
+    ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
+    push(now_ + dur, inst);
+  }
+
+  void complete_collective(int t, int first, int stride, int count) {
+    double inv = 1.0;
+    for (int j = 0; j < count && slow_links_; ++j)
+      inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(t * r_ + first + j * stride))]);
+    const SimTime dur = scaled(t, inv);
+    for (int j = 0; j < count; ++j) {
+      const std::int32_t inst = t * r_ + first + j * stride;
+      const int d = device_of(inst);
+      auto& a = out_.devices[static_cast<std::size_t>(d)];
+      const double wait = static_cast<double>(now_ - arrival_[static_cast<std::size_t>(inst)]) / kPsPerS;
+      a.collective_wait_s += wait;
+      a.collective_s += wait + static_cast<double>(dur) / kPsPerS;
+      begin_transfer(inst, dur);
+      record_span(inst, now_, now_ + dur);
+    }
+  }
+
+  void complete_p2p(const std::array<int, 2>& members, int r) {
+    int first_span = -1;
+    double inv = 1.0;
+    if (slow_links_)
+      for (int m : members) inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(m * r_ + r))]);
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      const std::int32_t inst = members[k] * r_ + r;
+      const SimTime dur = scaled(members[k], inv);
+      begin_transfer(inst, dur);
+      const int span = record_span(inst, now_, now_ + dur);
+      if (k == 0)
+        first_span = span;
+      else if (span >= 0)
+        out_.timeline.flows.emplace_back(first_span, span);
+    }
+  }
+
+  int record_span(std::int32_t inst, SimTime start, SimTime end) {
+    if (!opt_.record_spans) return -1;
+    const int t = task_of(inst);
+    const Task& task = g_.task(t);
+    Span s;
+    s.device = global_rank(device_of(inst));
+    s.stream = task.stream;
+    s.category = task.category;
+    s.start = start;
+    s.end = end;
+    s.microbatch = task.microbatch;
+    s.chunk = task.chunk;
+    s.task = t;
+    out_.timeline.spans.push_back(std::move(s));
+    return static_cast<int>(out_.timeline.spans.size()) - 1;
+  }
+
+  void add_memory(int d, double delta) {
+    DeviceState& s = dev_[static_cast<std::size_t>(d)];
+    s.memory += delta;
+    // Frees are computed from the same doubles as allocations; allow rounding dust.
+    if (s.memory < -1.0) throw SimError("replay: memory went negative on device " + std::to_string(global_rank(d)));
+    if (s.memory < 0) s.memory = 0;
+    auto& a = out_.devices[static_cast<std::size_t>(d)];
+    a.peak_activation_bytes = std::max(a.peak_activation_bytes, s.memory);
+    if (opt_.record_spans) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
+  }
+
+  void finish(std::int32_t inst) {
+    const int t = task_of(inst);
+    const int r = rank_of(inst);
+    const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+    const int d = device_of(inst);
+    touch(d);
+    auto& st = dev_[static_cast<std::size_t>(d)];
+    if (f.comm < 0) {
+      st.compute_category = -1;
+    } else {
+      --st.active[static_cast<std::size_t>(f.comm)];
+    }
+    const bool rendezvous_span = f.rendezvous >= 0 || [&] {
+      if (f.comm < 0) return false;
+      int first, stride, count;
+      group_of(f.group, r, first, stride, count);
+      return count > 1;
+    }();
+    if (!rendezvous_span) record_span(inst, arrival_[static_cast<std::size_t>(inst)], now_);
+    if (f.memory_delta < 0) add_memory(d, f.memory_delta);
+    ++out_.tasks_run;
+    const std::size_t s = stream_of(inst);
+    busy_[s] = 0;
+    start_next(s);
+    for (std::int32_t k = succ_offset_[t]; k < succ_offset_[t + 1]; ++k) {
+      const std::int32_t u = r_ == 1 ? succ_[static_cast<std::size_t>(k)] : succ_[static_cast<std::size_t>(k)] * r_ + r;
+      if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
+    }
+  }
+
+  void check_end() {
+    if (out_.tasks_run == instances_) return;
+    for (std::int64_t i = 0; i < instances_; ++i) {
+      if (pending_[static_cast<std::size_t>(i)] != -1) {
+        const Task& task = g_.task(static_cast<int>(i / r_));
+        throw SimError("replay: " + std::to_string(instances_ - out_.tasks_run) +
+                       " tasks never ran (deadlock or dependency cycle); first: stage " + std::to_string(task.stage) +
+                       " " + to_string(task.stream) + " " + to_string(task.category) + " micro-batch " +
+                       std::to_string(task.microbatch) + " chunk " + std::to_string(task.chunk));
+      }
+    }
+    throw SimError("replay: a task ran twice or a rendezvous never completed");
+  }
+
+  const TaskGraph& g_;
+  const ReplayOptions& opt_;
+  int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
+  std::int64_t instances_ = 0;
+  std::vector<FlatTask> tasks_;
+  std::vector<std::int32_t> stream_base_;  // stage * r * streams + stream: ready() touches only this
+  std::vector<std::int32_t> succ_offset_, succ_;
+  std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
+  std::vector<SimTime> arrival_;
+  std::vector<std::int32_t> head_, tail_;
+  std::vector<std::uint8_t> busy_;
+  std::vector<DeviceState> dev_;
+  std::vector<double> inv_speed_;
+  std::vector<double> inv_link_;
+  bool slow_links_ = false;
+  std::vector<Event> heap_;
+  std::uint64_t seq_ = 0;
+  SimTime now_ = 0;
+  ReplayResult out_;
+};
+
+}  // namespace
+
+ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) { return Replayer(graph, options).run(); }
+
+}  // namespace trainsim

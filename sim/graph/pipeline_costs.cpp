@@ -1,0 +1,231 @@
+#include "trainsim/graph/pipeline_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/cost/cost_model.hpp"
+
+namespace trainsim {
+
+PipelineCosts uniform_pipeline_costs(PipelineSchedule schedule, int stages, int chunks, int microbatches,
+                                     const ChunkCosts& chunk) {
+  PipelineCosts costs;
+  costs.schedule = schedule;
+  costs.microbatches = microbatches;
+  costs.stages.resize(static_cast<std::size_t>(stages));
+  for (auto& s : costs.stages) s.chunks.assign(static_cast<std::size_t>(chunks), chunk);
+  return costs;
+}
+
+namespace {
+
+// Layers of each virtual stage (p * v of them), in model order.
+std::vector<int> split_layers(const ParallelPlan& plan, int layers) {
+  const int p = plan.pipeline_model_parallel_size;
+  const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+  std::vector<int> per_vstage(static_cast<std::size_t>(p * v), 0);
+  if (!plan.layers_per_stage.empty() && static_cast<int>(plan.layers_per_stage.size()) == p) {
+    // An explicit split per stage is spread evenly over that stage's chunks.
+    for (int s = 0; s < p; ++s) {
+      const int n = plan.layers_per_stage[static_cast<std::size_t>(s)];
+      for (int c = 0; c < v; ++c) per_vstage[static_cast<std::size_t>(c * p + s)] = n / v + (c < n % v ? 1 : 0);
+    }
+    return per_vstage;
+  }
+  const int vs = p * v;
+  for (int i = 0; i < vs; ++i) per_vstage[static_cast<std::size_t>(i)] = layers / vs + (i < layers % vs ? 1 : 0);
+  return per_vstage;
+}
+
+struct LayerCost {
+  double forward_s = 0, backward_s = 0, weight_s = 0, selective_recompute_s = 0;
+  double tp_f = 0, tp_b = 0, cp_f = 0, cp_b = 0, ep_f = 0, ep_b = 0;
+  double kernels = 0;
+  double activation_bytes = 0;
+};
+
+LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost) {
+  LayerCost c;
+  for (const Op& op : layer.ops) {
+    c.forward_s += cost.forward_s(op);
+    c.backward_s += cost.backward_s(op);
+    c.weight_s += cost.backward_weight_s(op);
+    if (op.dropped_by_selective_recompute) c.selective_recompute_s += cost.forward_s(op);
+    c.kernels += op.kernels;
+  }
+  for (const CommOp& comm : layer.comms) {
+    const double t = cost.collective_s(comm);
+    const bool f = comm.phase == Phase::forward;
+    switch (comm.group) {
+      case CommGroup::tp:
+        (f ? c.tp_f : c.tp_b) += t;
+        break;
+      case CommGroup::cp:
+        (f ? c.cp_f : c.cp_b) += t;
+        break;
+      case CommGroup::ep:
+        (f ? c.ep_f : c.ep_b) += t;
+        break;
+      default:
+        (f ? c.tp_f : c.tp_b) += t;
+        break;
+    }
+  }
+  c.activation_bytes = layer.activation_bytes;
+  return c;
+}
+
+void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, RecomputeGranularity recompute,
+               bool recompute_this_layer) {
+  chunk.forward_s += c.forward_s;
+  chunk.backward_weight_s += c.weight_s;
+  chunk.backward_input_s += c.backward_s - c.weight_s;
+  chunk.tp_forward_s += c.tp_f;
+  chunk.tp_backward_s += c.tp_b;
+  chunk.cp_forward_s += c.cp_f;
+  chunk.cp_backward_s += c.cp_b;
+  chunk.ep_forward_s += c.ep_f;
+  chunk.ep_backward_s += c.ep_b;
+  chunk.host_forward_s += c.kernels * launch_s;
+  chunk.host_backward_s += 2 * c.kernels * launch_s;
+  if (recompute == RecomputeGranularity::full && recompute_this_layer) {
+    chunk.recompute_s += c.forward_s;
+    // The recomputed forward repeats the layer's forward collectives.
+    chunk.tp_backward_s += c.tp_f;
+    chunk.cp_backward_s += c.cp_f;
+    chunk.ep_backward_s += c.ep_f;
+    chunk.recompute_bytes = std::max(chunk.recompute_bytes, c.activation_bytes);
+  } else if (recompute == RecomputeGranularity::selective) {
+    chunk.recompute_s += c.selective_recompute_s;
+  }
+}
+
+}  // namespace
+
+CostFunctions cost_functions(const CostModel& cost) {
+  CostFunctions f;
+  f.forward_s = [&cost](const Op& op) { return cost.forward_s(op); };
+  f.backward_s = [&cost](const Op& op) { return cost.backward_s(op); };
+  f.backward_weight_s = [&cost](const Op& op) { return cost.backward_weight_s(op); };
+  f.collective_s = [&cost](const CommOp& c) { return cost.collective_s(c); };
+  f.group_collective_s = [&cost](CollectiveKind k, CommGroup g, double b) { return cost.collective_s(k, g, b); };
+  f.p2p_s = [&cost](double b) { return cost.p2p_s(b); };
+  f.memory_bound_s = [&cost](double b) { return cost.memory_bound_s(b); };
+  return f;
+}
+
+PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
+                                   const MemoryReport& memory) {
+  return build_pipeline_costs(scenario, workload, cost_functions(cost), memory);
+}
+
+PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostFunctions& cost,
+                                   const MemoryReport& memory) {
+  const ParallelPlan& plan = scenario.plan;
+  const int p = plan.pipeline_model_parallel_size;
+  const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+  const int m = plan.num_microbatches();
+  PipelineCosts costs;
+  costs.schedule = plan.schedule;
+  costs.microbatches = m;
+  costs.tp = plan.tensor_model_parallel_size;
+  costs.cp = plan.context_parallel_size;
+  costs.dp = plan.data_parallel_size;
+  costs.ep = plan.expert_model_parallel_size;
+  costs.tp_comm_overlap = plan.tp_comm_overlap;
+  costs.overlap_grad_reduce = plan.overlap_grad_reduce;
+  costs.overlap_param_gather = plan.overlap_param_gather;
+  costs.stages.resize(static_cast<std::size_t>(p));
+  for (auto& s : costs.stages) s.chunks.resize(static_cast<std::size_t>(v));
+
+  // Activations (or gradients) crossing a stage boundary: s*b*h 16-bit values, split by
+  // TP when sequence parallel scatters them and by CP.
+  double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;
+  if (plan.sequence_parallel) act /= plan.tensor_model_parallel_size;
+  act /= plan.context_parallel_size;
+  costs.p2p_bytes = act;
+  costs.p2p_s = p > 1 ? cost.p2p_s(act) : 0.0;
+
+  const double launch_s = scenario.hardware.device.kernel_launch_s;
+  std::vector<LayerCost> type_cost;
+  type_cost.reserve(workload.layer_types.size());
+  for (const auto& lt : workload.layer_types) type_cost.push_back(cost_layer(lt, cost));
+  const int layers = static_cast<int>(workload.layer_type_of.size());
+  const std::vector<int> per_vstage = split_layers(plan, layers);
+
+  const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
+  const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+  const double grad_bytes_per_param = 4.0;  // fp32 main gradients (Megatron's default for bf16)
+  const double bucket_bytes = plan.grad_bucket_bytes > 0 ? plan.grad_bucket_bytes : 40e6;
+
+  int layer = 0;
+  std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
+  for (int vs = 0; vs < p * v; ++vs) {
+    const int s = vs % p;
+    const int c = vs / p;
+    ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
+    double params = 0, expert_params = 0;
+    const int n = per_vstage[static_cast<std::size_t>(vs)];
+    const int recompute_layers = plan.recompute_num_layers > 0 ? plan.recompute_num_layers : n;
+    if (vs == 0) {
+      add_layer(chunk, cost_layer(workload.embedding, cost), launch_s, RecomputeGranularity::none, false);
+      params += workload.embedding.parameters;
+    }
+    for (int i = 0; i < n && layer < layers; ++i, ++layer) {
+      const auto type = static_cast<std::size_t>(workload.layer_type_of[static_cast<std::size_t>(layer)]);
+      add_layer(chunk, type_cost[type], launch_s, plan.recompute_granularity, i < recompute_layers);
+      params += workload.layer_types[type].parameters;
+      expert_params += workload.layer_types[type].expert_parameters;
+    }
+    if (vs == p * v - 1) {
+      add_layer(chunk, cost_layer(workload.head, cost), launch_s, RecomputeGranularity::none, false);
+      params += workload.head.parameters;
+    }
+    stage_params[static_cast<std::size_t>(s)] += params;
+
+    // Kept activations come from the memory model (it knows the recompute accounting).
+    if (s < static_cast<int>(memory.stages.size()))
+      chunk.activation_bytes = memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch / v;
+
+    // Gradient buckets in backward order (last layers first); experts reduce over expert_dp.
+    const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
+    const double expert_bytes = expert_params * grad_bytes_per_param;
+    auto add_buckets = [&](double bytes, CommGroup group) {
+      if (bytes <= 0 || plan.data_parallel_size * plan.context_parallel_size <= 1) return;
+      const int count = std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
+      for (int k = 0; k < count; ++k) {
+        const double b = bytes / count;
+        chunk.buckets.push_back(GradBucket{b, cost.group_collective_s(grad_kind, group, b)});
+      }
+    };
+    add_buckets(dense_bytes, CommGroup::dp);
+    add_buckets(expert_bytes, CommGroup::expert_dp);
+  }
+
+  // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit
+  // weights (~30 bytes per parameter), over the local shard.
+  const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
+  const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
+  for (int s = 0; s < p; ++s) {
+    auto& sc = costs.stages[static_cast<std::size_t>(s)];
+    const double params = stage_params[static_cast<std::size_t>(s)];
+    const double shard = shard_states ? params / dp_total : params;
+    if (plan.offload_optimizer) {
+      // ZeRO-Offload: gradients go down to the host, 16-bit weights come back, the step
+      // runs on the CPU (taken as streaming 30 B/param at host-link speed: an estimate).
+      const double link = scenario.hardware.cluster.host_link_bandwidth;
+      sc.optimizer_s = link > 0 ? shard * (4.0 + 2.0 + 30.0) / link : 0.0;
+    } else {
+      sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
+    }
+    if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
+      const double gather = cost.group_collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      sc.param_gather_s = plan.zero_stage >= 3 ? 2 * gather : gather;  // ZeRO-3 gathers for backward too
+    }
+  }
+  return costs;
+}
+
+}  // namespace trainsim

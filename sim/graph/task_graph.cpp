@@ -1,0 +1,341 @@
+#include "trainsim/graph/task_graph.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "trainsim/common/error.hpp"
+
+namespace trainsim {
+namespace {
+
+// The tasks one schedule item became: the ones that wait for its input, the ones whose
+// end means its output is ready.
+struct ItemTasks {
+  std::array<int, 4> entry{-1, -1, -1, -1};
+  std::array<int, 4> exit{-1, -1, -1, -1};
+  int entries = 0;
+  int exits = 0;
+  bool present = false;
+};
+
+enum ItemSlot { slot_forward = 0, slot_backward = 1, slot_weight = 2 };
+
+class Builder {
+ public:
+  Builder(const PipelineCosts& costs, const std::vector<StageOrder>& orders, TaskGraph& out)
+      : costs_(costs), orders_(orders), out_(out) {
+    p_ = costs.num_stages();
+    v_ = costs.num_chunks();
+    m_ = costs.microbatches;
+    items_.resize(static_cast<std::size_t>(p_) * v_ * m_ * 3);
+    out_.stages = p_;
+    out_.chunks = v_;
+    out_.microbatches = m_;
+    out_.tp = costs.tp;
+    out_.cp = costs.cp;
+    out_.dp = costs.dp;
+    out_.ep = costs.ep;
+    out_.ranks_per_stage = costs.ranks_per_stage();
+  }
+
+  void build() {
+    std::size_t items = 0;
+    for (const auto& order : orders_) items += order.size();
+    tasks_.reserve(items * 4 + 64);
+    edges_.reserve(items * 6 + 64);
+    for (int s = 0; s < p_; ++s) build_stage(s);
+    for (int s = 0; s < p_; ++s) connect_stage(s);
+    // One construction from the edge list: the vertex vector is sized once.
+    out_.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
+    for (std::size_t i = 0; i < tasks_.size(); ++i) out_.graph[i] = tasks_[i];
+  }
+
+ private:
+  ItemTasks& item(int s, int c, int mb, int slot) {
+    return items_[((static_cast<std::size_t>(s) * v_ + c) * m_ + mb) * 3 + slot];
+  }
+
+  int add(const Task& task) {
+    tasks_.push_back(task);
+    return static_cast<int>(tasks_.size()) - 1;
+  }
+  void edge(int from, int to) {
+    if (from >= 0 && to >= 0 && from != to) edges_.emplace_back(from, to);
+  }
+  void edges_from(const std::vector<int>& from, int to) {
+    for (int f : from) edge(f, to);
+  }
+
+  Task make(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
+    Task t;
+    t.stage = s;
+    t.chunk = c;
+    t.microbatch = mb;
+    t.stream = stream;
+    t.category = cat;
+    t.work = work;
+    t.duration_s = duration;
+    return t;
+  }
+
+  // Last backward-producing item of each chunk: where its gradient buckets become ready.
+  std::vector<int> last_grad_item_index(int s) const {
+    std::vector<int> last(static_cast<std::size_t>(v_), -1);
+    const auto& order = orders_[static_cast<std::size_t>(s)];
+    const bool split = costs_.schedule == PipelineSchedule::zero_bubble_h1;
+    for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+      const auto& w = order[static_cast<std::size_t>(i)];
+      const bool grads = split ? w.kind == WorkKind::backward_weight : w.kind == WorkKind::backward;
+      if (grads) last[static_cast<std::size_t>(w.chunk)] = i;
+    }
+    return last;
+  }
+
+  void build_stage(int s) {
+    const auto& sc = costs_.stages[static_cast<std::size_t>(s)];
+    const auto& order = orders_[static_cast<std::size_t>(s)];
+    std::vector<int> prev;  // exits of the previous compute-stream item
+    stage_buckets_.clear();
+
+    if (sc.param_gather_s > 0 && costs_.overlap_param_gather) {
+      Task g = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
+      g.group = RankGroup::dp;
+      add(g);  // hidden under the forwards: nothing waits for it within the step
+    }
+    if (sc.data_s > 0) {
+      prev = {add(make(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s))};
+    }
+
+    const std::vector<int> last_grad = last_grad_item_index(s);
+    for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+      const WorkItem& w = order[static_cast<std::size_t>(i)];
+      const auto& cc = sc.chunks[static_cast<std::size_t>(w.chunk)];
+      const int slot = w.kind == WorkKind::forward           ? slot_forward
+                       : w.kind == WorkKind::backward_weight ? slot_weight
+                                                             : slot_backward;
+      ItemTasks& it = item(s, w.chunk, w.microbatch, slot);
+      if (it.present) throw SimError("task graph: schedule repeats an item on stage " + std::to_string(s));
+      it.present = true;
+
+      const bool is_forward = w.kind == WorkKind::forward;
+      const bool bucket_split =
+          last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs_.overlap_grad_reduce;
+      std::vector<int> head = prev;  // what the first compute task of the item waits for
+      int first_compute = -1;
+
+      // Recompute before backward (B, or the fused backward).
+      if (!is_forward && w.kind != WorkKind::backward_weight && cc.recompute_s > 0) {
+        Task r = make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::recompute, w.kind, cc.recompute_s);
+        r.memory_delta_bytes = cc.recompute_bytes;
+        const int id = add(r);
+        edges_from(head, id);
+        head = {id};
+        first_compute = id;
+      }
+
+      double compute = 0;
+      double host = 0;
+      double freed = 0;
+      switch (w.kind) {
+        case WorkKind::forward:
+          compute = cc.forward_s;
+          host = cc.host_forward_s;
+          break;
+        case WorkKind::backward:
+          compute = cc.backward_s();
+          host = cc.host_backward_s;
+          freed = cc.activation_bytes + cc.recompute_bytes;
+          break;
+        case WorkKind::backward_input:
+          compute = cc.backward_input_s;
+          host = cc.host_backward_s * 0.5;
+          freed = cc.activation_bytes * (1 - cc.weight_grad_activation_fraction) + cc.recompute_bytes;
+          break;
+        case WorkKind::backward_weight:
+          compute = cc.backward_weight_s;
+          host = cc.host_backward_s * 0.5;
+          freed = cc.activation_bytes * cc.weight_grad_activation_fraction;
+          break;
+      }
+      const SpanCategory cat = is_forward ? SpanCategory::forward : SpanCategory::backward;
+      if (host > compute) {  // host-bound: the device idles while kernels are dispatched
+        const int id = add(make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute));
+        edges_from(head, id);
+        head = {id};
+        if (first_compute < 0) first_compute = id;
+      }
+
+      // The compute itself; the last backward of a chunk is cut into one piece per
+      // gradient bucket so each bucket's reduction can start when its gradients exist.
+      std::vector<int> pieces;
+      if (bucket_split) {
+        double total = 0;
+        for (const auto& b : cc.buckets) total += b.bytes;
+        for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
+          const double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / cc.buckets.size();
+          pieces.push_back(add(make(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share)));
+        }
+      } else {
+        pieces.push_back(add(make(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute)));
+      }
+      if (is_forward) tasks_[static_cast<std::size_t>(pieces.front())].memory_delta_bytes = cc.activation_bytes;
+      if (!is_forward) tasks_[static_cast<std::size_t>(pieces.back())].memory_delta_bytes = -freed;
+      edges_from(head, pieces.front());
+      for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
+      if (first_compute < 0) first_compute = pieces.front();
+      it.entry[it.entries++] = first_compute;
+
+      // Collectives inside the layers (exposed unless overlapped with the compute).
+      std::vector<int> exits = {pieces.back()};
+      if (w.kind != WorkKind::backward_weight) {
+        const std::array<std::pair<double, SpanCategory>, 3> comms = {
+            std::pair{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm},
+            std::pair{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm},
+            std::pair{is_forward ? cc.ep_forward_s : cc.ep_backward_s, SpanCategory::ep_comm}};
+        int last = pieces.back();
+        for (const auto& [dur, ccat] : comms) {
+          if (dur <= 0) continue;
+          Task t = make(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
+          t.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
+                    : ccat == SpanCategory::cp_comm ? RankGroup::cp
+                                                    : RankGroup::ep;
+          const int id = add(t);
+          if (costs_.tp_comm_overlap) {
+            edges_from(head, id);
+            if (it.entries < 4) it.entry[it.entries++] = id;
+            exits.push_back(id);
+          } else {
+            edge(last, id);
+            last = id;
+          }
+        }
+        if (!costs_.tp_comm_overlap) exits = {last};
+      }
+      for (int e : exits) it.exit[it.exits++] = e;
+      prev = exits;
+
+      if (bucket_split) {
+        for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
+          Task b = make(s, w.chunk, -1, Stream::dp_comm, SpanCategory::dp_comm, w.kind, cc.buckets[k].time_s);
+          b.group = RankGroup::dp;
+          const int id = add(b);
+          edge(pieces[k], id);
+          stage_buckets_.push_back(id);
+        }
+      }
+    }
+
+    // Without overlap every bucket waits for the whole backward.
+    if (!costs_.overlap_grad_reduce) {
+      for (const auto& cc : sc.chunks) {
+        for (const auto& bucket : cc.buckets) {
+          Task b = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward, bucket.time_s);
+          b.group = RankGroup::dp;
+          const int id = add(b);
+          edges_from(prev, id);
+          stage_buckets_.push_back(id);
+        }
+      }
+    }
+
+    std::vector<int> before_optimizer = prev;
+    before_optimizer.insert(before_optimizer.end(), stage_buckets_.begin(), stage_buckets_.end());
+    if (sc.optimizer_s > 0) {
+      const int id = add(make(s, -1, -1, Stream::compute, SpanCategory::optimizer, WorkKind::forward, sc.optimizer_s));
+      edges_from(before_optimizer, id);
+      before_optimizer = {id};
+    }
+    if (sc.param_gather_s > 0 && !costs_.overlap_param_gather) {
+      Task g = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
+      g.group = RankGroup::dp;
+      const int id = add(g);
+      edges_from(before_optimizer, id);
+    }
+  }
+
+  // Pipeline dependencies: a forward needs the previous virtual stage's forward output,
+  // a backward the next virtual stage's input gradient. Receives are created in the
+  // order the consumer uses them, so the in-order receive stream sees them that way.
+  void connect_stage(int s) {
+    const int vstages = p_ * v_;
+    for (const WorkItem& w : orders_[static_cast<std::size_t>(s)]) {
+      const int vs = w.chunk * p_ + s;
+      const int mb = w.microbatch;
+      if (w.kind == WorkKind::forward) {
+        if (vs == 0) continue;
+        link(s, w.chunk, mb, slot_forward, (vs - 1) % p_, (vs - 1) / p_, slot_forward, WorkKind::forward);
+      } else if (w.kind == WorkKind::backward_weight) {
+        link(s, w.chunk, mb, slot_weight, s, w.chunk, slot_backward, w.kind);
+      } else if (vs == vstages - 1) {
+        link(s, w.chunk, mb, slot_backward, s, w.chunk, slot_forward, w.kind);
+      } else {
+        link(s, w.chunk, mb, slot_backward, (vs + 1) % p_, (vs + 1) / p_, slot_backward, w.kind);
+      }
+    }
+  }
+
+  void link(int s, int c, int mb, int slot, int ps, int pc, int pslot, WorkKind work) {
+    ItemTasks& consumer = item(s, c, mb, slot);
+    ItemTasks& producer = item(ps, pc, mb, pslot);
+    if (!producer.present)
+      throw SimError("task graph: stage " + std::to_string(s) + " needs an item that stage " + std::to_string(ps) +
+                     " never runs (micro-batch " + std::to_string(mb) + ")");
+    if (ps == s) {
+      for (int e = 0; e < producer.exits; ++e)
+        for (int n = 0; n < consumer.entries; ++n) edge(producer.exit[e], consumer.entry[n]);
+      return;
+    }
+    Task send = make(ps, pc, mb, Stream::pp_send, SpanCategory::pp_comm, work, costs_.p2p_s);
+    Task recv = make(s, c, mb, Stream::pp_recv, SpanCategory::pp_comm, work, costs_.p2p_s);
+    send.group = RankGroup::pp;
+    recv.group = RankGroup::pp;
+    const int rv = static_cast<int>(out_.rendezvous.size());
+    send.rendezvous = rv;
+    recv.rendezvous = rv;
+    const int send_id = add(send);
+    const int recv_id = add(recv);
+    out_.rendezvous.push_back({send_id, recv_id});
+    for (int e = 0; e < producer.exits; ++e) edge(producer.exit[e], send_id);
+    for (int n = 0; n < consumer.entries; ++n) edge(recv_id, consumer.entry[n]);
+  }
+
+  const PipelineCosts& costs_;
+  const std::vector<StageOrder>& orders_;
+  int p_ = 1, v_ = 1, m_ = 1;
+  std::vector<ItemTasks> items_;
+  std::vector<int> stage_buckets_;
+  std::vector<Task> tasks_;
+  std::vector<std::pair<int, int>> edges_;
+  TaskGraph& out_;
+};
+
+}  // namespace
+
+TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<int, int>>& edges) {
+  for (const auto& [from, to] : edges)
+    if (from < 0 || to < 0 || from >= static_cast<int>(tasks.size()) || to >= static_cast<int>(tasks.size()))
+      throw SimError("task graph: dependency between unknown tasks");
+  TaskGraph g;
+  g.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) g.graph[i] = tasks[i];
+  return g;
+}
+
+TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {
+  if (costs.stages.empty()) throw SimError("task graph: no pipeline stages");
+  if (static_cast<int>(orders.size()) != costs.num_stages())
+    throw SimError("task graph: " + std::to_string(orders.size()) + " stage orders for " +
+                   std::to_string(costs.num_stages()) + " stages");
+  for (const auto& st : costs.stages)
+    if (static_cast<int>(st.chunks.size()) != costs.num_chunks()) throw SimError("task graph: stages differ in chunks");
+  for (const auto& order : orders)
+    for (const auto& w : order)
+      if (w.chunk < 0 || w.chunk >= costs.num_chunks() || w.microbatch < 0 || w.microbatch >= costs.microbatches)
+        throw SimError("task graph: schedule item out of range");
+  TaskGraph graph;
+  Builder(costs, orders, graph).build();
+  return graph;
+}
+
+}  // namespace trainsim

@@ -1,0 +1,156 @@
+#include "trainsim/report/summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace trainsim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+// 1234567 -> "1.23 M"; keeps a line short without hiding the magnitude.
+std::string si(double x) {
+  const char* units[] = {" ", " k", " M", " G", " T", " P"};
+  int u = 0;
+  while (std::abs(x) >= 1000 && u < 5) {
+    x /= 1000;
+    ++u;
+  }
+  return fmt(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
+}
+
+std::string plan_line(const Scenario& sc) {
+  const auto& p = sc.plan;
+  std::string s = "TP" + std::to_string(p.tensor_model_parallel_size) + " PP" +
+                  std::to_string(p.pipeline_model_parallel_size) + " DP" + std::to_string(p.data_parallel_size);
+  if (p.context_parallel_size > 1) s += " CP" + std::to_string(p.context_parallel_size);
+  if (p.expert_model_parallel_size > 1) s += " EP" + std::to_string(p.expert_model_parallel_size);
+  s += ", ";
+  s += to_string(p.schedule);
+  if (p.virtual_pipeline_model_parallel_size > 1) s += " v=" + std::to_string(p.virtual_pipeline_model_parallel_size);
+  s += ", mbs " + std::to_string(p.micro_batch_size) + " x " + std::to_string(p.num_microbatches()) +
+       " micro-batches, gbs " + std::to_string(p.global_batch_size) + ", seq " + std::to_string(p.seq_length);
+  if (p.recompute_granularity != RecomputeGranularity::none)
+    s += std::string(", recompute ") + to_string(p.recompute_granularity);
+  return s;
+}
+
+}  // namespace
+
+std::string format_summary(const Scenario& sc, const SimResult& r) {
+  const StepMetrics& m = r.metrics;
+  std::string out;
+  out += sc.name + " on " + std::to_string(sc.num_devices) + " x " + sc.hardware.device.name + "\n";
+  out += "  plan: " + plan_line(sc) + "\n";
+  out += "  step time " + fmt("%.4f", m.step_time_s) + " s   MFU " + fmt("%.1f", 100 * m.mfu) + " %   HFU " +
+         fmt("%.1f", 100 * m.hfu) + " %   bubble " + fmt("%.1f", 100 * m.bubble_fraction) + " %\n";
+  out += "  throughput " + si(m.tokens_per_s) + "tokens/s (" + si(m.tokens_per_s_per_device) + "per device), " +
+         si(m.samples_per_s) + "samples/s, " + fmt("%.1f", m.tflops_per_device) + " TFLOPS/device, " +
+         si(m.tokens_per_day) + "tokens/day (1T tokens in " + fmt("%.1f", time_to_train_s(m, 1e12) / 86400.0) +
+         " days)\n";
+  const double hbm = r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
+  out += "  memory peak " + fmt("%.1f", m.peak_memory_bytes / kGiB) + " GiB of " + fmt("%.1f", hbm / kGiB) +
+         " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n\n";
+  out +=
+      "  stage   fwd s   bwd s  recomp    tp s    cp s    ep s    pp s    dp s  hidden  bubble   optim   "
+      "data   host  mem GiB\n";
+  for (const auto& b : m.stages) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "  %5d %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %6.3f %6.3f %8.1f\n",
+                  b.stage, b.forward_s, b.backward_s, b.recompute_s, b.tp_exposed_s, b.cp_exposed_s, b.ep_exposed_s,
+                  b.pp_exposed_s, b.dp_exposed_s, b.comm_hidden_s, b.bubble_s, b.optimizer_s, b.data_s, b.host_s,
+                  b.peak_memory_bytes / kGiB);
+    out += line;
+  }
+  int flagged = 0;
+  for (const auto& w : m.device_waits) flagged += w.flagged ? 1 : 0;
+  if (flagged > 0) {
+    out += "\n  " + std::to_string(flagged) + " device(s) wait more than 20 % of their collective time:";
+    int shown = 0;
+    for (const auto& w : m.device_waits)
+      if (w.flagged && shown++ < 8)
+        out += " rank " + std::to_string(w.device) + " (" + fmt("%.2f", w.collective_wait_ratio) + ")";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string json_summary(const Scenario& sc, const SimResult& r) {
+  using nlohmann::ordered_json;
+  const StepMetrics& m = r.metrics;
+  ordered_json j;
+  j["schema_version"] = kSummarySchemaVersion;
+  j["scenario"] = sc.name;
+  j["hardware"] = sc.hardware.name;
+  j["num_devices"] = sc.num_devices;
+  const auto& p = sc.plan;
+  j["plan"] = ordered_json{{"tensor_model_parallel_size", p.tensor_model_parallel_size},
+                           {"pipeline_model_parallel_size", p.pipeline_model_parallel_size},
+                           {"virtual_pipeline_model_parallel_size", p.virtual_pipeline_model_parallel_size},
+                           {"context_parallel_size", p.context_parallel_size},
+                           {"expert_model_parallel_size", p.expert_model_parallel_size},
+                           {"data_parallel_size", p.data_parallel_size},
+                           {"micro_batch_size", p.micro_batch_size},
+                           {"global_batch_size", p.global_batch_size},
+                           {"num_microbatches", p.num_microbatches()},
+                           {"seq_length", p.seq_length},
+                           {"schedule", to_string(p.schedule)},
+                           {"recompute_granularity", to_string(p.recompute_granularity)}};
+  j["step_time_s"] = m.step_time_s;
+  j["tokens_per_s"] = m.tokens_per_s;
+  j["tokens_per_s_per_device"] = m.tokens_per_s_per_device;
+  j["samples_per_s"] = m.samples_per_s;
+  j["samples_per_s_per_device"] = m.samples_per_s_per_device;
+  j["model_flops_per_step"] = m.model_flops_per_step;
+  j["hardware_flops_per_step"] = m.hardware_flops_per_step;
+  j["model_tflops_per_device"] = m.tflops_per_device;
+  j["hardware_tflops_per_device"] = m.hardware_tflops_per_device;
+  j["mfu"] = m.mfu;
+  j["hfu"] = m.hfu;
+  j["bubble_fraction"] = m.bubble_fraction;
+  j["tokens_per_day"] = m.tokens_per_day;
+  j["time_to_train_1t_tokens_days"] = time_to_train_s(m, 1e12) / 86400.0;
+  j["peak_memory_bytes"] = m.peak_memory_bytes;
+  j["hbm_bytes"] = r.memory.hbm_bytes;
+  j["memory_fits"] = r.memory.fits;
+  ordered_json stages = ordered_json::array();
+  for (const auto& b : m.stages) {
+    stages.push_back(ordered_json{{"stage", b.stage},
+                                  {"forward_s", b.forward_s},
+                                  {"backward_s", b.backward_s},
+                                  {"recompute_s", b.recompute_s},
+                                  {"tp_exposed_s", b.tp_exposed_s},
+                                  {"cp_exposed_s", b.cp_exposed_s},
+                                  {"ep_exposed_s", b.ep_exposed_s},
+                                  {"pp_exposed_s", b.pp_exposed_s},
+                                  {"dp_exposed_s", b.dp_exposed_s},
+                                  {"comm_hidden_s", b.comm_hidden_s},
+                                  {"bubble_s", b.bubble_s},
+                                  {"optimizer_s", b.optimizer_s},
+                                  {"data_s", b.data_s},
+                                  {"host_s", b.host_s},
+                                  {"peak_memory_bytes", b.peak_memory_bytes},
+                                  {"peak_activation_bytes_replay", b.peak_activation_bytes_replay}});
+  }
+  j["stages"] = std::move(stages);
+  ordered_json waits = ordered_json::array();
+  for (const auto& w : m.device_waits)
+    waits.push_back(ordered_json{{"device", w.device},
+                                 {"stage", w.stage},
+                                 {"collective_wait_ratio", w.collective_wait_ratio},
+                                 {"flagged", w.flagged}});
+  j["device_waits"] = std::move(waits);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainsim

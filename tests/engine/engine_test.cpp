@@ -1,0 +1,322 @@
+#include "trainsim/engine/engine.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/graph/task_graph.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+constexpr double kTf = 1e-3;  // forward of one micro-batch on one stage
+constexpr double kTb = 2e-3;  // backward
+constexpr double kAct = 1e9;  // activation bytes kept per micro-batch and stage
+
+ChunkCosts chunk(int v = 1) {
+  ChunkCosts c;
+  c.forward_s = kTf / v;
+  c.backward_input_s = kTb / v / 2;
+  c.backward_weight_s = kTb / v / 2;
+  c.activation_bytes = kAct / v;
+  return c;
+}
+
+ReplayResult run(const PipelineCosts& costs, const ReplayOptions& options = {}) {
+  const auto orders = build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks());
+  return replay(build_task_graph(costs, orders), options);
+}
+
+double seconds(SimTime t) { return static_cast<double>(t) * 1e-12; }
+
+}  // namespace
+
+TEST_CASE("1F1B bubble per stage is exactly (p-1)*(t_f+t_b) with free communication", "[engine]") {
+  for (int p : {2, 4, 8}) {
+    for (int m : {p, 2 * p, 3 * p + 1}) {
+      const auto r = run(uniform_pipeline_costs(PipelineSchedule::one_f_one_b, p, 1, m, chunk()));
+      CHECK(seconds(r.end) == Approx((m + p - 1) * (kTf + kTb)).epsilon(1e-9));
+      for (const auto& d : r.devices) CHECK(d.idle_s == Approx((p - 1) * (kTf + kTb)).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("Interleaved 1F1B bubble per stage is (p-1)*(t_f+t_b)/v with free communication", "[engine]") {
+  for (int p : {2, 4}) {
+    for (int v : {2, 3}) {
+      const int m = 2 * p;
+      const auto r = run(uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, chunk(v)));
+      for (const auto& d : r.devices) CHECK(d.idle_s == Approx((p - 1) * (kTf + kTb) / v).epsilon(1e-9));
+      CHECK(seconds(r.end) == Approx(m * (kTf + kTb) + (p - 1) * (kTf + kTb) / v).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("GPipe's replayed peak activations hold all m micro-batches, 1F1B's at most p", "[engine]") {
+  const int p = 4, m = 12;
+  const auto gpipe = run(uniform_pipeline_costs(PipelineSchedule::gpipe, p, 1, m, chunk()));
+  const auto ofob = run(uniform_pipeline_costs(PipelineSchedule::one_f_one_b, p, 1, m, chunk()));
+  for (const auto& d : gpipe.devices) CHECK(d.peak_activation_bytes == Approx(m * kAct));
+  for (const auto& d : ofob.devices) {
+    CHECK(d.peak_activation_bytes <= p * kAct + 1);
+    CHECK(d.peak_activation_bytes == Approx((p - d.stage) * kAct));
+  }
+  // The memory track agrees with the peak and ends at zero (everything freed).
+  double track_peak = 0;
+  for (const auto& s : ofob.timeline.memory)
+    if (s.device == 0) track_peak = std::max(track_peak, s.bytes);
+  CHECK(track_peak == Approx(p * kAct));
+  CHECK(ofob.timeline.memory.back().bytes == Approx(0).margin(1));
+}
+
+TEST_CASE("ZB-H1 has less bubble than 1F1B and the same peak activation memory", "[engine]") {
+  const int p = 4, m = 16;
+  const auto ofob = run(uniform_pipeline_costs(PipelineSchedule::one_f_one_b, p, 1, m, chunk()));
+  const auto zb = run(uniform_pipeline_costs(PipelineSchedule::zero_bubble_h1, p, 1, m, chunk()));
+  CHECK(zb.end < ofob.end);
+  double peak_1f1b = 0, peak_zb = 0, idle_1f1b = 0, idle_zb = 0;
+  for (const auto& d : ofob.devices) {
+    peak_1f1b = std::max(peak_1f1b, d.peak_activation_bytes);
+    idle_1f1b += d.idle_s;
+  }
+  for (const auto& d : zb.devices) {
+    peak_zb = std::max(peak_zb, d.peak_activation_bytes);
+    idle_zb += d.idle_s;
+  }
+  CHECK(idle_zb < idle_1f1b);
+  CHECK(peak_zb <= peak_1f1b + 1);
+  // Qi et al.: ZB-H1's bubble is (p-1)*(T_F + T_B - T_W), B the input-gradient pass.
+  for (const auto& d : zb.devices) CHECK(d.idle_s == Approx((p - 1) * (kTf + kTb / 2 - kTb / 2)).epsilon(1e-9));
+}
+
+TEST_CASE("A replay runs every task once and keeps each stream's spans disjoint", "[engine]") {
+  auto costs = uniform_pipeline_costs(PipelineSchedule::interleaved, 4, 2, 8, chunk(2));
+  costs.p2p_s = 1e-4;
+  for (auto& s : costs.stages)
+    for (auto& c : s.chunks) {
+      c.tp_forward_s = 2e-4;
+      c.tp_backward_s = 2e-4;
+    }
+  const auto orders = build_schedule(costs.schedule, 4, 8, 2);
+  const auto graph = build_task_graph(costs, orders);
+  const auto r = replay(graph);
+  CHECK(r.tasks_run == graph.num_tasks());
+  auto spans = r.timeline.spans;
+  CHECK(static_cast<int>(spans.size()) == graph.num_tasks());
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.device, a.stream, a.start) < std::tie(b.device, b.stream, b.start);
+  });
+  for (std::size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].device == spans[i - 1].device && spans[i].stream == spans[i - 1].stream)
+      CHECK(spans[i].start >= spans[i - 1].end);
+  CHECK(r.timeline.flows.size() == graph.rendezvous.size());
+}
+
+TEST_CASE("Exposed TP communication adds to the step, overlapped TP communication hides under compute", "[engine]") {
+  auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 1, 1, 4, chunk());
+  for (auto& c : costs.stages[0].chunks) c.tp_forward_s = 0.5e-3;
+  const auto exposed = run(costs);
+  CHECK(seconds(exposed.end) == Approx(4 * (kTf + kTb + 0.5e-3)));
+  CHECK(exposed.devices[0].exposed_comm_s[0] == Approx(4 * 0.5e-3));
+  costs.tp_comm_overlap = true;
+  const auto hidden = run(costs);
+  CHECK(seconds(hidden.end) == Approx(4 * (kTf + kTb)));
+  CHECK(hidden.devices[0].hidden_comm_s == Approx(4 * 0.5e-3));
+}
+
+TEST_CASE("A dependency cycle is reported as a SimError, not a hang", "[engine]") {
+  Task t;
+  t.duration_s = 1e-3;
+  const TaskGraph g = make_task_graph({t, t, t}, {{0, 1}, {1, 2}, {2, 1}});
+  CHECK_THROWS_WITH(replay(g), Catch::Contains("2 tasks never ran"));
+}
+
+TEST_CASE("A negative duration is rejected as a SimError", "[engine]") {
+  Task t;
+  t.duration_s = -1;
+  CHECK_THROWS_AS(replay(make_task_graph({t}, {})), SimError);
+}
+
+namespace {
+
+// A plan with TP 2 x DP 2 ranks per stage, real TP collectives, p2p and DP buckets.
+PipelineCosts plan_costs(PipelineSchedule sched, int p, int v, int m) {
+  ChunkCosts c = chunk(v);
+  c.tp_forward_s = 1e-4 / v;
+  c.tp_backward_s = 1e-4 / v;
+  c.buckets = {GradBucket{1e8, 3e-4}, GradBucket{1e8, 3e-4}};
+  auto costs = uniform_pipeline_costs(sched, p, v, m, c);
+  costs.p2p_s = 5e-5;
+  costs.tp = 2;
+  costs.dp = 2;
+  for (auto& s : costs.stages) s.optimizer_s = 2e-4;
+  return costs;
+}
+
+}  // namespace
+
+TEST_CASE("Representative and full replay give the same step time on a uniform cluster", "[engine][full]") {
+  struct Case {
+    PipelineSchedule s;
+    int p, v, m;
+  };
+  for (const Case& k : {Case{PipelineSchedule::one_f_one_b, 4, 1, 8}, Case{PipelineSchedule::interleaved, 2, 2, 4},
+                        Case{PipelineSchedule::gpipe, 3, 1, 5}, Case{PipelineSchedule::zero_bubble_h1, 4, 1, 6}}) {
+    const auto costs = plan_costs(k.s, k.p, k.v, k.m);
+    const auto rep = run(costs);
+    ReplayOptions full;
+    full.full = true;
+    const auto all = run(costs, full);
+    CHECK(all.devices.size() == static_cast<std::size_t>(k.p * 4));
+    CHECK(all.end == rep.end);
+    for (const auto& d : all.devices) CHECK(d.collective_wait_s == Approx(0).margin(1e-12));
+  }
+}
+
+TEST_CASE("A slow card in full mode slows the step as its stage's critical path says", "[engine][full]") {
+  const int p = 2, m = 6;
+  auto costs = plan_costs(PipelineSchedule::one_f_one_b, p, 1, m);
+  ReplayOptions full;
+  full.full = true;
+  full.device_speed.assign(static_cast<std::size_t>(p * 4), 1.0);
+  full.device_speed[5] = 0.5;  // stage 1, rank 1 runs at half speed
+  const auto slow = run(costs, full);
+
+  // Same as a representative replay where stage 1's compute takes twice as long.
+  auto slowed = costs;
+  for (auto& c : slowed.stages[1].chunks) {
+    c.forward_s *= 2;
+    c.backward_input_s *= 2;
+    c.backward_weight_s *= 2;
+  }
+  slowed.stages[1].optimizer_s *= 2;
+  const auto expected = run(slowed);
+  CHECK(slow.end == expected.end);
+  CHECK(slow.end > run(costs).end);
+
+  // Its TP partner waits inside the collectives and is flagged; the slow card is not.
+  const auto& partner = slow.devices[4];
+  const auto& culprit = slow.devices[5];
+  CHECK(partner.collective_wait_s / partner.collective_s > 0.2);
+  CHECK(culprit.collective_wait_s / culprit.collective_s < 0.2);
+}
+
+TEST_CASE("Overlapping DP reduction with backward never makes a step slower", "[engine][dp]") {
+  for (double bucket_s : {1e-6, 1e-4, 1e-3, 1e-2}) {
+    for (auto sched :
+         {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1}) {
+      const int v = sched == PipelineSchedule::interleaved ? 2 : 1;
+      auto costs = plan_costs(sched, 2, v, 4);
+      for (auto& s : costs.stages)
+        for (auto& c : s.chunks)
+          for (auto& b : c.buckets) b.time_s = bucket_s;
+      costs.overlap_grad_reduce = true;
+      const auto overlapped = run(costs);
+      costs.overlap_grad_reduce = false;
+      const auto serial = run(costs);
+      CHECK(overlapped.end <= serial.end);
+    }
+  }
+}
+
+TEST_CASE("With fast links overlapped DP reduction hides all but the last bucket", "[engine][dp]") {
+  auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 4, chunk());
+  const auto no_dp = run(costs);
+  const double bucket_s = 1e-6;
+  for (auto& s : costs.stages)
+    for (auto& c : s.chunks) c.buckets.assign(8, GradBucket{1e6, bucket_s});
+  const auto with_dp = run(costs);
+  CHECK(seconds(with_dp.end) <= seconds(no_dp.end) + bucket_s * 1.000001);
+  costs.overlap_grad_reduce = false;
+  const auto serial = run(costs);
+  CHECK(seconds(serial.end) == Approx(seconds(no_dp.end) + 8 * bucket_s));
+}
+
+TEST_CASE("Two replays give identical timelines", "[engine]") {
+  const auto costs = plan_costs(PipelineSchedule::interleaved, 2, 2, 4);
+  ReplayOptions full;
+  full.full = true;
+  const auto a = run(costs, full);
+  const auto b = run(costs, full);
+  REQUIRE(a.timeline.spans.size() == b.timeline.spans.size());
+  for (std::size_t i = 0; i < a.timeline.spans.size(); ++i) {
+    CHECK(a.timeline.spans[i].start == b.timeline.spans[i].start);
+    CHECK(a.timeline.spans[i].task == b.timeline.spans[i].task);
+  }
+}
+
+TEST_CASE("Each stage's breakdown adds up to the step time", "[engine][metrics]") {
+  for (auto sched : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1}) {
+    const int v = sched == PipelineSchedule::interleaved ? 2 : 1;
+    auto costs = plan_costs(sched, 4, v, 8);
+    for (auto& s : costs.stages)
+      for (auto& c : s.chunks) {
+        c.recompute_s = 3e-4;
+        c.recompute_bytes = 1e8;
+        c.host_forward_s = c.forward_s * 1.5;  // host-bound forwards
+      }
+    costs.stages[0].data_s = 1e-3;
+    for (bool full : {false, true}) {
+      ReplayOptions o;
+      o.full = full;
+      const auto r = run(costs, o);
+      MetricInputs in;
+      in.num_devices = 16;
+      const auto m = compute_step_metrics(r, in);
+      REQUIRE(m.stages.size() == 4);
+      for (const auto& b : m.stages) {
+        const double sum = b.forward_s + b.backward_s + b.recompute_s + b.tp_exposed_s + b.cp_exposed_s +
+                           b.ep_exposed_s + b.pp_exposed_s + b.dp_exposed_s + b.bubble_s + b.optimizer_s + b.data_s +
+                           b.host_s;
+        CHECK(sum == Approx(m.step_time_s).epsilon(1e-9));
+        CHECK(b.recompute_s == Approx(8 * 3e-4 * v * (1.0)).epsilon(1e-9));
+        CHECK(b.host_s == Approx(8 * v * 0.5 * (kTf / v)).epsilon(1e-9));
+      }
+      CHECK(m.stages[0].data_s == Approx(1e-3));
+    }
+  }
+}
+
+TEST_CASE("Throughput and MFU follow their definitions from the step time", "[metrics]") {
+  const auto r = run(uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 4, chunk()));
+  MetricInputs in;
+  in.model_flops_per_step = 1e15;
+  in.hardware_flops_per_step = 1.25e15;
+  in.tokens_per_step = 4 * 4096;
+  in.samples_per_step = 4;
+  in.num_devices = 2;
+  in.peak_flops_per_device = 1e15;
+  const auto m = compute_step_metrics(r, in);
+  const double t = (4 + 1) * (kTf + kTb);
+  CHECK(m.step_time_s == Approx(t));
+  CHECK(m.tokens_per_s == Approx(4 * 4096 / t));
+  CHECK(m.samples_per_s_per_device == Approx(4 / t / 2));
+  CHECK(m.mfu == Approx(1e15 / (1e15 * 2 * t)));
+  CHECK(m.hfu / m.mfu == Approx(1.25));
+  CHECK(m.tokens_per_day == Approx(m.tokens_per_s * 86400));
+  CHECK(time_to_train_s(m, 1e9) == Approx(1e9 / m.tokens_per_s));
+  CHECK(m.bubble_fraction == Approx(1.0 / 5));  // (p-1)/(m+p-1)
+}
+
+TEST_CASE("A slow link in full mode slows its groups' transfers to the slowest member's pace", "[engine][full]") {
+  const int p = 2, m = 4;
+  auto costs = plan_costs(PipelineSchedule::one_f_one_b, p, 1, m);
+  ReplayOptions full;
+  full.full = true;
+  full.link_speed.assign(static_cast<std::size_t>(p * 4), 1.0);
+  full.link_speed[1] = 0.25;  // stage 0, rank 1: a quarter of the bandwidth
+  const auto slow = run(costs, full);
+  CHECK(slow.end > run(costs).end);
+  double tp_time_rank0 = 0;
+  for (const auto& s : slow.timeline.spans)
+    if (s.device == 0 && s.category == SpanCategory::tp_comm) tp_time_rank0 += seconds(s.end - s.start);
+  // Rank 0 shares its TP group with rank 1: every TP transfer it joins runs 4x longer.
+  CHECK(tp_time_rank0 == Approx(4 * 2 * m * 1e-4).epsilon(1e-6));
+  double tp_time_rank2 = 0;
+  for (const auto& s : slow.timeline.spans)
+    if (s.device == 2 && s.category == SpanCategory::tp_comm) tp_time_rank2 += seconds(s.end - s.start);
+  CHECK(tp_time_rank2 == Approx(2 * m * 1e-4).epsilon(1e-6));
+}

@@ -1,0 +1,125 @@
+#include "trainsim/graph/pipeline_costs.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace trainsim;
+
+namespace {
+
+// Prices proportional to the work, so expected costs follow by hand.
+CostFunctions linear_prices() {
+  CostFunctions f;
+  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
+  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
+  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
+  f.collective_s = [](const CommOp& c) { return c.bytes * 1e-9; };
+  f.group_collective_s = [](CollectiveKind, CommGroup, double bytes) { return bytes * 1e-9; };
+  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
+  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
+  return f;
+}
+
+Op op(double fwd, double bwd, double bw, int kernels, bool selective = false) {
+  Op o;
+  o.forward_flops = fwd;
+  o.backward_flops = bwd;
+  o.backward_weight_flops = bw;
+  o.kernels = kernels;
+  o.dropped_by_selective_recompute = selective;
+  return o;
+}
+
+struct Fixture {
+  Scenario scenario;
+  Workload workload;
+  MemoryReport memory;
+  Fixture() {
+    auto& plan = scenario.plan;
+    plan.tensor_model_parallel_size = 2;
+    plan.pipeline_model_parallel_size = 2;
+    plan.virtual_pipeline_model_parallel_size = 2;
+    plan.data_parallel_size = 4;
+    plan.sequence_parallel = true;
+    plan.seq_length = 1024;
+    plan.micro_batch_size = 1;
+    plan.global_batch_size = 32;
+    plan.grad_bucket_bytes = 3e6;
+    plan.use_distributed_optimizer = true;
+    plan.recompute_granularity = RecomputeGranularity::full;
+    plan.schedule = PipelineSchedule::interleaved;
+    scenario.model.hidden_size = 1024;
+    scenario.hardware.device.kernel_launch_s = 1e-5;
+    scenario.num_devices = 16;
+
+    LayerWorkload dense;
+    dense.kind = "dense";
+    dense.ops = {op(1e9, 3e9, 1e9, 2), op(5e8, 1e9, 0, 1, true)};
+    CommOp f, b;
+    f.bytes = 1e6;
+    b.bytes = 1e6;
+    b.phase = Phase::backward;
+    dense.comms = {f, b};
+    dense.parameters = 1e6;
+    workload.layer_types = {dense};
+    workload.layer_type_of.assign(8, 0);
+    workload.embedding.ops = {op(1e8, 0, 0, 1)};
+    workload.embedding.parameters = 5e6;
+    workload.head.ops = {op(2e8, 0, 0, 1)};
+    workload.head.parameters = 5e6;
+    memory.stages.resize(2);
+    for (auto& s : memory.stages) s.activations_per_microbatch = 4e8;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Pipeline costs put two layers on each of p*v virtual stages, embedding first and head last",
+          "[graph][costs]") {
+  Fixture fx;
+  const auto c = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  REQUIRE(c.num_stages() == 2);
+  REQUIRE(c.num_chunks() == 2);
+  CHECK(c.microbatches == 8);
+  const auto& vs0 = c.stages[0].chunks[0];
+  const auto& vs1 = c.stages[1].chunks[0];
+  const auto& vs3 = c.stages[1].chunks[1];
+  CHECK(vs0.forward_s == Approx(1e-4 + 2 * 1.5e-3));
+  CHECK(vs1.forward_s == Approx(2 * 1.5e-3));
+  CHECK(vs3.forward_s == Approx(2 * 1.5e-3 + 2e-4));
+  CHECK(vs1.backward_weight_s == Approx(2e-3));
+  CHECK(vs1.backward_input_s == Approx(2 * (2e-3 + 1e-3)));  // backward minus its weight part
+  CHECK(vs1.host_forward_s == Approx(6 * 1e-5));
+  CHECK(vs1.host_backward_s == Approx(12 * 1e-5));
+  CHECK(vs1.activation_bytes == Approx(2e8));
+}
+
+TEST_CASE("Full recompute repeats each layer's forward and its TP collectives before backward", "[graph][costs]") {
+  Fixture fx;
+  const auto c = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  const auto& vs0 = c.stages[0].chunks[0];
+  CHECK(vs0.recompute_s == Approx(2 * 1.5e-3));  // the embedding is not recomputed
+  CHECK(vs0.tp_forward_s == Approx(2e-3));
+  CHECK(vs0.tp_backward_s == Approx(2e-3 + 2e-3));
+
+  fx.scenario.plan.recompute_granularity = RecomputeGranularity::selective;
+  const auto s = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(s.stages[0].chunks[0].recompute_s == Approx(2 * 5e-4));  // only the attention core
+  CHECK(s.stages[0].chunks[0].tp_backward_s == Approx(2e-3));
+}
+
+TEST_CASE("Gradients go in fp32 buckets of the plan's size; the optimizer works on the DP shard", "[graph][costs]") {
+  Fixture fx;
+  const auto c = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  const auto& vs1 = c.stages[1].chunks[0];
+  REQUIRE(vs1.buckets.size() == 3);  // 2e6 params x 4 B = 8e6 B in 3e6 B buckets
+  for (const auto& b : vs1.buckets) {
+    CHECK(b.bytes == Approx(8e6 / 3));
+    CHECK(b.time_s == Approx(8e6 / 3 * 1e-9));
+  }
+  const double stage1_params = 2e6 + 2e6 + 5e6;
+  CHECK(c.stages[1].optimizer_s == Approx(stage1_params / 4 * 30 * 1e-12));
+  CHECK(c.stages[1].param_gather_s == Approx(stage1_params * 2 * 1e-9));
+  // Activations crossing stages: s*b*h 16-bit values, scattered over TP by SP.
+  CHECK(c.p2p_bytes == Approx(1024.0 * 1024 * 2 / 2));
+  CHECK(c.p2p_s == Approx(c.p2p_bytes * 1e-10));
+}

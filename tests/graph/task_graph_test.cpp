@@ -1,0 +1,102 @@
+#include "trainsim/graph/task_graph.hpp"
+
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+TaskGraph small_graph(bool overlap_grad_reduce) {
+  ChunkCosts c;
+  c.forward_s = 1e-3;
+  c.backward_input_s = 1e-3;
+  c.backward_weight_s = 1e-3;
+  c.recompute_s = 5e-4;
+  c.tp_forward_s = 1e-4;
+  c.activation_bytes = 1e9;
+  c.buckets = {GradBucket{3e8, 1e-4}, GradBucket{1e8, 1e-4}};
+  auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 3, c);
+  costs.p2p_s = 1e-5;
+  costs.overlap_grad_reduce = overlap_grad_reduce;
+  for (auto& s : costs.stages) s.optimizer_s = 1e-4;
+  return build_task_graph(costs, build_schedule(costs.schedule, 2, 3, 1));
+}
+
+std::vector<std::pair<int, int>> all_edges(const TaskGraph& g) {
+  std::vector<std::pair<int, int>> out;
+  for (int t = 0; t < g.num_tasks(); ++t)
+    for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e)
+      out.emplace_back(t, static_cast<int>(boost::target(*e, g.graph)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("The graph holds every compute, collective, p2p, bucket and optimizer task of the step", "[graph]") {
+  const auto g = small_graph(true);
+  std::map<SpanCategory, int> count;
+  for (int t = 0; t < g.num_tasks(); ++t) ++count[g.task(t).category];
+  // Per stage: 3 forwards, 3 backwards of which the last is cut into one piece per bucket.
+  CHECK(count[SpanCategory::forward] == 2 * 3);
+  CHECK(count[SpanCategory::backward] == 2 * (2 + 2));
+  CHECK(count[SpanCategory::recompute] == 2 * 3);
+  CHECK(count[SpanCategory::tp_comm] == 2 * 3);
+  CHECK(count[SpanCategory::dp_comm] == 2 * 2);
+  CHECK(count[SpanCategory::optimizer] == 2);
+  // Three activations forward, three gradients back: a send and a receive each.
+  CHECK(count[SpanCategory::pp_comm] == 2 * 6);
+  CHECK(g.rendezvous.size() == 6);
+}
+
+TEST_CASE("Recompute runs right before its backward, which frees what forward and recompute allocated", "[graph]") {
+  const auto g = small_graph(true);
+  int checked = 0;
+  for (const auto& [from, to] : all_edges(g)) {
+    const Task& a = g.task(from);
+    const Task& b = g.task(to);
+    if (a.category == SpanCategory::recompute && b.stream == Stream::compute) {
+      CHECK(b.category == SpanCategory::backward);
+      CHECK(b.microbatch == a.microbatch);
+      ++checked;
+    }
+  }
+  CHECK(checked == 6);
+  double net = 0;
+  for (int t = 0; t < g.num_tasks(); ++t) net += g.task(t).memory_delta_bytes;
+  CHECK(net == Approx(0).margin(1));
+}
+
+TEST_CASE("Each gradient bucket waits for its own piece of the last backward when reduction overlaps", "[graph]") {
+  const auto overlapped = small_graph(true);
+  for (const auto& [from, to] : all_edges(overlapped))
+    if (overlapped.task(to).category == SpanCategory::dp_comm) {
+      CHECK(overlapped.task(from).category == SpanCategory::backward);
+      CHECK(overlapped.task(from).microbatch == 2);
+    }
+  // Without overlap every bucket waits for the stage's whole backward (its last task).
+  const auto serial = small_graph(false);
+  for (const auto& [from, to] : all_edges(serial))
+    if (serial.task(to).category == SpanCategory::dp_comm) CHECK(serial.task(from).stream != Stream::dp_comm);
+}
+
+TEST_CASE("Sends and receives pair up across neighbouring stages for the same micro-batch", "[graph]") {
+  const auto g = small_graph(true);
+  for (const auto& pair : g.rendezvous) {
+    const Task& send = g.task(pair[0]);
+    const Task& recv = g.task(pair[1]);
+    CHECK(send.stream == Stream::pp_send);
+    CHECK(recv.stream == Stream::pp_recv);
+    CHECK(send.microbatch == recv.microbatch);
+    CHECK(std::abs(send.stage - recv.stage) == 1);
+  }
+}
+
+TEST_CASE("A schedule that does not match the costs is a SimError", "[graph]") {
+  const auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 3, ChunkCosts{});
+  CHECK_THROWS_AS(build_task_graph(costs, build_schedule(PipelineSchedule::one_f_one_b, 3, 3, 1)), SimError);
+  CHECK_THROWS_AS(build_task_graph(costs, build_schedule(PipelineSchedule::one_f_one_b, 2, 4, 1)), SimError);
+}
