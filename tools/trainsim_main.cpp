@@ -2,6 +2,7 @@
 // (2 bad input, 3 internal simulation error, 1 anything else). Nothing here is needed
 // by the library.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -106,6 +107,8 @@ int main(int argc, char** argv) {
   validate->add_option("--trends", trends_file, "report grouped comparisons (trends.yaml format) instead");
   validate->add_option("--json", validate_json, "also write the report as JSON to this file");
   validate->add_option("--hardware-dir", hardware_dir, "directory with the hardware files")->capture_default_str();
+  std::vector<std::string> show_ids;
+  validate->add_option("--show", show_ids, "print the full step summary of these run ids (repeatable)");
 
   try {
     app.parse(argc, argv);
@@ -138,12 +141,22 @@ int main(int argc, char** argv) {
     } else if (*validate) {
       trainsim::ValidationOptions options;
       options.hardware_dir = hardware_dir;
+      const auto runs = trainsim::load_measured_runs(trends_file.empty() ? validate_file : trends_file);
+      for (const auto& id : show_ids) {
+        const auto found = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.id == id; });
+        if (found == runs.end()) throw trainsim::ConfigError(trainsim::Diagnostic({}, "--show", "no run '" + id + "'"));
+        std::vector<std::string> defaults;
+        const auto scenario = trainsim::scenario_for_run(*found, options, &defaults);
+        std::fputs(trainsim::format_summary(scenario, trainsim::simulate(scenario)).c_str(), stdout);
+        std::fputs("\n", stdout);
+      }
+      if (!show_ids.empty()) return 0;
       if (!trends_file.empty()) {
-        const auto report = trainsim::validate_trends(trainsim::load_measured_runs(trends_file), options);
+        const auto report = trainsim::validate_trends(runs, options);
         std::fputs(trainsim::format_trends(report).c_str(), stdout);
         if (!validate_json.empty()) write_file(validate_json, trainsim::trends_json(report));
       } else {
-        const auto report = trainsim::validate_runs(trainsim::load_measured_runs(validate_file), options);
+        const auto report = trainsim::validate_runs(runs, options);
         std::fputs(trainsim::format_validation(report).c_str(), stdout);
         if (!validate_json.empty()) write_file(validate_json, trainsim::validation_json(report));
       }
