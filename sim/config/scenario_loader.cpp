@@ -122,6 +122,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.small = v.num("device.gemm.small");
   d.gemm.half_flops = v.num("device.gemm.half_flops");
   d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
+  d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
   d.attention_efficiency = v.num("device.attention_efficiency");
   d.kernel_launch_s = v.num("device.kernel_launch");
   d.allocator_reserve_bytes = v.num("device.allocator_reserve");

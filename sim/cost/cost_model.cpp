@@ -44,6 +44,17 @@ ConfigError device_error(const std::string& key, const std::string& problem, con
   return ConfigError(diagnostic);
 }
 
+// FP8 GEMMs (Transformer Engine) quantize their 16-bit input first: a separate
+// memory-bound kernel reading 2 bytes and writing 1 byte per element of the input
+// (forward: the activation, m x k; backward: the output gradient, m x n). Weights are
+// cast once per step and left out.
+double fp8_cast_s(const Op& op, const DeviceSpec& device, Precision precision, int kernels) {
+  if (precision != Precision::fp8 || op.op_class != OpClass::gemm || op.gemm_m <= 0) return 0;
+  const bool backward = kernels > op.kernels;
+  const double elements = static_cast<double>(op.gemm_m) * static_cast<double>(backward ? op.gemm_n : op.gemm_k);
+  return 3.0 * elements / (device.hbm_bandwidth * device.memory_bound_efficiency);
+}
+
 // One pass of one op: roofline, floored by the host issuing its kernels.
 double op_time(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes, int kernels) {
   double compute = 0;
@@ -56,6 +67,7 @@ double op_time(const Op& op, const DeviceSpec& device, Precision precision, doub
                                                         static_cast<double>(op.gemm_n), static_cast<double>(op.gemm_k))
                                       : gemm_efficiency_for_flops(device.gemm, op.forward_flops);
         rate = peak_flops(device, precision) * efficiency;
+        if (precision == Precision::fp8) rate *= device.gemm.fp8_relative_efficiency;
         break;
       }
       case OpClass::attention:
@@ -82,7 +94,7 @@ double op_time(const Op& op, const DeviceSpec& device, Precision precision, doub
     }
     memory = bytes / bandwidth;
   }
-  return std::max({compute, memory, kernels * device.kernel_launch_s});
+  return std::max({compute, memory, kernels * device.kernel_launch_s}) + fp8_cast_s(op, device, precision, kernels);
 }
 
 }  // namespace

@@ -157,7 +157,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
   const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
-  const double grad_bytes_per_param = 4.0;  // fp32 main gradients (Megatron's default for bf16)
+  // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
+  // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
+  // fp16 runs reduce in fp16.
+  const double grad_bytes_per_param = plan.precision == Precision::fp16 ? 2.0 : 4.0;
   const double bucket_bytes = plan.grad_bucket_bytes > 0 ? plan.grad_bucket_bytes : 40e6;
 
   int layer = 0;

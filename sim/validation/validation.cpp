@@ -26,6 +26,11 @@ namespace {
 //  - flash attention: off for runs published before FlashAttention (2021-2022
 //    Megatron papers, BigScience 2022), on otherwise
 //  - precision: fp8 / fp16 when the source says so, else bf16
+//  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
+//    --overlap-param-gather" (so the distributed optimizer), "--tp-comm-overlap" (so
+//    sequence parallelism) for these runs
+//  - NeMo performance-recipe runs (nemo*): the recipes' defaults, distributed optimizer
+//    on, sequence parallelism and TP communication overlap on when TP > 1
 // MLP: a feed-forward width of exactly 4h is a GPT-style GeLU MLP with learned
 // positions, biases, LayerNorm and tied embeddings; any other width is a LLaMA-style
 // SwiGLU MLP with rotary positions, RMSNorm and untied embeddings.
@@ -41,6 +46,13 @@ bool contains(const std::string& haystack, const std::string& needle) {
 
 bool counts_recompute_in_flops(const MeasuredRun& run) {
   return contains(run.notes, "count activation recomputation") || contains(run.notes, "counts recompute");
+}
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+// Megatron-Core README and NeMo recipe runs: see the defaults above.
+bool megatron_core_recipe(const MeasuredRun& run) {
+  return starts_with(run.id, "mcore-") || starts_with(run.id, "nemo");
 }
 
 bool predates_flash_attention(const MeasuredRun& run) {
@@ -198,8 +210,10 @@ Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& optio
   } else if (contains(run.schedule, "gpipe")) {
     p.schedule = PipelineSchedule::gpipe;
   }
-  p.sequence_parallel = run.sp.value_or(false) && p.tensor_model_parallel_size > 1;
-  if (!run.sp && p.tensor_model_parallel_size > 1) use_default("sp");
+  const bool recipe = megatron_core_recipe(run);
+  p.sequence_parallel = run.sp.value_or(recipe) && p.tensor_model_parallel_size > 1;
+  if (!run.sp && p.tensor_model_parallel_size > 1) use_default(recipe ? "sp=on (recipe)" : "sp");
+  p.tp_comm_overlap = recipe && p.sequence_parallel;
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
   if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
   p.global_batch_size = run.global_batch.value_or(1);
@@ -214,8 +228,8 @@ Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& optio
   } else {
     use_default("recompute");
   }
-  const int zero = run.zero.value_or(0);
-  if (!run.zero) use_default("zero");
+  const int zero = run.zero.value_or(recipe ? 1 : 0);
+  if (!run.zero) use_default(recipe ? "zero=distributed optimizer (recipe)" : "zero");
   // zero 1 in these Megatron-based sources is --use-distributed-optimizer.
   p.use_distributed_optimizer = zero == 1;
   p.zero_stage = zero >= 2 ? zero : 0;

@@ -73,11 +73,14 @@ TEST_CASE("a GEMM with few FLOPs per byte is priced by HBM bandwidth", "[cost][c
   CHECK(op_forward_s(op, h.device, Precision::bf16) == Approx(memory));
 }
 
-TEST_CASE("FP8 GEMMs use the FP8 peak, attention stays at 16 bit", "[cost][compute]") {
-  const DeviceSpec d = test::h100_dgx().device;
+TEST_CASE("FP8 GEMMs use the FP8 peak at their relative efficiency plus the input cast, attention stays at 16 bit",
+          "[cost][compute]") {
+  DeviceSpec d = test::h100_dgx().device;
+  d.gemm.fp8_relative_efficiency = 0.883;
   const Op op = gemm(8192, 8192, 8192);
-  CHECK(op_forward_s(op, d, Precision::bf16) ==
-        Approx(1979.0 / 989 * op_forward_s(op, d, Precision::fp8)).epsilon(1e-9));
+  const double cast_s = 3.0 * 8192 * 8192 / (d.hbm_bandwidth * d.memory_bound_efficiency);
+  CHECK(op_forward_s(op, d, Precision::fp8) - cast_s ==
+        Approx(op_forward_s(op, d, Precision::bf16) * 989.0 / (1979.0 * 0.883)).epsilon(1e-9));
   Op attention;
   attention.name = "attention_core";
   attention.op_class = OpClass::attention;

@@ -16,6 +16,9 @@ struct GemmEfficiency {
   // Appended by the cost module: multiplier on efficiency when a GEMM's n or k is not a
   // multiple of 64 (H100 SwiGLU d_ff=10922 ran at 0.68x of d_ff=10944; 1.0 = no penalty).
   double misaligned_factor = 1.0;
+  // FP8 GEMMs reach a smaller fraction of their (2x) peak than 16-bit ones:
+  // MAMF_fp8 / peak_fp8 divided by MAMF_bf16 / peak_bf16.
+  double fp8_relative_efficiency = 1.0;
 };
 
 struct DeviceSpec {
