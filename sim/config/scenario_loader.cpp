@@ -124,6 +124,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
   d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
   d.attention_efficiency = v.num("device.attention_efficiency");
+  d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");
   d.kernel_launch_s = v.num("device.kernel_launch");
   d.allocator_reserve_bytes = v.num("device.allocator_reserve");
   d.price_per_hour = v.num("device.price_per_hour");

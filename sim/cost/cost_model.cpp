@@ -72,13 +72,20 @@ double op_time(const Op& op, const DeviceSpec& device, Precision precision, doub
       }
       case OpClass::attention:
         // Flash attention runs in 16 bit even under FP8 training (Transformer Engine).
-        rate =
-            peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) * device.attention_efficiency;
+        // Decoder attention is causal: the fused kernel skips the masked half of the
+        // s x s blocks, so it does half the FLOPs the model count (full s^2, as
+        // Megatron counts MFU) charges. attention_efficiency is measured the same way
+        // (FlashAttention's benchmarks halve causal FLOPs).
+        rate = 2.0 * peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
+               device.attention_efficiency;
         break;
       case OpClass::memory_bound:
         rate = device.peak_flops_fp32;
         break;
     }
+    // Tensor units slow down under sustained training load (power and thermal limits);
+    // memory-bound ops are priced by bandwidth and keep their rate.
+    if (op.op_class != OpClass::memory_bound) rate *= device.sustained_compute_fraction;
     if (rate > 0) {
       compute = flops / rate;
     } else if (op.op_class != OpClass::memory_bound) {

@@ -26,6 +26,8 @@ namespace {
 //  - flash attention: off for runs published before FlashAttention (2021-2022
 //    Megatron papers, BigScience 2022), on otherwise
 //  - precision: fp8 / fp16 when the source says so, else bf16
+//  - layers not divisible by PP (no interleaving): as even as possible, the extra
+//    layers on stages 1, 2, ... (stage 0 also holds the embedding)
 //  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
 //    --overlap-param-gather" (so the distributed optimizer), "--tp-comm-overlap" (so
 //    sequence parallelism) for these runs
@@ -238,6 +240,15 @@ Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& optio
     p.precision = Precision::fp8;
   } else if (contains(run.notes, "fp16")) {
     p.precision = Precision::fp16;
+  }
+  if (p.virtual_pipeline_model_parallel_size == 1 && p.pipeline_model_parallel_size > 1 &&
+      m.num_layers % p.pipeline_model_parallel_size != 0) {
+    // An uneven split the source does not spell out: as even as possible, the extra
+    // layers on the stages after the first (which also holds the embedding).
+    const int pp_size = p.pipeline_model_parallel_size;
+    p.layers_per_stage.assign(static_cast<std::size_t>(pp_size), m.num_layers / pp_size);
+    for (int extra = 0; extra < m.num_layers % pp_size; ++extra) ++p.layers_per_stage[static_cast<std::size_t>(1 + extra)];
+    use_default("layers_per_stage (uneven split)");
   }
   derive_plan(p, s.num_devices);
   if (run.dp && *run.dp != p.data_parallel_size) {
@@ -490,14 +501,17 @@ TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const Validat
       groups[name].group = name;
     }
     ValidationRow row;
-    if (!run.schedule.empty() && !contains(run.schedule, "1F1B") && !contains(run.schedule, "interleav") &&
-        !contains(run.schedule, "gpipe") && !contains(run.schedule, "ZB-1p") && !contains(run.schedule, "ZB-H1")) {
+    // "1F1B-I" is interleaved 1F1B; without the source's virtual stage count it cannot be replayed.
+    const bool interleaved_without_v = contains(run.schedule, "1F1B-I") && !run.vpp;
+    if (interleaved_without_v ||
+        (!run.schedule.empty() && !contains(run.schedule, "1F1B") && !contains(run.schedule, "interleav") &&
+         !contains(run.schedule, "gpipe") && !contains(run.schedule, "ZB-1p") && !contains(run.schedule, "ZB-H1"))) {
       row.id = run.id;
       row.group = run.group;
       row.schedule = run.schedule;
       row.family = family_of(run.accelerator);
       row.devices = run.count;
-      row.failure = "unsupported schedule " + run.schedule;
+      row.failure = "unsupported schedule " + run.schedule + (interleaved_without_v ? " (no virtual stage count)" : "");
     } else {
       row = validate_run(run, options);
     }

@@ -31,7 +31,11 @@ struct DeviceSpec {
   double hbm_bandwidth = 0;     // nominal bytes/s
   double memory_bound_efficiency = 0.8;  // achieved fraction of hbm_bandwidth for elementwise ops
   GemmEfficiency gemm;
-  double attention_efficiency = 0.6;     // fused (flash) attention, fraction of peak
+  double attention_efficiency = 0.6;
+  // Fraction of the microbenchmarked GEMM / attention throughput a device sustains
+  // through whole training steps (clocks fall under sustained power and heat); fitted
+  // per hardware to the calibration set, 1 = the microbenchmarks hold.
+  double sustained_compute_fraction = 1.0;     // fused (flash) attention, fraction of peak
   double kernel_launch_s = 5e-6;         // host dispatch per kernel
   double allocator_reserve_bytes = 0;    // runtime context, workspace, fragmentation
   double price_per_hour = 0;             // currency units per device-hour (0: unknown)
