@@ -53,6 +53,18 @@ void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
                       "override any scenario key before validation, e.g. --set plan.micro_batch_size=2 (repeatable)");
 }
 
+// A plan that does not fit is bad input: one line saying where it overflows and what helps.
+trainsim::ConfigError out_of_memory(const trainsim::Scenario& scenario, const trainsim::MemoryReport& memory) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  char problem[256];
+  std::snprintf(problem, sizeof problem, "does not fit in memory: stage %d needs %.1f GiB of %.1f GiB HBM",
+                memory.worst_stage, memory.peak_bytes / gib, memory.hbm_bytes / gib);
+  return trainsim::ConfigError(trainsim::Diagnostic(
+      {scenario.file, 0, 0}, "plan", problem,
+      "a smaller plan.micro_batch_size, larger tensor/pipeline parallel sizes, plan.recompute_granularity=full, "
+      "plan.use_distributed_optimizer=true or a higher plan.zero_stage"));
+}
+
 trainsim::Scenario load(const ScenarioArgs& args) {
   return trainsim::load_scenario(args.scenario, parse_overrides(args.set));
 }
@@ -124,6 +136,7 @@ int main(int argc, char** argv) {
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
       options.record_timeline = !run_trace.empty();
       const auto result = trainsim::simulate(scenario, options);
+      if (!result.memory.fits) throw out_of_memory(scenario, result.memory);
       std::fputs(trainsim::format_summary(scenario, result).c_str(), stdout);
       if (!run_json.empty()) write_file(run_json, trainsim::json_summary(scenario, result));
       if (!run_trace.empty()) write_file(run_trace, trainsim::chrome_trace(result.timeline));
@@ -132,6 +145,7 @@ int main(int argc, char** argv) {
       const auto report = trainsim::estimate_memory(scenario, trainsim::build_workload(scenario.model, scenario.plan));
       std::fputs(trainsim::format_memory_table(report).c_str(), stdout);
       if (!memory_json.empty()) write_file(memory_json, trainsim::memory_report_json(report).dump(2) + "\n");
+      if (!report.fits) throw out_of_memory(scenario, report);
     } else if (*collective) {
       const auto hardware = trainsim::load_hardware(hardware_file);
       const auto kind = trainsim::parse_collective_kind(op, "--op");
