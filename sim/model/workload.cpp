@@ -274,7 +274,10 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   }
   if (!m.learned_position_embeddings) {
     // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
-    const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
+    // MLA rotates only the decoupled rope part: heads x rope dim of Q and the one rope
+    // key every head shares (DeepSeek-V2 Section 2.1.3).
+    const double qk = m.is_mla() ? sh.T * (m.num_attention_heads * d(m.qk_rope_head_dim) / sh.t + d(m.qk_rope_head_dim))
+                                 : sh.T * (a.q_width + a.k_width) / sh.t;
     B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
   }
   const double qkv_keep =

@@ -360,6 +360,14 @@ TEST_CASE("routing and the load-balancing loss are counted as fp32 passes over t
   CHECK(find_op(layer, "moe_topk").forward_bytes >= 4.0 * 4096 * 160);
 }
 
+TEST_CASE("MLA rotary touches only the rope part: heads x 64 of Q and one shared 64-wide key", "[model][mla]") {
+  ParallelPlan p = plan(2, 1, 4, 1, 32, 4096);
+  const Workload w = build_workload(deepseek_v2(4), p);
+  const Op& rope = find_op(w.layer_types[0], "rotary");
+  const double elements = 4096.0 * (128.0 * 64 / 2 + 64);
+  CHECK(rel(rope.forward_bytes, 2.0 * 2 * elements) < 1e-12);
+}
+
 TEST_CASE("GEMM weight-gradient FLOPs are half of backward (zero-bubble W)", "[model][flops]") {
   const Workload w = build_workload(llama2_7b(), plan(2, 1, 1, 1, 1, 4096));
   for (const auto& op : w.layer_types[0].ops)
