@@ -62,10 +62,15 @@ double op_time(const Op& op, const DeviceSpec& device, Precision precision, doub
     double rate = 0;
     switch (op.op_class) {
       case OpClass::gemm: {
-        const double efficiency = op.gemm_m > 0 && op.gemm_n > 0 && op.gemm_k > 0
-                                      ? gemm_efficiency(device, static_cast<double>(op.gemm_m),
-                                                        static_cast<double>(op.gemm_n), static_cast<double>(op.gemm_k))
-                                      : gemm_efficiency_for_flops(device.gemm, op.forward_flops);
+        // A grouped GEMM (MoE experts) is priced at the efficiency of one group's shape:
+        // each expert's rows are their own tiles, so the size that decides how well the
+        // device is used is gemm_m / gemm_groups, not the sum over experts.
+        const double groups = std::max(1, op.gemm_groups);
+        const double efficiency =
+            op.gemm_m > 0 && op.gemm_n > 0 && op.gemm_k > 0
+                ? gemm_efficiency(device, static_cast<double>(op.gemm_m) / groups, static_cast<double>(op.gemm_n),
+                                  static_cast<double>(op.gemm_k))
+                : gemm_efficiency_for_flops(device.gemm, op.forward_flops / groups);
         rate = peak_flops(device, precision) * efficiency;
         if (precision == Precision::fp8) rate *= device.gemm.fp8_relative_efficiency;
         break;

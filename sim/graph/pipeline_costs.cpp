@@ -171,7 +171,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
     double params = 0, expert_params = 0;
     const int n = per_vstage[static_cast<std::size_t>(vs)];
-    const int recompute_layers = plan.recompute_num_layers > 0 ? plan.recompute_num_layers : n;
+    // Megatron full recompute: the block method recomputes the first recompute_num_layers
+    // layers of each chunk; the uniform method checkpoints groups of recompute_num_layers
+    // layers and recomputes every group, so every layer runs its forward twice.
+    const int recompute_layers =
+        plan.recompute_method == RecomputeMethod::block && plan.recompute_num_layers > 0 ? plan.recompute_num_layers
+                                                                                         : n;
     if (vs == 0) {
       add_layer(chunk, cost_layer(workload.embedding, cost), launch_s, RecomputeGranularity::none, false);
       params += workload.embedding.parameters;

@@ -183,6 +183,18 @@ Op gemm_op(const std::string& name, double m, double n, double k, double activat
   return op;
 }
 
+// Grouped GEMM over `groups` experts: m rows in total (m / groups per expert), each
+// expert with its own k x n weight. FLOPs as one m x n x k GEMM; every expert's weight is
+// read in forward and backward and its fp32 main_grad accumulated.
+Op grouped_gemm_op(const std::string& name, double m, double n, double k, double activation_bytes, int groups) {
+  Op op = gemm_op(name, m, n, k, activation_bytes);
+  const double g = std::max(1, groups);
+  op.gemm_groups = groups;
+  op.forward_bytes = kHalf * (m * k + g * k * n + m * n);
+  op.backward_bytes = kHalf * (m * n + g * k * n + m * k) + kHalf * (m * n + m * k) + 2.0 * kFp32 * g * k * n;
+  return op;
+}
+
 // Elementwise / reduction op: reads `in` elements, writes `out` elements (16-bit).
 // Backward reads the output gradient and the saved input, writes the input gradient.
 Op memory_op(const std::string& name, double in, double out, double flops_per_element, double activation_bytes,
@@ -262,7 +274,10 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   }
   if (!m.learned_position_embeddings) {
     // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
-    const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
+    // MLA rotates only the decoupled rope part: heads x rope dim of Q and the one rope
+    // key every head shares (DeepSeek-V2 Section 2.1.3).
+    const double qk = m.is_mla() ? sh.T * (m.num_attention_heads * d(m.qk_rope_head_dim) / sh.t + d(m.qk_rope_head_dim))
+                                 : sh.T * (a.q_width + a.k_width) / sh.t;
     B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
   }
   const double qkv_keep =
@@ -413,13 +428,28 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // Router: replicated over TP, on this rank's tokens; keeps its input (the norm output,
   // shared with the shared experts) and the fp32 routing probabilities.
   B.add(gemm_op("moe_router", sh.Tn, E, h, kHalf * sh.Tn * h + kFp32 * sh.Tn * E));
-  B.add(memory_op("moe_topk", sh.Tn * E, sh.Tn * k, 4.0, (kFp32 + 8.0) * sh.Tn * k));
+  // Routing (Megatron TopKRouter.routing, fp32): softmax (or sigmoid) over the Tn x E
+  // logits, top-k, then the dense fp32 probs and the bool routing map scattered back to
+  // Tn x E. Unfused this is a handful of kernels (softmax, topk, two scatters).
+  Op topk = memory_op("moe_topk", sh.Tn * E, sh.Tn * k, 4.0, (kFp32 + 8.0) * sh.Tn * k, 4);
+  topk.forward_bytes = kFp32 * sh.Tn * E + (kFp32 + 8.0) * sh.Tn * k + (kFp32 + 1.0) * sh.Tn * E;
+  topk.backward_bytes = 2.0 * kFp32 * sh.Tn * E + kFp32 * sh.Tn * E;
+  B.add(topk);
+  // Load-balancing loss (switch / seq aux loss): tokens per expert from the routing map
+  // and mean probability per expert, reductions over Tn x E in fp32 (~6 small kernels).
+  Op aux = memory_op("moe_aux_loss", sh.Tn * E, E, 2.0, 0.0, 6);
+  aux.forward_bytes = (kFp32 + 1.0) * sh.Tn * E;
+  aux.backward_bytes = 2.0 * kFp32 * sh.Tn * E;
+  B.add(aux);
   // Capacity: every expert takes at most cf x (its balanced share); padded to capacity
   // (Megatron --moe-pad-expert-input-to-capacity), a device's local experts process
   // on average b*s*k*cf token copies in total (tokens x k spread over E experts, E/EP
   // experts per device, EP ranks sending): (Tn x k x cf) x EP x (E/EP) / E = Tn x k x cf.
   const double routed_local = sh.Tn * k * cf;          // token copies this rank sends / receives
   const double expert_tokens = routed_local * sh.tsp;  // after the TP all-gather (expert TP = TP)
+  const int local_experts = std::max(1, static_cast<int>(std::lround(E / ep)));
+  // Permute: gathers each token once per chosen expert into expert order (index build +
+  // gather; fused by --moe-permute-fusion, counted as one kernel).
   const int permute = B.add(memory_op("moe_permute", sh.Tn * h, routed_local * h, 1.0, 0.0));
   if (ep > 1) {
     B.comm("ep_all_to_all_dispatch", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, permute,
@@ -429,13 +459,32 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
     B.comm("tp_all_gather_expert_tokens", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, permute,
            kHalf * expert_tokens * h);
   }
+  // After the all-to-all the received tokens are ordered by source rank; with more than
+  // one local expert Megatron's alltoall dispatcher re-sorts them by local expert
+  // (sort_chunks_by_idxs, or the transpose + contiguous copy of the padded layout) and
+  // sorts them back before the combine: one more read + write of the routed tokens each
+  // way, forward and backward.
+  auto sort_op = [&](const std::string& name) {
+    Op op = memory_op(name, expert_tokens * h, expert_tokens * h, 0.0, 0.0);
+    op.backward_bytes = op.forward_bytes;  // the gradient is permuted the same way
+    return op;
+  };
+  // The op whose backward ends the expert part (its input gradient goes back through the
+  // dispatcher): the sort when there is one, else the first expert GEMM.
+  int expert_entry = -1;
+  if (local_experts > 1) expert_entry = B.add(sort_op("moe_sort_by_local_expert"));
   // Expert GEMMs (grouped GEMM over the E/EP local experts), each expert column / row
   // sharded by TP. Keep: the dispatched tokens, the activation input, the down input.
-  // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows.
-  const int up = B.add(gemm_op("expert_gate_up", expert_tokens, gate_mult * fe / sh.t, h, kHalf * expert_tokens * h));
+  // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows,
+  // and the cost model prices each expert's GEMM at its own (small) shape.
+  const int up = B.add(grouped_gemm_op("expert_gate_up", expert_tokens, gate_mult * fe / sh.t, h,
+                                       kHalf * expert_tokens * h, local_experts));
+  if (expert_entry < 0) expert_entry = up;
   B.add(memory_op("expert_activation", expert_tokens * gate_mult * fe / sh.t, expert_tokens * fe / sh.t,
                   m.gated_mlp ? 10.0 : 8.0, kHalf * expert_tokens * gate_mult * fe / sh.t));
-  const int down = B.add(gemm_op("expert_down", expert_tokens, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t));
+  int down = B.add(
+      grouped_gemm_op("expert_down", expert_tokens, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts));
+  if (local_experts > 1) down = B.add(sort_op("moe_sort_back_by_source_rank"));
   if (tp) {
     B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,
            kHalf * expert_tokens * h);
@@ -450,14 +499,14 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   if (ep > 1) {
     B.comm("ep_all_to_all_combine_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward, unpermute,
            kHalf * routed_local * h);
-    B.comm("ep_all_to_all_dispatch_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward, up,
-           kHalf * routed_local * h);
+    B.comm("ep_all_to_all_dispatch_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward,
+           expert_entry, kHalf * routed_local * h);
   }
   if (tp) {
     B.comm("tp_all_gather_expert_output_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, unpermute,
            kHalf * expert_tokens * h);
-    B.comm("tp_reduce_scatter_expert_input_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, up,
-           kHalf * expert_tokens * h);
+    B.comm("tp_reduce_scatter_expert_input_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward,
+           expert_entry, kHalf * expert_tokens * h);
   }
   // Shared experts: a dense MLP every token passes through (input shared with the router).
   const double fs = shared_width(m);

@@ -47,6 +47,26 @@ TEST_CASE("a GEMM whose n or k is not a multiple of 64 pays the misalignment fac
         Approx(gemm_efficiency_for_flops(d.gemm, 2.0 * 16384 * 10944 * 4096)));
 }
 
+TEST_CASE("a grouped GEMM runs at the efficiency of one group's shape: more experts, same FLOPs, more time",
+          "[cost][compute][moe]") {
+  const HardwareSpec h = test::h100_dgx();
+  const CostModel model(h, ParallelPlan{}, 8);
+  // 24576 token copies x 3072 x 5120, as one GEMM and as grouped GEMMs over 4, 20, 80 experts.
+  Op op = gemm(24576, 3072, 5120);
+  double previous = model.forward_s(op);
+  for (int groups : {4, 20, 80}) {
+    op.gemm_groups = groups;
+    const double t = model.forward_s(op);
+    CHECK(t > previous);
+    CHECK(model.backward_s(op) > 1.9 * t);
+    // Exactly the time of one expert's GEMM at its own efficiency, times the experts.
+    const double per_expert = 2.0 * 24576 / groups * 3072 * 5120;
+    const double efficiency = gemm_efficiency(h.device, 24576.0 / groups, 3072, 5120);
+    CHECK(t == Approx(groups * per_expert / (h.device.peak_flops_bf16 * efficiency)).epsilon(1e-9));
+    previous = t;
+  }
+}
+
 TEST_CASE("memory-bound op time equals bytes / (HBM bandwidth x efficiency)", "[cost][compute]") {
   const HardwareSpec h = test::h100_dgx();
   const CostModel model(h, ParallelPlan{}, 8);

@@ -107,6 +107,20 @@ TEST_CASE("Full recompute repeats each layer's forward and its TP collectives be
   CHECK(s.stages[0].chunks[0].tp_backward_s == Approx(2e-3));
 }
 
+TEST_CASE("Full recompute: the uniform method recomputes every layer, the block method the first N per chunk",
+          "[graph][costs]") {
+  Fixture fx;
+  fx.scenario.plan.recompute_num_layers = 1;
+  fx.scenario.plan.recompute_method = RecomputeMethod::uniform;  // groups of 1 layer, all recomputed
+  const auto u = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(u.stages[1].chunks[0].recompute_s == Approx(2 * 1.5e-3));
+  CHECK(u.stages[1].chunks[0].tp_backward_s == Approx(2e-3 + 2e-3));
+  fx.scenario.plan.recompute_method = RecomputeMethod::block;  // only the first layer of each chunk
+  const auto b = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(b.stages[1].chunks[0].recompute_s == Approx(1.5e-3));
+  CHECK(b.stages[1].chunks[0].tp_backward_s == Approx(2e-3 + 1e-3));
+}
+
 TEST_CASE("Gradients go in fp32 buckets of the plan's size; the optimizer works on the DP shard", "[graph][costs]") {
   Fixture fx;
   const auto c = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);

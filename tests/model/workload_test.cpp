@@ -285,6 +285,89 @@ TEST_CASE("MoE layer: router, expert GEMMs on b*s*k*capacity tokens, two EP all-
   CHECK(rel(layer.expert_parameters, 3.0 * 4096 * 14336) < 1e-12);
 }
 
+TEST_CASE("EP all-to-all moves tokens x k x h x 2 bytes per rank: dispatch and combine, forward and backward",
+          "[model][moe]") {
+  // DeepSeek-V2 layer as in the SimuMax B200 runs: 4096 tokens, top-6, h 5120, EP 8, cf 1.
+  const ModelSpec m = deepseek_v2(4);
+  ParallelPlan p = plan(1, 1, 8, 1, 32, 4096);
+  p.expert_model_parallel_size = 8;
+  const Workload w = build_workload(m, p);
+  const LayerWorkload& layer = w.layer_types[static_cast<std::size_t>(w.layer_type_of[1])];
+  REQUIRE(layer.kind == "moe");
+  const double expected = 4096.0 * 6 * 5120 * 2;
+  int found = 0;
+  for (const auto& c : layer.comms)
+    if (c.group == CommGroup::ep) {
+      CAPTURE(c.name);
+      CHECK(c.kind == CollectiveKind::all_to_all);
+      CHECK(rel(c.bytes, expected) < 1e-12);
+      ++found;
+    }
+  CHECK(found == 4);
+}
+
+TEST_CASE("expert GEMMs are grouped over the E/EP local experts and read every local expert's weight",
+          "[model][moe]") {
+  const ModelSpec m = deepseek_v2(4);
+  ParallelPlan p = plan(1, 1, 8, 1, 32, 4096);
+  p.expert_model_parallel_size = 8;
+  const Workload w = build_workload(m, p);
+  const LayerWorkload& layer = w.layer_types[static_cast<std::size_t>(w.layer_type_of[1])];
+  const Op& up = find_op(layer, "expert_gate_up");
+  CHECK(up.gemm_groups == 160 / 8);
+  CHECK(up.gemm_m == 4096 * 6);
+  // Forward bytes: tokens in, 20 experts' 5120 x 3072 weights, tokens out (16-bit).
+  const double m_rows = 4096.0 * 6, n = 2.0 * 1536, k = 5120;
+  CHECK(rel(up.forward_bytes, 2.0 * (m_rows * k + 20 * k * n + m_rows * n)) < 1e-12);
+  CHECK(rel(up.forward_flops, 2.0 * m_rows * n * k) < 1e-12);
+  CHECK(find_op(layer, "expert_down").gemm_groups == 20);
+  // Dense GEMMs stay single.
+  CHECK(find_op(layer, "shared_expert_gate_up").gemm_groups == 1);
+}
+
+TEST_CASE("with several local experts the dispatcher sorts tokens by expert and back; with one it does not",
+          "[model][moe]") {
+  ModelSpec m = mixtral_8x7b();
+  ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
+  p.expert_model_parallel_size = 8;  // one expert per device
+  const LayerWorkload one = build_workload(m, p).layer_types[0];
+  for (const auto& op : one.ops) CHECK(op.name.rfind("moe_sort", 0) == std::string::npos);
+  p.expert_model_parallel_size = 2;  // four experts per device
+  const LayerWorkload four = build_workload(m, p).layer_types[0];
+  const Op& sort = find_op(four, "moe_sort_by_local_expert");
+  const Op& back = find_op(four, "moe_sort_back_by_source_rank");
+  // One read and one write of the routed tokens (b*s*k x h, 16-bit), forward and backward.
+  const double routed = 4096.0 * 2 * 4096 * 2;
+  CHECK(rel(sort.forward_bytes, 2 * routed) < 1e-12);
+  CHECK(rel(back.backward_bytes, 2 * routed) < 1e-12);
+  // The backward dispatch all-to-all runs after the sort's backward, not before it.
+  int sort_index = -1;
+  for (int i = 0; i < static_cast<int>(four.ops.size()); ++i)
+    if (four.ops[static_cast<std::size_t>(i)].name == "moe_sort_by_local_expert") sort_index = i;
+  for (const auto& c : four.comms)
+    if (c.name == "ep_all_to_all_dispatch_backward") CHECK(c.after_op == sort_index);
+}
+
+TEST_CASE("routing and the load-balancing loss are counted as fp32 passes over tokens x experts", "[model][moe]") {
+  const ModelSpec m = deepseek_v2(4);
+  ParallelPlan p = plan(1, 1, 8, 1, 32, 4096);
+  p.expert_model_parallel_size = 8;
+  const Workload w = build_workload(m, p);
+  const LayerWorkload& layer = w.layer_types[static_cast<std::size_t>(w.layer_type_of[1])];
+  const Op& aux = find_op(layer, "moe_aux_loss");
+  CHECK(rel(aux.forward_bytes, 5.0 * 4096 * 160) < 1e-12);  // fp32 probs + bool map
+  CHECK(aux.kernels > 1);
+  CHECK(find_op(layer, "moe_topk").forward_bytes >= 4.0 * 4096 * 160);
+}
+
+TEST_CASE("MLA rotary touches only the rope part: heads x 64 of Q and one shared 64-wide key", "[model][mla]") {
+  ParallelPlan p = plan(2, 1, 4, 1, 32, 4096);
+  const Workload w = build_workload(deepseek_v2(4), p);
+  const Op& rope = find_op(w.layer_types[0], "rotary");
+  const double elements = 4096.0 * (128.0 * 64 / 2 + 64);
+  CHECK(rel(rope.forward_bytes, 2.0 * 2 * elements) < 1e-12);
+}
+
 TEST_CASE("GEMM weight-gradient FLOPs are half of backward (zero-bubble W)", "[model][flops]") {
   const Workload w = build_workload(llama2_7b(), plan(2, 1, 1, 1, 1, 4096));
   for (const auto& op : w.layer_types[0].ops)

@@ -29,6 +29,10 @@ struct Op {
   bool dropped_by_selective_recompute = false;      // attention core internals (Korthikanti 5as/h term)
   std::int64_t gemm_m = 0, gemm_n = 0, gemm_k = 0;  // GEMM shape (0 for non-GEMM)
   int kernels = 1;                                  // kernel launches in forward (backward launches 2x)
+  // Grouped GEMM (MoE local experts): gemm_groups independent GEMMs of gemm_m / gemm_groups
+  // rows each (gemm_m is the total over groups). Each group runs at the efficiency of its
+  // own shape: a per-expert GEMM is small when tokens x k spread over many experts.
+  int gemm_groups = 1;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
