@@ -37,6 +37,8 @@ namespace {
 // positions, biases, LayerNorm and tied embeddings; any other width is a LLaMA-style
 // SwiGLU MLP with rotary positions, RMSNorm and untied embeddings.
 
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
@@ -49,8 +51,6 @@ bool contains(const std::string& haystack, const std::string& needle) {
 bool counts_recompute_in_flops(const MeasuredRun& run) {
   return contains(run.notes, "count activation recomputation") || contains(run.notes, "counts recompute");
 }
-
-bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
 // Megatron-Core README and NeMo recipe runs: see the defaults above.
 bool megatron_core_recipe(const MeasuredRun& run) {
@@ -101,6 +101,28 @@ double narayanan_eq3_flops(const Scenario& s) {
   const double B = s.plan.global_batch_size, seq = s.plan.seq_length, l = s.model.num_layers,
                h = static_cast<double>(s.model.hidden_size), V = static_cast<double>(s.model.vocab_size);
   return 96.0 * B * seq * l * h * h * (1.0 + seq / (6.0 * h) + V / (16.0 * l * h));
+}
+
+// Architecture details the calibration schema has no field for, from the models'
+// published Hugging Face configs (by model name, whatever the row).
+void apply_published_architecture(ModelSpec& m) {
+  if (starts_with(m.name, "DeepSeek-V2")) {
+    // deepseek-ai/DeepSeek-V2 config.json: multi-head latent attention, 2 shared
+    // experts of moe_intermediate_size, the first layer dense.
+    m.q_lora_rank = 1536;
+    m.kv_lora_rank = 512;
+    m.qk_nope_head_dim = 128;
+    m.qk_rope_head_dim = 64;
+    m.v_head_dim = 128;
+    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    if (m.moe) {
+      m.moe->num_shared_experts = 2;
+      m.moe->shared_intermediate_size = m.moe->expert_intermediate_size;
+      m.moe->first_dense_layers = 1;
+    }
+  } else if (starts_with(m.name, "Qwen3")) {
+    m.head_dim = 128;  // Qwen/Qwen3-30B-A3B config.json: head_dim 128 (not hidden / heads = 64)
+  }
 }
 
 // MindSpeed-LLM divides by 354 TFLOPS for any device named 910B (its flops_base.py).
@@ -189,6 +211,8 @@ Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& optio
     moe.num_shared_experts = static_cast<int>(run.moe_shared_experts.value_or(0));
     m.moe = moe;
   }
+
+  apply_published_architecture(m);
 
   // Plan.
   ParallelPlan& p = s.plan;
