@@ -115,7 +115,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.overlap_grad_reduce", T::boolean, D::none, "true", false, 0, 0, "", "DP reduction overlaps backward"},
   {"plan.overlap_param_gather", T::boolean, D::none, "true", false, 0, 0, "", "parameter all-gather overlaps forward"},
   {"plan.tp_comm_overlap", T::boolean, D::none, "false", false, 0, 0, "", "TP collectives hidden under GEMMs"},
-  {"plan.grad_bucket_size", T::quantity, D::bytes, "40MB", false, 1, kInf, "", "DP gradient bucket"},
+  {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kInf, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
   {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, 1e6, "", "explicit pipeline split, one entry per stage"},
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
 };

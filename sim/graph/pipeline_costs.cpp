@@ -161,7 +161,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
   // fp16 runs reduce in fp16.
   const double grad_bytes_per_param = plan.precision == Precision::fp16 ? 2.0 : 4.0;
-  const double bucket_bytes = plan.grad_bucket_bytes > 0 ? plan.grad_bucket_bytes : 40e6;
+  // Megatron-Core DDP's default bucket: max(40M, 1M x DP) parameters.
+  const double bucket_bytes =
+      plan.grad_bucket_bytes > 0
+          ? plan.grad_bucket_bytes
+          : std::max(40e6, 1e6 * plan.data_parallel_size * plan.context_parallel_size) * grad_bytes_per_param;
 
   int layer = 0;
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);

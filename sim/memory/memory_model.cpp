@@ -191,7 +191,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
 
     double buffers = 0;
     if (p > 1) buffers += input_bytes;  // received output-gradient of the stage boundary
-    if (deepspeed_buckets) buffers += 2.0 * plan.grad_bucket_bytes;
+    if (deepspeed_buckets) buffers += 2.0 * (plan.grad_bucket_bytes > 0 ? plan.grad_bucket_bytes : 40e6);
     if (shard_weights) buffers += 2.0 * kWeightBytes * max_layer_params;
     sm.communication_buffers = buffers;
     sm.reserve = scenario.hardware.device.allocator_reserve_bytes;

@@ -35,7 +35,8 @@ struct ParallelPlan {
   bool overlap_grad_reduce = true;    // DP reduction overlaps backward in buckets
   bool overlap_param_gather = true;   // ZeRO-3 / distributed optimizer gathers overlap forward
   bool tp_comm_overlap = false;       // TP collectives hidden under GEMMs
-  double grad_bucket_bytes = 40e6;    // Megatron's default bucket (40M elements x 1 byte? see docs)
+  // DP gradient bucket; 0: Megatron-Core's default, max(40M, 1M x DP) parameters of gradients.
+  double grad_bucket_bytes = 0;
   std::vector<int> layers_per_stage;  // explicit pipeline split; empty: even split
   std::string rank_order = "tp-cp-ep-dp-pp";  // Megatron's default, fastest-varying first
 
