@@ -25,7 +25,7 @@ constexpr double kCommLane = 8;      // each communication stream's lane height
 constexpr double kLaneGap = 2;
 constexpr double kStageGap = 9;
 // At most this many timeline blocks per page; beyond it narrow blocks merge more coarsely.
-constexpr std::size_t kMaxBlocks = 16000;
+constexpr std::size_t kMaxBlocks = 24000;
 constexpr double kTitleMinPx = 3;  // blocks narrower than this get no hover text
 
 // ---- text -------------------------------------------------------------------------------
@@ -182,7 +182,7 @@ std::string css() {
       ".sw{display:inline-block;width:14px;height:11px;border:1px solid #0003}"
       ".note{font-size:12px;color:#666;margin:2px 0 6px}"
       "svg{display:block;max-width:100%;height:auto}"
-      "svg text{font-family:inherit}"
+      "svg text{font-family:inherit}.timeline rect{shape-rendering:crispEdges}"
       "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
       "td,th{border:1px solid #ddd;padding:2px 7px;text-align:right}th{background:#f3f3f3}"
       "td:first-child,th:first-child{text-align:left}"
@@ -364,10 +364,26 @@ std::vector<Block> lane_blocks(const Lane& lane, SimTime t0, SimTime t1, double 
   return out;
 }
 
+// The categories drawn for a merged block: those filling at least a tenth of it, in
+// category order (forward above backward above communication ...).
+std::vector<std::pair<int, double>> merged_parts(const Block& b) {
+  double total = 0;
+  for (double v : b.weight) total += v;
+  std::vector<std::pair<int, double>> out;
+  for (int k = 0; k < kCategories; ++k)
+    if (b.weight[static_cast<std::size_t>(k)] >= 0.1 * total) out.emplace_back(k, b.weight[static_cast<std::size_t>(k)]);
+  if (out.empty()) out.emplace_back(b.cls, 1.0);
+  return out;
+}
+
 std::string span_title(const Block& b, int stage) {
   std::string t;
   if (b.merged > 1) {
-    t = std::to_string(b.merged) + " spans, mostly " + std::string(kCategoryLabel[static_cast<std::size_t>(b.cls)]);
+    t = std::to_string(b.merged) + " spans:";
+    double total = 0;
+    for (double v : b.weight) total += v;
+    for (const auto& [k, v] : merged_parts(b))
+      t += " " + fmt("%.0f", 100 * v / total) + " % " + kCategoryLabel[static_cast<std::size_t>(k)];
   } else if (b.cls == kBubble) {
     t = "bubble (idle)";
   } else {
@@ -451,7 +467,7 @@ std::string timeline_svg(const std::vector<StageLanes>& stages, SimTime run_end,
     for (std::size_t i = 0; i < stages.size(); ++i)
       for (const auto& lane : stages[i].lanes) {
         blocks[i].push_back(lane_blocks(lane, t0, t1, scale, min_px));
-        count += blocks[i].back().size();
+        for (const Block& b : blocks[i].back()) count += b.merged > 1 ? 2 : 1;
       }
     if (count <= kMaxBlocks) break;
     min_px *= 2;
@@ -503,19 +519,33 @@ std::string timeline_svg(const std::vector<StageLanes>& stages, SimTime run_end,
       for (const Block& b : blocks[i][l]) {
         const double x0 = kLeft + b.x0;
         const double w = std::max(b.x1 - b.x0, 0.8);
+        // Hover text only where a pointer can find the block: keeps dense timelines small.
+        const std::string title = w >= kTitleMinPx ? "<title>" + esc(span_title(b, sl.stage)) + "</title>" : "";
+        if (b.merged > 1) {
+          // A merged block is a stack of its main categories, heights by their share of time.
+          const auto parts = merged_parts(b);
+          double total = 0;
+          for (const auto& [k, v] : parts) total += v;
+          double yy = y;
+          for (std::size_t p = 0; p < parts.size(); ++p) {
+            const double hh = p + 1 == parts.size() ? y + h - yy : h * parts[p].second / total;
+            s += "<rect class=\"k" + std::to_string(parts[p].first) + "\" x=\"" + px(x0) + "\" y=\"" + px(yy) +
+                 "\" width=\"" + px(w) + "\" height=\"" + px(hh) + "\"" +
+                 (p == 0 && !title.empty() ? ">" + title + "</rect>" : "/>");
+            yy += hh;
+          }
+          ++drawn;
+          continue;
+        }
         s += "<rect ";
         if (b.cls == kBubble)
           s += bubble_fill;
         else
           s += std::string("class=\"") + (b.dark ? "d" : "k") + std::to_string(b.cls) + "\"";
         s += " x=\"" + px(x0) + "\" y=\"" + px(y) + "\" width=\"" + px(w) + "\" height=\"" + px(h) + "\"";
-        // Hover text only where a pointer can find the block: keeps dense timelines small.
-        if (w >= kTitleMinPx)
-          s += "><title>" + esc(span_title(b, sl.stage)) + "</title></rect>";
-        else
-          s += "/>";
+        s += title.empty() ? "/>" : ">" + title + "</rect>";
         ++drawn;
-        if (lane.stream == Stream::compute && b.merged == 1 && b.microbatch >= 0 && b.cls != kBubble) {
+        if (lane.stream == Stream::compute && b.microbatch >= 0 && b.cls != kBubble) {
           const std::string label = std::to_string(b.microbatch);
           if (w >= 6.0 * static_cast<double>(label.size()) + 3)
             s += "<text class=\"mb\" x=\"" + px(x0 + w / 2) + "\" y=\"" + px(y + h / 2 + 3.5) +
@@ -799,7 +829,7 @@ std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axi
                      std::to_string(r.timeline.spans.size()) + " spans recorded, " + std::to_string(drawn) +
                      " blocks drawn; runs of spans narrower than " +
                      (min_px > 1.0 ? fmt("%.0f", min_px) + " px" : std::string("a pixel")) +
-                     " are merged and coloured by the category that fills most of them. Numbers on blocks are "
+                     " are merged into one block, split in height by each category's share of its time. Numbers on blocks are "
                      "micro-batch indices; hover a block for its times.";
   s += "<div class=\"note\">" + esc(note) + "</div>\n";
   if (window == 0) window = detail_window(stages, run_end);

@@ -8,9 +8,10 @@
 // picoseconds scaled to fixed-precision pixel coordinates).
 //
 // Large runs stay small: only the first rank of each stage is drawn (full-mode replays
-// are reduced to it), and blocks narrower than a pixel are merged into one block coloured
-// by the category that fills most of it, so a lane holds at most about one block per
-// pixel of width whatever the number of spans.
+// are reduced to it), and runs of blocks narrower than a pixel are merged into one block
+// split in height by each category's share of its time, so a lane holds at most about one
+// block per pixel of width whatever the number of spans. Where the whole step is too
+// dense for micro-batch numbers, zoomed views of its start and end follow.
 #include <string>
 #include <vector>
 
