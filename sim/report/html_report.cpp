@@ -751,8 +751,10 @@ std::string memory_svg(const std::vector<BarGroup>& groups) {
     if (hbm > 0) {
       s += "<line class=\"hbm\" x1=\"" + px(gx0) + "\" y1=\"" + px(Y(hbm)) + "\" x2=\"" + px(x) + "\" y2=\"" +
            px(Y(hbm)) + "\"><title>HBM " + gib(hbm) + "</title></line>";
-      s += "<text class=\"tl\" x=\"" + px(x + 4) + "\" y=\"" + px(Y(hbm) + 4) + "\" fill=\"#c0392b\">HBM " +
-           gib(hbm) + "</text>";
+      // Right of the line for one run; above it, at the group's left, when runs sit side by side.
+      const bool last = &g == &groups.back();
+      s += "<text class=\"tl\" x=\"" + px(last ? x + 4 : gx0 + 4) + "\" y=\"" + px(last ? Y(hbm) + 4 : Y(hbm) - 5) +
+           "\" fill=\"#c0392b\">HBM " + gib(hbm) + "</text>";
     }
     if (groups.size() > 1)
       s += "<text class=\"sl\" x=\"" + px((gx0 + x) / 2) + "\" y=\"" + px(bottom + 32) + "\" text-anchor=\"middle\">" +
