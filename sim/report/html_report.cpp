@@ -827,7 +827,7 @@ std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axi
   std::size_t drawn = 0;
   double min_px = 1;
   s += timeline_svg(stages, run_end, 0, std::max(axis_end, run_end), id, &drawn, &min_px) + "\n";
-  std::string note = "One rank per pipeline stage (the representative replica). " +
+  std::string note = "One rank per pipeline stage (its first rank, the one representative mode replays). " +
                      std::to_string(r.timeline.spans.size()) + " spans recorded, " + std::to_string(drawn) +
                      " blocks drawn; runs of spans narrower than " +
                      (min_px > 1.0 ? fmt("%.0f", min_px) + " px" : std::string("a pixel")) +
