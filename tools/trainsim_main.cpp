@@ -15,6 +15,7 @@
 #include "trainsim/model/workload.hpp"
 #include "trainsim/report/chrome_trace.hpp"
 #include "trainsim/report/collective_table.hpp"
+#include "trainsim/report/html_report.hpp"
 #include "trainsim/report/memory_report.hpp"
 #include "trainsim/report/summary.hpp"
 #include "trainsim/simulation.hpp"
@@ -86,11 +87,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   ScenarioArgs run_args;
-  std::string run_json, run_trace, mode = "representative";
+  std::string run_json, run_trace, run_html, mode = "representative";
   auto* run = app.add_subcommand("run", "Simulate one training step of a scenario and print its summary");
   add_scenario_args(run, run_args);
   run->add_option("--json", run_json, "also write the versioned JSON summary to this file");
   run->add_option("--trace", run_trace, "also write a Chrome trace (open it in Perfetto)");
+  run->add_option("--html", run_html, "also write a self-contained HTML report (timeline, breakdown, memory)");
   run->add_option("--mode", mode, "replay one rank per pipeline stage (representative) or every rank (full)")
       ->check(CLI::IsMember({"representative", "full"}))
       ->capture_default_str();
@@ -134,12 +136,13 @@ int main(int argc, char** argv) {
       const auto scenario = load(run_args);
       trainsim::SimOptions options;
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
-      options.record_timeline = !run_trace.empty();
+      options.record_timeline = !run_trace.empty() || !run_html.empty();
       const auto result = trainsim::simulate(scenario, options);
       if (!result.memory.fits) throw out_of_memory(scenario, result.memory);
       std::fputs(trainsim::format_summary(scenario, result).c_str(), stdout);
       if (!run_json.empty()) write_file(run_json, trainsim::json_summary(scenario, result));
       if (!run_trace.empty()) write_file(run_trace, trainsim::chrome_trace(result.timeline));
+      if (!run_html.empty()) write_file(run_html, trainsim::html_report(scenario, result));
     } else if (*memory) {
       const auto scenario = load(memory_args);
       const auto report = trainsim::estimate_memory(scenario, trainsim::build_workload(scenario.model, scenario.plan));

@@ -1,0 +1,923 @@
+#include "trainsim/report/html_report.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace trainsim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kPsPerMs = 1e9;
+
+// Page geometry, in CSS pixels (the SVGs scale down with the window through viewBox).
+constexpr double kWidth = 1320;    // every chart's full width
+constexpr double kLeft = 118;      // room for stage / lane labels
+constexpr double kRight = 16;
+constexpr double kPlotWidth = kWidth - kLeft - kRight;
+constexpr double kComputeLane = 20;  // compute lane height
+constexpr double kCommLane = 8;      // each communication stream's lane height
+constexpr double kLaneGap = 2;
+constexpr double kStageGap = 9;
+// At most this many timeline blocks per page; beyond it narrow blocks merge more coarsely.
+constexpr std::size_t kMaxBlocks = 24000;
+constexpr double kTitleMinPx = 3;  // blocks narrower than this get no hover text
+
+// ---- text -------------------------------------------------------------------------------
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+// Fixed-precision coordinate; "-0.0" printed as "0.0" so the bytes never depend on rounding sign.
+std::string px(double x) {
+  std::string s = fmt("%.1f", x);
+  if (s == "-0.0") s = "0.0";
+  return s;
+}
+
+std::string esc(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// 1234567 -> "1.23 M".
+std::string si(double x) {
+  const char* units[] = {"", " k", " M", " G", " T", " P"};
+  int u = 0;
+  while (std::abs(x) >= 1000 && u < 5) {
+    x /= 1000;
+    ++u;
+  }
+  return fmt(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
+}
+
+std::string ms(double seconds) {
+  const double v = seconds * 1e3;
+  return fmt(v >= 100 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v) + " ms";
+}
+
+std::string gib(double bytes) { return fmt("%.1f", bytes / kGiB) + " GiB"; }
+
+std::string plan_line(const Scenario& sc) {
+  const auto& p = sc.plan;
+  std::string s = "TP" + std::to_string(p.tensor_model_parallel_size) + " PP" +
+                  std::to_string(p.pipeline_model_parallel_size) + " DP" + std::to_string(p.data_parallel_size);
+  if (p.context_parallel_size > 1) s += " CP" + std::to_string(p.context_parallel_size);
+  if (p.expert_model_parallel_size > 1) s += " EP" + std::to_string(p.expert_model_parallel_size);
+  s += ", ";
+  s += to_string(p.schedule);
+  if (p.virtual_pipeline_model_parallel_size > 1) s += " v=" + std::to_string(p.virtual_pipeline_model_parallel_size);
+  s += ", mbs " + std::to_string(p.micro_batch_size) + " \u00d7 " + std::to_string(p.num_microbatches()) +
+       " micro-batches, gbs " + std::to_string(p.global_batch_size) + ", seq " + std::to_string(p.seq_length);
+  if (p.recompute_granularity != RecomputeGranularity::none)
+    s += std::string(", recompute ") + to_string(p.recompute_granularity);
+  s += std::string(", ") + to_string(p.precision);
+  return s;
+}
+
+// A tick step of 1, 2 or 5 times a power of ten giving about `target` ticks over `range`.
+double nice_step(double range, int target) {
+  if (!(range > 0)) return 1;
+  const double raw = range / target;
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw * 0.999) return m * mag;
+  return 10 * mag;
+}
+
+std::string tick_label(double value, double step) {
+  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+// ---- colours ----------------------------------------------------------------------------
+
+// One CSS class per span category (k0..k10), a darker one for odd model chunks, and the
+// bubble hatch. Order follows SpanCategory.
+constexpr int kCategories = 11;
+constexpr int kBubble = kCategories;
+const std::array<const char*, kCategories> kColour = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759",
+                                                      "#b07aa1", "#ff9da7", "#9c755f", "#edc948",
+                                                      "#76b7b2", "#bab0ac", "#7f7f7f"};
+const std::array<const char*, kCategories> kDarkColour = {"#2c5582", "#3a7a33", "#b86416", "#a8383a",
+                                                          "#7f5274", "#d06f7b", "#6e4f3d", "#b8962a",
+                                                          "#4d8a85", "#8a817d", "#555555"};
+const std::array<const char*, kCategories> kCategoryLabel = {
+    "forward",           "backward",          "recompute",          "TP communication",
+    "CP communication",  "EP communication",  "PP send / receive",  "DP communication",
+    "optimizer step",    "data loading",      "host / launch"};
+
+// Memory components, bottom to top.
+struct MemoryPart {
+  const char* label;
+  const char* colour;
+  double (*bytes)(const StageMemory&);
+};
+const std::array<MemoryPart, 7> kMemoryParts = {{
+    {"weights", "#4e79a7", [](const StageMemory& s) { return s.weights; }},
+    {"gradients", "#59a14f", [](const StageMemory& s) { return s.gradients; }},
+    {"optimizer states", "#76b7b2", [](const StageMemory& s) { return s.optimizer_states; }},
+    {"activations", "#f28e2b", [](const StageMemory& s) { return s.activations; }},
+    {"transient", "#ffbe7d", [](const StageMemory& s) { return s.transient; }},
+    {"communication buffers", "#9c755f", [](const StageMemory& s) { return s.communication_buffers; }},
+    {"allocator reserve", "#bab0ac", [](const StageMemory& s) { return s.reserve; }},
+}};
+
+// Breakdown components, left to right: compute, exposed communication, the rest, idle.
+struct BreakdownPart {
+  const char* label;
+  int colour;  // category class index, or kBubble
+  double (*seconds)(const StageBreakdown&);
+};
+const std::array<BreakdownPart, 12> kBreakdownParts = {{
+    {"forward", 0, [](const StageBreakdown& b) { return b.forward_s; }},
+    {"backward", 1, [](const StageBreakdown& b) { return b.backward_s; }},
+    {"recompute", 2, [](const StageBreakdown& b) { return b.recompute_s; }},
+    {"TP exposed", 3, [](const StageBreakdown& b) { return b.tp_exposed_s; }},
+    {"CP exposed", 4, [](const StageBreakdown& b) { return b.cp_exposed_s; }},
+    {"EP exposed", 5, [](const StageBreakdown& b) { return b.ep_exposed_s; }},
+    {"PP exposed", 6, [](const StageBreakdown& b) { return b.pp_exposed_s; }},
+    {"DP exposed", 7, [](const StageBreakdown& b) { return b.dp_exposed_s; }},
+    {"optimizer", 8, [](const StageBreakdown& b) { return b.optimizer_s; }},
+    {"data", 9, [](const StageBreakdown& b) { return b.data_s; }},
+    {"host", 10, [](const StageBreakdown& b) { return b.host_s; }},
+    {"bubble", kBubble, [](const StageBreakdown& b) { return b.bubble_s; }},
+}};
+
+std::string css() {
+  std::string s =
+      "*{box-sizing:border-box}"
+      "body{font-family:system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;margin:0;"
+      "padding:18px 24px;color:#222;background:#fff}"
+      "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:26px 0 6px;border-bottom:1px solid #ddd;"
+      "padding-bottom:3px}h3{font-size:15px;margin:16px 0 4px}h4{font-size:13px;color:#444;margin:10px 0 3px}"
+      ".sub{color:#555;margin:0 0 10px;font-size:13px}"
+      ".cards{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0}"
+      ".card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:120px;background:#fafafa}"
+      ".card .v{font-size:19px;font-weight:600}.card .l{font-size:11px;color:#666}"
+      ".bad{color:#c0392b}.good{color:#1e7a34}"
+      ".legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;margin:4px 0 6px}"
+      ".legend span.i{display:inline-flex;align-items:center;gap:5px}"
+      ".sw{display:inline-block;width:14px;height:11px;border:1px solid #0003}"
+      ".note{font-size:12px;color:#666;margin:2px 0 6px}"
+      "svg{display:block;max-width:100%;height:auto}"
+      "svg text{font-family:inherit}.timeline rect{shape-rendering:crispEdges}"
+      "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
+      "td,th{border:1px solid #ddd;padding:2px 7px;text-align:right}th{background:#f3f3f3}"
+      "td:first-child,th:first-child{text-align:left}"
+      ".ax{stroke:#444;stroke-width:1}.grid{stroke:#e4e4e4;stroke-width:1}"
+      ".tl{font-size:11px;fill:#333}.sl{font-size:12px;fill:#222;font-weight:600}.ll{font-size:9px;fill:#777}"
+      ".mb{font-size:10px;fill:#fff;pointer-events:none}"
+      ".hbm{stroke:#c0392b;stroke-width:2;stroke-dasharray:7 4}";
+  for (int k = 0; k < kCategories; ++k) {
+    s += ".k" + std::to_string(k) + "{fill:" + kColour[static_cast<std::size_t>(k)] + "}";
+    s += ".d" + std::to_string(k) + "{fill:" + kDarkColour[static_cast<std::size_t>(k)] + "}";
+  }
+  for (std::size_t k = 0; k < kMemoryParts.size(); ++k)
+    s += ".m" + std::to_string(k) + "{fill:" + kMemoryParts[k].colour + "}";
+  return s;
+}
+
+// The bubble hatch, defined once per SVG that uses it (ids must be unique per document,
+// so each SVG gets its own suffix).
+std::string hatch_defs(const std::string& id) {
+  return "<defs><pattern id=\"" + id +
+         "\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+         "<rect width=\"6\" height=\"6\" fill=\"#f1f1f1\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" "
+         "stroke=\"#c9c9c9\" stroke-width=\"2.5\"/></pattern></defs>";
+}
+
+std::string swatch(const std::string& colour_css, const std::string& label) {
+  return "<span class=\"i\"><span class=\"sw\" style=\"background:" + colour_css + "\"></span>" + esc(label) +
+         "</span>";
+}
+
+const char* kHatchCss = "repeating-linear-gradient(45deg,#c9c9c9 0 2px,#f1f1f1 2px 5px)";
+
+// ---- timeline ---------------------------------------------------------------------------
+
+struct Block {
+  double x0 = 0, x1 = 0;
+  int cls = 0;  // category, or kBubble
+  bool dark = false;
+  int microbatch = -1;
+  int chunk = -1;
+  int merged = 1;  // spans of different tasks in this block
+  int pieces = 1;  // back-to-back spans of one task (a backward split at bucket boundaries)
+  SimTime start = 0, end = 0;
+  std::array<double, kCategories + 1> weight{};  // picoseconds per category when merged
+};
+
+struct Lane {
+  Stream stream = Stream::compute;
+  std::vector<const Span*> spans;
+  std::vector<std::pair<SimTime, SimTime>> bubbles;  // compute lane only
+};
+
+struct StageLanes {
+  int stage = 0;
+  int device = 0;
+  std::vector<Lane> lanes;  // one per stream present, in Stream order
+};
+
+// The drawn ranks: the first rank of each pipeline stage (the representative replica).
+std::vector<StageLanes> collect_lanes(const Scenario& sc, const Timeline& tl, SimTime end) {
+  const int pp = std::max(1, sc.plan.pipeline_model_parallel_size);
+  const int per_stage = std::max(1, sc.num_devices / pp);
+  std::set<int> devices;
+  std::set<int> streams;
+  for (const auto& s : tl.spans) {
+    devices.insert(s.device);
+    streams.insert(static_cast<int>(s.stream));
+  }
+  std::map<int, int> stage_of;  // device -> stage
+  for (int d : devices)
+    if (d % per_stage == 0 && d / per_stage < pp) stage_of[d] = d / per_stage;
+  if (stage_of.empty()) {  // unusual rank numbering: one drawn row per device
+    int k = 0;
+    for (int d : devices) stage_of[d] = k++;
+  }
+  streams.insert(static_cast<int>(Stream::compute));
+  std::vector<StageLanes> out;
+  std::map<int, std::size_t> index;  // device -> position in out
+  for (const auto& [d, st] : stage_of) {
+    index[d] = out.size();
+    StageLanes sl;
+    sl.stage = st;
+    sl.device = d;
+    for (int k : streams) {
+      Lane lane;
+      lane.stream = static_cast<Stream>(k);
+      sl.lanes.push_back(std::move(lane));
+    }
+    out.push_back(std::move(sl));
+  }
+  for (const auto& s : tl.spans) {
+    const auto it = index.find(s.device);
+    if (it == index.end()) continue;
+    auto& sl = out[it->second];
+    for (auto& lane : sl.lanes)
+      if (lane.stream == s.stream) lane.spans.push_back(&s);
+  }
+  for (auto& sl : out) {
+    // Bubbles: times in [0, end] where the rank runs nothing on any stream (the metrics' idle time).
+    std::vector<std::pair<SimTime, SimTime>> busy;
+    for (auto& lane : sl.lanes) {
+      std::stable_sort(lane.spans.begin(), lane.spans.end(),
+                       [](const Span* a, const Span* b) { return a->start < b->start; });
+      for (const Span* s : lane.spans) busy.emplace_back(s->start, s->end);
+    }
+    std::sort(busy.begin(), busy.end());
+    SimTime t = 0;
+    std::vector<std::pair<SimTime, SimTime>> idle;
+    for (const auto& [a, b] : busy) {
+      if (a > t) idle.emplace_back(t, a);
+      t = std::max(t, b);
+    }
+    if (end > t) idle.emplace_back(t, end);
+    sl.lanes.front().bubbles = std::move(idle);
+  }
+  return out;
+}
+
+// Blocks of one lane within [t0, t1]: each span its own block unless narrower than
+// `min_px`; runs of narrow neighbouring spans merge into one block until it is `min_px` wide.
+std::vector<Block> lane_blocks(const Lane& lane, SimTime t0, SimTime t1, double scale, double min_px) {
+  std::vector<Block> out;
+  auto X = [&](SimTime t) { return static_cast<double>(std::clamp(t, t0, t1) - t0) * scale; };
+  for (const auto& [a, b] : lane.bubbles) {
+    if (b <= t0 || a >= t1) continue;
+    Block bl;
+    bl.x0 = X(a);
+    bl.x1 = X(b);
+    if (bl.x1 - bl.x0 < 0.5) continue;
+    bl.cls = kBubble;
+    bl.start = a;
+    bl.end = b;
+    out.push_back(bl);
+  }
+  bool open = false;  // the last block may still absorb narrow spans
+  for (const Span* s : lane.spans) {
+    if (s->end <= t0 || s->start >= t1) continue;
+    const double x0 = X(s->start);
+    const double x1 = X(s->end);
+    const bool narrow = x1 - x0 < min_px;
+    const int cat = static_cast<int>(s->category);
+    // Pieces of one task split at gradient-bucket boundaries, back to back: one block.
+    if (!out.empty() && out.back().merged == 1 && out.back().cls == cat && out.back().microbatch == s->microbatch &&
+        out.back().chunk == s->chunk && s->microbatch >= 0 && x0 - out.back().x1 < 0.5) {
+      Block& bl = out.back();
+      bl.x1 = std::max(bl.x1, x1);
+      bl.end = std::max(bl.end, s->end);
+      ++bl.pieces;
+      open = bl.x1 - bl.x0 < min_px;
+      continue;
+    }
+    if (open && narrow && x0 - out.back().x1 < min_px && out.back().x1 - out.back().x0 < min_px) {
+      Block& bl = out.back();
+      if (bl.merged == 1) bl.weight[static_cast<std::size_t>(bl.cls)] += static_cast<double>(bl.end - bl.start);
+      bl.weight[static_cast<std::size_t>(cat)] += static_cast<double>(s->end - s->start);
+      bl.x1 = std::max(bl.x1, x1);
+      bl.end = std::max(bl.end, s->end);
+      ++bl.merged;
+      bl.microbatch = -1;
+      continue;
+    }
+    Block bl;
+    bl.x0 = x0;
+    bl.x1 = x1;
+    bl.cls = cat;
+    bl.dark = s->chunk > 0 && s->chunk % 2 == 1;
+    bl.microbatch = s->microbatch;
+    bl.chunk = s->chunk;
+    bl.start = s->start;
+    bl.end = s->end;
+    out.push_back(bl);
+    open = narrow;
+  }
+  for (auto& bl : out) {
+    if (bl.merged == 1) continue;
+    bl.cls = static_cast<int>(std::max_element(bl.weight.begin(), bl.weight.end()) - bl.weight.begin());
+    bl.dark = false;
+  }
+  return out;
+}
+
+// The categories drawn for a merged block: those filling at least a tenth of it, in
+// category order (forward above backward above communication ...).
+std::vector<std::pair<int, double>> merged_parts(const Block& b) {
+  double total = 0;
+  for (double v : b.weight) total += v;
+  std::vector<std::pair<int, double>> out;
+  for (int k = 0; k < kCategories; ++k)
+    if (b.weight[static_cast<std::size_t>(k)] >= 0.1 * total) out.emplace_back(k, b.weight[static_cast<std::size_t>(k)]);
+  if (out.empty()) out.emplace_back(b.cls, 1.0);
+  return out;
+}
+
+std::string span_title(const Block& b, int stage) {
+  std::string t;
+  if (b.merged > 1) {
+    t = std::to_string(b.merged) + " spans:";
+    double total = 0;
+    for (double v : b.weight) total += v;
+    for (const auto& [k, v] : merged_parts(b))
+      t += " " + fmt("%.0f", 100 * v / total) + " % " + kCategoryLabel[static_cast<std::size_t>(k)];
+  } else if (b.cls == kBubble) {
+    t = "bubble (idle)";
+  } else {
+    t = kCategoryLabel[static_cast<std::size_t>(b.cls)];
+    if (b.microbatch >= 0) t += " micro-batch " + std::to_string(b.microbatch);
+    if (b.chunk >= 0) t += " chunk " + std::to_string(b.chunk);
+    if (b.pieces > 1) t += " (" + std::to_string(b.pieces) + " pieces)";
+  }
+  const double a = static_cast<double>(b.start) / kPsPerMs;
+  const double e = static_cast<double>(b.end) / kPsPerMs;
+  t += ", stage " + std::to_string(stage) + ": " + fmt("%.3f", a) + " to " + fmt("%.3f", e) + " ms (" +
+       fmt("%.3f", e - a) + " ms)";
+  return t;
+}
+
+std::string lane_label(Stream s) {
+  switch (s) {
+    case Stream::compute: return "compute";
+    case Stream::tp_comm: return "TP/CP/EP";
+    case Stream::dp_comm: return "DP";
+    case Stream::pp_send: return "PP send";
+    case Stream::pp_recv: return "PP recv";
+  }
+  return "?";
+}
+
+// Categories that occur in the drawn spans (for the legend).
+std::set<int> categories_present(const std::vector<StageLanes>& stages) {
+  std::set<int> out;
+  for (const auto& sl : stages)
+    for (const auto& lane : sl.lanes)
+      for (const Span* s : lane.spans) out.insert(static_cast<int>(s->category));
+  return out;
+}
+
+std::string timeline_legend(const std::set<int>& present, bool chunks) {
+  std::string s = "<div class=\"legend\">";
+  for (int k : present) s += swatch(kColour[static_cast<std::size_t>(k)], kCategoryLabel[static_cast<std::size_t>(k)]);
+  s += swatch(kHatchCss, "bubble (rank idle)");
+  if (chunks)
+    s += "<span class=\"i\"><span class=\"sw\" style=\"background:" + std::string(kColour[0]) +
+         "\"></span><span class=\"sw\" style=\"background:" + kDarkColour[0] +
+         "\"></span>model chunk 0, 2, \u2026 / chunk 1, 3, \u2026 (interleaved)</span>";
+  s += "</div>";
+  return s;
+}
+
+SimTime run_end_of(const SimResult& r) {
+  return std::max<SimTime>({r.timeline.end, static_cast<SimTime>(std::llround(r.metrics.step_time_s * 1e12)), 1});
+}
+
+// Length of a detail window in which the median forward block is kDetailBlockPx wide,
+// so micro-batch numbers fit; 0 when the whole step already does. Forward only: the
+// backward of the last micro-batches is split at gradient-bucket boundaries into many
+// short spans that would drag the median down.
+constexpr double kDetailBlockPx = 24;
+SimTime detail_window(const std::vector<StageLanes>& stages, SimTime run_end) {
+  std::vector<SimTime> widths;
+  for (const auto& sl : stages)
+    for (const Span* s : sl.lanes.front().spans)
+      if (s->category == SpanCategory::forward) widths.push_back(s->end - s->start);
+  if (widths.empty()) return 0;
+  std::nth_element(widths.begin(), widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2), widths.end());
+  const double median = static_cast<double>(widths[widths.size() / 2]);
+  const auto window = static_cast<SimTime>(median * kPlotWidth / kDetailBlockPx);
+  return window * 3 / 2 >= run_end ? 0 : window;
+}
+
+// The timeline SVG of one run between t0 and t1 (ps). `id` keeps pattern ids unique.
+std::string timeline_svg(const std::vector<StageLanes>& stages, SimTime run_end, SimTime t0, SimTime t1,
+                         const std::string& id, std::size_t* drawn_out, double* min_px_out) {
+  t1 = std::max(t1, t0 + 1);
+  const double scale = kPlotWidth / static_cast<double>(t1 - t0);
+
+  // Blocks, merging more coarsely until the page stays small.
+  std::vector<std::vector<std::vector<Block>>> blocks;
+  double min_px = 1.0;
+  for (int attempt = 0; attempt < 12; ++attempt) {
+    blocks.assign(stages.size(), {});
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < stages.size(); ++i)
+      for (const auto& lane : stages[i].lanes) {
+        blocks[i].push_back(lane_blocks(lane, t0, t1, scale, min_px));
+        for (const Block& b : blocks[i].back()) count += b.merged > 1 ? 2 : 1;
+      }
+    if (count <= kMaxBlocks) break;
+    min_px *= 2;
+  }
+
+  double height = 6;
+  for (const auto& sl : stages) {
+    for (const auto& lane : sl.lanes) height += (lane.stream == Stream::compute ? kComputeLane : kCommLane) + kLaneGap;
+    height += kStageGap;
+  }
+  const double plot_bottom = height;
+  height += 34;
+
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" + px(kWidth) +
+                  "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(kWidth) + " " + px(height) + "\">";
+  s += hatch_defs("hatch" + id);
+  // Grid and axis, in ms since the start of the step.
+  const double t0_ms = static_cast<double>(t0) / kPsPerMs;
+  const double t1_ms = static_cast<double>(t1) / kPsPerMs;
+  const double step = nice_step(t1_ms - t0_ms, 12);
+  for (auto i = static_cast<long long>(std::ceil(t0_ms / step - 1e-9));; ++i) {
+    const double v = static_cast<double>(i) * step;
+    if (v > t1_ms + 1e-9 * step) break;
+    const double x = kLeft + (v - t0_ms) / (t1_ms - t0_ms) * kPlotWidth;
+    s += "<line class=\"grid\" x1=\"" + px(x) + "\" y1=\"2\" x2=\"" + px(x) + "\" y2=\"" + px(plot_bottom) + "\"/>";
+    s += "<line class=\"ax\" x1=\"" + px(x) + "\" y1=\"" + px(plot_bottom) + "\" x2=\"" + px(x) + "\" y2=\"" +
+         px(plot_bottom + 5) + "\"/>";
+    s += "<text class=\"tl\" x=\"" + px(x) + "\" y=\"" + px(plot_bottom + 17) + "\" text-anchor=\"middle\">" +
+         tick_label(v, step) + "</text>";
+  }
+  s += "<line class=\"ax\" x1=\"" + px(kLeft) + "\" y1=\"" + px(plot_bottom) + "\" x2=\"" + px(kLeft + kPlotWidth) +
+       "\" y2=\"" + px(plot_bottom) + "\"/>";
+  s += "<text class=\"tl\" x=\"" + px(kLeft + kPlotWidth) + "\" y=\"" + px(plot_bottom + 31) +
+       "\" text-anchor=\"end\">time since the start of the step (ms)</text>";
+
+  // Lanes.
+  double y = 6;
+  std::size_t drawn = 0;
+  const std::string bubble_fill = "fill=\"url(#hatch" + id + ")\"";
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const auto& sl = stages[i];
+    const double top = y;
+    for (std::size_t l = 0; l < sl.lanes.size(); ++l) {
+      const auto& lane = sl.lanes[l];
+      const double h = lane.stream == Stream::compute ? kComputeLane : kCommLane;
+      s += "<text class=\"ll\" x=\"" + px(kLeft - 4) + "\" y=\"" + px(y + h / 2 + 3) + "\" text-anchor=\"end\">" +
+           lane_label(lane.stream) + "</text>";
+      s += "<g>";
+      for (const Block& b : blocks[i][l]) {
+        const double x0 = kLeft + b.x0;
+        const double w = std::max(b.x1 - b.x0, 0.8);
+        // Hover text only where a pointer can find the block: keeps dense timelines small.
+        const std::string title = w >= kTitleMinPx ? "<title>" + esc(span_title(b, sl.stage)) + "</title>" : "";
+        if (b.merged > 1) {
+          // A merged block is a stack of its main categories, heights by their share of time.
+          const auto parts = merged_parts(b);
+          double total = 0;
+          for (const auto& [k, v] : parts) total += v;
+          double yy = y;
+          for (std::size_t p = 0; p < parts.size(); ++p) {
+            const double hh = p + 1 == parts.size() ? y + h - yy : h * parts[p].second / total;
+            s += "<rect class=\"k" + std::to_string(parts[p].first) + "\" x=\"" + px(x0) + "\" y=\"" + px(yy) +
+                 "\" width=\"" + px(w) + "\" height=\"" + px(hh) + "\"" +
+                 (p == 0 && !title.empty() ? ">" + title + "</rect>" : "/>");
+            yy += hh;
+          }
+          ++drawn;
+          continue;
+        }
+        s += "<rect ";
+        if (b.cls == kBubble)
+          s += bubble_fill;
+        else
+          s += std::string("class=\"") + (b.dark ? "d" : "k") + std::to_string(b.cls) + "\"";
+        s += " x=\"" + px(x0) + "\" y=\"" + px(y) + "\" width=\"" + px(w) + "\" height=\"" + px(h) + "\"";
+        s += title.empty() ? "/>" : ">" + title + "</rect>";
+        ++drawn;
+        if (lane.stream == Stream::compute && b.microbatch >= 0 && b.cls != kBubble) {
+          const std::string label = std::to_string(b.microbatch);
+          if (w >= 6.0 * static_cast<double>(label.size()) + 3)
+            s += "<text class=\"mb\" x=\"" + px(x0 + w / 2) + "\" y=\"" + px(y + h / 2 + 3.5) +
+                 "\" text-anchor=\"middle\">" + label + "</text>";
+        }
+      }
+      s += "</g>";
+      y += h + kLaneGap;
+    }
+    s += "<text class=\"sl\" x=\"6\" y=\"" + px(top + kComputeLane / 2 + 4) + "\">stage " + std::to_string(sl.stage) +
+         "</text>";
+    y += kStageGap;
+  }
+  // End of this run's step when the axis reaches past it (a shared axis with a longer run).
+  if (t1 > run_end && run_end > t0) {
+    const double x = kLeft + static_cast<double>(run_end - t0) * scale;
+    s += "<line class=\"hbm\" x1=\"" + px(x) + "\" y1=\"2\" x2=\"" + px(x) + "\" y2=\"" + px(plot_bottom) +
+         "\"><title>end of this run's step</title></line>";
+  }
+  s += "</svg>";
+  if (drawn_out) *drawn_out = drawn;
+  if (min_px_out) *min_px_out = min_px;
+  return s;
+}
+
+// ---- step-time breakdown ----------------------------------------------------------------
+
+struct BarGroup {
+  std::string label;  // run label ("" for a single run)
+  const Scenario* scenario;
+  const SimResult* result;
+};
+
+std::string breakdown_svg(const std::vector<BarGroup>& groups) {
+  constexpr double bar = 16, gap = 5, group_gap = 12;
+  double max_s = 0;
+  std::size_t bars = 0;
+  for (const auto& g : groups) {
+    max_s = std::max(max_s, g.result->metrics.step_time_s);
+    for (const auto& b : g.result->metrics.stages) {
+      double sum = 0;
+      for (const auto& part : kBreakdownParts) sum += part.seconds(b);
+      max_s = std::max(max_s, sum);
+      ++bars;
+    }
+  }
+  if (!(max_s > 0)) max_s = 1e-3;
+  const double max_ms = max_s * 1e3;
+  const double step = nice_step(max_ms, 10);
+  const double axis_ms = std::ceil(max_ms / step - 1e-9) * step;
+  const double plot_top = 6;
+  double plot_h = static_cast<double>(bars) * (bar + gap) + static_cast<double>(groups.size()) * group_gap;
+  const double height = plot_top + plot_h + 36;
+  const double left = groups.size() > 1 ? 230 : kLeft;
+  const double plot_w = kWidth - left - kRight - 60;
+  auto X = [&](double seconds) { return left + seconds * 1e3 / axis_ms * plot_w; };
+
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"breakdown\" width=\"" + px(kWidth) +
+                  "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(kWidth) + " " + px(height) + "\">";
+  s += hatch_defs("hatchB");
+  const double bottom = plot_top + plot_h;
+  for (int i = 0;; ++i) {
+    const double v = i * step;
+    if (v > axis_ms * 1.0001) break;
+    const double x = left + v / axis_ms * plot_w;
+    s += "<line class=\"grid\" x1=\"" + px(x) + "\" y1=\"" + px(plot_top) + "\" x2=\"" + px(x) + "\" y2=\"" +
+         px(bottom) + "\"/>";
+    s += "<text class=\"tl\" x=\"" + px(x) + "\" y=\"" + px(bottom + 16) + "\" text-anchor=\"middle\">" +
+         tick_label(v, step) + "</text>";
+  }
+  s += "<line class=\"ax\" x1=\"" + px(left) + "\" y1=\"" + px(bottom) + "\" x2=\"" + px(left + plot_w) + "\" y2=\"" +
+       px(bottom) + "\"/>";
+  s += "<text class=\"tl\" x=\"" + px(left + plot_w) + "\" y=\"" + px(bottom + 30) +
+       "\" text-anchor=\"end\">time per step (ms)</text>";
+  double y = plot_top;
+  for (const auto& g : groups) {
+    const double group_top = y;
+    for (const auto& b : g.result->metrics.stages) {
+      double t = 0;
+      std::string label = (g.label.empty() ? "" : g.label + " \u00b7 ") + "stage " + std::to_string(b.stage);
+      s += "<text class=\"tl\" x=\"" + px(left - 6) + "\" y=\"" + px(y + bar / 2 + 4) + "\" text-anchor=\"end\">" +
+           esc(label) + "</text>";
+      for (const auto& part : kBreakdownParts) {
+        const double v = part.seconds(b);
+        if (!(v > 0)) continue;
+        const double x0 = X(t), x1 = X(t + v);
+        t += v;
+        s += "<rect ";
+        s += part.colour == kBubble ? std::string("fill=\"url(#hatchB)\"") : "class=\"k" + std::to_string(part.colour) + "\"";
+        s += " x=\"" + px(x0) + "\" y=\"" + px(y) + "\" width=\"" + px(std::max(x1 - x0, 0.5)) + "\" height=\"" +
+             px(bar) + "\"><title>" + esc(label) + ": " + part.label + " " + ms(v) + "</title></rect>";
+      }
+      s += "<text class=\"tl\" x=\"" + px(X(t) + 4) + "\" y=\"" + px(y + bar / 2 + 4) + "\">" + ms(t) + "</text>";
+      y += bar + gap;
+    }
+    // The step time: the slowest stage plus anything after it.
+    const double xs = X(g.result->metrics.step_time_s);
+    s += "<line class=\"hbm\" x1=\"" + px(xs) + "\" y1=\"" + px(group_top - 2) + "\" x2=\"" + px(xs) + "\" y2=\"" +
+         px(y - gap + 2) + "\"><title>step time " + ms(g.result->metrics.step_time_s) + "</title></line>";
+    y += group_gap;
+  }
+  s += "</svg>";
+  return s;
+}
+
+std::string breakdown_legend() {
+  std::string s = "<div class=\"legend\">";
+  for (const auto& part : kBreakdownParts)
+    s += swatch(part.colour == kBubble ? kHatchCss : kColour[static_cast<std::size_t>(part.colour)], part.label);
+  s += "<span class=\"i\"><span class=\"sw\" style=\"background:none;border:none;border-top:2px dashed "
+       "#c0392b;height:0\"></span>step time</span></div>";
+  return s;
+}
+
+std::string breakdown_table(const StepMetrics& m) {
+  std::string s =
+      "<table><tr><th>stage</th><th>forward</th><th>backward</th><th>recompute</th><th>TP exp.</th><th>CP exp.</th>"
+      "<th>EP exp.</th><th>PP exp.</th><th>DP exp.</th><th>comm hidden</th><th>bubble</th><th>optimizer</th>"
+      "<th>data</th><th>host</th><th>peak memory</th></tr>";
+  for (const auto& b : m.stages) {
+    s += "<tr><td>" + std::to_string(b.stage) + "</td>";
+    for (double v : {b.forward_s, b.backward_s, b.recompute_s, b.tp_exposed_s, b.cp_exposed_s, b.ep_exposed_s,
+                     b.pp_exposed_s, b.dp_exposed_s, b.comm_hidden_s, b.bubble_s, b.optimizer_s, b.data_s, b.host_s})
+      s += "<td>" + fmt("%.2f", v * 1e3) + "</td>";
+    s += "<td>" + gib(b.peak_memory_bytes) + "</td></tr>";
+  }
+  s += "</table><div class=\"note\">Times in ms per step, mean over the stage's replayed ranks. "
+       "&ldquo;exp.&rdquo; is communication not hidden under compute.</div>";
+  return s;
+}
+
+// ---- memory -----------------------------------------------------------------------------
+
+std::string memory_svg(const std::vector<BarGroup>& groups) {
+  double max_b = 0;
+  std::size_t bars = 0;
+  for (const auto& g : groups) {
+    max_b = std::max(max_b, g.result->memory.hbm_bytes > 0 ? g.result->memory.hbm_bytes
+                                                           : g.scenario->hardware.device.hbm_bytes);
+    for (const auto& st : g.result->memory.stages) {
+      max_b = std::max(max_b, st.peak());
+      ++bars;
+    }
+  }
+  if (!(max_b > 0)) max_b = kGiB;
+  const double max_gib = max_b / kGiB * 1.05;
+  const double step = nice_step(max_gib, 6);
+  const double axis_gib = std::ceil(max_gib / step - 1e-9) * step;
+  const double left = 64, top = 18, plot_h = 300;
+  const double plot_w = kWidth - left - kRight - 150;
+  const double group_gap = groups.size() > 1 ? 28 : 0;
+  const double slot = (plot_w - group_gap * static_cast<double>(groups.size())) / std::max<double>(1, bars);
+  const double bar = std::min(64.0, slot * 0.72);
+  const double bottom = top + plot_h;
+  const double height = bottom + (groups.size() > 1 ? 50 : 36);
+  auto Y = [&](double bytes) { return bottom - bytes / kGiB / axis_gib * plot_h; };
+
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"memory\" width=\"" + px(kWidth) +
+                  "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(kWidth) + " " + px(height) + "\">";
+  for (int i = 0;; ++i) {
+    const double v = i * step;
+    if (v > axis_gib * 1.0001) break;
+    const double yv = bottom - v / axis_gib * plot_h;
+    s += "<line class=\"grid\" x1=\"" + px(left) + "\" y1=\"" + px(yv) + "\" x2=\"" + px(left + plot_w) + "\" y2=\"" +
+         px(yv) + "\"/>";
+    s += "<text class=\"tl\" x=\"" + px(left - 6) + "\" y=\"" + px(yv + 4) + "\" text-anchor=\"end\">" +
+         tick_label(v, step) + "</text>";
+  }
+  s += "<text class=\"tl\" transform=\"rotate(-90)\" x=\"" + px(-(top + plot_h / 2)) +
+       "\" y=\"16\" text-anchor=\"middle\">memory per device (GiB)</text>";
+  s += "<line class=\"ax\" x1=\"" + px(left) + "\" y1=\"" + px(bottom) + "\" x2=\"" + px(left + plot_w) + "\" y2=\"" +
+       px(bottom) + "\"/>";
+  s += "<line class=\"ax\" x1=\"" + px(left) + "\" y1=\"" + px(top) + "\" x2=\"" + px(left) + "\" y2=\"" + px(bottom) +
+       "\"/>";
+  double x = left;
+  for (const auto& g : groups) {
+    const double gx0 = x;
+    x += group_gap / 2;
+    for (const auto& st : g.result->memory.stages) {
+      const double cx = x + slot / 2;
+      double acc = 0;
+      for (std::size_t k = 0; k < kMemoryParts.size(); ++k) {
+        const double v = kMemoryParts[k].bytes(st);
+        if (!(v > 0)) continue;
+        const double y0 = Y(acc + v), y1 = Y(acc);
+        acc += v;
+        s += "<rect class=\"m" + std::to_string(k) + "\" x=\"" + px(cx - bar / 2) + "\" y=\"" + px(y0) +
+             "\" width=\"" + px(bar) + "\" height=\"" + px(std::max(y1 - y0, 0.3)) + "\"><title>" +
+             (g.label.empty() ? "" : esc(g.label) + " \u00b7 ") + "stage " + std::to_string(st.stage) + ": " +
+             kMemoryParts[k].label + " " + gib(v) + "</title></rect>";
+      }
+      if (slot >= 30)
+        s += "<text class=\"tl\" x=\"" + px(cx) + "\" y=\"" + px(Y(acc) - 4) + "\" text-anchor=\"middle\">" +
+             fmt("%.1f", acc / kGiB) + "</text>";
+      if (slot >= 14 || st.stage % 4 == 0)
+        s += "<text class=\"tl\" x=\"" + px(cx) + "\" y=\"" + px(bottom + 14) + "\" text-anchor=\"middle\">" +
+             std::to_string(st.stage) + "</text>";
+      x += slot;
+    }
+    x += group_gap / 2;
+    const double hbm =
+        g.result->memory.hbm_bytes > 0 ? g.result->memory.hbm_bytes : g.scenario->hardware.device.hbm_bytes;
+    if (hbm > 0) {
+      s += "<line class=\"hbm\" x1=\"" + px(gx0) + "\" y1=\"" + px(Y(hbm)) + "\" x2=\"" + px(x) + "\" y2=\"" +
+           px(Y(hbm)) + "\"><title>HBM " + gib(hbm) + "</title></line>";
+      // Right of the line for one run; above it, at the group's left, when runs sit side by side.
+      const bool last = &g == &groups.back();
+      s += "<text class=\"tl\" x=\"" + px(last ? x + 4 : gx0 + 4) + "\" y=\"" + px(last ? Y(hbm) + 4 : Y(hbm) - 5) +
+           "\" fill=\"#c0392b\">HBM " + gib(hbm) + "</text>";
+    }
+    if (groups.size() > 1)
+      s += "<text class=\"sl\" x=\"" + px((gx0 + x) / 2) + "\" y=\"" + px(bottom + 32) + "\" text-anchor=\"middle\">" +
+           esc(g.label) + "</text>";
+  }
+  s += "<text class=\"tl\" x=\"" + px(left + plot_w) + "\" y=\"" + px(bottom + (groups.size() > 1 ? 46 : 30)) +
+       "\" text-anchor=\"end\">pipeline stage</text>";
+  s += "</svg>";
+  return s;
+}
+
+std::string memory_legend() {
+  std::string s = "<div class=\"legend\">";
+  for (const auto& part : kMemoryParts) s += swatch(part.colour, part.label);
+  s += "<span class=\"i\"><span class=\"sw\" style=\"background:none;border:none;border-top:2px dashed "
+       "#c0392b;height:0\"></span>HBM capacity</span></div>";
+  return s;
+}
+
+// ---- page -------------------------------------------------------------------------------
+
+std::string card(const std::string& value, const std::string& label, const char* cls = "") {
+  return std::string("<div class=\"card\"><div class=\"v ") + cls + "\">" + value + "</div><div class=\"l\">" +
+         label + "</div></div>";
+}
+
+double hbm_of(const Scenario& sc, const SimResult& r) {
+  return r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
+}
+
+std::string key_cards(const Scenario& sc, const SimResult& r) {
+  const StepMetrics& m = r.metrics;
+  const double hbm = hbm_of(sc, r);
+  const bool fits = r.memory.fits || r.memory.stages.empty();
+  std::string s = "<div class=\"cards\">";
+  s += card(fmt("%.3f", m.step_time_s) + " s", "step time");
+  s += card(fmt("%.1f", 100 * m.mfu) + " %", "MFU");
+  s += card(fmt("%.1f", 100 * m.hfu) + " %", "HFU");
+  s += card(si(m.tokens_per_s), "tokens/s");
+  s += card(si(m.tokens_per_s_per_device), "tokens/s per device");
+  s += card(fmt("%.1f", m.tflops_per_device), "model TFLOPS per device");
+  s += card(fmt("%.1f", 100 * m.bubble_fraction) + " %", "pipeline bubble");
+  s += card(fmt("%.1f", m.peak_memory_bytes / kGiB) + " / " + fmt("%.0f", hbm / kGiB) + " GiB",
+            fits ? "peak memory / HBM (fits)" : "peak memory / HBM: DOES NOT FIT", fits ? "good" : "bad");
+  s += "</div>";
+  return s;
+}
+
+std::string page_head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + esc(title) +
+         "</title><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><style>" + css() +
+         "</style></head><body>\n";
+}
+
+std::string run_subtitle(const Scenario& sc) {
+  return esc(sc.model.name) + " on " + std::to_string(sc.num_devices) + " \u00d7 " +
+         esc(sc.hardware.device.name) + " (" + esc(sc.hardware.name) + "); " + esc(plan_line(sc));
+}
+
+// The timeline of one run: the whole step on [0, axis_end] (at least the run's own end),
+// then zoomed views of the start and (when `with_end`) the end of the step of length
+// `window` (0: the run's own detail window) where micro-batch numbers fit.
+std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axis_end, SimTime window,
+                             bool with_end, const std::string& id) {
+  if (r.timeline.spans.empty())
+    return "<p class=\"note\">No timeline was recorded (simulate with SimOptions::record_timeline = true).</p>\n";
+  const SimTime run_end = run_end_of(r);
+  const auto stages = collect_lanes(sc, r.timeline, run_end);
+  std::string s = timeline_legend(categories_present(stages), sc.plan.virtual_pipeline_model_parallel_size > 1);
+  std::size_t drawn = 0;
+  double min_px = 1;
+  s += timeline_svg(stages, run_end, 0, std::max(axis_end, run_end), id, &drawn, &min_px) + "\n";
+  std::string note = "One rank per pipeline stage (its first rank, the one representative mode replays). " +
+                     std::to_string(r.timeline.spans.size()) + " spans recorded, " + std::to_string(drawn) +
+                     " blocks drawn; runs of spans narrower than " +
+                     (min_px > 1.0 ? fmt("%.0f", min_px) + " px" : std::string("a pixel")) +
+                     " are merged into one block, split in height by each category's share of its time. Numbers on blocks are "
+                     "micro-batch indices; hover a block for its times.";
+  s += "<div class=\"note\">" + esc(note) + "</div>\n";
+  if (window == 0) window = detail_window(stages, run_end);
+  if (window > 0 && window < run_end) {
+    const double w_ms = static_cast<double>(window) / kPsPerMs;
+    s += "<h4>Start of the step: the first " + fmt(w_ms >= 100 ? "%.0f" : "%.1f", w_ms) + " ms</h4>\n";
+    s += timeline_svg(stages, run_end, 0, window, id + "s", nullptr, nullptr) + "\n";
+    if (with_end) {
+      s += "<h4>End of the step: the last " + fmt(w_ms >= 100 ? "%.0f" : "%.1f", w_ms) + " ms</h4>\n";
+      s += timeline_svg(stages, run_end, run_end - window, run_end, id + "e", nullptr, nullptr) + "\n";
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string html_report(const Scenario& sc, const SimResult& r) {
+  std::string s = page_head(sc.name + " \u2014 trainsim report");
+  s += "<h1>" + esc(sc.name) + "</h1>\n<p class=\"sub\">" + run_subtitle(sc) + "</p>\n";
+  s += key_cards(sc, r) + "\n";
+  s += "<h2>Pipeline timeline</h2>\n";
+  s += timeline_section(sc, r, 0, 0, true, "T");
+  s += "<h2>Step-time breakdown per stage</h2>\n";
+  s += breakdown_legend() + "\n" + breakdown_svg({BarGroup{"", &sc, &r}}) + "\n" + breakdown_table(r.metrics) + "\n";
+  s += "<h2>Memory per stage</h2>\n";
+  s += memory_legend() + "\n" + memory_svg({BarGroup{"", &sc, &r}}) + "\n";
+  s += "<p class=\"note\">Generated by trainsim from " + esc(sc.file.empty() ? sc.name : sc.file) + ".</p>\n";
+  s += "</body></html>\n";
+  return s;
+}
+
+std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string& title) {
+  std::vector<BarGroup> groups;
+  SimTime axis_end = 0;
+  for (const auto& run : runs) {
+    if (!run.scenario || !run.result) continue;
+    groups.push_back(BarGroup{run.label, run.scenario, run.result});
+    axis_end = std::max<SimTime>(axis_end, run_end_of(*run.result));
+  }
+  // One zoom length for every run (the smallest detail window), so the zoomed views compare too.
+  SimTime window = 0;
+  for (const auto& g : groups) {
+    const SimTime w = detail_window(collect_lanes(*g.scenario, g.result->timeline, run_end_of(*g.result)),
+                                    run_end_of(*g.result));
+    if (w > 0 && (window == 0 || w < window)) window = w;
+  }
+  std::string s = page_head(title);
+  s += "<h1>" + esc(title) + "</h1>\n";
+  // Key metrics, one column per run.
+  s += "<table><tr><th></th>";
+  for (const auto& g : groups) s += "<th>" + esc(g.label) + "</th>";
+  s += "</tr>";
+  auto row = [&](const std::string& name, auto value) {
+    s += "<tr><td>" + name + "</td>";
+    for (const auto& g : groups) s += "<td>" + value(*g.scenario, *g.result) + "</td>";
+    s += "</tr>";
+  };
+  row("plan", [](const Scenario& sc, const SimResult&) { return esc(plan_line(sc)); });
+  row("devices", [](const Scenario& sc, const SimResult&) {
+    return std::to_string(sc.num_devices) + " \u00d7 " + esc(sc.hardware.device.name);
+  });
+  row("step time", [](const Scenario&, const SimResult& r) { return fmt("%.3f", r.metrics.step_time_s) + " s"; });
+  row("MFU", [](const Scenario&, const SimResult& r) { return fmt("%.1f", 100 * r.metrics.mfu) + " %"; });
+  row("HFU", [](const Scenario&, const SimResult& r) { return fmt("%.1f", 100 * r.metrics.hfu) + " %"; });
+  row("tokens/s", [](const Scenario&, const SimResult& r) { return si(r.metrics.tokens_per_s); });
+  row("pipeline bubble", [](const Scenario&, const SimResult& r) {
+    return fmt("%.1f", 100 * r.metrics.bubble_fraction) + " %";
+  });
+  row("peak memory / HBM", [](const Scenario& sc, const SimResult& r) {
+    return fmt("%.1f", r.metrics.peak_memory_bytes / kGiB) + " / " + fmt("%.0f", hbm_of(sc, r) / kGiB) + " GiB" +
+           (r.memory.fits || r.memory.stages.empty() ? "" : " <b class=\"bad\">does not fit</b>");
+  });
+  s += "</table>\n";
+  s += "<h2>Pipeline timelines (same time axis)</h2>\n";
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    s += "<h3>" + esc(groups[i].label) + " \u2014 " + fmt("%.3f", groups[i].result->metrics.step_time_s) +
+         " s</h3>\n";
+    s += timeline_section(*groups[i].scenario, *groups[i].result, axis_end, window, true, "T" + std::to_string(i));
+  }
+  s += "<h2>Step-time breakdown per stage</h2>\n";
+  s += breakdown_legend() + "\n" + breakdown_svg(groups) + "\n";
+  s += "<h2>Memory per stage</h2>\n";
+  s += memory_legend() + "\n" + memory_svg(groups) + "\n";
+  s += "<p class=\"note\">Generated by trainsim.</p>\n</body></html>\n";
+  return s;
+}
+
+}  // namespace trainsim
