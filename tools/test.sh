@@ -3,7 +3,7 @@
 # With --sanitize, the same suite is built and run again under ASan + UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install_deps.sh
+bash tools/install_deps.sh --test
 jobs=$(nproc)
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINSIM_BUILD_TESTS=ON -DTRAINSIM_BUILD_BENCH=ON
 cmake --build build-test -j "$jobs"
