@@ -79,17 +79,7 @@ std::string gib(double bytes) { return fmt("%.1f", bytes / kGiB) + " GiB"; }
 
 std::string plan_line(const Scenario& sc) {
   const auto& p = sc.plan;
-  std::string s = "TP" + std::to_string(p.tensor_model_parallel_size) + " PP" +
-                  std::to_string(p.pipeline_model_parallel_size) + " DP" + std::to_string(p.data_parallel_size);
-  if (p.context_parallel_size > 1) s += " CP" + std::to_string(p.context_parallel_size);
-  if (p.expert_model_parallel_size > 1) s += " EP" + std::to_string(p.expert_model_parallel_size);
-  s += ", ";
-  s += to_string(p.schedule);
-  if (p.virtual_pipeline_model_parallel_size > 1) s += " v=" + std::to_string(p.virtual_pipeline_model_parallel_size);
-  s += ", mbs " + std::to_string(p.micro_batch_size) + " \u00d7 " + std::to_string(p.num_microbatches()) +
-       " micro-batches, gbs " + std::to_string(p.global_batch_size) + ", seq " + std::to_string(p.seq_length);
-  if (p.recompute_granularity != RecomputeGranularity::none)
-    s += std::string(", recompute ") + to_string(p.recompute_granularity);
+  std::string s = describe_plan(p);
   s += std::string(", ") + to_string(p.precision);
   return s;
 }

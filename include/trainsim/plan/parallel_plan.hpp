@@ -49,6 +49,9 @@ struct ParallelPlan {
   }
 };
 
+// One line for people: "TP8 PP8 DP1, interleaved v=3, mbs 1 x 64 micro-batches, gbs 64, seq 2048, recompute selective".
+std::string describe_plan(const ParallelPlan& plan);
+
 const char* to_string(RecomputeGranularity value);
 const char* to_string(PipelineSchedule value);
 const char* to_string(Precision value);
