@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -95,8 +96,14 @@ SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>&
     if (axis.values.empty()) throw grid_error(axis.key_path, "no values");
     if (!seen.insert(axis.key_path).second) throw grid_error(axis.key_path, "appears twice in the grid");
   }
-  // A base that does not load is bad input, not a row: fail before simulating anything.
-  (void)load_scenario(scenario_file, options.base_overrides);
+  // A base that does not load may still be fixed by the grid (it sets the key at fault);
+  // if every combination fails the same way the base is bad input, thrown after the rows.
+  std::optional<ConfigError> base_error;
+  try {
+    (void)load_scenario(scenario_file, options.base_overrides);
+  } catch (const ConfigError& e) {
+    base_error = e;
+  }
 
   SweepResult result;
   result.scenario_file = scenario_file;
@@ -140,6 +147,14 @@ SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>&
     tbb::parallel_for(range, body);
   }
 
+  if (base_error) {
+    const std::string reason = first_line(base_error->what());
+    const bool all_same = std::all_of(result.rows.begin(), result.rows.end(), [&](const SweepRow& row) {
+      return row.outcome.status == PlanStatus::invalid && row.outcome.reason == reason;
+    });
+    if (all_same) throw *base_error;
+  }
+
   std::sort(result.rows.begin(), result.rows.end(), [](const SweepRow& a, const SweepRow& b) {
     const int ra = status_rank(a.outcome.status), rb = status_rank(b.outcome.status);
     if (ra != rb) return ra < rb;
@@ -180,7 +195,7 @@ std::string format_sweep_table(const SweepResult& result) {
     } else {
       const std::string peak =
           o.peak_memory_bytes > 0 ? num("%9.1f", o.peak_memory_bytes / kBytesPerGiB) : std::string(9, ' ');
-      out += std::string(47, ' ') + peak + "  " + to_string(o.status) + ": " + o.reason + "\n";
+      out += std::string(48, ' ') + peak + "  " + to_string(o.status) + ": " + o.reason + "\n";
     }
   }
   std::size_t ok = 0;

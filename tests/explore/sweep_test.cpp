@@ -95,4 +95,14 @@ TEST_CASE("sweep rejects an empty grid, a repeated key and a base scenario that 
   SweepOptions bad;
   bad.base_overrides = {Override{"plan.tensor_model_parallel_size", "5"}};
   CHECK_THROWS_AS(sweep(kDefault, {axis}, bad), ConfigError);
+  CHECK_THROWS_AS(sweep(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/no-such.yaml", {axis}), ConfigError);
+}
+
+TEST_CASE("sweep accepts an invalid base when the grid sets the key at fault", "[explore]") {
+  SweepOptions bad;
+  bad.base_overrides = {Override{"plan.tensor_model_parallel_size", "5"}};
+  const auto r = sweep(kDefault, {parse_grid_axis("plan.tensor_model_parallel_size=1,2")}, bad);
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.rows[0].outcome.status == PlanStatus::ok);
+  CHECK(r.rows[1].outcome.status == PlanStatus::ok);
 }

@@ -47,7 +47,8 @@ struct SweepResult {
 
 // Every combination of the grid (the product of the axes' sizes). Throws ConfigError when
 // the grid is empty, an axis repeats a key or has no values, or the base scenario (with
-// the base overrides) does not load; invalid and out-of-memory combinations become rows.
+// the base overrides) does not load and every combination fails with the base's error (a
+// base the grid repairs is fine); invalid and out-of-memory combinations become rows.
 SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>& grid,
                   const SweepOptions& options = {});
 
