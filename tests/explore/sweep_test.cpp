@@ -67,7 +67,7 @@ TEST_CASE("sweep keeps invalid and out-of-memory combinations as rows with the r
   CHECK_THAT(sweep_csv(r), Catch::Contains("invalid,") && Catch::Contains("out of memory,"));
 }
 
-TEST_CASE("sweep is deterministic: two runs give the same rows in the same order", "[explore]") {
+TEST_CASE("sweep is deterministic: parallel and one-thread runs give the same rows in the same order", "[explore]") {
   const std::vector<GridAxis> grid = {parse_grid_axis("plan.micro_batch_size=1,2"),
                                       parse_grid_axis("plan.pipeline_model_parallel_size=1,2,3")};
   std::atomic<std::size_t> calls{0};
@@ -78,7 +78,9 @@ TEST_CASE("sweep is deterministic: two runs give the same rows in the same order
     last_total = total;
   };
   const auto a = sweep(kDefault, grid, options);
-  const auto b = sweep(kDefault, grid, {});
+  SweepOptions one_thread;
+  one_thread.max_threads = 1;
+  const auto b = sweep(kDefault, grid, one_thread);
   CHECK(calls == 6);
   CHECK(last_total == 6);
   CHECK(sweep_json(a) == sweep_json(b));
