@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "explore_commands.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/memory/memory_model.hpp"
@@ -124,6 +126,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> show_ids;
   validate->add_option("--show", show_ids, "print the full step summary of these run ids (repeatable)");
 
+  std::function<void()> explore_action;  // set when sweep / max-batch / compare / scale is parsed
+  add_explore_commands(app, explore_action);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -132,7 +137,9 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*run) {
+    if (explore_action) {
+      explore_action();
+    } else if (*run) {
       const auto scenario = load(run_args);
       trainsim::SimOptions options;
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;

@@ -1,0 +1,45 @@
+#pragma once
+// One candidate plan judged the way every exploration command judges it: invalid (the
+// plan checks), out of memory (the fast memory model), or simulated. Thread-safe: no
+// shared state, so sweeps run many of these at once.
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
+
+namespace trainsim {
+
+enum class PlanStatus { ok, invalid, out_of_memory };
+const char* to_string(PlanStatus status);  // "ok", "invalid", "out of memory"
+
+struct PlanOutcome {
+  PlanStatus status = PlanStatus::ok;
+  std::string reason;  // invalid: the first line of the ConfigError; out of memory: the worst stage
+  // Simulated metrics (0 unless status is ok).
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  double tokens_per_s_per_device = 0;
+  double mfu = 0;
+  double bubble_fraction = 0;  // mean over stages of bubble / step time
+  // From the memory model (also filled when out of memory).
+  double peak_memory_bytes = 0;  // worst stage
+  double hbm_bytes = 0;
+  std::vector<double> stage_peak_memory_bytes;
+  std::vector<StageBreakdown> stages;  // per-stage breakdown of the simulated step (ok only)
+};
+
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+// The first line of an exception's message (a ConfigError lists one problem per line).
+std::string first_line(const std::string& text);
+
+// Checks the plan of an already loaded scenario whose plan was changed in memory
+// (derive_plan + check_plan), then memory, then simulates without a timeline.
+// Never throws ConfigError: an invalid plan is an outcome.
+PlanOutcome evaluate_plan(Scenario scenario);
+
+// Loads the scenario file with the overrides (ConfigError -> invalid), then as above.
+PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Override>& overrides);
+
+}  // namespace trainsim

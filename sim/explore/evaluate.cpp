@@ -1,0 +1,92 @@
+#include "trainsim/explore/evaluate.hpp"
+
+#include <cstdio>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/plan/plan_check.hpp"
+#include "trainsim/simulation.hpp"
+
+namespace trainsim {
+
+const char* to_string(PlanStatus status) {
+  switch (status) {
+    case PlanStatus::ok:
+      return "ok";
+    case PlanStatus::invalid:
+      return "invalid";
+    case PlanStatus::out_of_memory:
+      return "out of memory";
+  }
+  return "?";
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+namespace {
+
+PlanOutcome invalid(const std::string& reason) {
+  PlanOutcome out;
+  out.status = PlanStatus::invalid;
+  out.reason = reason;
+  return out;
+}
+
+// Memory first (cheap), then the replay only for plans that fit.
+PlanOutcome evaluate_valid(const Scenario& scenario) {
+  PlanOutcome out;
+  const Workload workload = build_workload(scenario.model, scenario.plan);
+  const MemoryReport memory = estimate_memory(scenario, workload);
+  out.peak_memory_bytes = memory.peak_bytes;
+  out.hbm_bytes = memory.hbm_bytes;
+  for (const auto& s : memory.stages) out.stage_peak_memory_bytes.push_back(s.peak());
+  if (!memory.fits) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "stage %d needs %.1f GiB of %.1f GiB", memory.worst_stage,
+                  memory.peak_bytes / kBytesPerGiB, memory.hbm_bytes / kBytesPerGiB);
+    out.status = PlanStatus::out_of_memory;
+    out.reason = buf;
+    return out;
+  }
+  SimOptions options;
+  options.record_timeline = false;
+  const SimResult result = simulate(scenario, options);
+  const StepMetrics& m = result.metrics;
+  out.step_time_s = m.step_time_s;
+  out.tokens_per_s = m.tokens_per_s;
+  out.tokens_per_s_per_device = m.tokens_per_s_per_device;
+  out.mfu = m.mfu;
+  out.bubble_fraction = m.bubble_fraction;
+  out.stages = m.stages;
+  return out;
+}
+
+}  // namespace
+
+PlanOutcome evaluate_plan(Scenario scenario) {
+  derive_plan(scenario.plan, scenario.num_devices);
+  const auto problems = check_plan(scenario.model, scenario.hardware, scenario.num_devices, scenario.plan);
+  if (!problems.empty()) return invalid(problems.front().str());
+  try {
+    return evaluate_valid(scenario);
+  } catch (const ConfigError& e) {
+    return invalid(first_line(e.what()));
+  }
+}
+
+PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Override>& overrides) {
+  Scenario scenario;
+  try {
+    scenario = load_scenario(scenario_path, overrides);
+  } catch (const ConfigError& e) {
+    return invalid(first_line(e.what()));
+  }
+  try {
+    return evaluate_valid(scenario);
+  } catch (const ConfigError& e) {
+    return invalid(first_line(e.what()));
+  }
+}
+
+}  // namespace trainsim

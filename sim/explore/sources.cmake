@@ -1,0 +1,6 @@
+# Sources of the explore module (sweep, max-batch, schedule comparison, scaling).
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/evaluate.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/sweep.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/max_batch.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/compare.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/scale.cpp)

@@ -1,0 +1,246 @@
+#include "trainsim/explore/sweep.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/config/schema.hpp"
+
+namespace trainsim {
+
+namespace {
+
+ConfigError grid_error(const std::string& key, const std::string& problem, const std::string& valid = "") {
+  return ConfigError(Diagnostic{SourceLocation{"--grid", 0, 0}, key, problem, valid});
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto at = text.find(sep, start);
+    parts.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
+    if (at == std::string::npos) break;
+    start = at + 1;
+  }
+  return parts;
+}
+
+int status_rank(PlanStatus s) {
+  switch (s) {
+    case PlanStatus::ok:
+      return 0;
+    case PlanStatus::out_of_memory:
+      return 1;
+    case PlanStatus::invalid:
+      return 2;
+  }
+  return 3;
+}
+
+// CSV field: quoted when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string num(const char* format, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
+}  // namespace
+
+GridAxis parse_grid_axis(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw grid_error(text, "expected KEY=V1,V2,...", "e.g. plan.micro_batch_size=1,2,4");
+  GridAxis axis;
+  axis.key_path = text.substr(0, eq);
+  std::vector<std::string> names;
+  bool known = false;
+  for (const auto& spec : key_schema(FileKind::scenario)) {
+    names.emplace_back(spec.path);
+    known = known || axis.key_path == spec.path;
+  }
+  if (!known) {
+    const std::string near = closest_key(axis.key_path, names);
+    throw grid_error(axis.key_path,
+                     "unknown key '" + axis.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"));
+  }
+  for (auto& v : split(text.substr(eq + 1), ',')) {
+    if (v.empty()) throw grid_error(axis.key_path, "empty value in '" + text + "'", "a comma-separated list");
+    axis.values.push_back(v);
+  }
+  return axis;
+}
+
+SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>& grid, const SweepOptions& options) {
+  if (grid.empty()) throw grid_error("", "no grid axis", "e.g. --grid plan.micro_batch_size=1,2,4");
+  std::set<std::string> seen;
+  for (const auto& axis : grid) {
+    if (axis.values.empty()) throw grid_error(axis.key_path, "no values");
+    if (!seen.insert(axis.key_path).second) throw grid_error(axis.key_path, "appears twice in the grid");
+  }
+  // A base that does not load may still be fixed by the grid (it sets the key at fault);
+  // if every combination fails the same way the base is bad input, thrown after the rows.
+  std::optional<ConfigError> base_error;
+  try {
+    (void)load_scenario(scenario_file, options.base_overrides);
+  } catch (const ConfigError& e) {
+    base_error = e;
+  }
+
+  SweepResult result;
+  result.scenario_file = scenario_file;
+  std::size_t total = 1;
+  for (const auto& axis : grid) {
+    result.keys.push_back(axis.key_path);
+    total *= axis.values.size();
+  }
+  result.rows.resize(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    SweepRow& row = result.rows[i];
+    row.index = i;
+    std::size_t rest = i;
+    row.overrides.resize(grid.size());
+    for (std::size_t a = grid.size(); a-- > 0;) {
+      const auto& values = grid[a].values;
+      row.overrides[a] = Override{grid[a].key_path, values[rest % values.size()]};
+      rest /= values.size();
+    }
+  }
+
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  auto body = [&](const tbb::blocked_range<std::size_t>& range) {
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      SweepRow& row = result.rows[i];
+      std::vector<Override> overrides = options.base_overrides;
+      overrides.insert(overrides.end(), row.overrides.begin(), row.overrides.end());
+      row.outcome = evaluate_plan(scenario_file, overrides);
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        options.progress(++done, total);
+      }
+    }
+  };
+  const tbb::blocked_range<std::size_t> range(0, total, 1);
+  if (options.max_threads > 0) {
+    tbb::task_arena arena(options.max_threads);
+    arena.execute([&] { tbb::parallel_for(range, body); });
+  } else {
+    tbb::parallel_for(range, body);
+  }
+
+  if (base_error) {
+    const std::string reason = first_line(base_error->what());
+    const bool all_same = std::all_of(result.rows.begin(), result.rows.end(), [&](const SweepRow& row) {
+      return row.outcome.status == PlanStatus::invalid && row.outcome.reason == reason;
+    });
+    if (all_same) throw *base_error;
+  }
+
+  std::sort(result.rows.begin(), result.rows.end(), [](const SweepRow& a, const SweepRow& b) {
+    const int ra = status_rank(a.outcome.status), rb = status_rank(b.outcome.status);
+    if (ra != rb) return ra < rb;
+    if (ra == 0 && a.outcome.tokens_per_s != b.outcome.tokens_per_s)
+      return a.outcome.tokens_per_s > b.outcome.tokens_per_s;
+    return a.index < b.index;
+  });
+  return result;
+}
+
+std::string format_sweep_table(const SweepResult& result) {
+  std::vector<std::size_t> width;
+  for (const auto& key : result.keys) {
+    const auto dot = key.rfind('.');
+    width.push_back(std::max<std::size_t>(key.size() - (dot == std::string::npos ? 0 : dot + 1), 4));
+  }
+  for (const auto& row : result.rows)
+    for (std::size_t a = 0; a < row.overrides.size(); ++a) width[a] = std::max(width[a], row.overrides[a].value.size());
+
+  std::string out;
+  auto pad = [](std::string s, std::size_t w) {
+    if (s.size() < w) s.insert(0, w - s.size(), ' ');
+    return s;
+  };
+  for (std::size_t a = 0; a < result.keys.size(); ++a) {
+    const auto& key = result.keys[a];
+    const auto dot = key.rfind('.');
+    out += pad(key.substr(dot == std::string::npos ? 0 : dot + 1), width[a]) + "  ";
+  }
+  out += "  step_s   tokens/s  tok/s/dev    MFU%  bubble%  peak_GiB  status\n";
+  for (const auto& row : result.rows) {
+    for (std::size_t a = 0; a < row.overrides.size(); ++a) out += pad(row.overrides[a].value, width[a]) + "  ";
+    const PlanOutcome& o = row.outcome;
+    if (o.status == PlanStatus::ok) {
+      out += num("%8.3f", o.step_time_s) + " " + num("%10.0f", o.tokens_per_s) + " " +
+             num("%10.0f", o.tokens_per_s_per_device) + " " + num("%7.1f", 100 * o.mfu) + " " +
+             num("%8.1f", 100 * o.bubble_fraction) + " " + num("%9.1f", o.peak_memory_bytes / kBytesPerGiB) + "  ok\n";
+    } else {
+      const std::string peak =
+          o.peak_memory_bytes > 0 ? num("%9.1f", o.peak_memory_bytes / kBytesPerGiB) : std::string(9, ' ');
+      out += std::string(48, ' ') + peak + "  " + to_string(o.status) + ": " + o.reason + "\n";
+    }
+  }
+  std::size_t ok = 0;
+  for (const auto& row : result.rows) ok += row.outcome.status == PlanStatus::ok;
+  out += std::to_string(result.rows.size()) + " combinations, " + std::to_string(ok) + " simulated\n";
+  return out;
+}
+
+std::string sweep_csv(const SweepResult& result) {
+  std::string out;
+  for (const auto& key : result.keys) out += csv_field(key) + ",";
+  out += "status,reason,step_time_s,tokens_per_s,tokens_per_s_per_device,mfu,peak_memory_gib,bubble_fraction\n";
+  for (const auto& row : result.rows) {
+    for (const auto& o : row.overrides) out += csv_field(o.value) + ",";
+    const PlanOutcome& o = row.outcome;
+    out += std::string(to_string(o.status)) + "," + csv_field(o.reason) + ",";
+    out += num("%.6g", o.step_time_s) + "," + num("%.6g", o.tokens_per_s) + "," +
+           num("%.6g", o.tokens_per_s_per_device) + "," + num("%.6g", o.mfu) + "," +
+           num("%.6g", o.peak_memory_bytes / kBytesPerGiB) + "," + num("%.6g", o.bubble_fraction) + "\n";
+  }
+  return out;
+}
+
+std::string sweep_json(const SweepResult& result) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kSweepSchemaVersion;
+  j["scenario"] = result.scenario_file;
+  j["keys"] = result.keys;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : result.rows) {
+    nlohmann::ordered_json r;
+    r["overrides"] = nlohmann::ordered_json::object();
+    for (const auto& o : row.overrides) r["overrides"][o.key_path] = o.value;
+    const PlanOutcome& o = row.outcome;
+    r["status"] = to_string(o.status);
+    r["reason"] = o.reason;
+    r["step_time_s"] = o.step_time_s;
+    r["tokens_per_s"] = o.tokens_per_s;
+    r["tokens_per_s_per_device"] = o.tokens_per_s_per_device;
+    r["mfu"] = o.mfu;
+    r["peak_memory_gib"] = o.peak_memory_bytes / kBytesPerGiB;
+    r["bubble_fraction"] = o.bubble_fraction;
+    j["rows"].push_back(std::move(r));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainsim

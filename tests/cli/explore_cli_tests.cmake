@@ -1,0 +1,21 @@
+# Command-line tests of sweep, max-batch, compare and scale (explore module).
+trainsim_cli_test(help_lists_explore_commands 0 "sweep.*max-batch.*compare.*scale" --help)
+trainsim_cli_test(sweep_prints_rows_best_first_and_failures_with_reason 0
+  "invalid: .*does not divide.*4 combinations, 2 simulated"
+  sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2 --grid plan.tensor_model_parallel_size=1,3)
+trainsim_cli_test(sweep_unknown_grid_key_is_bad_input 2 "did you mean 'plan.micro_batch_size'"
+  sweep scenarios/default.yaml --grid plan.micro_batch_sise=1,2)
+trainsim_cli_test(sweep_needs_a_grid 2 "grid" sweep scenarios/default.yaml)
+trainsim_cli_test(sweep_bad_base_override_is_bad_input 2 "plan.tensor_model_parallel_size"
+  sweep scenarios/default.yaml --set plan.tensor_model_parallel_size=5 --grid plan.micro_batch_size=1)
+trainsim_cli_test(max_batch_reports_micro_and_global_batch 0
+  "max micro_batch_size [0-9]+.*max global_batch_size .multiple of 16. [0-9]+"
+  max-batch scenarios/default.yaml)
+trainsim_cli_test(compare_lists_each_schedule 0 "gpipe.*1f1b.*interleaved:2.*zb-h1"
+  compare scenarios/default.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1)
+trainsim_cli_test(compare_unknown_schedule_is_bad_input 2 "unknown schedule 'pipedream'"
+  compare scenarios/default.yaml --schedules 1f1b,pipedream)
+trainsim_cli_test(scale_reports_linearity_against_the_smallest_size 0 "8 +4 +128 .* 1.000"
+  scale scenarios/default.yaml --devices 8,16)
+trainsim_cli_test(scale_bad_device_list_is_bad_input 2 "--devices: 'x' is not a device count"
+  scale scenarios/default.yaml --devices 8,x)

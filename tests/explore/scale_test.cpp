@@ -1,0 +1,53 @@
+#include "trainsim/explore/scale.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "trainsim/common/error.hpp"
+
+using namespace trainsim;
+
+namespace {
+Scenario load_default() { return load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml"); }
+}  // namespace
+
+TEST_CASE("scale: the smallest simulated size has linearity 1; the global batch grows with DP", "[explore]") {
+  const Scenario s = load_default();  // TP1 PP2, 8 devices, micro batch 1 x 32 per replica
+  const auto r = scale(s, {32, 7, 8});
+  REQUIRE(r.rows.size() == 3);
+  // Sorted by device count; 7 is not a multiple of TP*PP = 2.
+  CHECK(r.rows[0].num_devices == 7);
+  CHECK(r.rows[0].outcome.status == PlanStatus::invalid);
+  CHECK_THAT(r.rows[0].outcome.reason, Catch::Contains("num_devices"));
+  CHECK(r.base_devices == 8);
+  CHECK(r.rows[1].linearity == Approx(1.0));
+  CHECK(r.rows[1].global_batch_size == 128);
+  CHECK(r.rows[2].data_parallel_size == 16);
+  CHECK(r.rows[2].global_batch_size == 512);
+  // Linearity is the definition applied to the rows' throughputs.
+  const double expected = r.rows[2].outcome.tokens_per_s / (32.0 / 8.0 * r.rows[1].outcome.tokens_per_s);
+  CHECK(r.rows[2].linearity == Approx(expected));
+  CHECK(r.rows[2].linearity > 0);
+  CHECK(r.rows[2].below_threshold == (r.rows[2].linearity < kLinearityThreshold));
+}
+
+TEST_CASE("scale names the exposed communication kind that grew most since the base", "[explore]") {
+  std::vector<StageBreakdown> base(2), big(2);
+  base[0].dp_exposed_s = 0.01;
+  big[0].dp_exposed_s = 0.05;
+  big[1].tp_exposed_s = 0.02;
+  const ExposedComm a = exposed_comm(base), b = exposed_comm(big);
+  CHECK(a.dp_s == Approx(0.005));
+  CHECK(b.dp_s == Approx(0.025));
+  CHECK(b.tp_s == Approx(0.01));
+  const CommGrowth g = largest_comm_growth(a, b);
+  CHECK(g.kind == "dp");
+  CHECK(g.grew_s == Approx(0.02));
+  // Nothing grew: no kind is named.
+  CHECK(largest_comm_growth(b, a).kind.empty());
+}
+
+TEST_CASE("scale rejects an empty or non-positive device list", "[explore]") {
+  const Scenario s = load_default();
+  CHECK_THROWS_AS(scale(s, {}), ConfigError);
+  CHECK_THROWS_AS(scale(s, {8, 0}), ConfigError);
+}

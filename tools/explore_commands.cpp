@@ -1,0 +1,163 @@
+// sweep, max-batch, compare, scale: argument parsing and output only; the work is in
+// the library's explore module.
+#include "explore_commands.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/compare.hpp"
+#include "trainsim/explore/max_batch.hpp"
+#include "trainsim/explore/scale.hpp"
+#include "trainsim/explore/sweep.hpp"
+
+namespace {
+
+struct CommonArgs {
+  std::string scenario;
+  std::vector<std::string> set;
+
+  std::vector<trainsim::Override> overrides() const {
+    std::vector<trainsim::Override> out;
+    for (const auto& text : set) out.push_back(trainsim::parse_override(text));
+    return out;
+  }
+  trainsim::Scenario load() const { return trainsim::load_scenario(scenario, overrides()); }
+};
+
+void add_common(CLI::App* command, CommonArgs& args) {
+  command->add_option("scenario", args.scenario, "scenario YAML (see scenarios/)")->required();
+  command->add_option("--set", args.set, "override a scenario key first, e.g. --set plan.seq_length=8192 (repeatable)");
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw trainsim::ConfigError(trainsim::Diagnostic({path, 0, 0}, "", "cannot write the file"));
+}
+
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    std::size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || n < 1)
+      throw trainsim::ConfigError(
+          trainsim::Diagnostic({}, "--devices", "'" + item + "' is not a device count", "e.g. 8,16,32,64"));
+    out.push_back(n);
+  }
+  return out;
+}
+
+// A one-line bar redrawn in place; only when stderr is a terminal.
+void draw_progress(std::size_t done, std::size_t total) {
+  constexpr int kWidth = 30;
+  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(filled, '#').c_str(), std::string(kWidth - filled, ' ').c_str(),
+               done, total);
+  if (done == total) std::fputs("\n", stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+void add_explore_commands(CLI::App& app, std::function<void()>& action) {
+  // sweep
+  {
+    struct Args {
+      CommonArgs common;
+      std::vector<std::string> grid;
+      std::string csv, json;
+      int threads = 0;
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("sweep", "Simulate every combination of a grid of overrides, best throughput first");
+    add_common(cmd, args->common);
+    cmd->add_option("--grid", args->grid, "KEY=V1,V2,... one axis of the grid (repeatable)")->required();
+    cmd->add_option("--csv", args->csv, "also write the rows as CSV to this file");
+    cmd->add_option("--json", args->json, "also write the rows as JSON to this file");
+    cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
+    cmd->callback([&action, args] {
+      action = [args] {
+        std::vector<trainsim::GridAxis> grid;
+        for (const auto& text : args->grid) grid.push_back(trainsim::parse_grid_axis(text));
+        trainsim::SweepOptions options;
+        options.base_overrides = args->common.overrides();
+        options.max_threads = args->threads;
+        if (isatty(fileno(stderr))) options.progress = draw_progress;
+        const auto result = trainsim::sweep(args->common.scenario, grid, options);
+        std::fputs(trainsim::format_sweep_table(result).c_str(), stdout);
+        if (!args->csv.empty()) write_file(args->csv, trainsim::sweep_csv(result));
+        if (!args->json.empty()) write_file(args->json, trainsim::sweep_json(result));
+      };
+    });
+  }
+  // max-batch
+  {
+    auto args = std::make_shared<CommonArgs>();
+    auto* cmd = app.add_subcommand(
+        "max-batch", "Largest micro-batch that fits (binary search on the memory model) and largest global batch "
+                     "that is a multiple of 16");
+    add_common(cmd, *args);
+    cmd->callback([&action, args] {
+      action = [args] {
+        const auto scenario = args->load();
+        std::fputs(trainsim::format_max_batch(scenario, trainsim::max_batch(scenario)).c_str(), stdout);
+      };
+    });
+  }
+  // compare
+  {
+    struct Args {
+      CommonArgs common;
+      std::string schedules = "gpipe,1f1b,interleaved:2,interleaved:4,zb-h1";
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand("compare", "Run a scenario under several pipeline schedules side by side");
+    add_common(cmd, args->common);
+    cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
+        ->capture_default_str();
+    cmd->callback([&action, args] {
+      action = [args] {
+        const auto choices = trainsim::parse_schedule_list(args->schedules);
+        const auto scenario = args->common.load();
+        const auto rows = trainsim::compare_schedules(scenario, choices);
+        std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), stdout);
+      };
+    });
+  }
+  // scale
+  {
+    struct Args {
+      CommonArgs common;
+      std::string devices;
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "scale", "Throughput and linearity of a scenario at several device counts (grown by data parallelism)");
+    add_common(cmd, args->common);
+    cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
+    cmd->callback([&action, args] {
+      action = [args] {
+        const auto devices = parse_devices(args->devices);
+        const auto scenario = args->common.load();
+        std::fputs(trainsim::format_scale(scenario, trainsim::scale(scenario, devices)).c_str(), stdout);
+      };
+    });
+  }
+}
