@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
       "  trainsim run scenarios/default.yaml --set plan.micro_batch_size=2 --json step.json --trace step.trace.json\n"
       "  trainsim memory scenarios/gpt3-175b-a100-1024.yaml --json memory.json\n"
       "  trainsim collective --hardware hardware/a100-80gb.yaml --op all_reduce --devices 8,16,64 --sizes 1MiB:4GiB\n"
+      "  trainsim sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2,4 --grid plan.schedule=1f1b,zb-h1 --csv s.csv\n"
+      "  trainsim max-batch scenarios/default.yaml\n"
+      "  trainsim compare scenarios/llama2-70b-910b3-1024.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1\n"
+      "  trainsim scale scenarios/llama2-70b-910b3-1024.yaml --devices 32,64,128,256,512,1024\n"
       "  trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml\n"
       "  trainsim validate --trends tests/validation/trends.yaml\n"
       "Exit codes: 0 ok, 2 bad input (the message names file:line:col, the key and what is valid), 3 internal error.");
