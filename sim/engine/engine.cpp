@@ -29,18 +29,118 @@ int comm_kind(SpanCategory c) {
   }
 }
 
-struct Event {
-  SimTime time;
-  std::uint32_t priority;
-  std::uint64_t sequence;
-  std::int32_t instance;
-};
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    if (a.time != b.time) return a.time > b.time;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    return a.sequence > b.sequence;
+// The event queue. Events are ordered by (time, priority, sequence of the push). Ranks that
+// move in lockstep (full mode) push many events with the same time and priority in a row,
+// so the queue keeps FIFO buckets: a push joins the bucket most recently opened for its
+// priority when the time matches, else opens a new one. Within a bucket pushes are in
+// sequence order, and a priority's buckets hold disjoint, increasing sequence ranges, so
+// ordering buckets by (time, priority, opening sequence) and draining each front to back
+// gives exactly the (time, priority, sequence) order. Buckets live in a min-heap of 128-bit
+// keys: time in the high 64 bits, then 3 bits of priority, 31 of opening sequence and the
+// 30-bit bucket index (which never decides: opening sequences are unique).
+constexpr int kIndexBits = 30;
+constexpr int kSequenceBits = 31;
+constexpr std::int64_t kMaxInstances = (std::int64_t{1} << kIndexBits) - 1;
+
+class EventQueue {
+ public:
+  using Key = unsigned __int128;
+
+  EventQueue() { open_.fill(-1); }
+  void reserve(std::size_t instances, std::size_t buckets) {
+    next_.resize(instances, -1);
+    heap_.reserve(buckets);
+    buckets_.reserve(buckets);
   }
+  bool empty() const { return heap_.empty(); }
+
+  void push(SimTime time, std::uint32_t priority, std::int32_t inst) {
+    next_[static_cast<std::size_t>(inst)] = -1;
+    const std::int32_t open = open_[priority];
+    if (open >= 0 && open_time_[priority] == time) {
+      Bucket& b = buckets_[static_cast<std::size_t>(open)];
+      next_[static_cast<std::size_t>(b.tail)] = inst;
+      b.tail = inst;
+      return;
+    }
+    std::int32_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      index = static_cast<std::int32_t>(buckets_.size());
+      buckets_.push_back({});
+    }
+    buckets_[static_cast<std::size_t>(index)] = Bucket{inst, inst};
+    if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
+    const std::uint64_t low = (static_cast<std::uint64_t>(priority) << (kSequenceBits + kIndexBits)) |
+                              (sequence_++ << kIndexBits) | static_cast<std::uint64_t>(index);
+    heap_push((static_cast<Key>(static_cast<std::uint64_t>(time)) << 64) | low);
+    open_[priority] = index;
+    open_time_[priority] = time;
+  }
+
+  // The earliest event: its time and instance.
+  std::int32_t pop(SimTime& time) {
+    const Key top = heap_.front();
+    time = static_cast<SimTime>(static_cast<std::uint64_t>(top >> 64));
+    const auto index = static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
+    Bucket& b = buckets_[static_cast<std::size_t>(index)];
+    const std::int32_t inst = b.head;
+    b.head = next_[static_cast<std::size_t>(inst)];
+    if (b.head < 0) {
+      heap_pop();
+      free_.push_back(index);
+      const auto priority = static_cast<std::size_t>(static_cast<std::uint64_t>(top) >> (kSequenceBits + kIndexBits) & 7);
+      if (open_[priority] == index) open_[priority] = -1;
+    }
+    return inst;
+  }
+
+ private:
+  struct Bucket {
+    std::int32_t head = -1, tail = -1;
+  };
+
+  // Four children per node: a node's children share a cache line.
+  void heap_push(Key key) {
+    std::size_t i = heap_.size();
+    heap_.push_back(key);
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (heap_[parent] < key) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = key;
+  }
+  void heap_pop() {
+    const Key last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      const std::size_t end = std::min(first + 4, n);
+      std::size_t m = first;
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (heap_[c] < heap_[m]) m = c;
+      if (last < heap_[m]) break;
+      heap_[i] = heap_[m];
+      i = m;
+    }
+    heap_[i] = last;
+  }
+
+  std::vector<Key> heap_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::int32_t> free_;
+  std::vector<std::int32_t> next_;  // per instance: the next event of its bucket
+  std::array<std::int32_t, 8> open_{};
+  std::array<SimTime, 8> open_time_{};
+  std::uint64_t sequence_ = 0;
 };
 
 // The graph flattened for the hot loop.
@@ -51,6 +151,7 @@ struct FlatTask {
   std::int32_t rendezvous = -1;
   std::uint8_t stream = 0;
   std::int8_t comm = -1;  // comm kind index, -1 for compute
+  bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
   SpanCategory category = SpanCategory::forward;
   RankGroup group = RankGroup::none;
 };
@@ -70,7 +171,7 @@ class Replayer {
     r_ = o.full ? rfull_ : 1;
     devices_ = g.stages * r_;
     instances_ = static_cast<std::int64_t>(n_) * r_;
-    if (instances_ > 2'000'000'000LL) throw SimError("replay: too many task instances");
+    if (instances_ > kMaxInstances) throw SimError("replay: too many task instances");
 
     tasks_.resize(static_cast<std::size_t>(n_));
     succ_offset_.assign(static_cast<std::size_t>(n_) + 1, 0);
@@ -107,10 +208,19 @@ class Replayer {
       }
     }
 
+    // Rank groups per (kind, rank in stage), and which tasks are multi-rank rendezvous.
+    groups_.resize(static_cast<std::size_t>(kNumGroupKinds) * r_);
+    for (int k = 0; k < kNumGroupKinds; ++k)
+      for (int r = 0; r < r_; ++r) {
+        GroupSlice& gs = groups_[static_cast<std::size_t>(k) * r_ + r];
+        group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
+      }
+    for (auto& f : tasks_) f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
+
     const auto inst = static_cast<std::size_t>(instances_);
     pending_.resize(inst);
-    for (std::int64_t i = 0; i < instances_; ++i)
-      pending_[static_cast<std::size_t>(i)] = indeg[static_cast<std::size_t>(i / r_)];
+    for (int t = 0; t < n_; ++t)
+      std::fill_n(pending_.begin() + static_cast<std::ptrdiff_t>(t) * r_, r_, indeg[static_cast<std::size_t>(t)]);
     next_.assign(inst, -1);
     arrival_.assign(inst, 0);
     collective_count_.assign(inst, 0);
@@ -148,7 +258,7 @@ class Replayer {
       a.stage = d / r_;
       a.device = global_rank(d);
     }
-    heap_.reserve(static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
+    heap_.reserve(inst, static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
     if (opt_.record_spans) {
       out_.timeline.spans.reserve(inst);
       out_.timeline.flows.reserve(g.rendezvous.size() * static_cast<std::size_t>(r_));
@@ -162,13 +272,12 @@ class Replayer {
     for (std::int64_t i = 0; i < instances_; ++i)
       if (pending_[static_cast<std::size_t>(i)] == 0) ready(static_cast<std::int32_t>(i));
     while (!heap_.empty()) {
-      std::pop_heap(heap_.begin(), heap_.end(), Later{});
-      const Event ev = heap_.back();
-      heap_.pop_back();
-      if (ev.time < now_) throw SimError("replay: time went back");
-      now_ = ev.time;
+      SimTime time = 0;
+      const std::int32_t inst = heap_.pop(time);
+      if (time < now_) throw SimError("replay: time went back");
+      now_ = time;
       ++out_.events;
-      finish(ev.instance);
+      finish(inst);
     }
     check_end();
     for (int d = 0; d < devices_; ++d) touch(d);
@@ -186,8 +295,7 @@ class Replayer {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(device_of(inst)) * kStreams +
-           tasks_[static_cast<std::size_t>(task_of(inst))].stream;
+    return static_cast<std::size_t>(stream_base_[static_cast<std::size_t>(task_of(inst))] + rank_of(inst) * kStreams);
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -235,8 +343,15 @@ class Replayer {
   }
 
   void push(SimTime t, std::int32_t inst) {
-    heap_.push_back(Event{t, tasks_[static_cast<std::size_t>(task_of(inst))].stream, seq_++, inst});
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.push(t, tasks_[static_cast<std::size_t>(task_of(inst))].stream, inst);
+  }
+
+  struct GroupSlice {
+    int first = 0, stride = 1, count = 1;
+  };
+  static constexpr int kNumGroupKinds = 6;  // RankGroup values
+  const GroupSlice& group(RankGroup kind, int r) const {
+    return groups_[static_cast<std::size_t>(kind) * r_ + r];
   }
 
   // Members of the rank group of `kind` that rank r belongs to: first, stride, count.
@@ -291,14 +406,11 @@ class Replayer {
       }
       return;
     }
-    if (f.comm >= 0) {
-      int first, stride, count;
-      group_of(f.group, r, first, stride, count);
-      if (count > 1) {
-        const std::size_t key = static_cast<std::size_t>(t) * r_ + first;
-        if (++collective_count_[key] == count) complete_collective(t, first, stride, count);
-        return;
-      }
+    if (f.collective) {
+      const GroupSlice& gs = group(f.group, r);
+      const std::size_t key = static_cast<std::size_t>(t) * r_ + gs.first;
+      if (++collective_count_[key] == gs.count) complete_collective(t, gs.first, gs.stride, gs.count);
+      return;
     }
     touch(d);
     SimTime dur = f.duration_ps;
@@ -403,12 +515,7 @@ class Replayer {
     } else {
       --st.active[static_cast<std::size_t>(f.comm)];
     }
-    const bool rendezvous_span = f.rendezvous >= 0 || [&] {
-      if (f.comm < 0) return false;
-      int first, stride, count;
-      group_of(f.group, r, first, stride, count);
-      return count > 1;
-    }();
+    const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
     if (!rendezvous_span) record_span(inst, arrival_[static_cast<std::size_t>(inst)], now_);
     if (f.memory_delta < 0) add_memory(d, f.memory_delta);
     ++out_.tasks_run;
@@ -450,8 +557,8 @@ class Replayer {
   std::vector<double> inv_speed_;
   std::vector<double> inv_link_;
   bool slow_links_ = false;
-  std::vector<Event> heap_;
-  std::uint64_t seq_ = 0;
+  std::vector<GroupSlice> groups_;  // kind * r + rank
+  EventQueue heap_;
   SimTime now_ = 0;
   ReplayResult out_;
 };
