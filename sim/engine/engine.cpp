@@ -160,7 +160,16 @@ struct DeviceState {
   SimTime last = 0;
   int compute_category = -1;
   std::array<int, kNumCommKinds> active{};
+  unsigned active_mask = 0;  // bit k: active[k] > 0
   double memory = 0;
+
+  void begin_comm(int k) {
+    ++active[static_cast<std::size_t>(k)];
+    active_mask |= 1u << k;
+  }
+  void end_comm(int k) {
+    if (--active[static_cast<std::size_t>(k)] == 0) active_mask &= ~(1u << k);
+  }
 };
 
 class Replayer {
@@ -174,6 +183,7 @@ class Replayer {
     if (instances_ > kMaxInstances) throw SimError("replay: too many task instances");
 
     tasks_.resize(static_cast<std::size_t>(n_));
+    stream_base_.resize(static_cast<std::size_t>(n_));
     succ_offset_.assign(static_cast<std::size_t>(n_) + 1, 0);
     std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
     for (int t = 0; t < n_; ++t) {
@@ -189,15 +199,11 @@ class Replayer {
       f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
+      stream_base_[static_cast<std::size_t>(t)] = f.stage * r_ * kStreams + f.stream;
       succ_offset_[static_cast<std::size_t>(t) + 1] =
           static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
     }
     for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
-    stream_base_.resize(static_cast<std::size_t>(n_));
-    for (int t = 0; t < n_; ++t) {
-      const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
-      stream_base_[static_cast<std::size_t>(t)] = f.stage * r_ * kStreams + f.stream;
-    }
     succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
     for (int t = 0; t < n_; ++t) {
       std::int32_t k = succ_offset_[t];
@@ -306,12 +312,7 @@ class Replayer {
     s.last = now_;
     auto& a = out_.devices[static_cast<std::size_t>(d)];
     const double e = static_cast<double>(dt) / kPsPerS;
-    int comm = -1;
-    for (int k = 0; k < kNumCommKinds; ++k)
-      if (s.active[static_cast<std::size_t>(k)] > 0) {
-        comm = k;
-        break;
-      }
+    const int comm = s.active_mask != 0 ? __builtin_ctz(s.active_mask) : -1;  // first active kind
     if (s.compute_category >= 0) {
       a.compute_s[static_cast<std::size_t>(s.compute_category)] += e;
       if (comm >= 0) a.hidden_comm_s += e;
@@ -420,7 +421,7 @@ class Replayer {
         dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
-      ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
+      dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
       if (f.comm != 3)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
     }
@@ -437,7 +438,7 @@ class Replayer {
     const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
     const int d = device_of(inst);
     touch(d);
-    ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
+    dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
     push(now_ + dur, inst);
   }
 
@@ -513,7 +514,7 @@ class Replayer {
     if (f.comm < 0) {
       st.compute_category = -1;
     } else {
-      --st.active[static_cast<std::size_t>(f.comm)];
+      st.end_comm(f.comm);
     }
     const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
     if (!rendezvous_span) record_span(inst, arrival_[static_cast<std::size_t>(inst)], now_);
