@@ -286,6 +286,7 @@ class Replayer {
       finish(inst);
     }
     check_end();
+    fill_span_labels();
     for (int d = 0; d < devices_; ++d) touch(d);
     out_.end = now_;
     out_.timeline.end = now_;
@@ -476,19 +477,27 @@ class Replayer {
     }
   }
 
+  // The graph's labels of each span, in one pass after the run: these reads do not wait on
+  // one another, unlike inside the event loop.
+  void fill_span_labels() {
+    for (Span& s : out_.timeline.spans) {
+      const Task& task = g_.task(s.task);
+      s.microbatch = task.microbatch;
+      s.chunk = task.chunk;
+    }
+  }
+
   int record_span(std::int32_t inst, SimTime start, SimTime end) {
     if (!opt_.record_spans) return -1;
     const int t = task_of(inst);
-    const Task& task = g_.task(t);
+    const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     Span s;
     s.device = global_rank(device_of(inst));
-    s.stream = task.stream;
-    s.category = task.category;
+    s.stream = static_cast<Stream>(f.stream);
+    s.category = f.category;
     s.start = start;
     s.end = end;
-    s.microbatch = task.microbatch;
-    s.chunk = task.chunk;
-    s.task = t;
+    s.task = t;  // micro-batch and chunk are filled in after the run (fill_span_labels)
     out_.timeline.spans.push_back(std::move(s));
     return static_cast<int>(out_.timeline.spans.size()) - 1;
   }
