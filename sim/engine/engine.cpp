@@ -38,23 +38,31 @@ int comm_kind(SpanCategory c) {
 // gives exactly the (time, priority, sequence) order. Buckets live in a min-heap of 128-bit
 // keys: time in the high 64 bits, then 3 bits of priority, 31 of opening sequence and the
 // 30-bit bucket index (which never decides: opening sequences are unique).
+// Without buckets (Buckets = false: one rank per stage, where pushes rarely share a time)
+// every event is its own key, the index being the instance.
 constexpr int kIndexBits = 30;
 constexpr int kSequenceBits = 31;
 constexpr std::int64_t kMaxInstances = (std::int64_t{1} << kIndexBits) - 1;
 
+template <bool Buckets>
 class EventQueue {
  public:
   using Key = unsigned __int128;
 
   EventQueue() { open_.fill(-1); }
   void reserve(std::size_t instances, std::size_t buckets) {
-    next_.resize(instances, -1);
+    if (Buckets) next_.resize(instances, -1);
     heap_.reserve(buckets);
     buckets_.reserve(buckets);
   }
   bool empty() const { return heap_.empty(); }
 
   void push(SimTime time, std::uint32_t priority, std::int32_t inst) {
+    if constexpr (!Buckets) {
+      if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
+      heap_push(key(time, priority, sequence_++, inst));
+      return;
+    }
     next_[static_cast<std::size_t>(inst)] = -1;
     const std::int32_t open = open_[priority];
     if (open >= 0 && open_time_[priority] == time) {
@@ -73,9 +81,7 @@ class EventQueue {
     }
     buckets_[static_cast<std::size_t>(index)] = Bucket{inst, inst};
     if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
-    const std::uint64_t low = (static_cast<std::uint64_t>(priority) << (kSequenceBits + kIndexBits)) |
-                              (sequence_++ << kIndexBits) | static_cast<std::uint64_t>(index);
-    heap_push((static_cast<Key>(static_cast<std::uint64_t>(time)) << 64) | low);
+    heap_push(key(time, priority, sequence_++, index));
     open_[priority] = index;
     open_time_[priority] = time;
   }
@@ -85,6 +91,10 @@ class EventQueue {
     const Key top = heap_.front();
     time = static_cast<SimTime>(static_cast<std::uint64_t>(top >> 64));
     const auto index = static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
+    if constexpr (!Buckets) {
+      heap_pop();
+      return index;
+    }
     Bucket& b = buckets_[static_cast<std::size_t>(index)];
     const std::int32_t inst = b.head;
     b.head = next_[static_cast<std::size_t>(inst)];
@@ -101,6 +111,12 @@ class EventQueue {
   struct Bucket {
     std::int32_t head = -1, tail = -1;
   };
+
+  static Key key(SimTime time, std::uint32_t priority, std::uint64_t sequence, std::int32_t index) {
+    const std::uint64_t low = (static_cast<std::uint64_t>(priority) << (kSequenceBits + kIndexBits)) |
+                              (sequence << kIndexBits) | static_cast<std::uint64_t>(index);
+    return (static_cast<Key>(static_cast<std::uint64_t>(time)) << 64) | low;
+  }
 
   // Four children per node: a node's children share a cache line.
   void heap_push(Key key) {
@@ -143,6 +159,16 @@ class EventQueue {
   std::uint64_t sequence_ = 0;
 };
 
+// std::llround for a finite x >= 0, without the library call: below 2^62 the integer part
+// is exact, and so is x - trunc(x) (Sterbenz), so ">= 0.5" rounds halves away from zero.
+SimTime round_ps(double x) {
+  if (x < 4.0e18) {
+    const auto i = static_cast<SimTime>(x);
+    return x - static_cast<double>(i) >= 0.5 ? i + 1 : i;
+  }
+  return std::llround(x);
+}
+
 // The graph flattened for the hot loop.
 struct FlatTask {
   SimTime duration_ps = 0;
@@ -172,6 +198,9 @@ struct DeviceState {
   }
 };
 
+// Full: every rank of a stage (instance = task * r + rank); else one rank per stage
+// (instance = task), which lets the hot loop drop the rank arithmetic.
+template <bool Full>
 class Replayer {
  public:
   Replayer(const TaskGraph& g, const ReplayOptions& o) : g_(g), opt_(o) {
@@ -191,7 +220,7 @@ class Replayer {
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
       if (!(task.duration_s >= 0) || !std::isfinite(task.duration_s))
         throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
-      f.duration_ps = std::llround(task.duration_s * kPsPerS);
+      f.duration_ps = round_ps(task.duration_s * kPsPerS);
       f.memory_delta = task.memory_delta_bytes;
       f.stage = task.stage;
       f.rendezvous = task.rendezvous;
@@ -224,12 +253,16 @@ class Replayer {
     for (auto& f : tasks_) f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
 
     const auto inst = static_cast<std::size_t>(instances_);
-    pending_.resize(inst);
-    for (int t = 0; t < n_; ++t)
-      std::fill_n(pending_.begin() + static_cast<std::ptrdiff_t>(t) * r_, r_, indeg[static_cast<std::size_t>(t)]);
+    if (r_ == 1) {
+      pending_ = std::move(indeg);
+    } else {
+      pending_.resize(inst);
+      for (int t = 0; t < n_; ++t)
+        std::fill_n(pending_.begin() + static_cast<std::ptrdiff_t>(t) * r_, r_, indeg[static_cast<std::size_t>(t)]);
+    }
     next_.assign(inst, -1);
     arrival_.assign(inst, 0);
-    collective_count_.assign(inst, 0);
+    if (r_ > 1) collective_count_.assign(inst, 0);  // only multi-rank collectives count arrivals
     p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
     head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
     tail_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
@@ -294,10 +327,19 @@ class Replayer {
   }
 
  private:
-  int global_rank(int d) const { return (d / r_) * rfull_ + d % r_; }
+  int global_rank(int d) const {
+    if constexpr (Full) return (d / r_) * rfull_ + d % r_;
+    return d * rfull_;
+  }
   // Instance -> (task, rank in stage); no division in representative mode.
-  int task_of(std::int32_t inst) const { return r_ == 1 ? inst : inst / r_; }
-  int rank_of(std::int32_t inst) const { return r_ == 1 ? 0 : inst % r_; }
+  int task_of(std::int32_t inst) const {
+    if constexpr (Full) return inst / r_;
+    return inst;
+  }
+  int rank_of(std::int32_t inst) const {
+    if constexpr (Full) return inst % r_;
+    return 0;
+  }
   int device_of(std::int32_t inst) const {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
@@ -489,6 +531,9 @@ class Replayer {
 
   int record_span(std::int32_t inst, SimTime start, SimTime end) {
     if (!opt_.record_spans) return -1;
+    return record_span_now(inst, start, end);
+  }
+  int record_span_now(std::int32_t inst, SimTime start, SimTime end) {
     const int t = task_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     Span s;
@@ -533,7 +578,7 @@ class Replayer {
     busy_[s] = 0;
     start_next(s);
     for (std::int32_t k = succ_offset_[t]; k < succ_offset_[t + 1]; ++k) {
-      const std::int32_t u = r_ == 1 ? succ_[static_cast<std::size_t>(k)] : succ_[static_cast<std::size_t>(k)] * r_ + r;
+      const std::int32_t u = Full ? succ_[static_cast<std::size_t>(k)] * r_ + r : succ_[static_cast<std::size_t>(k)];
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
   }
@@ -568,13 +613,16 @@ class Replayer {
   std::vector<double> inv_link_;
   bool slow_links_ = false;
   std::vector<GroupSlice> groups_;  // kind * r + rank
-  EventQueue heap_;
+  EventQueue<Full> heap_;
   SimTime now_ = 0;
   ReplayResult out_;
 };
 
 }  // namespace
 
-ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) { return Replayer(graph, options).run(); }
+ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
+  if (options.full) return Replayer<true>(graph, options).run();
+  return Replayer<false>(graph, options).run();
+}
 
 }  // namespace trainsim
