@@ -175,6 +175,9 @@ struct FlatTask {
   double memory_delta = 0;
   std::int32_t stage = 0;
   std::int32_t rendezvous = -1;
+  std::int32_t stream_base = 0;  // stage * r * streams + stream (the queue of rank 0)
+  std::int32_t succ_begin = 0;   // successors: succ_[succ_begin, succ_end)
+  std::int32_t succ_end = 0;
   std::uint8_t stream = 0;
   std::int8_t comm = -1;  // comm kind index, -1 for compute
   bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
@@ -212,8 +215,7 @@ class Replayer {
     if (instances_ > kMaxInstances) throw SimError("replay: too many task instances");
 
     tasks_.resize(static_cast<std::size_t>(n_));
-    stream_base_.resize(static_cast<std::size_t>(n_));
-    succ_offset_.assign(static_cast<std::size_t>(n_) + 1, 0);
+    std::vector<std::int32_t> succ_offset(static_cast<std::size_t>(n_) + 1, 0);
     std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
@@ -228,14 +230,18 @@ class Replayer {
       f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
-      stream_base_[static_cast<std::size_t>(t)] = f.stage * r_ * kStreams + f.stream;
-      succ_offset_[static_cast<std::size_t>(t) + 1] =
+      f.stream_base = f.stage * r_ * kStreams + f.stream;
+      succ_offset[static_cast<std::size_t>(t) + 1] =
           static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
     }
-    for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
-    succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
     for (int t = 0; t < n_; ++t) {
-      std::int32_t k = succ_offset_[t];
+      succ_offset[t + 1] += succ_offset[t];
+      tasks_[static_cast<std::size_t>(t)].succ_begin = succ_offset[t];
+      tasks_[static_cast<std::size_t>(t)].succ_end = succ_offset[t + 1];
+    }
+    succ_.resize(static_cast<std::size_t>(succ_offset[n_]));
+    for (int t = 0; t < n_; ++t) {
+      std::int32_t k = succ_offset[t];
       for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
         const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
         succ_[static_cast<std::size_t>(k++)] = u;
@@ -344,7 +350,7 @@ class Replayer {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(stream_base_[static_cast<std::size_t>(task_of(inst))] + rank_of(inst) * kStreams);
+    return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base + rank_of(inst) * kStreams);
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -577,7 +583,7 @@ class Replayer {
     const std::size_t s = stream_of(inst);
     busy_[s] = 0;
     start_next(s);
-    for (std::int32_t k = succ_offset_[t]; k < succ_offset_[t + 1]; ++k) {
+    for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) {
       const std::int32_t u = Full ? succ_[static_cast<std::size_t>(k)] * r_ + r : succ_[static_cast<std::size_t>(k)];
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
@@ -602,8 +608,7 @@ class Replayer {
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
   std::vector<FlatTask> tasks_;
-  std::vector<std::int32_t> stream_base_;  // stage * r * streams + stream: ready() touches only this
-  std::vector<std::int32_t> succ_offset_, succ_;
+  std::vector<std::int32_t> succ_;
   std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
   std::vector<SimTime> arrival_;
   std::vector<std::int32_t> head_, tail_;
