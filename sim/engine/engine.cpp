@@ -214,8 +214,18 @@ class Replayer {
     instances_ = static_cast<std::int64_t>(n_) * r_;
     if (instances_ > kMaxInstances) throw SimError("replay: too many task instances");
 
+    // Rank groups per (kind, rank in stage); a task whose group has more than one rank is a
+    // rendezvous.
+    groups_.resize(static_cast<std::size_t>(kNumGroupKinds) * r_);
+    for (int k = 0; k < kNumGroupKinds; ++k)
+      for (int r = 0; r < r_; ++r) {
+        GroupSlice& gs = groups_[static_cast<std::size_t>(k) * r_ + r];
+        group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
+      }
+
+    // One pass over the graph: the task records, their successor lists, in-degrees.
     tasks_.resize(static_cast<std::size_t>(n_));
-    std::vector<std::int32_t> succ_offset(static_cast<std::size_t>(n_) + 1, 0);
+    succ_.reserve(boost::num_edges(g.graph));
     std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
@@ -230,33 +240,16 @@ class Replayer {
       f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
+      f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
       f.stream_base = f.stage * r_ * kStreams + f.stream;
-      succ_offset[static_cast<std::size_t>(t) + 1] =
-          static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
-    }
-    for (int t = 0; t < n_; ++t) {
-      succ_offset[t + 1] += succ_offset[t];
-      tasks_[static_cast<std::size_t>(t)].succ_begin = succ_offset[t];
-      tasks_[static_cast<std::size_t>(t)].succ_end = succ_offset[t + 1];
-    }
-    succ_.resize(static_cast<std::size_t>(succ_offset[n_]));
-    for (int t = 0; t < n_; ++t) {
-      std::int32_t k = succ_offset[t];
+      f.succ_begin = static_cast<std::int32_t>(succ_.size());
       for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
         const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
-        succ_[static_cast<std::size_t>(k++)] = u;
+        succ_.push_back(u);
         ++indeg[static_cast<std::size_t>(u)];
       }
+      f.succ_end = static_cast<std::int32_t>(succ_.size());
     }
-
-    // Rank groups per (kind, rank in stage), and which tasks are multi-rank rendezvous.
-    groups_.resize(static_cast<std::size_t>(kNumGroupKinds) * r_);
-    for (int k = 0; k < kNumGroupKinds; ++k)
-      for (int r = 0; r < r_; ++r) {
-        GroupSlice& gs = groups_[static_cast<std::size_t>(k) * r_ + r];
-        group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
-      }
-    for (auto& f : tasks_) f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
 
     const auto inst = static_cast<std::size_t>(instances_);
     if (r_ == 1) {
