@@ -1,12 +1,23 @@
-// Speed of the simulator (Google Benchmark; -DTRAINSIM_BUILD_BENCH=ON). The task graph and
-// the replay on synthetic costs shaped like the issue's cases; the full-scenario cases
-// (workload + cost model + memory) join when those modules land.
+// Speed of the simulator (Google Benchmark; -DTRAINSIM_BUILD_BENCH=ON).
+//  - BM_sim_*: the real simulate() (workload, cost model, memory, pipeline costs, schedule,
+//    task graph, replay, metrics) on the shipped scenarios (issue 3's speed cases).
+//  - BM_analytical_*: build_workload + estimate_memory alone over a grid of plans (issue 6's
+//    pruning tier; items_per_second = plans/s).
+//  - BM_synthetic_*: the task graph and the replay alone on synthetic costs.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/task_graph.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -68,21 +79,147 @@ void graph_only(benchmark::State& state, const Shape& shape) {
   }
 }
 
-void BM_gpt3_175b_graph(benchmark::State& s) { graph_only(s, kGpt3); }
-void BM_gpt3_175b_representative(benchmark::State& s) { replay_case(s, kGpt3, false); }
-void BM_gpt3_175b_full_1024(benchmark::State& s) { replay_case(s, kGpt3, true); }
-void BM_llama3_405b_representative(benchmark::State& s) { replay_case(s, kLlama405, false); }
-void BM_llama2_70b_representative(benchmark::State& s) { replay_case(s, kLlama70, false); }
-void BM_llama2_70b_full_1024(benchmark::State& s) { replay_case(s, kLlama70, true); }
+void BM_synthetic_gpt3_175b_graph(benchmark::State& s) { graph_only(s, kGpt3); }
+void BM_synthetic_gpt3_175b_representative(benchmark::State& s) { replay_case(s, kGpt3, false); }
+void BM_synthetic_gpt3_175b_full_1024(benchmark::State& s) { replay_case(s, kGpt3, true); }
+void BM_synthetic_llama3_405b_representative(benchmark::State& s) { replay_case(s, kLlama405, false); }
+void BM_synthetic_llama2_70b_representative(benchmark::State& s) { replay_case(s, kLlama70, false); }
+void BM_synthetic_llama2_70b_full_1024(benchmark::State& s) { replay_case(s, kLlama70, true); }
+
+// ---- The real pipeline on the shipped scenarios ----
+
+Scenario shipped(const std::string& name, const std::vector<Override>& overrides = {}) {
+  const std::string root = TRAINSIM_SOURCE_DIR;
+  return load_scenario(root + "/scenarios/" + name + ".yaml", overrides, {root});
+}
+
+// The issue's cases, pinned with overrides so a change to the shipped file cannot change
+// what is measured.
+Scenario gpt3_175b() {  // 1024 A100, TP8 PP16 DP8, global batch 1536, micro batch 1, interleaved
+  return shipped("gpt3-175b-a100-1024", {{"plan.tensor_model_parallel_size", "8"},
+                                         {"plan.pipeline_model_parallel_size", "16"},
+                                         {"plan.schedule", "interleaved"},
+                                         {"plan.global_batch_size", "1536"},
+                                         {"plan.micro_batch_size", "1"}});
+}
+Scenario llama3_405b() {  // 16384 H100, TP8 PP16 DP128, global batch 2048, seq 8192
+  return shipped("llama3-405b-h100-16384", {{"plan.tensor_model_parallel_size", "8"},
+                                            {"plan.pipeline_model_parallel_size", "16"},
+                                            {"plan.global_batch_size", "2048"},
+                                            {"plan.seq_length", "8192"}});
+}
+Scenario llama2_70b() { return shipped("llama2-70b-910b3-1024"); }  // 1024 910B3, TP8 PP4 VPP4 DP32
+
+void sim_case(benchmark::State& state, Scenario (*make)(), ReplayMode mode, bool timeline) {
+  const Scenario scenario = make();
+  SimOptions options;
+  options.mode = mode;
+  options.record_timeline = timeline;
+  double step = 0;
+  std::size_t spans = 0;
+  for (auto _ : state) {
+    const SimResult r = simulate(scenario, options);
+    // (DoNotOptimize on the const result: benchmark 1.7.1's non-const overload garbles doubles under GCC.)
+    benchmark::DoNotOptimize(r.metrics.step_time_s);
+    step = r.metrics.step_time_s;
+    spans = r.timeline.spans.size();
+  }
+  state.SetLabel("step " + std::to_string(step) + " s");
+  state.counters["spans"] = static_cast<double>(spans);
+  state.counters["devices"] = mode == ReplayMode::full ? scenario.num_devices
+                                                       : scenario.plan.pipeline_model_parallel_size;
+}
+
+void BM_sim_gpt3_175b_representative(benchmark::State& s) {
+  sim_case(s, gpt3_175b, ReplayMode::representative, false);
+}
+void BM_sim_gpt3_175b_representative_timeline(benchmark::State& s) {
+  sim_case(s, gpt3_175b, ReplayMode::representative, true);
+}
+void BM_sim_gpt3_175b_full_1024(benchmark::State& s) { sim_case(s, gpt3_175b, ReplayMode::full, false); }
+void BM_sim_llama3_405b_representative(benchmark::State& s) {
+  sim_case(s, llama3_405b, ReplayMode::representative, false);
+}
+void BM_sim_llama3_405b_representative_timeline(benchmark::State& s) {
+  sim_case(s, llama3_405b, ReplayMode::representative, true);
+}
+void BM_sim_llama2_70b_representative(benchmark::State& s) {
+  sim_case(s, llama2_70b, ReplayMode::representative, false);
+}
+void BM_sim_llama2_70b_representative_timeline(benchmark::State& s) {
+  sim_case(s, llama2_70b, ReplayMode::representative, true);
+}
+void BM_sim_llama2_70b_full_1024(benchmark::State& s) { sim_case(s, llama2_70b, ReplayMode::full, false); }
+
+// ---- Analytical tier: workload + memory per candidate plan ----
+
+// Every valid plan of a small grid around the scenario (TP x PP x VPP x micro batch x
+// recompute), derived and checked once outside the timed loop.
+std::vector<Scenario> plan_grid(const Scenario& base) {
+  std::vector<Scenario> out;
+  for (int tp : {1, 2, 4, 8})
+    for (int pp : {1, 2, 4, 8, 16})
+      for (int v : {1, 2, 4})
+        for (int mbs : {1, 2, 4})
+          for (auto rc : {RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full}) {
+            Scenario s = base;
+            ParallelPlan& p = s.plan;
+            p.tensor_model_parallel_size = tp;
+            p.pipeline_model_parallel_size = pp;
+            p.virtual_pipeline_model_parallel_size = v;
+            p.schedule = v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+            p.micro_batch_size = mbs;
+            p.recompute_granularity = rc;
+            p.layers_per_stage.clear();
+            p.sequence_parallel = tp > 1;
+            try {
+              derive_plan(p, s.num_devices);
+              if (check_plan(s.model, s.hardware, s.num_devices, p).empty()) out.push_back(std::move(s));
+            } catch (const std::exception&) {
+            }
+          }
+  return out;
+}
+
+void analytical_case(benchmark::State& state, Scenario (*make)()) {
+  const std::vector<Scenario> plans = plan_grid(make());
+  if (plans.empty()) {
+    state.SkipWithError("no valid plan in the grid");
+    return;
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const Scenario& s = plans[i];
+    i = i + 1 == plans.size() ? 0 : i + 1;
+    const Workload w = build_workload(s.model, s.plan);
+    const MemoryReport m = estimate_memory(s, w);
+    benchmark::DoNotOptimize(m.stages.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+  state.counters["plans_in_grid"] = static_cast<double>(plans.size());
+}
+
+void BM_analytical_llama2_70b_plans(benchmark::State& s) { analytical_case(s, llama2_70b); }
+void BM_analytical_gpt3_175b_plans(benchmark::State& s) { analytical_case(s, gpt3_175b); }
 
 }  // namespace
 
-BENCHMARK(BM_gpt3_175b_graph)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_gpt3_175b_representative)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_gpt3_175b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
-BENCHMARK(BM_llama3_405b_representative)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_llama2_70b_representative)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_llama2_70b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_sim_gpt3_175b_representative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sim_gpt3_175b_representative_timeline)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sim_gpt3_175b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_sim_llama3_405b_representative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sim_llama3_405b_representative_timeline)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sim_llama2_70b_representative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sim_llama2_70b_representative_timeline)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sim_llama2_70b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_analytical_llama2_70b_plans)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_analytical_gpt3_175b_plans)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_synthetic_gpt3_175b_graph)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_synthetic_gpt3_175b_representative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_synthetic_gpt3_175b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_synthetic_llama3_405b_representative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_synthetic_llama2_70b_representative)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_synthetic_llama2_70b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
 // A long-running process (a sweep) reuses freed memory; keep glibc from returning every
 // large block to the kernel so each iteration does not pay fresh page faults.
 int main(int argc, char** argv) {

@@ -29,19 +29,145 @@ int comm_kind(SpanCategory c) {
   }
 }
 
-struct Event {
-  SimTime time;
-  std::uint32_t priority;
-  std::uint64_t sequence;
-  std::int32_t instance;
-};
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    if (a.time != b.time) return a.time > b.time;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    return a.sequence > b.sequence;
+// The event queue. Events are ordered by (time, priority, sequence of the push). Ranks that
+// move in lockstep (full mode) push many events with the same time and priority in a row,
+// so the queue keeps FIFO buckets: a push joins the bucket most recently opened for its
+// priority when the time matches, else opens a new one. Within a bucket pushes are in
+// sequence order, and a priority's buckets hold disjoint, increasing sequence ranges, so
+// ordering buckets by (time, priority, opening sequence) and draining each front to back
+// gives exactly the (time, priority, sequence) order. Buckets live in a min-heap of 128-bit
+// keys: time in the high 64 bits, then 3 bits of priority, 31 of opening sequence and the
+// 30-bit bucket index (which never decides: opening sequences are unique).
+// Without buckets (Buckets = false: one rank per stage, where pushes rarely share a time)
+// every event is its own key, the index being the instance.
+constexpr int kIndexBits = 30;
+constexpr int kSequenceBits = 31;
+constexpr std::int64_t kMaxInstances = (std::int64_t{1} << kIndexBits) - 1;
+
+template <bool Buckets>
+class EventQueue {
+ public:
+  using Key = unsigned __int128;
+
+  EventQueue() { open_.fill(-1); }
+  void reserve(std::size_t instances, std::size_t buckets) {
+    if (Buckets) next_.resize(instances, -1);
+    heap_.reserve(buckets);
+    buckets_.reserve(buckets);
   }
+  bool empty() const { return heap_.empty(); }
+
+  void push(SimTime time, std::uint32_t priority, std::int32_t inst) {
+    if constexpr (!Buckets) {
+      if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
+      heap_push(key(time, priority, sequence_++, inst));
+      return;
+    }
+    next_[static_cast<std::size_t>(inst)] = -1;
+    const std::int32_t open = open_[priority];
+    if (open >= 0 && open_time_[priority] == time) {
+      Bucket& b = buckets_[static_cast<std::size_t>(open)];
+      next_[static_cast<std::size_t>(b.tail)] = inst;
+      b.tail = inst;
+      return;
+    }
+    std::int32_t index;
+    if (!free_.empty()) {
+      index = free_.back();
+      free_.pop_back();
+    } else {
+      index = static_cast<std::int32_t>(buckets_.size());
+      buckets_.push_back({});
+    }
+    buckets_[static_cast<std::size_t>(index)] = Bucket{inst, inst};
+    if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
+    heap_push(key(time, priority, sequence_++, index));
+    open_[priority] = index;
+    open_time_[priority] = time;
+  }
+
+  // The earliest event: its time and instance.
+  std::int32_t pop(SimTime& time) {
+    const Key top = heap_.front();
+    time = static_cast<SimTime>(static_cast<std::uint64_t>(top >> 64));
+    const auto index = static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
+    if constexpr (!Buckets) {
+      heap_pop();
+      return index;
+    }
+    Bucket& b = buckets_[static_cast<std::size_t>(index)];
+    const std::int32_t inst = b.head;
+    b.head = next_[static_cast<std::size_t>(inst)];
+    if (b.head < 0) {
+      heap_pop();
+      free_.push_back(index);
+      const auto priority = static_cast<std::size_t>(static_cast<std::uint64_t>(top) >> (kSequenceBits + kIndexBits) & 7);
+      if (open_[priority] == index) open_[priority] = -1;
+    }
+    return inst;
+  }
+
+ private:
+  struct Bucket {
+    std::int32_t head = -1, tail = -1;
+  };
+
+  static Key key(SimTime time, std::uint32_t priority, std::uint64_t sequence, std::int32_t index) {
+    const std::uint64_t low = (static_cast<std::uint64_t>(priority) << (kSequenceBits + kIndexBits)) |
+                              (sequence << kIndexBits) | static_cast<std::uint64_t>(index);
+    return (static_cast<Key>(static_cast<std::uint64_t>(time)) << 64) | low;
+  }
+
+  // Four children per node: a node's children share a cache line.
+  void heap_push(Key key) {
+    std::size_t i = heap_.size();
+    heap_.push_back(key);
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (heap_[parent] < key) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = key;
+  }
+  void heap_pop() {
+    const Key last = heap_.back();
+    heap_.pop_back();
+    const std::size_t n = heap_.size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      const std::size_t end = std::min(first + 4, n);
+      std::size_t m = first;
+      for (std::size_t c = first + 1; c < end; ++c)
+        if (heap_[c] < heap_[m]) m = c;
+      if (last < heap_[m]) break;
+      heap_[i] = heap_[m];
+      i = m;
+    }
+    heap_[i] = last;
+  }
+
+  std::vector<Key> heap_;
+  std::vector<Bucket> buckets_;
+  std::vector<std::int32_t> free_;
+  std::vector<std::int32_t> next_;  // per instance: the next event of its bucket
+  std::array<std::int32_t, 8> open_{};
+  std::array<SimTime, 8> open_time_{};
+  std::uint64_t sequence_ = 0;
 };
+
+// std::llround for a finite x >= 0, without the library call: below 2^62 the integer part
+// is exact, and so is x - trunc(x) (Sterbenz), so ">= 0.5" rounds halves away from zero.
+SimTime round_ps(double x) {
+  if (x < 4.0e18) {
+    const auto i = static_cast<SimTime>(x);
+    return x - static_cast<double>(i) >= 0.5 ? i + 1 : i;
+  }
+  return std::llround(x);
+}
 
 // The graph flattened for the hot loop.
 struct FlatTask {
@@ -49,8 +175,12 @@ struct FlatTask {
   double memory_delta = 0;
   std::int32_t stage = 0;
   std::int32_t rendezvous = -1;
+  std::int32_t stream_base = 0;  // stage * r * streams + stream (the queue of rank 0)
+  std::int32_t succ_begin = 0;   // successors: succ_[succ_begin, succ_end)
+  std::int32_t succ_end = 0;
   std::uint8_t stream = 0;
   std::int8_t comm = -1;  // comm kind index, -1 for compute
+  bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
   SpanCategory category = SpanCategory::forward;
   RankGroup group = RankGroup::none;
 };
@@ -59,9 +189,21 @@ struct DeviceState {
   SimTime last = 0;
   int compute_category = -1;
   std::array<int, kNumCommKinds> active{};
+  unsigned active_mask = 0;  // bit k: active[k] > 0
   double memory = 0;
+
+  void begin_comm(int k) {
+    ++active[static_cast<std::size_t>(k)];
+    active_mask |= 1u << k;
+  }
+  void end_comm(int k) {
+    if (--active[static_cast<std::size_t>(k)] == 0) active_mask &= ~(1u << k);
+  }
 };
 
+// Full: every rank of a stage (instance = task * r + rank); else one rank per stage
+// (instance = task), which lets the hot loop drop the rank arithmetic.
+template <bool Full>
 class Replayer {
  public:
   Replayer(const TaskGraph& g, const ReplayOptions& o) : g_(g), opt_(o) {
@@ -70,17 +212,27 @@ class Replayer {
     r_ = o.full ? rfull_ : 1;
     devices_ = g.stages * r_;
     instances_ = static_cast<std::int64_t>(n_) * r_;
-    if (instances_ > 2'000'000'000LL) throw SimError("replay: too many task instances");
+    if (instances_ > kMaxInstances) throw SimError("replay: too many task instances");
 
+    // Rank groups per (kind, rank in stage); a task whose group has more than one rank is a
+    // rendezvous.
+    groups_.resize(static_cast<std::size_t>(kNumGroupKinds) * r_);
+    for (int k = 0; k < kNumGroupKinds; ++k)
+      for (int r = 0; r < r_; ++r) {
+        GroupSlice& gs = groups_[static_cast<std::size_t>(k) * r_ + r];
+        group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
+      }
+
+    // One pass over the graph: the task records, their successor lists, in-degrees.
     tasks_.resize(static_cast<std::size_t>(n_));
-    succ_offset_.assign(static_cast<std::size_t>(n_) + 1, 0);
+    succ_.reserve(boost::num_edges(g.graph));
     std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
       if (!(task.duration_s >= 0) || !std::isfinite(task.duration_s))
         throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
-      f.duration_ps = std::llround(task.duration_s * kPsPerS);
+      f.duration_ps = round_ps(task.duration_s * kPsPerS);
       f.memory_delta = task.memory_delta_bytes;
       f.stage = task.stage;
       f.rendezvous = task.rendezvous;
@@ -88,32 +240,28 @@ class Replayer {
       f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
-      succ_offset_[static_cast<std::size_t>(t) + 1] =
-          static_cast<std::int32_t>(boost::out_degree(static_cast<std::size_t>(t), g.graph));
-    }
-    for (int t = 0; t < n_; ++t) succ_offset_[t + 1] += succ_offset_[t];
-    stream_base_.resize(static_cast<std::size_t>(n_));
-    for (int t = 0; t < n_; ++t) {
-      const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
-      stream_base_[static_cast<std::size_t>(t)] = f.stage * r_ * kStreams + f.stream;
-    }
-    succ_.resize(static_cast<std::size_t>(succ_offset_[n_]));
-    for (int t = 0; t < n_; ++t) {
-      std::int32_t k = succ_offset_[t];
+      f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
+      f.stream_base = f.stage * r_ * kStreams + f.stream;
+      f.succ_begin = static_cast<std::int32_t>(succ_.size());
       for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
         const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
-        succ_[static_cast<std::size_t>(k++)] = u;
+        succ_.push_back(u);
         ++indeg[static_cast<std::size_t>(u)];
       }
+      f.succ_end = static_cast<std::int32_t>(succ_.size());
     }
 
     const auto inst = static_cast<std::size_t>(instances_);
-    pending_.resize(inst);
-    for (std::int64_t i = 0; i < instances_; ++i)
-      pending_[static_cast<std::size_t>(i)] = indeg[static_cast<std::size_t>(i / r_)];
+    if (r_ == 1) {
+      pending_ = std::move(indeg);
+    } else {
+      pending_.resize(inst);
+      for (int t = 0; t < n_; ++t)
+        std::fill_n(pending_.begin() + static_cast<std::ptrdiff_t>(t) * r_, r_, indeg[static_cast<std::size_t>(t)]);
+    }
     next_.assign(inst, -1);
     arrival_.assign(inst, 0);
-    collective_count_.assign(inst, 0);
+    if (r_ > 1) collective_count_.assign(inst, 0);  // only multi-rank collectives count arrivals
     p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
     head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
     tail_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
@@ -148,7 +296,7 @@ class Replayer {
       a.stage = d / r_;
       a.device = global_rank(d);
     }
-    heap_.reserve(static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
+    heap_.reserve(inst, static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
     if (opt_.record_spans) {
       out_.timeline.spans.reserve(inst);
       out_.timeline.flows.reserve(g.rendezvous.size() * static_cast<std::size_t>(r_));
@@ -162,15 +310,15 @@ class Replayer {
     for (std::int64_t i = 0; i < instances_; ++i)
       if (pending_[static_cast<std::size_t>(i)] == 0) ready(static_cast<std::int32_t>(i));
     while (!heap_.empty()) {
-      std::pop_heap(heap_.begin(), heap_.end(), Later{});
-      const Event ev = heap_.back();
-      heap_.pop_back();
-      if (ev.time < now_) throw SimError("replay: time went back");
-      now_ = ev.time;
+      SimTime time = 0;
+      const std::int32_t inst = heap_.pop(time);
+      if (time < now_) throw SimError("replay: time went back");
+      now_ = time;
       ++out_.events;
-      finish(ev.instance);
+      finish(inst);
     }
     check_end();
+    fill_span_labels();
     for (int d = 0; d < devices_; ++d) touch(d);
     out_.end = now_;
     out_.timeline.end = now_;
@@ -178,16 +326,24 @@ class Replayer {
   }
 
  private:
-  int global_rank(int d) const { return (d / r_) * rfull_ + d % r_; }
+  int global_rank(int d) const {
+    if constexpr (Full) return (d / r_) * rfull_ + d % r_;
+    return d * rfull_;
+  }
   // Instance -> (task, rank in stage); no division in representative mode.
-  int task_of(std::int32_t inst) const { return r_ == 1 ? inst : inst / r_; }
-  int rank_of(std::int32_t inst) const { return r_ == 1 ? 0 : inst % r_; }
+  int task_of(std::int32_t inst) const {
+    if constexpr (Full) return inst / r_;
+    return inst;
+  }
+  int rank_of(std::int32_t inst) const {
+    if constexpr (Full) return inst % r_;
+    return 0;
+  }
   int device_of(std::int32_t inst) const {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(device_of(inst)) * kStreams +
-           tasks_[static_cast<std::size_t>(task_of(inst))].stream;
+    return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base + rank_of(inst) * kStreams);
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -198,12 +354,7 @@ class Replayer {
     s.last = now_;
     auto& a = out_.devices[static_cast<std::size_t>(d)];
     const double e = static_cast<double>(dt) / kPsPerS;
-    int comm = -1;
-    for (int k = 0; k < kNumCommKinds; ++k)
-      if (s.active[static_cast<std::size_t>(k)] > 0) {
-        comm = k;
-        break;
-      }
+    const int comm = s.active_mask != 0 ? __builtin_ctz(s.active_mask) : -1;  // first active kind
     if (s.compute_category >= 0) {
       a.compute_s[static_cast<std::size_t>(s.compute_category)] += e;
       if (comm >= 0) a.hidden_comm_s += e;
@@ -235,8 +386,15 @@ class Replayer {
   }
 
   void push(SimTime t, std::int32_t inst) {
-    heap_.push_back(Event{t, tasks_[static_cast<std::size_t>(task_of(inst))].stream, seq_++, inst});
-    std::push_heap(heap_.begin(), heap_.end(), Later{});
+    heap_.push(t, tasks_[static_cast<std::size_t>(task_of(inst))].stream, inst);
+  }
+
+  struct GroupSlice {
+    int first = 0, stride = 1, count = 1;
+  };
+  static constexpr int kNumGroupKinds = 6;  // RankGroup values
+  const GroupSlice& group(RankGroup kind, int r) const {
+    return groups_[static_cast<std::size_t>(kind) * r_ + r];
   }
 
   // Members of the rank group of `kind` that rank r belongs to: first, stride, count.
@@ -291,14 +449,11 @@ class Replayer {
       }
       return;
     }
-    if (f.comm >= 0) {
-      int first, stride, count;
-      group_of(f.group, r, first, stride, count);
-      if (count > 1) {
-        const std::size_t key = static_cast<std::size_t>(t) * r_ + first;
-        if (++collective_count_[key] == count) complete_collective(t, first, stride, count);
-        return;
-      }
+    if (f.collective) {
+      const GroupSlice& gs = group(f.group, r);
+      const std::size_t key = static_cast<std::size_t>(t) * r_ + gs.first;
+      if (++collective_count_[key] == gs.count) complete_collective(t, gs.first, gs.stride, gs.count);
+      return;
     }
     touch(d);
     SimTime dur = f.duration_ps;
@@ -308,7 +463,7 @@ class Replayer {
         dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
-      ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
+      dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
       if (f.comm != 3)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
     }
@@ -325,7 +480,7 @@ class Replayer {
     const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
     const int d = device_of(inst);
     touch(d);
-    ++dev_[static_cast<std::size_t>(d)].active[static_cast<std::size_t>(f.comm)];
+    dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
     push(now_ + dur, inst);
   }
 
@@ -363,19 +518,30 @@ class Replayer {
     }
   }
 
+  // The graph's labels of each span, in one pass after the run: these reads do not wait on
+  // one another, unlike inside the event loop.
+  void fill_span_labels() {
+    for (Span& s : out_.timeline.spans) {
+      const Task& task = g_.task(s.task);
+      s.microbatch = task.microbatch;
+      s.chunk = task.chunk;
+    }
+  }
+
   int record_span(std::int32_t inst, SimTime start, SimTime end) {
     if (!opt_.record_spans) return -1;
+    return record_span_now(inst, start, end);
+  }
+  int record_span_now(std::int32_t inst, SimTime start, SimTime end) {
     const int t = task_of(inst);
-    const Task& task = g_.task(t);
+    const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     Span s;
     s.device = global_rank(device_of(inst));
-    s.stream = task.stream;
-    s.category = task.category;
+    s.stream = static_cast<Stream>(f.stream);
+    s.category = f.category;
     s.start = start;
     s.end = end;
-    s.microbatch = task.microbatch;
-    s.chunk = task.chunk;
-    s.task = t;
+    s.task = t;  // micro-batch and chunk are filled in after the run (fill_span_labels)
     out_.timeline.spans.push_back(std::move(s));
     return static_cast<int>(out_.timeline.spans.size()) - 1;
   }
@@ -401,22 +567,17 @@ class Replayer {
     if (f.comm < 0) {
       st.compute_category = -1;
     } else {
-      --st.active[static_cast<std::size_t>(f.comm)];
+      st.end_comm(f.comm);
     }
-    const bool rendezvous_span = f.rendezvous >= 0 || [&] {
-      if (f.comm < 0) return false;
-      int first, stride, count;
-      group_of(f.group, r, first, stride, count);
-      return count > 1;
-    }();
+    const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
     if (!rendezvous_span) record_span(inst, arrival_[static_cast<std::size_t>(inst)], now_);
     if (f.memory_delta < 0) add_memory(d, f.memory_delta);
     ++out_.tasks_run;
     const std::size_t s = stream_of(inst);
     busy_[s] = 0;
     start_next(s);
-    for (std::int32_t k = succ_offset_[t]; k < succ_offset_[t + 1]; ++k) {
-      const std::int32_t u = r_ == 1 ? succ_[static_cast<std::size_t>(k)] : succ_[static_cast<std::size_t>(k)] * r_ + r;
+    for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) {
+      const std::int32_t u = Full ? succ_[static_cast<std::size_t>(k)] * r_ + r : succ_[static_cast<std::size_t>(k)];
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
   }
@@ -440,8 +601,7 @@ class Replayer {
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
   std::vector<FlatTask> tasks_;
-  std::vector<std::int32_t> stream_base_;  // stage * r * streams + stream: ready() touches only this
-  std::vector<std::int32_t> succ_offset_, succ_;
+  std::vector<std::int32_t> succ_;
   std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
   std::vector<SimTime> arrival_;
   std::vector<std::int32_t> head_, tail_;
@@ -450,14 +610,17 @@ class Replayer {
   std::vector<double> inv_speed_;
   std::vector<double> inv_link_;
   bool slow_links_ = false;
-  std::vector<Event> heap_;
-  std::uint64_t seq_ = 0;
+  std::vector<GroupSlice> groups_;  // kind * r + rank
+  EventQueue<Full> heap_;
   SimTime now_ = 0;
   ReplayResult out_;
 };
 
 }  // namespace
 
-ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) { return Replayer(graph, options).run(); }
+ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
+  if (options.full) return Replayer<true>(graph, options).run();
+  return Replayer<false>(graph, options).run();
+}
 
 }  // namespace trainsim

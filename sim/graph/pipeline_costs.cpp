@@ -207,10 +207,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     auto add_buckets = [&](double bytes, CommGroup group) {
       if (bytes <= 0 || plan.data_parallel_size * plan.context_parallel_size <= 1) return;
       const int count = std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
-      for (int k = 0; k < count; ++k) {
-        const double b = bytes / count;
-        chunk.buckets.push_back(GradBucket{b, cost.group_collective_s(grad_kind, group, b)});
-      }
+      // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
+      const double b = bytes / count;
+      chunk.buckets.insert(chunk.buckets.end(), static_cast<std::size_t>(count),
+                           GradBucket{b, cost.group_collective_s(grad_kind, group, b)});
     };
     add_buckets(dense_bytes, CommGroup::dp);
     add_buckets(expert_bytes, CommGroup::expert_dp);

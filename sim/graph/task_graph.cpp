@@ -42,13 +42,22 @@ class Builder {
   void build() {
     std::size_t items = 0;
     for (const auto& order : orders_) items += order.size();
-    tasks_.reserve(items * 4 + 64);
-    edges_.reserve(items * 6 + 64);
+    // Per item: up to recompute + host + compute + three collectives, plus a send/receive
+    // pair from its pipeline link; the last backward of a chunk adds one piece and one
+    // reduction per gradient bucket. Reserved once so the vectors never move.
+    std::size_t buckets = 0;
+    for (const auto& st : costs_.stages)
+      for (const auto& cc : st.chunks) buckets += cc.buckets.size();
+    tasks_.reserve(items * 8 + buckets * 2 + 64 * static_cast<std::size_t>(p_));
+    edges_.reserve(items * 8 + buckets * 3 + 64 * static_cast<std::size_t>(p_));
+    out_.rendezvous.reserve(items);
     for (int s = 0; s < p_; ++s) build_stage(s);
     for (int s = 0; s < p_; ++s) connect_stage(s);
     // One construction from the edge list: the vertex vector is sized once.
     out_.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
-    for (std::size_t i = 0; i < tasks_.size(); ++i) out_.graph[i] = tasks_[i];
+    // The vertex property vector is public in Boost's CSR graph; move the tasks in rather
+    // than copying them one by one.
+    out_.graph.m_vertex_properties = std::move(tasks_);
   }
 
  private:
@@ -65,6 +74,10 @@ class Builder {
   }
   void edges_from(const std::vector<int>& from, int to) {
     for (int f : from) edge(f, to);
+  }
+  static void set_to(std::vector<int>& v, int id) {
+    v.clear();
+    v.push_back(id);
   }
 
   Task make(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
@@ -95,7 +108,12 @@ class Builder {
   void build_stage(int s) {
     const auto& sc = costs_.stages[static_cast<std::size_t>(s)];
     const auto& order = orders_[static_cast<std::size_t>(s)];
-    std::vector<int> prev;  // exits of the previous compute-stream item
+    // Scratch lists reused across items (no allocation per item).
+    std::vector<int>& prev = prev_;  // exits of the previous compute-stream item
+    std::vector<int>& head = head_;
+    std::vector<int>& pieces = pieces_;
+    std::vector<int>& exits = exits_;
+    prev.clear();
     stage_buckets_.clear();
 
     if (sc.param_gather_s > 0 && costs_.overlap_param_gather) {
@@ -104,7 +122,7 @@ class Builder {
       add(g);  // hidden under the forwards: nothing waits for it within the step
     }
     if (sc.data_s > 0) {
-      prev = {add(make(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s))};
+      set_to(prev, add(make(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s)));
     }
 
     const std::vector<int> last_grad = last_grad_item_index(s);
@@ -121,7 +139,7 @@ class Builder {
       const bool is_forward = w.kind == WorkKind::forward;
       const bool bucket_split =
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs_.overlap_grad_reduce;
-      std::vector<int> head = prev;  // what the first compute task of the item waits for
+      head.assign(prev.begin(), prev.end());  // what the first compute task of the item waits for
       int first_compute = -1;
 
       // Recompute before backward (B, or the fused backward).
@@ -130,7 +148,7 @@ class Builder {
         r.memory_delta_bytes = cc.recompute_bytes;
         const int id = add(r);
         edges_from(head, id);
-        head = {id};
+        set_to(head, id);
         first_compute = id;
       }
 
@@ -162,13 +180,13 @@ class Builder {
       if (host > compute) {  // host-bound: the device idles while kernels are dispatched
         const int id = add(make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute));
         edges_from(head, id);
-        head = {id};
+        set_to(head, id);
         if (first_compute < 0) first_compute = id;
       }
 
       // The compute itself; the last backward of a chunk is cut into one piece per
       // gradient bucket so each bucket's reduction can start when its gradients exist.
-      std::vector<int> pieces;
+      pieces.clear();
       if (bucket_split) {
         double total = 0;
         for (const auto& b : cc.buckets) total += b.bytes;
@@ -187,7 +205,7 @@ class Builder {
       it.entry[it.entries++] = first_compute;
 
       // Collectives inside the layers (exposed unless overlapped with the compute).
-      std::vector<int> exits = {pieces.back()};
+      set_to(exits, pieces.back());
       if (w.kind != WorkKind::backward_weight) {
         const std::array<std::pair<double, SpanCategory>, 3> comms = {
             std::pair{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm},
@@ -210,10 +228,10 @@ class Builder {
             last = id;
           }
         }
-        if (!costs_.tp_comm_overlap) exits = {last};
+        if (!costs_.tp_comm_overlap) set_to(exits, last);
       }
       for (int e : exits) it.exit[it.exits++] = e;
-      prev = exits;
+      prev.assign(exits.begin(), exits.end());
 
       if (bucket_split) {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
@@ -305,6 +323,7 @@ class Builder {
   int p_ = 1, v_ = 1, m_ = 1;
   std::vector<ItemTasks> items_;
   std::vector<int> stage_buckets_;
+  std::vector<int> prev_, head_, pieces_, exits_;
   std::vector<Task> tasks_;
   std::vector<std::pair<int, int>> edges_;
   TaskGraph& out_;

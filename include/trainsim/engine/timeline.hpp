@@ -33,8 +33,7 @@ struct Span {
   SimTime end = 0;
   int microbatch = -1;
   int chunk = -1;
-  int task = -1;  // task id in the graph
-  std::string name;
+  int task = -1;  // task id in the graph (trace names are made from these fields: report/chrome_trace)
 };
 
 struct MemorySample {
