@@ -58,7 +58,9 @@ int microbatches_in_flight(const ParallelPlan& plan, int stage) {
   if (stage < 0 || stage >= p) throw SimError("microbatches_in_flight: stage out of range");
   switch (plan.schedule) {
     case PipelineSchedule::gpipe:
-      return m;  // all forwards before any backward (Huang et al. 2019)
+      // All forwards before any backward (Huang et al. 2019). With one stage there is no
+      // pipeline: micro-batches are plain gradient accumulation, one alive at a time.
+      return p == 1 ? 1 : m;
     case PipelineSchedule::one_f_one_b:
     case PipelineSchedule::zero_bubble_h1:  // ZB-H1 keeps 1F1B's activation memory (Qi et al. 2023)
       return std::min(m, p - stage);
@@ -177,7 +179,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       // The loss runs right before the micro-batch's backward on the last stage: only one
       // micro-batch holds its logits, except in GPipe where all m forwards come first.
       // fp32 softmax of the logits: 4 x s x b x V/t bytes (documented Megatron choice).
-      const int through_head = plan.schedule == PipelineSchedule::gpipe ? m : 1;
+      const int through_head = plan.schedule == PipelineSchedule::gpipe && p > 1 ? m : 1;
       edge += through_head * workload.head.activation_bytes;
       // Transient: the bf16 logits (2 x s x b x V/t) are alive next to the fp32 copy.
       const double tokens =

@@ -119,7 +119,9 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
   for (int s = 0; s < stages; ++s) {
     switch (schedule) {
       case PipelineSchedule::gpipe:
-        orders.push_back(gpipe(microbatches));
+        // One stage: no pipeline, each micro-batch's backward follows its forward
+        // (gradient accumulation, Megatron's forward_backward_no_pipelining).
+        orders.push_back(stages == 1 ? one_f_one_b(1, 0, microbatches) : gpipe(microbatches));
         break;
       case PipelineSchedule::one_f_one_b:
         orders.push_back(one_f_one_b(stages, s, microbatches));

@@ -3,6 +3,8 @@
 #include "trainsim/memory/memory_model.hpp"
 
 #include <catch2/catch.hpp>
+
+#include "trainsim/schedule/schedule.hpp"
 #include <cmath>
 #include <cstdio>
 
@@ -110,6 +112,13 @@ TEST_CASE("micro-batches in flight: GPipe all m, 1F1B min(m, p - stage), interle
   CHECK(microbatches_in_flight(p, 3) == 5);
   p.global_batch_size = 2;  // capped by m * v = 4 chunks
   CHECK(microbatches_in_flight(p, 0) == 4);
+}
+
+TEST_CASE("GPipe on one stage is gradient accumulation: one micro-batch in flight", "[memory][schedule]") {
+  ParallelPlan p = plan(1, 1, 1, 1, 8, 2048);
+  p.schedule = PipelineSchedule::gpipe;
+  CHECK(microbatches_in_flight(p, 0) == 1);
+  CHECK(build_schedule(PipelineSchedule::gpipe, 1, 3, 1) == build_schedule(PipelineSchedule::one_f_one_b, 1, 3, 1));
 }
 
 TEST_CASE("stage activations equal per-layer bytes x layers x micro-batches in flight", "[memory][schedule]") {
