@@ -13,6 +13,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/compare.hpp"
+#include "trainsim/explore/explain.hpp"
 #include "trainsim/explore/max_batch.hpp"
 #include "trainsim/explore/scale.hpp"
 #include "trainsim/explore/sweep.hpp"
@@ -138,6 +139,18 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         const auto scenario = args->common.load();
         const auto rows = trainsim::compare_schedules(scenario, choices);
         std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), stdout);
+      };
+    });
+  }
+  // explain
+  {
+    auto args = std::make_shared<CommonArgs>();
+    auto* cmd = app.add_subcommand("explain", "What limits this plan: where the step goes and what-if replays");
+    add_common(cmd, *args);
+    cmd->callback([&action, args] {
+      action = [args] {
+        const auto scenario = args->load();
+        std::fputs(trainsim::format_explanation(scenario, trainsim::explain(scenario)).c_str(), stdout);
       };
     });
   }

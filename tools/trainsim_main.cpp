@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
       "  trainsim max-batch scenarios/default.yaml\n"
       "  trainsim compare scenarios/llama2-70b-910b3-1024.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1\n"
       "  trainsim scale scenarios/llama2-70b-910b3-1024.yaml --devices 32,64,128,256,512,1024\n"
+      "  trainsim explain scenarios/llama2-70b-910b3-1024.yaml   # what limits this plan, with what-if replays\n"
       "  trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml\n"
       "  trainsim validate --trends tests/validation/trends.yaml\n"
       "Exit codes: 0 ok, 2 bad input (the message names file:line:col, the key and what is valid), 3 internal error.");

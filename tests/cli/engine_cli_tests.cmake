@@ -17,3 +17,5 @@ trainsim_cli_test(validate_trends_closes_with_group_count 0 "trends: [0-9]+ of [
 trainsim_cli_test(validate_missing_file_exits_2 2 "cannot open" validate tests/validation/none.yaml)
 trainsim_cli_test(run_out_of_memory_is_an_error 2 "default.yaml: plan: does not fit in memory"
                   run scenarios/default.yaml --set plan.micro_batch_size=32)
+trainsim_cli_test(explain_lists_counterfactuals_and_diagnosis 0 "where the step goes.*if \\.\\.\\..*diagnosis"
+                  explain scenarios/llama2-70b-910b3-1024.yaml)

@@ -1,0 +1,32 @@
+#pragma once
+// `trainsim explain SCENARIO`: what limits this plan. The step's time on its slowest
+// stage split into compute, each exposed communication kind, bubble and optimizer, and
+// for each lever the step time of a counterfactual replay in which it is removed or
+// made cheaper (TP communication hidden, links twice as fast, host dispatch free, ...),
+// plus the seeds' diagnoses where they apply.
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
+
+namespace trainsim {
+
+struct Counterfactual {
+  std::string what;          // "TP communication hidden under GEMMs"
+  double step_time_s = 0;    // step time of the counterfactual replay
+  double saving = 0;         // 1 - counterfactual / baseline
+};
+
+struct Explanation {
+  StepMetrics baseline;
+  int critical_stage = 0;                          // stage with the most busy time
+  std::vector<std::pair<std::string, double>> shares;  // category -> fraction of the step on that stage
+  std::vector<Counterfactual> counterfactuals;     // largest saving first
+  std::vector<std::string> diagnoses;
+};
+
+Explanation explain(const Scenario& scenario);
+std::string format_explanation(const Scenario& scenario, const Explanation& explanation);
+
+}  // namespace trainsim

@@ -1,0 +1,136 @@
+#include "trainsim/explore/explain.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "trainsim/simulation.hpp"
+
+namespace trainsim {
+namespace {
+
+double step_of(const Scenario& scenario) {
+  SimOptions options;
+  options.record_timeline = false;
+  return simulate(scenario, options).metrics.step_time_s;
+}
+
+double compute_s(const StageBreakdown& s) { return s.forward_s + s.backward_s + s.recompute_s; }
+
+}  // namespace
+
+Explanation explain(const Scenario& scenario) {
+  Explanation out;
+  SimOptions options;
+  options.record_timeline = false;
+  out.baseline = simulate(scenario, options).metrics;
+  const double step = out.baseline.step_time_s;
+
+  // The stage whose compute is largest sets the pace of the pipeline.
+  const auto& stages = out.baseline.stages;
+  for (std::size_t i = 1; i < stages.size(); ++i) {
+    if (compute_s(stages[i]) > compute_s(stages[static_cast<std::size_t>(out.critical_stage)]))
+      out.critical_stage = static_cast<int>(i);
+  }
+  if (!stages.empty()) {
+    const auto& s = stages[static_cast<std::size_t>(out.critical_stage)];
+    out.shares = {{"forward", s.forward_s},         {"backward", s.backward_s},   {"recompute", s.recompute_s},
+                  {"exposed TP comm", s.tp_exposed_s}, {"exposed CP comm", s.cp_exposed_s},
+                  {"exposed EP comm", s.ep_exposed_s}, {"exposed PP comm", s.pp_exposed_s},
+                  {"exposed DP comm", s.dp_exposed_s}, {"pipeline bubble", s.bubble_s},
+                  {"optimizer", s.optimizer_s},       {"host dispatch", s.host_s}};
+    for (auto& share : out.shares) share.second = step > 0 ? share.second / step : 0;
+  }
+
+  // Counterfactual replays: one lever at a time, everything else as the scenario says.
+  const std::vector<std::pair<std::string, std::function<void(Scenario&)>>> levers = {
+      {"TP communication hidden under GEMMs (tp_comm_overlap)",
+       [](Scenario& s) { s.plan.tp_comm_overlap = true; }},
+      {"intra-server links twice as fast", [](Scenario& s) { s.hardware.node.link_bandwidth *= 2; }},
+      {"inter-server network twice as fast", [](Scenario& s) { s.hardware.cluster.nic_bandwidth *= 2; }},
+      {"GEMMs and attention twice as fast",
+       [](Scenario& s) {
+         s.hardware.device.peak_flops_bf16 *= 2;
+         s.hardware.device.peak_flops_fp16 *= 2;
+         s.hardware.device.peak_flops_fp8 *= 2;
+       }},
+      {"HBM twice as fast (memory-bound ops, optimizer)", [](Scenario& s) { s.hardware.device.hbm_bandwidth *= 2; }},
+      {"host dispatch free", [](Scenario& s) { s.hardware.device.kernel_launch_s = 0; }},
+      {"no recomputation", [](Scenario& s) { s.plan.recompute_granularity = RecomputeGranularity::none; }},
+  };
+  for (const auto& [what, apply] : levers) {
+    Scenario changed = scenario;
+    apply(changed);
+    const double t = step_of(changed);
+    out.counterfactuals.push_back({what, t, step > 0 ? 1 - t / step : 0});
+  }
+  if (!stages.empty()) {
+    // No bubble: the pipeline's idle time on the critical stage removed.
+    const double bubble = stages[static_cast<std::size_t>(out.critical_stage)].bubble_s;
+    out.counterfactuals.push_back({"no pipeline bubble", step - bubble, step > 0 ? bubble / step : 0});
+  }
+  std::stable_sort(out.counterfactuals.begin(), out.counterfactuals.end(),
+                   [](const Counterfactual& a, const Counterfactual& b) { return a.saving > b.saving; });
+
+  // Diagnoses (seed 000 / 003).
+  double exposed = 0, host = 0, largest = 0;
+  std::string largest_kind;
+  for (const auto& share : out.shares) {
+    if (share.first.rfind("exposed", 0) == 0) {
+      exposed += share.second;
+      if (share.second > largest) {
+        largest = share.second;
+        largest_kind = share.first.substr(8);
+      }
+    }
+    if (share.first == "host dispatch") host = share.second;
+  }
+  if (exposed > 0.2) {
+    const bool grows_with_scale = largest_kind == "DP comm" || largest_kind == "PP comm" || largest_kind == "EP comm";
+    out.diagnoses.push_back("communication-bound: exposed communication is " + std::to_string(int(100 * exposed)) +
+                            "% of the step, mostly " + largest_kind +
+                            (grows_with_scale ? "; expect linearity under 0.8 when scaling out (check `trainsim scale`)"
+                                              : "; overlap it (tp_comm_overlap) or keep the group inside a server"));
+  }
+  if (host > 0.05)
+    out.diagnoses.push_back("host-bound: kernel dispatch shows in the step; larger micro-batches or fused kernels help");
+  for (const auto& wait : out.baseline.device_waits) {
+    if (wait.flagged) {
+      out.diagnoses.push_back("slow card: device " + std::to_string(wait.device) + " waits " +
+                              std::to_string(int(100 * wait.collective_wait_ratio)) + "% inside collectives");
+      break;
+    }
+  }
+  for (const auto& share : out.shares) {
+    if (share.first == "pipeline bubble" && share.second > 0.1)
+      out.diagnoses.push_back("pipeline bubble above 10%: more micro-batches, interleaving or zb-h1 shrink it "
+                              "(check `trainsim compare`)");
+  }
+  if (out.diagnoses.empty()) out.diagnoses.push_back("compute-bound: GEMMs dominate; the plan uses the devices well");
+  return out;
+}
+
+std::string format_explanation(const Scenario& scenario, const Explanation& e) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%s: step %.4f s, MFU %.1f%%; critical stage %d\n", scenario.name.c_str(),
+                e.baseline.step_time_s, 100 * e.baseline.mfu, e.critical_stage);
+  out += line;
+  out += "where the step goes (critical stage):\n";
+  for (const auto& [what, share] : e.shares) {
+    if (share <= 0.0005) continue;
+    std::snprintf(line, sizeof line, "  %-22s %5.1f%%\n", what.c_str(), 100 * share);
+    out += line;
+  }
+  out += "if ... (counterfactual replays):\n";
+  for (const auto& c : e.counterfactuals) {
+    std::snprintf(line, sizeof line, "  %-52s step %9.4f s  %+6.1f%%\n", c.what.c_str(), c.step_time_s,
+                  -100 * c.saving);
+    out += line;
+  }
+  out += "diagnosis:\n";
+  for (const auto& d : e.diagnoses) out += "  - " + d + "\n";
+  return out;
+}
+
+}  // namespace trainsim

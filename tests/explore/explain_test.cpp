@@ -1,0 +1,44 @@
+#include <catch2/catch.hpp>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/explain.hpp"
+
+using namespace trainsim;
+
+namespace {
+Scenario load(const std::string& name, std::vector<Override> overrides = {}) {
+  return load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name, overrides);
+}
+const Counterfactual& find(const Explanation& e, const std::string& prefix) {
+  for (const auto& c : e.counterfactuals) {
+    if (c.what.rfind(prefix, 0) == 0) return c;
+  }
+  FAIL("no counterfactual " << prefix);
+  throw;
+}
+}  // namespace
+
+TEST_CASE("explain: faster hardware never slows the step, and shares of the step add up to at most 1", "[explore]") {
+  const auto e = explain(load("llama2-70b-910b3-1024.yaml"));
+  double total = 0;
+  for (const auto& share : e.shares) total += share.second;
+  CHECK(total <= 1.0 + 1e-9);
+  CHECK(total > 0.9);
+  for (const auto& c : e.counterfactuals) {
+    INFO(c.what);
+    CHECK(c.step_time_s <= e.baseline.step_time_s * (1 + 1e-12));
+  }
+  // TP 8 without overlap: hiding TP communication must help, and GEMMs dominate the rest.
+  CHECK(find(e, "TP communication hidden").saving > 0.05);
+  CHECK(find(e, "GEMMs and attention twice as fast").saving > 0.2);
+}
+
+TEST_CASE("explain: levers that do not apply change nothing", "[explore]") {
+  // TP 1, no recompute: neither TP overlap nor dropping recompute can help.
+  const auto e = explain(load("default.yaml"));
+  CHECK(find(e, "TP communication hidden").saving == Approx(0).margin(1e-12));
+  CHECK(find(e, "no recomputation").saving == Approx(0).margin(1e-12));
+  // Largest saving first.
+  for (std::size_t i = 1; i < e.counterfactuals.size(); ++i)
+    CHECK(e.counterfactuals[i - 1].saving >= e.counterfactuals[i].saving);
+}
