@@ -12,6 +12,8 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/report/html_report.hpp"
+#include "trainsim/simulation.hpp"
 #include "trainsim/explore/compare.hpp"
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/explore/max_batch.hpp"
@@ -31,6 +33,30 @@ struct CommonArgs {
   }
   trainsim::Scenario load() const { return trainsim::load_scenario(scenario, overrides()); }
 };
+
+// Re-simulates the schedules that ran, with their timelines, for the HTML page.
+void write_comparison_html(const std::string& path, const trainsim::Scenario& scenario,
+                           const std::vector<trainsim::ScheduleRow>& rows) {
+  std::vector<trainsim::Scenario> scenarios;
+  std::vector<trainsim::SimResult> results;
+  scenarios.reserve(rows.size());
+  results.reserve(rows.size());
+  std::vector<trainsim::HtmlRun> runs;
+  for (const auto& row : rows) {
+    if (row.outcome.status != trainsim::PlanStatus::ok) continue;
+    scenarios.push_back(trainsim::with_schedule(scenario, row.choice));
+    results.push_back(trainsim::simulate(scenarios.back()));
+  }
+  std::size_t k = 0;
+  for (const auto& row : rows) {
+    if (row.outcome.status != trainsim::PlanStatus::ok) continue;
+    runs.push_back({row.choice.label, &scenarios[k], &results[k]});
+    ++k;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << trainsim::html_comparison(runs, scenario.name + ": schedules compared");
+  if (!out) throw trainsim::ConfigError(trainsim::Diagnostic({path, 0, 0}, "--html", "cannot write the file"));
+}
 
 void add_common(CLI::App* command, CommonArgs& args) {
   command->add_option("scenario", args.scenario, "scenario YAML (see scenarios/)")->required();
@@ -127,18 +153,21 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     struct Args {
       CommonArgs common;
       std::string schedules = "gpipe,1f1b,interleaved:2,interleaved:4,zb-h1";
+      std::string html;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("compare", "Run a scenario under several pipeline schedules side by side");
     add_common(cmd, args->common);
     cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
         ->capture_default_str();
+    cmd->add_option("--html", args->html, "also write the simulated schedules' timelines side by side to this HTML file");
     cmd->callback([&action, args] {
       action = [args] {
         const auto choices = trainsim::parse_schedule_list(args->schedules);
         const auto scenario = args->common.load();
         const auto rows = trainsim::compare_schedules(scenario, choices);
         std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), stdout);
+        if (!args->html.empty()) write_comparison_html(args->html, scenario, rows);
       };
     });
   }

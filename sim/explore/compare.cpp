@@ -62,19 +62,22 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
   return out;
 }
 
+Scenario with_schedule(const Scenario& scenario, const ScheduleChoice& choice) {
+  Scenario s = scenario;
+  s.plan.schedule = choice.schedule;
+  if (choice.schedule != PipelineSchedule::interleaved) {
+    s.plan.virtual_pipeline_model_parallel_size = 1;
+  } else if (choice.virtual_stages > 0) {
+    s.plan.virtual_pipeline_model_parallel_size = choice.virtual_stages;
+  }
+  return s;
+}
+
 std::vector<ScheduleRow> compare_schedules(const Scenario& scenario, const std::vector<ScheduleChoice>& choices) {
   std::vector<ScheduleRow> rows(choices.size());
   tbb::parallel_for(std::size_t{0}, choices.size(), [&](std::size_t i) {
-    Scenario s = scenario;
-    const ScheduleChoice& c = choices[i];
-    s.plan.schedule = c.schedule;
-    if (c.schedule != PipelineSchedule::interleaved) {
-      s.plan.virtual_pipeline_model_parallel_size = 1;
-    } else if (c.virtual_stages > 0) {
-      s.plan.virtual_pipeline_model_parallel_size = c.virtual_stages;
-    }
-    rows[i].choice = c;
-    rows[i].outcome = evaluate_plan(std::move(s));
+    rows[i].choice = choices[i];
+    rows[i].outcome = evaluate_plan(with_schedule(scenario, choices[i]));
   });
   return rows;
 }

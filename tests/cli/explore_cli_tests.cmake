@@ -19,3 +19,5 @@ trainsim_cli_test(scale_reports_linearity_against_the_smallest_size 0 "8 +4 +128
   scale scenarios/default.yaml --devices 8,16)
 trainsim_cli_test(scale_bad_device_list_is_bad_input 2 "--devices: 'x' is not a device count"
   scale scenarios/default.yaml --devices 8,x)
+trainsim_cli_test(compare_writes_html_comparison 0 "interleaved:2"
+                  compare scenarios/default.yaml --schedules 1f1b,interleaved:2 --html ${CMAKE_CURRENT_BINARY_DIR}/compare.html)

@@ -20,6 +20,9 @@ struct ScheduleChoice {
 // for an unknown schedule, a bad or missing v, or v given to a non-interleaved schedule.
 std::vector<ScheduleChoice> parse_schedule_list(const std::string& text);
 
+// The scenario under one schedule choice (not yet re-checked: evaluate_plan checks it).
+Scenario with_schedule(const Scenario& scenario, const ScheduleChoice& choice);
+
 struct ScheduleRow {
   ScheduleChoice choice;
   PlanOutcome outcome;  // invalid combinations carry the reason
