@@ -14,6 +14,7 @@
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/simulation.hpp"
+#include "trainsim/explore/charts.hpp"
 #include "trainsim/explore/compare.hpp"
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/explore/max_batch.hpp"
@@ -109,7 +110,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     struct Args {
       CommonArgs common;
       std::vector<std::string> grid;
-      std::string csv, json;
+      std::string csv, json, html;
       int threads = 0;
     };
     auto args = std::make_shared<Args>();
@@ -118,6 +119,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--grid", args->grid, "KEY=V1,V2,... one axis of the grid (repeatable)")->required();
     cmd->add_option("--csv", args->csv, "also write the rows as CSV to this file");
     cmd->add_option("--json", args->json, "also write the rows as JSON to this file");
+    cmd->add_option("--html", args->html, "also write a line chart (throughput vs the first grid axis) to this file");
     cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
     cmd->callback([&action, args] {
       action = [args] {
@@ -131,6 +133,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         std::fputs(trainsim::format_sweep_table(result).c_str(), stdout);
         if (!args->csv.empty()) write_file(args->csv, trainsim::sweep_csv(result));
         if (!args->json.empty()) write_file(args->json, trainsim::sweep_json(result));
+        if (!args->html.empty()) write_file(args->html, trainsim::sweep_html(result));
       };
     });
   }
@@ -188,17 +191,21 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     struct Args {
       CommonArgs common;
       std::string devices;
+      std::string html;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
         "scale", "Throughput and linearity of a scenario at several device counts (grown by data parallelism)");
     add_common(cmd, args->common);
     cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
+    cmd->add_option("--html", args->html, "also write throughput and linearity charts to this file");
     cmd->callback([&action, args] {
       action = [args] {
         const auto devices = parse_devices(args->devices);
         const auto scenario = args->common.load();
-        std::fputs(trainsim::format_scale(scenario, trainsim::scale(scenario, devices)).c_str(), stdout);
+        const auto result = trainsim::scale(scenario, devices);
+        std::fputs(trainsim::format_scale(scenario, result).c_str(), stdout);
+        if (!args->html.empty()) write_file(args->html, trainsim::scale_html(scenario, result));
       };
     });
   }

@@ -4,3 +4,4 @@ target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/collective_table.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/summary.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/chrome_trace.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/html_report.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/line_chart.cpp)

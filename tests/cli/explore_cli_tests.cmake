@@ -21,3 +21,8 @@ trainsim_cli_test(scale_bad_device_list_is_bad_input 2 "--devices: 'x' is not a 
   scale scenarios/default.yaml --devices 8,x)
 trainsim_cli_test(compare_writes_html_comparison 0 "interleaved:2"
                   compare scenarios/default.yaml --schedules 1f1b,interleaved:2 --html ${CMAKE_CURRENT_BINARY_DIR}/compare.html)
+trainsim_cli_test(scale_writes_html_charts 0 "linearity"
+                  scale scenarios/default.yaml --devices 8,16 --html ${CMAKE_CURRENT_BINARY_DIR}/scale.html)
+trainsim_cli_test(sweep_writes_html_chart 0 "4 combinations, 4 simulated"
+                  sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2 --grid plan.schedule=1f1b,zb-h1
+                  --html ${CMAKE_CURRENT_BINARY_DIR}/sweep.html)

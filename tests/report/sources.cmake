@@ -8,3 +8,4 @@ add_test(NAME report.html_browser
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/html_browser_test.sh $<TARGET_FILE:trainsim> ${PROJECT_SOURCE_DIR}
           ${CMAKE_CURRENT_BINARY_DIR}/html_browser)
 set_tests_properties(report.html_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 400)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/line_chart_test.cpp)
