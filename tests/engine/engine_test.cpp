@@ -477,6 +477,6 @@ TEST_CASE("NIC sharing is deterministic and representative and full mode agree o
     }
     ReplayOptions off;
     off.share_links = false;
-    CHECK(rep.end >= run(costs, off).end);  // sharing never speeds a step up
+    CHECK(rep.end > run(costs, off).end);  // the buckets and the last sends met on the NIC
   }
 }
