@@ -480,3 +480,14 @@ TEST_CASE("NIC sharing is deterministic and representative and full mode agree o
     CHECK(rep.end > run(costs, off).end);  // the buckets and the last sends met on the NIC
   }
 }
+
+TEST_CASE("Step metrics report each network tier's busy time and bytes as the mean over replayed devices",
+          "[metrics][nic]") {
+  const auto r = replay(dp_and_pp(0, 0, 1, kFlow / 2));
+  MetricInputs in;
+  in.num_devices = 2;
+  const StepMetrics m = compute_step_metrics(r, in);
+  CHECK(m.tiers[1].busy_s == Approx((2 * kFlow + 1.5 * kFlow) / 2));
+  CHECK(m.tiers[1].bytes == Approx((2e9 + 1e9) / 2));
+  CHECK(m.tiers[0].busy_s == 0);
+}
