@@ -98,7 +98,8 @@ class EventQueue {
   std::int32_t pop(SimTime& time) {
     const Key top = heap_.front();
     time = static_cast<SimTime>(static_cast<std::uint64_t>(top >> 64));
-    const auto index = static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
+    const auto index =
+        static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
     if constexpr (!Buckets) {
       heap_pop();
       return index;
@@ -109,7 +110,8 @@ class EventQueue {
     if (b.head < 0) {
       heap_pop();
       free_.push_back(index);
-      const auto priority = static_cast<std::size_t>(static_cast<std::uint64_t>(top) >> (kSequenceBits + kIndexBits) & 7);
+      const auto priority =
+          static_cast<std::size_t>(static_cast<std::uint64_t>(top) >> (kSequenceBits + kIndexBits) & 7);
       if (open_[priority] == index) open_[priority] = -1;
     }
     return inst;
@@ -187,7 +189,7 @@ struct FlatTask {
   std::int32_t succ_begin = 0;   // successors: succ_[succ_begin, succ_end)
   std::int32_t succ_end = 0;
   std::uint8_t stream = 0;
-  std::int8_t comm = -1;  // comm kind index, -1 for compute
+  std::int8_t comm = -1;    // comm kind index, -1 for compute
   bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
   std::int8_t tier = -1;    // Task::tier
   bool shared = false;      // tier 1 with link sharing on: runs as a Flow
@@ -199,7 +201,7 @@ struct DeviceState {
   SimTime last = 0;
   int compute_category = -1;
   std::array<int, kNumCommKinds> active{};
-  unsigned active_mask = 0;  // bit k: active[k] > 0
+  unsigned active_mask = 0;          // bit k: active[k] > 0
   std::array<int, 2> tier_active{};  // running DP/PP transfers per network tier
   double memory = 0;
 
@@ -374,7 +376,8 @@ class Replayer {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base + rank_of(inst) * kStreams);
+    return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base +
+                                    rank_of(inst) * kStreams);
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -426,9 +429,7 @@ class Replayer {
     int first = 0, stride = 1, count = 1;
   };
   static constexpr int kNumGroupKinds = 6;  // RankGroup values
-  const GroupSlice& group(RankGroup kind, int r) const {
-    return groups_[static_cast<std::size_t>(kind) * r_ + r];
-  }
+  const GroupSlice& group(RankGroup kind, int r) const { return groups_[static_cast<std::size_t>(kind) * r_ + r]; }
 
   // Members of the rank group of `kind` that rank r belongs to: first, stride, count.
   void group_of(RankGroup kind, int r, int& first, int& stride, int& count) const {
@@ -651,8 +652,8 @@ class Replayer {
     __int128 remaining = 0;           // work units left
     SimTime last = 0;                 // when `remaining` was last brought up to date
     SimTime start = 0;
-    int share = 1;                    // runs at 1/share of its stand-alone rate
-    std::uint32_t version = 0;        // bumped at every reschedule; older finish events are stale
+    int share = 1;              // runs at 1/share of its stand-alone rate
+    std::uint32_t version = 0;  // bumped at every reschedule; older finish events are stale
     bool active = false;
   };
   struct FlowEvent {
@@ -737,8 +738,11 @@ class Replayer {
       auto& v = link_flows_[static_cast<std::size_t>(l)];
       v.erase(std::find(v.begin(), v.end(), id));
     }
-    std::vector<std::int32_t> links = std::move(fl.links);
-    std::vector<std::int32_t> insts = std::move(fl.insts);
+    // Copies: the slot is reused as soon as a member's successor starts a flow.
+    std::vector<std::int32_t>& links = end_links_;
+    std::vector<std::int32_t>& insts = end_insts_;
+    links.assign(fl.links.begin(), fl.links.end());
+    insts.assign(fl.insts.begin(), fl.insts.end());
     const SimTime start = fl.start;
     free_flows_.push_back(id);
     reshare(links);
@@ -747,8 +751,9 @@ class Replayer {
     for (std::size_t k = 0; k < insts.size(); ++k) {
       const std::int32_t inst = insts[k];
       const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
-      if (f.comm != 3) out_.devices[static_cast<std::size_t>(device_of(inst))].collective_s +=
-          static_cast<double>(now_ - start) / kPsPerS;
+      if (f.comm != 3)
+        out_.devices[static_cast<std::size_t>(device_of(inst))].collective_s +=
+            static_cast<double>(now_ - start) / kPsPerS;
       if (f.rendezvous < 0 && !f.collective) continue;
       const int span = record_span(inst, start, now_);
       if (f.rendezvous >= 0) {
@@ -758,7 +763,7 @@ class Replayer {
           out_.timeline.flows.emplace_back(first_span, span);
       }
     }
-    for (std::int32_t inst : insts) finish(inst);
+    for (std::size_t k = 0; k < insts.size(); ++k) finish(insts[k]);  // finish() never ends a flow
   }
 
   void check_end() {
@@ -796,7 +801,7 @@ class Replayer {
   std::vector<std::vector<std::int32_t>> link_flows_;  // per NIC link: active flows on it
   std::priority_queue<FlowEvent, std::vector<FlowEvent>, std::greater<>> flow_events_;
   std::uint64_t flow_sequence_ = 0;
-  std::vector<std::int32_t> touched_, members_;
+  std::vector<std::int32_t> touched_, members_, end_links_, end_insts_;
   SimTime now_ = 0;
   ReplayResult out_;
 };

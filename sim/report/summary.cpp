@@ -28,9 +28,7 @@ std::string si(double x) {
   return fmt(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
 }
 
-std::string plan_line(const Scenario& sc) {
-  return describe_plan(sc.plan);
-}
+std::string plan_line(const Scenario& sc) { return describe_plan(sc.plan); }
 
 const char* const kTierNames[2] = {"intra_node", "inter_node"};
 
@@ -160,15 +158,16 @@ std::string json_summary(const Scenario& sc, const SimResult& r) {
   // DP and PP transfers per network tier, mean per device (TP/CP/EP not counted yet).
   ordered_json tiers = ordered_json::array();
   for (int k = 0; k < 2; ++k)
-    tiers.push_back(ordered_json{{"tier", kTierNames[k]},
-                                 {"busy_s", m.tiers[static_cast<std::size_t>(k)].busy_s},
-                                 {"bytes", m.tiers[static_cast<std::size_t>(k)].bytes},
-                                 {"effective_bandwidth_bytes_per_s",
-                                  m.tiers[static_cast<std::size_t>(k)].busy_s > 0
-                                      ? m.tiers[static_cast<std::size_t>(k)].bytes / m.tiers[static_cast<std::size_t>(k)].busy_s
-                                      : 0.0},
-                                 {"peak_bandwidth_bytes_per_s", tier_bandwidth(sc.hardware, k)},
-                                 {"bandwidth_use", tier_bandwidth_use(sc, m, k)}});
+    tiers.push_back(
+        ordered_json{{"tier", kTierNames[k]},
+                     {"busy_s", m.tiers[static_cast<std::size_t>(k)].busy_s},
+                     {"bytes", m.tiers[static_cast<std::size_t>(k)].bytes},
+                     {"effective_bandwidth_bytes_per_s",
+                      m.tiers[static_cast<std::size_t>(k)].busy_s > 0
+                          ? m.tiers[static_cast<std::size_t>(k)].bytes / m.tiers[static_cast<std::size_t>(k)].busy_s
+                          : 0.0},
+                     {"peak_bandwidth_bytes_per_s", tier_bandwidth(sc.hardware, k)},
+                     {"bandwidth_use", tier_bandwidth_use(sc, m, k)}});
   j["network_tiers"] = std::move(tiers);
   return j.dump(2) + "\n";
 }

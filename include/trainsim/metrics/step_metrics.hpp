@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-
 namespace trainsim {
 
 struct ReplayResult;  // trainsim/engine/engine.hpp
