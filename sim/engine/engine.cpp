@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <queue>
 #include <string>
+#include <tuple>
 
 #include "trainsim/common/error.hpp"
 
@@ -56,6 +58,12 @@ class EventQueue {
     buckets_.reserve(buckets);
   }
   bool empty() const { return heap_.empty(); }
+  // Time and priority of the earliest event (not empty).
+  std::pair<SimTime, std::uint32_t> top() const {
+    const Key k = heap_.front();
+    return {static_cast<SimTime>(static_cast<std::uint64_t>(k >> 64)),
+            static_cast<std::uint32_t>(static_cast<std::uint64_t>(k) >> (kSequenceBits + kIndexBits) & 7)};
+  }
 
   void push(SimTime time, std::uint32_t priority, std::int32_t inst) {
     if constexpr (!Buckets) {
@@ -90,7 +98,8 @@ class EventQueue {
   std::int32_t pop(SimTime& time) {
     const Key top = heap_.front();
     time = static_cast<SimTime>(static_cast<std::uint64_t>(top >> 64));
-    const auto index = static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
+    const auto index =
+        static_cast<std::int32_t>(static_cast<std::uint64_t>(top) & ((std::uint64_t{1} << kIndexBits) - 1));
     if constexpr (!Buckets) {
       heap_pop();
       return index;
@@ -101,7 +110,8 @@ class EventQueue {
     if (b.head < 0) {
       heap_pop();
       free_.push_back(index);
-      const auto priority = static_cast<std::size_t>(static_cast<std::uint64_t>(top) >> (kSequenceBits + kIndexBits) & 7);
+      const auto priority =
+          static_cast<std::size_t>(static_cast<std::uint64_t>(top) >> (kSequenceBits + kIndexBits) & 7);
       if (open_[priority] == index) open_[priority] = -1;
     }
     return inst;
@@ -179,8 +189,10 @@ struct FlatTask {
   std::int32_t succ_begin = 0;   // successors: succ_[succ_begin, succ_end)
   std::int32_t succ_end = 0;
   std::uint8_t stream = 0;
-  std::int8_t comm = -1;  // comm kind index, -1 for compute
+  std::int8_t comm = -1;    // comm kind index, -1 for compute
   bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
+  std::int8_t tier = -1;    // Task::tier
+  bool shared = false;      // tier 1 with link sharing on: runs as a Flow
   SpanCategory category = SpanCategory::forward;
   RankGroup group = RankGroup::none;
 };
@@ -189,7 +201,8 @@ struct DeviceState {
   SimTime last = 0;
   int compute_category = -1;
   std::array<int, kNumCommKinds> active{};
-  unsigned active_mask = 0;  // bit k: active[k] > 0
+  unsigned active_mask = 0;          // bit k: active[k] > 0
+  std::array<int, 2> tier_active{};  // running DP/PP transfers per network tier
   double memory = 0;
 
   void begin_comm(int k) {
@@ -227,6 +240,7 @@ class Replayer {
     tasks_.resize(static_cast<std::size_t>(n_));
     succ_.reserve(boost::num_edges(g.graph));
     std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
+    bool any_shared = false;
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
@@ -241,6 +255,9 @@ class Replayer {
       f.category = task.category;
       f.group = task.group;
       f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
+      f.tier = f.comm >= 0 ? task.tier : -1;
+      f.shared = f.tier == 1 && o.share_links;
+      if (f.shared) any_shared = true;
       f.stream_base = f.stage * r_ * kStreams + f.stream;
       f.succ_begin = static_cast<std::int32_t>(succ_.size());
       for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
@@ -251,6 +268,7 @@ class Replayer {
       f.succ_end = static_cast<std::int32_t>(succ_.size());
     }
 
+    if (any_shared) link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
     const auto inst = static_cast<std::size_t>(instances_);
     if (r_ == 1) {
       pending_ = std::move(indeg);
@@ -309,7 +327,22 @@ class Replayer {
   ReplayResult run() {
     for (std::int64_t i = 0; i < instances_; ++i)
       if (pending_[static_cast<std::size_t>(i)] == 0) ready(static_cast<std::int32_t>(i));
-    while (!heap_.empty()) {
+    for (;;) {
+      if (!flow_events_.empty()) {
+        const FlowEvent& fe = flow_events_.top();
+        if (heap_.empty() || std::make_pair(fe.time, fe.priority) < heap_.top()) {
+          const FlowEvent e = fe;
+          flow_events_.pop();
+          const Flow& fl = flows_[static_cast<std::size_t>(e.flow)];
+          if (!fl.active || fl.version != e.version) continue;  // stale: the flow was re-shared
+          if (e.time < now_) throw SimError("replay: time went back");
+          now_ = e.time;
+          ++out_.events;
+          end_flow(e.flow);
+          continue;
+        }
+      }
+      if (heap_.empty()) break;
       SimTime time = 0;
       const std::int32_t inst = heap_.pop(time);
       if (time < now_) throw SimError("replay: time went back");
@@ -343,7 +376,8 @@ class Replayer {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
   std::size_t stream_of(std::int32_t inst) const {
-    return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base + rank_of(inst) * kStreams);
+    return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base +
+                                    rank_of(inst) * kStreams);
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -363,6 +397,8 @@ class Replayer {
     } else {
       a.idle_s += e;
     }
+    for (int k = 0; k < 2; ++k)
+      if (s.tier_active[static_cast<std::size_t>(k)] > 0) a.tier_busy_s[static_cast<std::size_t>(k)] += e;
   }
 
   void ready(std::int32_t inst) {
@@ -393,9 +429,7 @@ class Replayer {
     int first = 0, stride = 1, count = 1;
   };
   static constexpr int kNumGroupKinds = 6;  // RankGroup values
-  const GroupSlice& group(RankGroup kind, int r) const {
-    return groups_[static_cast<std::size_t>(kind) * r_ + r];
-  }
+  const GroupSlice& group(RankGroup kind, int r) const { return groups_[static_cast<std::size_t>(kind) * r_ + r]; }
 
   // Members of the rank group of `kind` that rank r belongs to: first, stride, count.
   void group_of(RankGroup kind, int r, int& first, int& stride, int& count) const {
@@ -464,8 +498,13 @@ class Replayer {
     } else {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
-      if (f.comm != 3)
+      if (f.tier >= 0) ++dev_[static_cast<std::size_t>(d)].tier_active[static_cast<std::size_t>(f.tier)];
+      if (f.comm != 3 && !f.shared)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
+      if (f.shared) {
+        start_flow(&inst, 1, dur);
+        return;
+      }
     }
     push(now_ + dur, inst);
   }
@@ -481,7 +520,8 @@ class Replayer {
     const int d = device_of(inst);
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
-    push(now_ + dur, inst);
+    if (f.tier >= 0) ++dev_[static_cast<std::size_t>(d)].tier_active[static_cast<std::size_t>(f.tier)];
+    if (!f.shared) push(now_ + dur, inst);
   }
 
   void complete_collective(int t, int first, int stride, int count) {
@@ -489,15 +529,21 @@ class Replayer {
     for (int j = 0; j < count && slow_links_; ++j)
       inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(t * r_ + first + j * stride))]);
     const SimTime dur = scaled(t, inv);
+    const bool shared = tasks_[static_cast<std::size_t>(t)].shared;
     for (int j = 0; j < count; ++j) {
       const std::int32_t inst = t * r_ + first + j * stride;
       const int d = device_of(inst);
       auto& a = out_.devices[static_cast<std::size_t>(d)];
       const double wait = static_cast<double>(now_ - arrival_[static_cast<std::size_t>(inst)]) / kPsPerS;
       a.collective_wait_s += wait;
-      a.collective_s += wait + static_cast<double>(dur) / kPsPerS;
+      a.collective_s += wait + (shared ? 0.0 : static_cast<double>(dur) / kPsPerS);
       begin_transfer(inst, dur);
-      record_span(inst, now_, now_ + dur);
+      if (!shared) record_span(inst, now_, now_ + dur);
+    }
+    if (shared) {
+      members_.clear();
+      for (int j = 0; j < count; ++j) members_.push_back(t * r_ + first + j * stride);
+      start_flow(members_.data(), count, dur);
     }
   }
 
@@ -506,6 +552,13 @@ class Replayer {
     double inv = 1.0;
     if (slow_links_)
       for (int m : members) inv = std::max(inv, inv_link_[static_cast<std::size_t>(device_of(m * r_ + r))]);
+    if (tasks_[static_cast<std::size_t>(members[0])].shared) {
+      const std::int32_t insts[2] = {members[0] * r_ + r, members[1] * r_ + r};
+      const SimTime dur = scaled(members[0], inv);
+      for (std::int32_t inst : insts) begin_transfer(inst, dur);
+      start_flow(insts, 2, dur);
+      return;
+    }
     for (std::size_t k = 0; k < members.size(); ++k) {
       const std::int32_t inst = members[k] * r_ + r;
       const SimTime dur = scaled(members[k], inv);
@@ -568,6 +621,10 @@ class Replayer {
       st.compute_category = -1;
     } else {
       st.end_comm(f.comm);
+      if (f.tier >= 0) {
+        --st.tier_active[static_cast<std::size_t>(f.tier)];
+        out_.devices[static_cast<std::size_t>(d)].tier_bytes[static_cast<std::size_t>(f.tier)] += g_.task(t).bytes;
+      }
     }
     const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
     if (!rendezvous_span) record_span(inst, arrival_[static_cast<std::size_t>(inst)], now_);
@@ -580,6 +637,133 @@ class Replayer {
       const std::int32_t u = Full ? succ_[static_cast<std::size_t>(k)] * r_ + r : succ_[static_cast<std::size_t>(k)];
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
+  }
+
+  // --- Flows sharing NIC links (ReplayOptions::share_links) ---
+  // Work is kept in exact integers: stand-alone picoseconds x kWorkUnits, so a flow at 1/n of
+  // its rate (n <= 16) advances kWorkUnits / n units per picosecond, and the result does not
+  // depend on how often progress is taken (representative and full mode agree).
+  static constexpr std::int64_t kWorkUnits = 720720;  // lcm(1..16)
+  static constexpr int kMaxShare = 16;
+
+  struct Flow {
+    std::vector<std::int32_t> insts;  // member task instances, finished together
+    std::vector<std::int32_t> links;  // device * 2 + (0 send, 1 receive)
+    __int128 remaining = 0;           // work units left
+    SimTime last = 0;                 // when `remaining` was last brought up to date
+    SimTime start = 0;
+    int share = 1;              // runs at 1/share of its stand-alone rate
+    std::uint32_t version = 0;  // bumped at every reschedule; older finish events are stale
+    bool active = false;
+  };
+  struct FlowEvent {
+    SimTime time;
+    std::uint32_t priority;
+    std::uint64_t sequence;
+    std::int32_t flow;
+    std::uint32_t version;
+    bool operator>(const FlowEvent& o) const {
+      return std::tie(time, priority, sequence) > std::tie(o.time, o.priority, o.sequence);
+    }
+  };
+
+  int share_of(const Flow& fl) const {
+    std::size_t n = 1;
+    for (std::int32_t l : fl.links) n = std::max(n, link_flows_[static_cast<std::size_t>(l)].size());
+    if (n > static_cast<std::size_t>(kMaxShare))
+      throw SimError("replay: more than " + std::to_string(kMaxShare) + " flows share one NIC link");
+    return static_cast<int>(n);
+  }
+
+  void schedule_flow(std::int32_t id) {
+    Flow& fl = flows_[static_cast<std::size_t>(id)];
+    ++fl.version;
+    const __int128 per_ps = kWorkUnits / fl.share;
+    const auto dt = static_cast<SimTime>((fl.remaining + per_ps - 1) / per_ps);
+    std::uint32_t priority = 7;
+    for (std::int32_t inst : fl.insts)
+      priority = std::min<std::uint32_t>(priority, tasks_[static_cast<std::size_t>(task_of(inst))].stream);
+    flow_events_.push(FlowEvent{now_ + std::max<SimTime>(dt, 0), priority, flow_sequence_++, id, fl.version});
+  }
+
+  // Re-shares every active flow on `links` whose share changed.
+  void reshare(const std::vector<std::int32_t>& links) {
+    touched_.clear();
+    for (std::int32_t l : links)
+      for (std::int32_t id : link_flows_[static_cast<std::size_t>(l)]) touched_.push_back(id);
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (std::int32_t id : touched_) {
+      Flow& fl = flows_[static_cast<std::size_t>(id)];
+      const int n = share_of(fl);
+      if (n == fl.share) continue;
+      if (fl.share > 0) fl.remaining -= static_cast<__int128>(now_ - fl.last) * (kWorkUnits / fl.share);
+      fl.last = now_;
+      fl.share = n;
+      schedule_flow(id);
+    }
+  }
+
+  void start_flow(const std::int32_t* insts, int count, SimTime dur) {
+    std::int32_t id;
+    if (!free_flows_.empty()) {
+      id = free_flows_.back();
+      free_flows_.pop_back();
+    } else {
+      id = static_cast<std::int32_t>(flows_.size());
+      flows_.emplace_back();
+    }
+    Flow& fl = flows_[static_cast<std::size_t>(id)];
+    fl.insts.assign(insts, insts + count);
+    fl.links.clear();
+    for (int k = 0; k < count; ++k) {
+      const int d = device_of(insts[k]);
+      const auto stream = static_cast<Stream>(tasks_[static_cast<std::size_t>(task_of(insts[k]))].stream);
+      if (stream != Stream::pp_recv) fl.links.push_back(2 * d);
+      if (stream != Stream::pp_send) fl.links.push_back(2 * d + 1);
+    }
+    fl.remaining = static_cast<__int128>(dur) * kWorkUnits;
+    fl.last = now_;
+    fl.start = now_;
+    fl.active = true;
+    fl.share = 0;  // reshare schedules it
+    for (std::int32_t l : fl.links) link_flows_[static_cast<std::size_t>(l)].push_back(id);
+    reshare(fl.links);
+  }
+
+  void end_flow(std::int32_t id) {
+    Flow& fl = flows_[static_cast<std::size_t>(id)];
+    fl.active = false;
+    for (std::int32_t l : fl.links) {
+      auto& v = link_flows_[static_cast<std::size_t>(l)];
+      v.erase(std::find(v.begin(), v.end(), id));
+    }
+    // Copies: the slot is reused as soon as a member's successor starts a flow.
+    std::vector<std::int32_t>& links = end_links_;
+    std::vector<std::int32_t>& insts = end_insts_;
+    links.assign(fl.links.begin(), fl.links.end());
+    insts.assign(fl.insts.begin(), fl.insts.end());
+    const SimTime start = fl.start;
+    free_flows_.push_back(id);
+    reshare(links);
+    // Rendezvous members record their spans here (single-rank ones in finish()).
+    int first_span = -1;
+    for (std::size_t k = 0; k < insts.size(); ++k) {
+      const std::int32_t inst = insts[k];
+      const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
+      if (f.comm != 3)
+        out_.devices[static_cast<std::size_t>(device_of(inst))].collective_s +=
+            static_cast<double>(now_ - start) / kPsPerS;
+      if (f.rendezvous < 0 && !f.collective) continue;
+      const int span = record_span(inst, start, now_);
+      if (f.rendezvous >= 0) {
+        if (k == 0)
+          first_span = span;
+        else if (span >= 0)
+          out_.timeline.flows.emplace_back(first_span, span);
+      }
+    }
+    for (std::size_t k = 0; k < insts.size(); ++k) finish(insts[k]);  // finish() never ends a flow
   }
 
   void check_end() {
@@ -612,6 +796,12 @@ class Replayer {
   bool slow_links_ = false;
   std::vector<GroupSlice> groups_;  // kind * r + rank
   EventQueue<Full> heap_;
+  std::vector<Flow> flows_;
+  std::vector<std::int32_t> free_flows_;
+  std::vector<std::vector<std::int32_t>> link_flows_;  // per NIC link: active flows on it
+  std::priority_queue<FlowEvent, std::vector<FlowEvent>, std::greater<>> flow_events_;
+  std::uint64_t flow_sequence_ = 0;
+  std::vector<std::int32_t> touched_, members_, end_links_, end_insts_;
   SimTime now_ = 0;
   ReplayResult out_;
 };

@@ -113,6 +113,8 @@ CostFunctions cost_functions(const CostModel& cost) {
   f.group_collective_s = [&cost](CollectiveKind k, CommGroup g, double b) { return cost.collective_s(k, g, b); };
   f.p2p_s = [&cost](double b) { return cost.p2p_s(b); };
   f.memory_bound_s = [&cost](double b) { return cost.memory_bound_s(b); };
+  f.crosses_nodes = [&cost](CommGroup g) { return cost.shape_of(g).nodes > 1; };
+  f.p2p_crosses_nodes = [&cost] { return cost.p2p_crosses_nodes(); };
   return f;
 }
 
@@ -147,6 +149,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   act /= plan.context_parallel_size;
   costs.p2p_bytes = act;
   costs.p2p_s = p > 1 ? cost.p2p_s(act) : 0.0;
+  costs.p2p_inter_node = p > 1 && cost.p2p_crosses_nodes && cost.p2p_crosses_nodes();
+  costs.dp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::dp);
 
   const double launch_s = scenario.hardware.device.kernel_launch_s;
   std::vector<LayerCost> type_cost;
@@ -235,6 +239,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
       const double gather = cost.group_collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
       sc.param_gather_s = plan.zero_stage >= 3 ? 2 * gather : gather;  // ZeRO-3 gathers for backward too
+      sc.param_gather_bytes = plan.zero_stage >= 3 ? 4.0 * params : 2.0 * params;
     }
   }
   return costs;

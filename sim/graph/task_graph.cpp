@@ -92,6 +92,12 @@ class Builder {
     return t;
   }
 
+  // A DP transfer's network tier and bytes.
+  void dp_tier(Task& t, double bytes) const {
+    t.tier = costs_.dp_inter_node ? 1 : 0;
+    t.bytes = bytes;
+  }
+
   // Last backward-producing item of each chunk: where its gradient buckets become ready.
   std::vector<int> last_grad_item_index(int s) const {
     std::vector<int> last(static_cast<std::size_t>(v_), -1);
@@ -119,6 +125,7 @@ class Builder {
     if (sc.param_gather_s > 0 && costs_.overlap_param_gather) {
       Task g = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
       g.group = RankGroup::dp;
+      dp_tier(g, sc.param_gather_bytes);
       add(g);  // hidden under the forwards: nothing waits for it within the step
     }
     if (sc.data_s > 0) {
@@ -237,6 +244,7 @@ class Builder {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
           Task b = make(s, w.chunk, -1, Stream::dp_comm, SpanCategory::dp_comm, w.kind, cc.buckets[k].time_s);
           b.group = RankGroup::dp;
+          dp_tier(b, cc.buckets[k].bytes);
           const int id = add(b);
           edge(pieces[k], id);
           stage_buckets_.push_back(id);
@@ -250,6 +258,7 @@ class Builder {
         for (const auto& bucket : cc.buckets) {
           Task b = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward, bucket.time_s);
           b.group = RankGroup::dp;
+          dp_tier(b, bucket.bytes);
           const int id = add(b);
           edges_from(prev, id);
           stage_buckets_.push_back(id);
@@ -267,6 +276,7 @@ class Builder {
     if (sc.param_gather_s > 0 && !costs_.overlap_param_gather) {
       Task g = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
       g.group = RankGroup::dp;
+      dp_tier(g, sc.param_gather_bytes);
       const int id = add(g);
       edges_from(before_optimizer, id);
     }
@@ -308,6 +318,8 @@ class Builder {
     Task recv = make(s, c, mb, Stream::pp_recv, SpanCategory::pp_comm, work, costs_.p2p_s);
     send.group = RankGroup::pp;
     recv.group = RankGroup::pp;
+    send.tier = recv.tier = costs_.p2p_inter_node ? 1 : 0;
+    send.bytes = recv.bytes = costs_.p2p_bytes;
     const int rv = static_cast<int>(out_.rendezvous.size());
     send.rendezvous = rv;
     recv.rendezvous = rv;

@@ -36,6 +36,10 @@ StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs&
     b.comm_hidden_s += d.hidden_comm_s;
     b.bubble_s += d.idle_s;
     b.peak_activation_bytes_replay = std::max(b.peak_activation_bytes_replay, d.peak_activation_bytes);
+    for (std::size_t k = 0; k < 2; ++k) {
+      m.tiers[k].busy_s += d.tier_busy_s[k] / static_cast<double>(replay.devices.size());
+      m.tiers[k].bytes += d.tier_bytes[k] / static_cast<double>(replay.devices.size());
+    }
     if (in.report_device_waits) {
       DeviceWait w;
       w.device = d.device;

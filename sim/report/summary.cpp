@@ -28,11 +28,25 @@ std::string si(double x) {
   return fmt(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
 }
 
-std::string plan_line(const Scenario& sc) {
-  return describe_plan(sc.plan);
-}
+std::string plan_line(const Scenario& sc) { return describe_plan(sc.plan); }
+
+const char* const kTierNames[2] = {"intra_node", "inter_node"};
 
 }  // namespace
+
+double tier_bandwidth(const HardwareSpec& hw, int tier) {
+  const int per_node = std::max(1, hw.node.devices_per_node);
+  if (tier == 0)
+    return hw.node.fabric == IntraNodeFabric::full_mesh ? hw.node.link_bandwidth * (per_node - 1)
+                                                        : hw.node.link_bandwidth;
+  return hw.cluster.nic_bandwidth * hw.cluster.nics_per_node / per_node;
+}
+
+double tier_bandwidth_use(const Scenario& sc, const StepMetrics& m, int tier) {
+  const auto& t = m.tiers[static_cast<std::size_t>(tier)];
+  const double bw = tier_bandwidth(sc.hardware, tier);
+  return t.busy_s > 0 && bw > 0 ? t.bytes / (t.busy_s * bw) : 0.0;
+}
 
 std::string format_summary(const Scenario& sc, const SimResult& r) {
   const StepMetrics& m = r.metrics;
@@ -47,7 +61,10 @@ std::string format_summary(const Scenario& sc, const SimResult& r) {
          " days)\n";
   const double hbm = r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
   out += "  memory peak " + fmt("%.1f", m.peak_memory_bytes / kGiB) + " GiB of " + fmt("%.1f", hbm / kGiB) +
-         " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n\n";
+         " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n";
+  out += "  network (DP+PP, per device): intra-node busy " + fmt("%.4f", m.tiers[0].busy_s) + " s, use " +
+         fmt("%.1f", 100 * tier_bandwidth_use(sc, m, 0)) + " %   inter-node busy " + fmt("%.4f", m.tiers[1].busy_s) +
+         " s, use " + fmt("%.1f", 100 * tier_bandwidth_use(sc, m, 1)) + " % of peak\n\n";
   out +=
       "  stage   fwd s   bwd s  recomp    tp s    cp s    ep s    pp s    dp s  hidden  bubble   optim   "
       "data   host  mem GiB\n";
@@ -138,6 +155,20 @@ std::string json_summary(const Scenario& sc, const SimResult& r) {
                                  {"collective_wait_ratio", w.collective_wait_ratio},
                                  {"flagged", w.flagged}});
   j["device_waits"] = std::move(waits);
+  // DP and PP transfers per network tier, mean per device (TP/CP/EP not counted yet).
+  ordered_json tiers = ordered_json::array();
+  for (int k = 0; k < 2; ++k)
+    tiers.push_back(
+        ordered_json{{"tier", kTierNames[k]},
+                     {"busy_s", m.tiers[static_cast<std::size_t>(k)].busy_s},
+                     {"bytes", m.tiers[static_cast<std::size_t>(k)].bytes},
+                     {"effective_bandwidth_bytes_per_s",
+                      m.tiers[static_cast<std::size_t>(k)].busy_s > 0
+                          ? m.tiers[static_cast<std::size_t>(k)].bytes / m.tiers[static_cast<std::size_t>(k)].busy_s
+                          : 0.0},
+                     {"peak_bandwidth_bytes_per_s", tier_bandwidth(sc.hardware, k)},
+                     {"bandwidth_use", tier_bandwidth_use(sc, m, k)}});
+  j["network_tiers"] = std::move(tiers);
   return j.dump(2) + "\n";
 }
 

@@ -350,3 +350,144 @@ TEST_CASE("Full mode with uneven cards and links still runs every instance once,
   CHECK(r.end > run(costs).end);
   CHECK(replay(graph, full).end == r.end);
 }
+
+namespace {
+
+constexpr double kFlow = 1e-2;  // stand-alone time of every flow in the NIC-sharing tests
+
+Task nic_task(int stage, Stream stream, SpanCategory cat, RankGroup group, std::int8_t tier = 1) {
+  Task t;
+  t.stage = stage;
+  t.stream = stream;
+  t.category = cat;
+  t.group = group;
+  t.duration_s = kFlow;
+  t.tier = tier;
+  t.bytes = 1e9;
+  return t;
+}
+
+// Task 0: a DP bucket on stage `dp_stage`; tasks 1, 2: a PP send from `send_stage` to `recv_stage`
+// (a rendezvous pair). With `delay_s` > 0 a compute task (3) on the sender's stage runs first.
+TaskGraph dp_and_pp(int dp_stage, int send_stage, int recv_stage, double delay_s = 0, std::int8_t tier = 1) {
+  std::vector<Task> tasks = {nic_task(dp_stage, Stream::dp_comm, SpanCategory::dp_comm, RankGroup::dp, tier),
+                             nic_task(send_stage, Stream::pp_send, SpanCategory::pp_comm, RankGroup::pp, tier),
+                             nic_task(recv_stage, Stream::pp_recv, SpanCategory::pp_comm, RankGroup::pp, tier)};
+  tasks[1].rendezvous = tasks[2].rendezvous = 0;
+  std::vector<std::pair<int, int>> edges;
+  if (delay_s > 0) {
+    Task c;
+    c.stage = send_stage;
+    c.duration_s = delay_s;
+    tasks.push_back(c);
+    edges.emplace_back(3, 1);
+  }
+  TaskGraph g = make_task_graph(tasks, edges);
+  g.rendezvous = {{1, 2}};
+  g.stages = std::max({dp_stage, send_stage, recv_stage}) + 1;
+  return g;
+}
+
+// End of task `task`'s span (the first one recorded for it).
+SimTime span_end(const ReplayResult& r, int task) {
+  for (const auto& s : r.timeline.spans)
+    if (s.task == task) return s.end;
+  FAIL("no span for task " << task);
+  return -1;
+}
+
+SimTime ps(double s) { return static_cast<SimTime>(std::llround(s * 1e12)); }
+
+}  // namespace
+
+TEST_CASE("Two flows started together on one NIC each take twice their stand-alone time", "[engine][nic]") {
+  // The DP bucket and the PP send both use stage 0's NIC send link.
+  const auto r = replay(dp_and_pp(0, 0, 1));
+  CHECK(span_end(r, 0) == ps(2 * kFlow));
+  CHECK(span_end(r, 1) == ps(2 * kFlow));
+  CHECK(span_end(r, 2) == ps(2 * kFlow));  // the receive ends with its send
+  CHECK(r.end == ps(2 * kFlow));
+}
+
+TEST_CASE("A flow joined halfway by another ends at 1.5x its stand-alone time, the joiner speeds up after",
+          "[engine][nic]") {
+  const auto r = replay(dp_and_pp(0, 0, 1, kFlow / 2));
+  CHECK(span_end(r, 0) == ps(1.5 * kFlow));  // half alone, the other half at half rate
+  // The send starts at 0.5, runs at half rate until 1.5 (half its work), then alone: ends at 2.0.
+  CHECK(span_end(r, 1) == ps(2 * kFlow));
+  CHECK(span_end(r, 2) == ps(2 * kFlow));
+}
+
+TEST_CASE("Flows on different devices, inside a server, or with sharing off keep their stand-alone time",
+          "[engine][nic]") {
+  SECTION("different devices") {
+    const auto r = replay(dp_and_pp(0, 1, 2));  // DP on stage 0, PP from 1 to 2: no common link
+    for (int t : {0, 1, 2}) CHECK(span_end(r, t) == ps(kFlow));
+  }
+  SECTION("send and receive directions of one NIC are separate links") {
+    const auto r = replay(dp_and_pp(2, 0, 1));
+    for (int t : {0, 1, 2}) CHECK(span_end(r, t) == ps(kFlow));
+    const auto r2 = replay(dp_and_pp(0, 1, 0));  // DP and a receive share stage 0's receive link
+    CHECK(span_end(r2, 0) == ps(2 * kFlow));
+  }
+  SECTION("intra-node tier") {
+    const auto r = replay(dp_and_pp(0, 0, 1, 0, 0));
+    for (int t : {0, 1, 2}) CHECK(span_end(r, t) == ps(kFlow));
+  }
+  SECTION("share_links off") {
+    ReplayOptions o;
+    o.share_links = false;
+    const auto r = replay(dp_and_pp(0, 0, 1), o);
+    for (int t : {0, 1, 2}) CHECK(span_end(r, t) == ps(kFlow));
+  }
+}
+
+TEST_CASE("Each device reports busy time and bytes per network tier", "[engine][nic]") {
+  const auto r = replay(dp_and_pp(0, 0, 1, kFlow / 2));
+  REQUIRE(r.devices.size() == 2);
+  // Stage 0: DP from 0 to 1.5, PP send from 0.5 to 2.0 -> the NIC is busy 0 to 2.0 and moved 2 GB.
+  CHECK(r.devices[0].tier_busy_s[1] == Approx(2 * kFlow));
+  CHECK(r.devices[0].tier_bytes[1] == Approx(2e9));
+  CHECK(r.devices[1].tier_busy_s[1] == Approx(1.5 * kFlow));  // the receive, 0.5 to 2.0
+  CHECK(r.devices[1].tier_bytes[1] == Approx(1e9));
+  CHECK(r.devices[0].tier_busy_s[0] == 0);
+  const auto intra = replay(dp_and_pp(0, 0, 1, 0, 0));
+  CHECK(intra.devices[0].tier_busy_s[0] == Approx(kFlow));
+  CHECK(intra.devices[0].tier_bytes[0] == Approx(2e9));
+}
+
+TEST_CASE("NIC sharing is deterministic and representative and full mode agree on a uniform cluster",
+          "[engine][nic][full]") {
+  for (auto sched : {PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved}) {
+    auto costs = plan_costs(sched, 2, sched == PipelineSchedule::interleaved ? 2 : 1, 4);
+    costs.p2p_s = 3e-4;  // long enough to meet the gradient buckets on the NIC
+    costs.p2p_inter_node = true;
+    costs.dp_inter_node = true;
+    const auto rep = run(costs);
+    ReplayOptions full;
+    full.full = true;
+    const auto a = run(costs, full);
+    const auto b = run(costs, full);
+    CHECK(a.end == rep.end);
+    REQUIRE(a.timeline.spans.size() == b.timeline.spans.size());
+    for (std::size_t i = 0; i < a.timeline.spans.size(); ++i) {
+      CHECK(a.timeline.spans[i].start == b.timeline.spans[i].start);
+      CHECK(a.timeline.spans[i].end == b.timeline.spans[i].end);
+      CHECK(a.timeline.spans[i].task == b.timeline.spans[i].task);
+    }
+    ReplayOptions off;
+    off.share_links = false;
+    CHECK(rep.end > run(costs, off).end);  // the buckets and the last sends met on the NIC
+  }
+}
+
+TEST_CASE("Step metrics report each network tier's busy time and bytes as the mean over replayed devices",
+          "[metrics][nic]") {
+  const auto r = replay(dp_and_pp(0, 0, 1, kFlow / 2));
+  MetricInputs in;
+  in.num_devices = 2;
+  const StepMetrics m = compute_step_metrics(r, in);
+  CHECK(m.tiers[1].busy_s == Approx((2 * kFlow + 1.5 * kFlow) / 2));
+  CHECK(m.tiers[1].bytes == Approx((2e9 + 1e9) / 2));
+  CHECK(m.tiers[0].busy_s == 0);
+}

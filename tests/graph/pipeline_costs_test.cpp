@@ -137,3 +137,20 @@ TEST_CASE("Gradients go in fp32 buckets of the plan's size; the optimizer works 
   CHECK(c.p2p_bytes == Approx(1024.0 * 1024 * 2 / 2));
   CHECK(c.p2p_s == Approx(c.p2p_bytes * 1e-10));
 }
+
+TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices say it crosses servers",
+          "[graph][costs][nic]") {
+  Fixture fx;
+  auto f = linear_prices();
+  auto c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
+  CHECK_FALSE(c.p2p_inter_node);  // no crossing functions: nothing crosses
+  CHECK_FALSE(c.dp_inter_node);
+  f.crosses_nodes = [](CommGroup g) { return g == CommGroup::dp; };
+  f.p2p_crosses_nodes = [] { return false; };
+  c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
+  CHECK_FALSE(c.p2p_inter_node);
+  CHECK(c.dp_inter_node);
+  CHECK(c.stages[1].param_gather_bytes == Approx((2e6 + 2e6 + 5e6) * 2));
+  f.p2p_crosses_nodes = [] { return true; };
+  CHECK(build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).p2p_inter_node);
+}

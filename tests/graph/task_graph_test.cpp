@@ -100,3 +100,35 @@ TEST_CASE("A schedule that does not match the costs is a SimError", "[graph]") {
   CHECK_THROWS_AS(build_task_graph(costs, build_schedule(PipelineSchedule::one_f_one_b, 3, 3, 1)), SimError);
   CHECK_THROWS_AS(build_task_graph(costs, build_schedule(PipelineSchedule::one_f_one_b, 2, 4, 1)), SimError);
 }
+
+TEST_CASE("PP transfers and DP buckets carry the network tier and bytes the costs say they cross", "[graph][nic]") {
+  ChunkCosts c;
+  c.forward_s = 1e-3;
+  c.backward_input_s = 1e-3;
+  c.buckets = {GradBucket{3e8, 1e-3}};
+  for (bool pp_inter : {false, true}) {
+    auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 2, c);
+    costs.p2p_s = 1e-4;
+    costs.p2p_bytes = 5e7;
+    costs.p2p_inter_node = pp_inter;
+    costs.dp_inter_node = !pp_inter;
+    const TaskGraph g = build_task_graph(costs, build_schedule(costs.schedule, 2, 2, 1));
+    int pp = 0, dp = 0;
+    for (int t = 0; t < g.num_tasks(); ++t) {
+      const Task& task = g.task(t);
+      if (task.category == SpanCategory::pp_comm) {
+        ++pp;
+        CHECK(task.tier == (pp_inter ? 1 : 0));
+        CHECK(task.bytes == 5e7);
+      } else if (task.category == SpanCategory::dp_comm) {
+        ++dp;
+        CHECK(task.tier == (pp_inter ? 0 : 1));
+        CHECK(task.bytes == 3e8);
+      } else {
+        CHECK(task.tier == -1);
+      }
+    }
+    CHECK(pp == 8);  // 2 micro-batches x (activation + gradient) x (send + receive)
+    CHECK(dp == 2);  // one bucket per stage
+  }
+}

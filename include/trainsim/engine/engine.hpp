@@ -19,6 +19,12 @@ struct ReplayOptions {
   std::vector<double> link_speed;    // full mode: link speed factor per global rank; a transfer
                                      // runs at its slowest member's pace
   bool record_spans = true;          // spans, memory samples and flows in the Timeline
+  // Transfers across servers (Task::tier == 1) share their devices' NICs: each NIC is two
+  // links (send, receive); a collective uses both on each member, a p2p send the sender's
+  // send link and the receiver's receive link. A flow progresses at 1/n of its stand-alone
+  // rate, n the most flows on any of its links (max-min for flows that share one link),
+  // re-shared whenever a flow starts or ends. false: every transfer keeps its stand-alone time.
+  bool share_links = true;
 };
 
 constexpr int kNumCategories = 11;  // SpanCategory values
@@ -35,6 +41,8 @@ struct DeviceAccount {
   double collective_s = 0;                             // time held by TP/CP/EP/DP collectives (arrival to end)
   double collective_wait_s = 0;                        // of which waiting for the group's last member
   double peak_activation_bytes = 0;
+  std::array<double, 2> tier_busy_s{};  // time some DP/PP transfer of tier 0 (in server) / 1 (across) ran
+  std::array<double, 2> tier_bytes{};   // message bytes of those transfers
 };
 
 struct ReplayResult {

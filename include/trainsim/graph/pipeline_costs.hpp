@@ -43,6 +43,7 @@ struct StageCosts {
   std::vector<ChunkCosts> chunks;  // v entries
   double optimizer_s = 0;          // optimizer step (device or host)
   double param_gather_s = 0;       // ZeRO-3 / distributed optimizer parameter all-gather
+  double param_gather_bytes = 0;   // bytes of one parameter all-gather
   double data_s = 0;               // data loading exposed once per step
 };
 
@@ -52,6 +53,8 @@ struct PipelineCosts {
   std::vector<StageCosts> stages;  // p entries
   double p2p_s = 0;                // one activation (or gradient) send between stages
   double p2p_bytes = 0;
+  bool p2p_inter_node = false;       // stage neighbours sit in different servers (share the NIC)
+  bool dp_inter_node = false;        // the DP group spans servers (gradient buckets share the NIC)
   bool tp_comm_overlap = false;      // TP/CP/EP collectives run under the chunk's compute
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
   bool overlap_param_gather = true;  // parameter all-gather hidden under forward
@@ -74,6 +77,8 @@ struct CostFunctions {
   std::function<double(CollectiveKind, CommGroup, double)> group_collective_s;  // kind, group, bytes
   std::function<double(double)> p2p_s;                                          // bytes between neighbouring stages
   std::function<double(double)> memory_bound_s;                                 // bytes streamed through HBM
+  std::function<bool(CommGroup)> crosses_nodes;  // the group spans servers (empty: never)
+  std::function<bool()> p2p_crosses_nodes;       // pipeline neighbours in different servers (empty: never)
 };
 CostFunctions cost_functions(const CostModel& cost);
 

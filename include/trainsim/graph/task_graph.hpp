@@ -32,6 +32,11 @@ struct Task {
   double memory_delta_bytes = 0;
   RankGroup group = RankGroup::none;
   int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
+  // Network tier of a DP or PP transfer: -1 not counted (compute, TP/CP/EP), 0 inside the
+  // server, 1 across servers. Tier-1 transfers share their devices' NICs in the replay
+  // (engine.hpp): duration_s is then the stand-alone time.
+  std::int8_t tier = -1;
+  double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
 };
 
 using TaskGraphStorage = boost::compressed_sparse_row_graph<boost::directedS, Task>;

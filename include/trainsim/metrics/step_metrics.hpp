@@ -1,8 +1,8 @@
 #pragma once
 // What a step costs and where the time goes. Field names carry units.
+#include <array>
 #include <string>
 #include <vector>
-
 
 namespace trainsim {
 
@@ -34,6 +34,14 @@ struct DeviceWait {
   bool flagged = false;              // above 0.2 (seed 000's slow-card analysis)
 };
 
+// One network tier's traffic from DP and PP transfers (TP/CP/EP collectives are not counted yet),
+// mean per replayed device. Bandwidth use = bytes / (busy_s x the tier's bandwidth per device)
+// (seed 000's bandwidth share; report/summary computes it from the hardware).
+struct TierTraffic {
+  double busy_s = 0;  // time some transfer of the tier ran
+  double bytes = 0;   // message bytes of those transfers
+};
+
 struct StepMetrics {
   double step_time_s = 0;
   std::vector<StageBreakdown> stages;
@@ -52,6 +60,7 @@ struct StepMetrics {
   double peak_memory_bytes = 0;
   double bubble_fraction = 0;  // mean over stages of bubble / step time
   int num_devices = 0;
+  std::array<TierTraffic, 2> tiers{};  // [0] inside a server, [1] across servers
 };
 
 // What the metrics need besides the replay, in SI units.

@@ -10,6 +10,12 @@ namespace trainsim {
 
 constexpr int kSummarySchemaVersion = 1;
 
+// Peak bandwidth per device per direction of network tier 0 (inside a server: the switch port,
+// or all mesh links together) or 1 (across servers: the server's NICs over its devices), bytes/s.
+double tier_bandwidth(const HardwareSpec& hardware, int tier);
+// Bytes moved / (busy time x tier_bandwidth); 0 when the tier never ran.
+double tier_bandwidth_use(const Scenario& scenario, const StepMetrics& metrics, int tier);
+
 std::string format_summary(const Scenario& scenario, const SimResult& result);
 std::string json_summary(const Scenario& scenario, const SimResult& result);
 
