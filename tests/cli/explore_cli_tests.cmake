@@ -19,3 +19,10 @@ trainsim_cli_test(scale_reports_linearity_against_the_smallest_size 0 "8 +4 +128
   scale scenarios/default.yaml --devices 8,16)
 trainsim_cli_test(scale_bad_device_list_is_bad_input 2 "--devices: 'x' is not a device count"
   scale scenarios/default.yaml --devices 8,x)
+trainsim_cli_test(search_prints_top_plans_with_breakdown 0
+  "plans: [0-9]+ enumerated.*replayed.*step_s.*MFU%.*1 +TP[0-9]+ PP[0-9]+"
+  search scenarios/default.yaml --devices 8 --top 3 --set plan.global_batch_size=16)
+trainsim_cli_test(search_cost_objective_states_the_price 0 "price 1.50 per device-hour"
+  search scenarios/default.yaml --devices 8 --top 2 --objective cost --tokens 1e9 --set plan.global_batch_size=16)
+trainsim_cli_test(search_unknown_objective_is_bad_input 2 "unknown objective 'speed'"
+  search scenarios/default.yaml --devices 8 --objective speed)

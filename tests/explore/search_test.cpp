@@ -103,3 +103,25 @@ TEST_CASE("search: replaying only the 16 best estimates finds the brute-force be
   REQUIRE(r.best.size() == 1);
   CHECK(r.best[0].outcome.tokens_per_s == Approx(best).epsilon(1e-9));
 }
+
+TEST_CASE("search space holds Megatron's published GPT-3 175B plan (TP8 PP16 v3), valid and fitting",
+          "[explore][search]") {
+  // The search ranks it below TP2/TP4 plans (see the report); this pins that it is considered.
+  const Scenario s = load("gpt3-175b-a100-1024.yaml");
+  const auto plans = enumerate_plans(s, 1024);
+  int found = 0;
+  for (const auto& p : plans) {
+    if (p.tensor_model_parallel_size != 8 || p.pipeline_model_parallel_size != 16 ||
+        p.virtual_pipeline_model_parallel_size != 3 || p.micro_batch_size != 1 || !p.use_distributed_optimizer ||
+        p.recompute_granularity != RecomputeGranularity::selective || p.context_parallel_size != 1)
+      continue;
+    ++found;
+    CHECK(p.schedule == PipelineSchedule::interleaved);
+    CHECK(p.data_parallel_size == 8);
+    CHECK(check_plan(s.model, s.hardware, 1024, p).empty());
+    Scenario t = s;
+    t.plan = p;
+    CHECK(estimate_memory(t, build_workload(t.model, t.plan)).fits);
+  }
+  CHECK(found == 1);
+}
