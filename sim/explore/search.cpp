@@ -54,7 +54,7 @@ struct OptimizerChoice {
 }  // namespace
 
 // Axes, outermost first: TP, PP, CP, EP, micro batch, schedule (+VPP), optimizer sharding,
-// recompute. Only combinations whose device and batch arithmetic works are listed
+// recompute (selective only without flash attention). Only combinations whose device and batch arithmetic works are listed
 // (DP = N / (TP*PP*CP) integral, micro batch * DP dividing the global batch); everything
 // else is left to check_plan.
 std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices) {
@@ -97,6 +97,9 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices)
               for (const auto& opt : optimizers) {
                 for (auto rc : {RecomputeGranularity::none, RecomputeGranularity::selective,
                                 RecomputeGranularity::full}) {
+                  // With flash attention no op is dropped by selective recompute (the
+                  // workload keeps no s x s scores): the same plan as none, listed once.
+                  if (rc == RecomputeGranularity::selective && base.use_flash_attn) continue;
                   ParallelPlan p = base;
                   p.tensor_model_parallel_size = tp;
                   p.pipeline_model_parallel_size = pp;

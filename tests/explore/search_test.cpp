@@ -1,5 +1,6 @@
 #include "trainsim/explore/search.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
@@ -41,6 +42,17 @@ TEST_CASE("enumerate_plans: every plan uses exactly N devices and splits the glo
   CHECK(has_interleaved);
   CHECK(has_cp);
   CHECK(has_zero3);
+  // Selective recompute differs from none only when attention keeps its s x s scores.
+  auto count_selective = [](const std::vector<ParallelPlan>& list) {
+    return std::count_if(list.begin(), list.end(), [](const ParallelPlan& p) {
+      return p.recompute_granularity == RecomputeGranularity::selective;
+    });
+  };
+  CHECK(count_selective(plans) == 0);
+  const Scenario unfused = load("default.yaml", {{"plan.global_batch_size", "16"}, {"plan.use_flash_attn", "false"}});
+  const auto unfused_plans = enumerate_plans(unfused, 8);
+  CHECK(count_selective(unfused_plans) * 3 == static_cast<long>(unfused_plans.size()));
+  CHECK(unfused_plans.size() == plans.size() * 3 / 2);
 }
 
 TEST_CASE("search: every returned plan is valid and fits, best throughput first, cost = device-hours x price",
@@ -104,16 +116,18 @@ TEST_CASE("search: replaying only the 16 best estimates finds the brute-force be
   CHECK(r.best[0].outcome.tokens_per_s == Approx(best).epsilon(1e-9));
 }
 
-TEST_CASE("search space holds Megatron's published GPT-3 175B plan (TP8 PP16 v3), valid and fitting",
+TEST_CASE("search space holds Megatron's published GPT-3 175B plan (TP8 PP16 v3), valid and fitting; "
+          "selective recompute is listed as none under flash attention",
           "[explore][search]") {
   // The search ranks it below TP2/TP4 plans (see the report); this pins that it is considered.
   const Scenario s = load("gpt3-175b-a100-1024.yaml");
   const auto plans = enumerate_plans(s, 1024);
   int found = 0;
   for (const auto& p : plans) {
+    CHECK(p.recompute_granularity != RecomputeGranularity::selective);  // scenario uses flash attention
     if (p.tensor_model_parallel_size != 8 || p.pipeline_model_parallel_size != 16 ||
         p.virtual_pipeline_model_parallel_size != 3 || p.micro_batch_size != 1 || !p.use_distributed_optimizer ||
-        p.recompute_granularity != RecomputeGranularity::selective || p.context_parallel_size != 1)
+        p.recompute_granularity != RecomputeGranularity::none || p.context_parallel_size != 1)
       continue;
     ++found;
     CHECK(p.schedule == PipelineSchedule::interleaved);
