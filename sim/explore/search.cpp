@@ -169,10 +169,13 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   };
   double fwd = 0, bwd = 0;
   const double share = 1.0 / pp;
-  for (std::size_t i = 0; i < workload.layer_type_of.size(); ++i) {
-    const auto t = layer_time(workload.layer_types[static_cast<std::size_t>(workload.layer_type_of[i])], true);
-    fwd += t[0] * share;
-    bwd += t[1] * share;
+  std::vector<int> count(workload.layer_types.size(), 0);
+  for (int type : workload.layer_type_of) ++count[static_cast<std::size_t>(type)];
+  for (std::size_t type = 0; type < count.size(); ++type) {
+    if (count[type] == 0) continue;
+    const auto t = layer_time(workload.layer_types[type], true);
+    fwd += t[0] * share * count[type];
+    bwd += t[1] * share * count[type];
   }
   const auto emb = layer_time(workload.embedding, false), head = layer_time(workload.head, false);
   fwd += std::max(emb[0], head[0]);
