@@ -319,15 +319,16 @@ std::string plan_label(const ParallelPlan& p) {
                       : p.schedule == PipelineSchedule::zero_bubble_h1 ? "zb-h1"
                       : p.schedule == PipelineSchedule::gpipe          ? "gpipe"
                                                                        : "1f1b";
-  std::string opt = p.use_distributed_optimizer ? "distopt" : "zero" + std::to_string(p.zero_stage);
+  const std::string opt =
+      p.use_distributed_optimizer ? std::string("distopt") : std::string("zero").append(std::to_string(p.zero_stage));
+  auto suffix = [](const char* tag, int value) {
+    return value > 1 ? std::string(tag).append(std::to_string(value)) : std::string();
+  };
+  const std::string vpp = suffix("x", p.virtual_pipeline_model_parallel_size);
+  const std::string cp = suffix(" CP", p.context_parallel_size);
+  const std::string ep = suffix(" EP", p.expert_model_parallel_size);
   std::snprintf(buf, sizeof buf, "TP%d PP%d%s DP%d%s%s mbs%d %s%s %s rc:%s", p.tensor_model_parallel_size,
-                p.pipeline_model_parallel_size,
-                p.virtual_pipeline_model_parallel_size > 1
-                    ? ("x" + std::to_string(p.virtual_pipeline_model_parallel_size)).c_str()
-                    : "",
-                p.data_parallel_size,
-                p.context_parallel_size > 1 ? (" CP" + std::to_string(p.context_parallel_size)).c_str() : "",
-                p.expert_model_parallel_size > 1 ? (" EP" + std::to_string(p.expert_model_parallel_size)).c_str() : "",
+                p.pipeline_model_parallel_size, vpp.c_str(), p.data_parallel_size, cp.c_str(), ep.c_str(),
                 p.micro_batch_size, sched, p.sequence_parallel ? " SP" : "", opt.c_str(),
                 to_string(p.recompute_granularity));
   return buf;
