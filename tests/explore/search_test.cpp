@@ -77,6 +77,8 @@ TEST_CASE("search: every returned plan is valid and fits, best throughput first,
     CHECK(c.cost == Approx(1e9 / c.outcome.tokens_per_s / 3600 * 8 * s.hardware.device.price_per_hour));
     if (i > 0) CHECK(r.best[i - 1].outcome.tokens_per_s >= c.outcome.tokens_per_s);
     if (i > 0) CHECK(r.best[i - 1].cost <= c.cost);
+    // The analytical tier prices the same ops with the same cost model: within 20% of the replay.
+    CHECK(c.estimate_step_s == Approx(c.outcome.step_time_s).epsilon(0.2));
   }
 }
 
