@@ -4,6 +4,9 @@
 //  - BM_analytical_*: build_workload + estimate_memory alone over a grid of plans (issue 6's
 //    pruning tier; items_per_second = plans/s).
 //  - BM_synthetic_*: the task graph and the replay alone on synthetic costs.
+//  - BM_search_*: `trainsim search` on one thread: *_screen enumerates, checks, sizes memory
+//    and estimates every plan for 1024 devices without replaying (items_per_second = plans/s
+//    per core); *_1024 is the whole search with its 256 replays.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -12,6 +15,7 @@
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/engine/engine.hpp"
+#include "trainsim/explore/search.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
@@ -202,6 +206,28 @@ void analytical_case(benchmark::State& state, Scenario (*make)()) {
 void BM_analytical_llama2_70b_plans(benchmark::State& s) { analytical_case(s, llama2_70b); }
 void BM_analytical_gpt3_175b_plans(benchmark::State& s) { analytical_case(s, gpt3_175b); }
 
+// ---- Plan search ----
+
+void search_case(benchmark::State& state, Scenario (*make)(), int replay_limit) {
+  const Scenario scenario = make();
+  SearchOptions options;
+  options.devices = 1024;
+  options.max_threads = 1;
+  options.replay_limit = replay_limit;
+  long long plans = 0;
+  for (auto _ : state) {
+    const SearchResult r = search_plans(scenario, options);
+    plans += r.enumerated;
+    benchmark::DoNotOptimize(r.best.data());
+  }
+  state.SetItemsProcessed(plans);
+}
+
+void BM_search_gpt3_175b_screen(benchmark::State& s) { search_case(s, gpt3_175b, 0); }
+void BM_search_llama2_70b_screen(benchmark::State& s) { search_case(s, llama2_70b, 0); }
+void BM_search_gpt3_175b_1024(benchmark::State& s) { search_case(s, gpt3_175b, 256); }
+void BM_search_llama2_70b_1024(benchmark::State& s) { search_case(s, llama2_70b, 256); }
+
 }  // namespace
 
 BENCHMARK(BM_sim_gpt3_175b_representative)->Unit(benchmark::kMillisecond);
@@ -220,6 +246,10 @@ BENCHMARK(BM_synthetic_gpt3_175b_full_1024)->Unit(benchmark::kMillisecond)->Iter
 BENCHMARK(BM_synthetic_llama3_405b_representative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_synthetic_llama2_70b_representative)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_synthetic_llama2_70b_full_1024)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_search_gpt3_175b_screen)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_search_llama2_70b_screen)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_search_gpt3_175b_1024)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_search_llama2_70b_1024)->Unit(benchmark::kMillisecond)->Iterations(1);
 // A long-running process (a sweep) reuses freed memory; keep glibc from returning every
 // large block to the kernel so each iteration does not pay fresh page faults.
 int main(int argc, char** argv) {

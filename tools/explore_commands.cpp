@@ -19,6 +19,7 @@
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/explore/max_batch.hpp"
 #include "trainsim/explore/scale.hpp"
+#include "trainsim/explore/search.hpp"
 #include "trainsim/explore/sweep.hpp"
 
 namespace {
@@ -171,6 +172,44 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         const auto rows = trainsim::compare_schedules(scenario, choices);
         std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), stdout);
         if (!args->html.empty()) write_comparison_html(args->html, scenario, rows);
+      };
+    });
+  }
+  // search
+  {
+    struct Args {
+      CommonArgs common;
+      int devices = 0;
+      int top = 10;
+      std::string objective = "throughput";
+      double tokens = 1e12;
+      int replay = 256;
+      std::string json;
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "search", "Every plan for N devices, pruned by the plan checks, the memory model and an estimate; the best "
+                  "replayed; top k printed");
+    add_common(cmd, args->common);
+    cmd->add_option("--devices", args->devices, "device count (default: the scenario's num_devices)");
+    cmd->add_option("--top", args->top, "plans to print")->capture_default_str();
+    cmd->add_option("--objective", args->objective, "throughput, time-to-train or cost")->capture_default_str();
+    cmd->add_option("--tokens", args->tokens, "token budget for time-to-train and cost")->capture_default_str();
+    cmd->add_option("--replay", args->replay, "candidates replayed with the simulator (best estimates first)")
+        ->capture_default_str();
+    cmd->add_option("--json", args->json, "also write the top plans as JSON to this file");
+    cmd->callback([&action, args] {
+      action = [args] {
+        trainsim::SearchOptions options;
+        options.objective = trainsim::parse_search_objective(args->objective);
+        const auto scenario = args->common.load();
+        options.devices = args->devices;
+        options.top = args->top;
+        options.tokens = args->tokens;
+        options.replay_limit = args->replay;
+        const auto result = trainsim::search_plans(scenario, options);
+        std::fputs(trainsim::format_search(scenario, result).c_str(), stdout);
+        if (!args->json.empty()) write_file(args->json, trainsim::search_json(scenario, result));
       };
     });
   }

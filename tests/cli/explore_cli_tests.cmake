@@ -26,3 +26,10 @@ trainsim_cli_test(scale_writes_html_charts 0 "linearity"
 trainsim_cli_test(sweep_writes_html_chart 0 "4 combinations, 4 simulated"
                   sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2 --grid plan.schedule=1f1b,zb-h1
                   --html ${CMAKE_CURRENT_BINARY_DIR}/sweep.html)
+trainsim_cli_test(search_prints_top_plans_with_breakdown 0
+  "plans: [0-9]+ enumerated.*replayed.*step_s.*MFU%.*1 +TP[0-9]+ PP[0-9]+"
+  search scenarios/default.yaml --devices 8 --top 3 --set plan.global_batch_size=16)
+trainsim_cli_test(search_cost_objective_states_the_price 0 "price 1.50 per device-hour"
+  search scenarios/default.yaml --devices 8 --top 2 --objective cost --tokens 1e9 --set plan.global_batch_size=16)
+trainsim_cli_test(search_unknown_objective_is_bad_input 2 "unknown objective 'speed'"
+  search scenarios/default.yaml --devices 8 --objective speed)

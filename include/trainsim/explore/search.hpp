@@ -1,0 +1,65 @@
+#pragma once
+// `trainsim search SCENARIO --devices N`: every plan for N devices of the scenario's
+// model, hardware, sequence length and global batch, pruned in three tiers (the plan
+// checks, the fast memory model, a closed-form step-time estimate), the best survivors
+// replayed with simulate(), the top k sorted by the objective.
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/evaluate.hpp"
+#include "trainsim/model/workload.hpp"
+
+namespace trainsim {
+
+enum class SearchObjective { throughput, time_to_train, cost };
+// "throughput", "time-to-train", "cost"; throws ConfigError (key "--objective") otherwise.
+SearchObjective parse_search_objective(const std::string& text);
+const char* to_string(SearchObjective objective);
+
+struct SearchOptions {
+  int devices = 0;  // 0: the scenario's num_devices
+  int top = 10;
+  SearchObjective objective = SearchObjective::throughput;
+  double tokens = 1e12;     // token budget for time-to-train and cost
+  int replay_limit = 256;   // candidates (best estimates first) replayed with simulate()
+  int max_threads = 0;      // 0: all cores
+};
+
+struct SearchCandidate {
+  ParallelPlan plan;         // data_parallel_size derived
+  double estimate_step_s = 0;  // the analytical tier's step time
+  PlanOutcome outcome;       // simulated (status ok) for replayed candidates
+  // Exposed communication on the slowest stage of the replay (max over stages), seconds.
+  double tp_exposed_s = 0, cp_exposed_s = 0, ep_exposed_s = 0, pp_exposed_s = 0, dp_exposed_s = 0;
+  double time_to_train_s = 0;  // options.tokens at the simulated throughput
+  double device_hours = 0;
+  double cost = 0;  // device_hours x price_per_hour (0 when the price is unknown)
+};
+
+struct SearchResult {
+  int devices = 0;
+  SearchObjective objective = SearchObjective::throughput;
+  double tokens = 0;
+  double price_per_hour = 0;
+  long long enumerated = 0;     // every combination of the axes for N devices
+  long long valid = 0;          // passing check_plan
+  long long fit = 0;            // and fitting the memory model
+  long long replayed = 0;       // simulated
+  std::vector<SearchCandidate> best;  // top k, best first (ties: enumeration order)
+};
+
+// Every plan the search considers for `devices` devices, in a fixed order, before any
+// check (DP derived; the scenario's seq length, global batch, precision and flags kept).
+std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices);
+
+// The analytical tier, seconds per step (see search.cpp for the formula).
+// scenario.num_devices must be the search's device count; workload = build_workload(model, plan).
+double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, const Workload& workload);
+
+SearchResult search_plans(const Scenario& scenario, const SearchOptions& options);
+
+std::string format_search(const Scenario& scenario, const SearchResult& result);
+std::string search_json(const Scenario& scenario, const SearchResult& result);
+
+}  // namespace trainsim

@@ -1,0 +1,430 @@
+#include "trainsim/explore/search.hpp"
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/plan/plan_check.hpp"
+
+namespace trainsim {
+
+SearchObjective parse_search_objective(const std::string& text) {
+  if (text == "throughput") return SearchObjective::throughput;
+  if (text == "time-to-train") return SearchObjective::time_to_train;
+  if (text == "cost") return SearchObjective::cost;
+  throw ConfigError(Diagnostic{SourceLocation{}, "--objective", "unknown objective '" + text + "'",
+                               "throughput, time-to-train, cost"});
+}
+
+const char* to_string(SearchObjective objective) {
+  switch (objective) {
+    case SearchObjective::throughput:
+      return "throughput";
+    case SearchObjective::time_to_train:
+      return "time-to-train";
+    case SearchObjective::cost:
+      return "cost";
+  }
+  return "?";
+}
+
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+struct OptimizerChoice {
+  bool distributed;
+  int zero;
+};
+
+}  // namespace
+
+// Axes, outermost first: TP, PP, CP, EP, micro batch, schedule (+VPP), optimizer sharding,
+// recompute (selective only without flash attention). Only combinations whose device and batch arithmetic works are listed
+// (DP = N / (TP*PP*CP) integral, micro batch * DP dividing the global batch); everything
+// else is left to check_plan.
+std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices) {
+  const ModelSpec& model = scenario.model;
+  const ParallelPlan& base = scenario.plan;
+  std::vector<ParallelPlan> out;
+  const int kv = model.num_key_value_heads > 0 ? model.num_key_value_heads : model.num_attention_heads;
+  const int head_gcd = std::gcd(model.num_attention_heads, kv);
+  const int per_node = scenario.hardware.node.devices_per_node;
+  const int layers = model.num_layers;
+  const int gbs = base.global_batch_size;
+  for (int tp : divisors(head_gcd)) {
+    if (tp > per_node || devices % tp != 0) continue;
+    for (int pp : divisors(layers)) {
+      if (devices % (tp * pp) != 0) continue;
+      for (int cp : {1, 2}) {
+        if (cp > 1 && base.seq_length % (2 * cp) != 0) continue;
+        if (devices % (tp * pp * cp) != 0) continue;
+        const int dp = devices / (tp * pp * cp);
+        std::vector<int> eps{1};
+        if (model.moe) {
+          eps.clear();
+          for (int ep : divisors(model.moe->num_experts))
+            if ((static_cast<long long>(dp) * cp) % ep == 0) eps.push_back(ep);
+        }
+        for (int ep : eps) {
+          for (int mbs : {1, 2, 4, 8}) {
+            if (gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
+            const int m = gbs / (mbs * dp);
+            // Schedules: 1F1B, ZB-H1, interleaved with v = 2..4 where the layers split evenly.
+            std::vector<std::pair<PipelineSchedule, int>> schedules{{PipelineSchedule::one_f_one_b, 1}};
+            if (pp > 1) {
+              schedules.push_back({PipelineSchedule::zero_bubble_h1, 1});
+              for (int v = 2; v <= 4; ++v)
+                if (layers % (pp * v) == 0 && m % pp == 0) schedules.push_back({PipelineSchedule::interleaved, v});
+            }
+            std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}};
+            if (pp == 1) optimizers.push_back({false, 3});
+            for (const auto& [schedule, v] : schedules) {
+              for (const auto& opt : optimizers) {
+                for (auto rc : {RecomputeGranularity::none, RecomputeGranularity::selective,
+                                RecomputeGranularity::full}) {
+                  // With flash attention no op is dropped by selective recompute (the
+                  // workload keeps no s x s scores): the same plan as none, listed once.
+                  if (rc == RecomputeGranularity::selective && base.use_flash_attn) continue;
+                  ParallelPlan p = base;
+                  p.tensor_model_parallel_size = tp;
+                  p.pipeline_model_parallel_size = pp;
+                  p.virtual_pipeline_model_parallel_size = v;
+                  p.schedule = schedule;
+                  p.context_parallel_size = cp;
+                  p.expert_model_parallel_size = ep;
+                  p.data_parallel_size = dp;
+                  p.sequence_parallel = tp > 1;
+                  p.micro_batch_size = mbs;
+                  p.use_distributed_optimizer = opt.distributed;
+                  p.zero_stage = opt.zero;
+                  p.offload_optimizer = false;
+                  p.recompute_granularity = rc;
+                  p.recompute_method = RecomputeMethod::uniform;
+                  p.recompute_num_layers = 0;
+                  p.layers_per_stage.clear();
+                  out.push_back(std::move(p));
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// The analytical tier: one pass over the layer types with the simulator's own cost model
+// (CostModel), no event replay. Per micro-batch, the heaviest stage runs its share of the
+// layers (layers / PP, plus the embedding and the head):
+//   t_mb    = sum of ops' forward + backward (+ forward again under full recompute, + the
+//             attention core's forward under selective) + the layer's TP/CP/EP collectives
+//             (taken as exposed);
+//   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) / v (a third of it for ZB-H1);
+//   DP      = the gradient reduction (fp32; reduce-scatter when sharded, else all-reduce)
+//             minus the last micro-batch's backward it hides under, plus the parameter
+//             all-gather (distributed optimizer / ZeRO-3, twice for ZeRO-3) minus the first
+//             micro-batch's forward;
+//   PP      = 2 (p - 1) v sends of one boundary activation (the fill and drain);
+//   step    = compute / (1 - bubble) + DP + PP + the optimizer step over the local shard.
+// It only ranks candidates; the replay decides.
+double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, const Workload& workload) {
+  const CostModel cost(scenario.hardware, plan, scenario.num_devices);
+  const int pp = plan.pipeline_model_parallel_size;
+  const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+  const int m = std::max(1, plan.num_microbatches());
+  auto layer_time = [&](const LayerWorkload& layer, bool recompute) {
+    double f = 0, b = 0, extra = 0, comm = 0;
+    for (const auto& op : layer.ops) {
+      const double fo = cost.forward_s(op);
+      f += fo;
+      b += cost.backward_s(op);
+      if (recompute && plan.recompute_granularity == RecomputeGranularity::selective &&
+          op.dropped_by_selective_recompute)
+        extra += fo;
+    }
+    for (const auto& c : layer.comms) {
+      if (c.group == CommGroup::tp && plan.tp_comm_overlap) continue;  // hidden under the GEMMs
+      const double t = cost.collective_s(c);
+      comm += t;
+      if (recompute && plan.recompute_granularity == RecomputeGranularity::full && c.phase == Phase::forward)
+        comm += t;
+    }
+    if (recompute && plan.recompute_granularity == RecomputeGranularity::full) extra = f;
+    return std::array<double, 2>{f + comm / 2, b + extra + comm / 2};
+  };
+  double fwd = 0, bwd = 0;
+  const double share = 1.0 / pp;
+  std::vector<int> count(workload.layer_types.size(), 0);
+  for (int type : workload.layer_type_of) ++count[static_cast<std::size_t>(type)];
+  for (std::size_t type = 0; type < count.size(); ++type) {
+    if (count[type] == 0) continue;
+    const auto t = layer_time(workload.layer_types[type], true);
+    fwd += t[0] * share * count[type];
+    bwd += t[1] * share * count[type];
+  }
+  const auto emb = layer_time(workload.embedding, false), head = layer_time(workload.head, false);
+  fwd += std::max(emb[0], head[0]);
+  bwd += std::max(emb[1], head[1]);
+  const double compute = m * (fwd + bwd);
+  double bubble = static_cast<double>(pp - 1) / (m + pp - 1) / v;
+  if (plan.schedule == PipelineSchedule::zero_bubble_h1) bubble /= 3;
+
+  const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
+  double dp_s = 0, optimizer_s = 0;
+  const double params = workload.total_parameters / (static_cast<double>(plan.tensor_model_parallel_size) * pp);
+  const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
+  optimizer_s = cost.memory_bound_s((shard_states ? params / dp_total : params) * 30.0);
+  if (dp_total > 1) {
+    const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
+    const double grads = cost.collective_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                                           CommGroup::dp, params * (plan.precision == Precision::fp16 ? 2.0 : 4.0));
+    dp_s += std::max(0.0, grads - bwd / v);
+    if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
+      const double gather = cost.collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? 2 : 1) * gather - fwd / v);
+    }
+  }
+  double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;
+  if (plan.sequence_parallel) act /= plan.tensor_model_parallel_size;
+  act /= plan.context_parallel_size;
+  const double pp_s = pp > 1 ? 2.0 * (pp - 1) * v * cost.p2p_s(act) : 0.0;
+  return compute / (1 - bubble) + dp_s + pp_s + optimizer_s;
+}
+
+namespace {
+
+struct Screened {
+  int index = -1;  // into the enumeration
+  double estimate = 0;
+};
+
+double objective_key(const SearchCandidate& c, SearchObjective objective) {
+  switch (objective) {
+    case SearchObjective::throughput:
+      return -c.outcome.tokens_per_s;
+    case SearchObjective::time_to_train:
+      return c.time_to_train_s;
+    case SearchObjective::cost:
+      return c.cost > 0 ? c.cost : c.device_hours;
+  }
+  return 0;
+}
+
+}  // namespace
+
+SearchResult search_plans(const Scenario& scenario, const SearchOptions& options) {
+  SearchResult result;
+  result.devices = options.devices > 0 ? options.devices : scenario.num_devices;
+  result.objective = options.objective;
+  result.tokens = options.tokens;
+  result.price_per_hour = scenario.hardware.device.price_per_hour;
+  if (result.devices < 1)
+    throw ConfigError(Diagnostic{SourceLocation{}, "--devices", "must be >= 1", "a device count"});
+  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, result.devices);
+  result.enumerated = static_cast<long long>(plans.size());
+
+  // Tiers 1-3 in parallel, one slot per plan: estimate < 0 marks invalid (-1) or not fitting (-2).
+  std::vector<double> estimates(plans.size(), -1);
+  tbb::task_arena arena(options.max_threads > 0 ? options.max_threads : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
+      const ParallelPlan& plan = plans[i];
+      if (!check_plan(scenario.model, scenario.hardware, result.devices, plan).empty()) return;
+      try {
+        Scenario s;
+        s.model = scenario.model;
+        s.hardware = scenario.hardware;
+        s.num_devices = result.devices;
+        s.plan = plan;
+        const Workload workload = build_workload(s.model, plan);
+        if (!estimate_memory(s, workload).fits) {
+          estimates[i] = -2;
+          return;
+        }
+        estimates[i] = estimate_step_time(s, plan, workload);
+      } catch (const ConfigError&) {
+        estimates[i] = -1;
+      }
+    });
+  });
+  std::vector<Screened> fitting;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (estimates[i] != -1) ++result.valid;
+    if (estimates[i] >= 0) fitting.push_back({static_cast<int>(i), estimates[i]});
+  }
+  result.fit = static_cast<long long>(fitting.size());
+  std::stable_sort(fitting.begin(), fitting.end(),
+                   [](const Screened& a, const Screened& b) { return a.estimate < b.estimate; });
+  if (static_cast<int>(fitting.size()) > options.replay_limit) fitting.resize(std::max(0, options.replay_limit));
+  // Replay in the estimate order's index order so the result does not depend on threads.
+  std::vector<SearchCandidate> replayed(fitting.size());
+  arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, fitting.size(), [&](std::size_t i) {
+      Scenario s = scenario;
+      s.num_devices = result.devices;
+      s.plan = plans[fitting[i].index];
+      SearchCandidate& c = replayed[i];
+      c.plan = s.plan;
+      c.estimate_step_s = fitting[i].estimate;
+      c.outcome = evaluate_plan(std::move(s));
+      for (const auto& st : c.outcome.stages) {
+        c.tp_exposed_s = std::max(c.tp_exposed_s, st.tp_exposed_s);
+        c.cp_exposed_s = std::max(c.cp_exposed_s, st.cp_exposed_s);
+        c.ep_exposed_s = std::max(c.ep_exposed_s, st.ep_exposed_s);
+        c.pp_exposed_s = std::max(c.pp_exposed_s, st.pp_exposed_s);
+        c.dp_exposed_s = std::max(c.dp_exposed_s, st.dp_exposed_s);
+      }
+      if (c.outcome.status == PlanStatus::ok && c.outcome.tokens_per_s > 0) {
+        c.time_to_train_s = options.tokens / c.outcome.tokens_per_s;
+        c.device_hours = c.time_to_train_s / 3600.0 * result.devices;
+        c.cost = c.device_hours * result.price_per_hour;
+      }
+    });
+  });
+  result.replayed = static_cast<long long>(replayed.size());
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < replayed.size(); ++i)
+    if (replayed[i].outcome.status == PlanStatus::ok) order.push_back(i);
+  // Ties keep the enumeration order (fitting[i].index), so the ranking is deterministic.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double ka = objective_key(replayed[a], options.objective), kb = objective_key(replayed[b], options.objective);
+    if (ka != kb) return ka < kb;
+    return fitting[a].index < fitting[b].index;
+  });
+  if (static_cast<int>(order.size()) > options.top) order.resize(std::max(0, options.top));
+  for (std::size_t i : order) result.best.push_back(std::move(replayed[i]));
+  return result;
+}
+
+namespace {
+
+std::string plan_label(const ParallelPlan& p) {
+  char buf[200];
+  const char* sched = p.schedule == PipelineSchedule::interleaved      ? "int"
+                      : p.schedule == PipelineSchedule::zero_bubble_h1 ? "zb-h1"
+                      : p.schedule == PipelineSchedule::gpipe          ? "gpipe"
+                                                                       : "1f1b";
+  const std::string opt =
+      p.use_distributed_optimizer ? std::string("distopt") : std::string("zero").append(std::to_string(p.zero_stage));
+  auto suffix = [](const char* tag, int value) {
+    return value > 1 ? std::string(tag).append(std::to_string(value)) : std::string();
+  };
+  const std::string vpp = suffix("x", p.virtual_pipeline_model_parallel_size);
+  const std::string cp = suffix(" CP", p.context_parallel_size);
+  const std::string ep = suffix(" EP", p.expert_model_parallel_size);
+  std::snprintf(buf, sizeof buf, "TP%d PP%d%s DP%d%s%s mbs%d %s%s %s rc:%s", p.tensor_model_parallel_size,
+                p.pipeline_model_parallel_size, vpp.c_str(), p.data_parallel_size, cp.c_str(), ep.c_str(),
+                p.micro_batch_size, sched, p.sequence_parallel ? " SP" : "", opt.c_str(),
+                to_string(p.recompute_granularity));
+  return buf;
+}
+
+}  // namespace
+
+std::string format_search(const Scenario& scenario, const SearchResult& r) {
+  char buf[512];
+  std::string out;
+  std::snprintf(buf, sizeof buf,
+                "%s on %d x %s, seq %d, global batch %d, objective %s\n"
+                "plans: %lld enumerated, %lld valid, %lld fit in memory, %lld replayed\n",
+                scenario.model.name.c_str(), r.devices, scenario.hardware.device.name.c_str(),
+                scenario.plan.seq_length, scenario.plan.global_batch_size, to_string(r.objective), r.enumerated,
+                r.valid, r.fit, r.replayed);
+  out += buf;
+  if (r.objective != SearchObjective::throughput) {
+    if (r.price_per_hour > 0)
+      std::snprintf(buf, sizeof buf, "token budget %.3g, price %.2f per device-hour (%s)\n", r.tokens,
+                    r.price_per_hour, scenario.hardware.name.c_str());
+    else
+      std::snprintf(buf, sizeof buf,
+                    "token budget %.3g; price per device-hour unknown (0 in %s): cost ranks by device-hours\n",
+                    r.tokens, scenario.hardware.name.c_str());
+    out += buf;
+  }
+  if (r.best.empty()) return out + "no plan fits\n";
+  std::snprintf(buf, sizeof buf, "%-3s %-52s %8s %8s %9s %6s %7s %7s %7s %7s %7s %9s %10s\n", "#", "plan", "est_s",
+                "step_s", "tok/s/dev", "MFU%", "bubble%", "TP_s", "PP_s", "DP_s", "CP+EP_s", "peak_GiB",
+                r.objective == SearchObjective::throughput ? "" : (r.objective == SearchObjective::cost ? "cost" : "days"));
+  out += buf;
+  int rank = 1;
+  for (const auto& c : r.best) {
+    const PlanOutcome& o = c.outcome;
+    char last[32] = "";
+    if (r.objective == SearchObjective::time_to_train) std::snprintf(last, sizeof last, "%.1f", c.time_to_train_s / 86400);
+    if (r.objective == SearchObjective::cost)
+      std::snprintf(last, sizeof last, "%.0f", r.price_per_hour > 0 ? c.cost : c.device_hours);
+    std::snprintf(buf, sizeof buf, "%-3d %-52s %8.3f %8.3f %9.0f %6.1f %7.1f %7.3f %7.3f %7.3f %7.3f %9.1f %10s\n",
+                  rank++, plan_label(c.plan).c_str(), c.estimate_step_s, o.step_time_s, o.tokens_per_s_per_device,
+                  100 * o.mfu, 100 * o.bubble_fraction, c.tp_exposed_s, c.pp_exposed_s, c.dp_exposed_s,
+                  c.cp_exposed_s + c.ep_exposed_s, o.peak_memory_bytes / kBytesPerGiB, last);
+    out += buf;
+  }
+  return out;
+}
+
+std::string search_json(const Scenario& scenario, const SearchResult& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario.file;
+  j["devices"] = r.devices;
+  j["objective"] = to_string(r.objective);
+  j["tokens"] = r.tokens;
+  j["price_per_hour"] = r.price_per_hour;
+  j["enumerated"] = r.enumerated;
+  j["valid"] = r.valid;
+  j["fit"] = r.fit;
+  j["replayed"] = r.replayed;
+  j["best"] = nlohmann::ordered_json::array();
+  for (const auto& c : r.best) {
+    const auto& p = c.plan;
+    const auto& o = c.outcome;
+    nlohmann::ordered_json e;
+    e["plan"] = describe_plan(p);
+    e["tensor_model_parallel_size"] = p.tensor_model_parallel_size;
+    e["pipeline_model_parallel_size"] = p.pipeline_model_parallel_size;
+    e["virtual_pipeline_model_parallel_size"] = p.virtual_pipeline_model_parallel_size;
+    e["context_parallel_size"] = p.context_parallel_size;
+    e["expert_model_parallel_size"] = p.expert_model_parallel_size;
+    e["data_parallel_size"] = p.data_parallel_size;
+    e["micro_batch_size"] = p.micro_batch_size;
+    e["schedule"] = to_string(p.schedule);
+    e["sequence_parallel"] = p.sequence_parallel;
+    e["use_distributed_optimizer"] = p.use_distributed_optimizer;
+    e["zero_stage"] = p.zero_stage;
+    e["recompute_granularity"] = to_string(p.recompute_granularity);
+    e["estimate_step_time_s"] = c.estimate_step_s;
+    e["step_time_s"] = o.step_time_s;
+    e["tokens_per_s"] = o.tokens_per_s;
+    e["tokens_per_s_per_device"] = o.tokens_per_s_per_device;
+    e["mfu"] = o.mfu;
+    e["bubble_fraction"] = o.bubble_fraction;
+    e["tp_exposed_s"] = c.tp_exposed_s;
+    e["cp_exposed_s"] = c.cp_exposed_s;
+    e["ep_exposed_s"] = c.ep_exposed_s;
+    e["pp_exposed_s"] = c.pp_exposed_s;
+    e["dp_exposed_s"] = c.dp_exposed_s;
+    e["peak_memory_gib"] = o.peak_memory_bytes / kBytesPerGiB;
+    e["time_to_train_s"] = c.time_to_train_s;
+    e["device_hours"] = c.device_hours;
+    e["cost"] = c.cost;
+    j["best"].push_back(std::move(e));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainsim
