@@ -238,8 +238,21 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
     if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
       const double gather = cost.group_collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
-      sc.param_gather_s = plan.zero_stage >= 3 ? 2 * gather : gather;  // ZeRO-3 gathers for backward too
-      sc.param_gather_bytes = plan.zero_stage >= 3 ? 4.0 * params : 2.0 * params;
+      // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch
+      // gathers them again for its forward and its backward. The distributed optimizer
+      // gathers once per step.
+      const double gathers = plan.zero_stage >= 3 ? 2.0 * m : 1.0;
+      sc.param_gather_s = gathers * gather;
+      sc.param_gather_bytes = gathers * 2.0 * params;
+    }
+    if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
+      // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward
+      // reduce-scatters its gradients; the buckets after the last micro-batch are priced
+      // above, the other m - 1 reductions run on the DP stream under the step's compute.
+      const double reduce =
+          cost.group_collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
+      sc.param_gather_s += (m - 1) * reduce;
+      sc.param_gather_bytes += (m - 1) * params * grad_bytes_per_param;
     }
   }
   return costs;

@@ -1,6 +1,10 @@
 #include "trainsim/graph/pipeline_costs.hpp"
 
 #include <catch2/catch.hpp>
+#include "trainsim/model/workload.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/config/scenario.hpp"
 
 using namespace trainsim;
 
@@ -153,4 +157,25 @@ TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices
   CHECK(c.stages[1].param_gather_bytes == Approx((2e6 + 2e6 + 5e6) * 2));
   f.p2p_crosses_nodes = [] { return true; };
   CHECK(build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).p2p_inter_node);
+}
+
+TEST_CASE("ZeRO-3 gathers weights for every micro-batch's forward and backward; the distributed optimizer once a step",
+          "[graph]") {
+  auto gather_s = [](int zero_stage, bool distributed_optimizer, int global_batch) {
+    Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
+                               {{"plan.pipeline_model_parallel_size", "1"},
+                                {"plan.zero_stage", std::to_string(zero_stage)},
+                                {"plan.use_distributed_optimizer", distributed_optimizer ? "true" : "false"},
+                                {"plan.global_batch_size", std::to_string(global_batch)}});
+    const Workload w = build_workload(s.model, s.plan);
+    const CostModel cost(s.hardware, s.plan, s.num_devices);
+    return build_pipeline_costs(s, w, cost, estimate_memory(s, w)).stages[0].param_gather_s;
+  };
+  // m = global batch / (micro batch 1 x DP 8).
+  const double z3_m4 = gather_s(3, false, 32), z3_m8 = gather_s(3, false, 64);
+  const double dist_m4 = gather_s(0, true, 32), dist_m8 = gather_s(0, true, 64);
+  CHECK(dist_m4 > 0);
+  CHECK(dist_m8 == Approx(dist_m4));
+  CHECK(z3_m8 > 1.9 * z3_m4);        // 2m gathers plus m - 1 reduce-scatters
+  CHECK(z3_m4 > 2 * 4 * dist_m4 * 0.99);  // at least 2m gathers of the same bytes
 }
