@@ -182,6 +182,9 @@ ParallelPlan fill_plan(const Validated& v) {
   p.overlap_grad_reduce = as_bool(v, "plan.overlap_grad_reduce");
   p.overlap_param_gather = as_bool(v, "plan.overlap_param_gather");
   p.tp_comm_overlap = as_bool(v, "plan.tp_comm_overlap");
+  p.collective_algorithm = v.str("plan.collective_algorithm");
+  p.collective_pipeline_tiers = as_bool(v, "plan.collective_pipeline_tiers");
+  p.collective_split_intra = as_bool(v, "plan.collective_split_intra");
   p.grad_bucket_bytes = v.num("plan.grad_bucket_size");
   if (v.has("plan.layers_per_stage")) p.layers_per_stage = v.values.at("plan.layers_per_stage").list;
   p.rank_order = v.str("plan.rank_order");

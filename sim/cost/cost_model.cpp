@@ -125,8 +125,21 @@ double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision pr
   return op_time(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels);
 }
 
+CollectiveOptions collective_options(const ParallelPlan& plan) {
+  CollectiveOptions options;
+  const std::string& a = plan.collective_algorithm;
+  options.algorithm = a == "ring"           ? CollectiveAlgorithm::ring
+                      : a == "tree"         ? CollectiveAlgorithm::double_binary_tree
+                      : a == "hierarchical" ? CollectiveAlgorithm::hierarchical
+                      : a == "full_mesh"    ? CollectiveAlgorithm::full_mesh_direct
+                                            : CollectiveAlgorithm::automatic;
+  options.pipeline_tiers = plan.collective_pipeline_tiers;
+  options.split_intra_over_network = plan.collective_split_intra;
+  return options;
+}
+
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices)
-    : CostModel(hardware, plan, num_devices, CollectiveOptions{}) {}
+    : CostModel(hardware, plan, num_devices, collective_options(plan)) {}
 
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options)
     : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options) {

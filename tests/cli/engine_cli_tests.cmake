@@ -19,3 +19,6 @@ trainsim_cli_test(run_out_of_memory_is_an_error 2 "default.yaml: plan: does not 
                   run scenarios/default.yaml --set plan.micro_batch_size=32)
 trainsim_cli_test(explain_lists_counterfactuals_and_diagnosis 0 "where the step goes.*if \\.\\.\\..*diagnosis"
                   explain scenarios/llama2-70b-910b3-1024.yaml)
+trainsim_cli_test(collective_algorithm_choices_are_listed 2 "plan.collective_algorithm.*valid: auto, ring, tree, hierarchical, full_mesh|plan.collective_algorithm.*auto\\|ring"
+                  run scenarios/default.yaml --set plan.collective_algorithm=sideways)
+trainsim_cli_test(collective_algorithm_can_be_forced 0 "step time" run scenarios/default.yaml --set plan.collective_algorithm=ring)

@@ -132,3 +132,19 @@ TEST_CASE("pipeline send/recv stays in the server or crosses NICs depending on w
   CHECK(four.p2p_crosses_nodes());
   CHECK(four.p2p_s(1e9) == Approx(1e9 / nic_bandwidth(h) + inter_node_latency_s(h)));
 }
+
+TEST_CASE("the plan can force a collective algorithm; auto picks the fastest candidate", "[cost][collective]") {
+  const HardwareSpec h = test::a100_dgx();
+  ParallelPlan plan;
+  plan.tensor_model_parallel_size = 8;
+  plan.data_parallel_size = 64;  // one rank per server: DP crosses 64 servers
+  const double bytes = 1e9;
+  const double automatic = CostModel(h, plan, 512).collective_s(CollectiveKind::all_reduce, CommGroup::dp, bytes);
+  plan.collective_algorithm = "ring";
+  const double ring = CostModel(h, plan, 512).collective_s(CollectiveKind::all_reduce, CommGroup::dp, bytes);
+  plan.collective_algorithm = "tree";
+  const double tree = CostModel(h, plan, 512).collective_s(CollectiveKind::all_reduce, CommGroup::dp, bytes);
+  CHECK(ring != tree);
+  CHECK(automatic == Approx(std::min(ring, tree)));
+  CHECK(collective_options(plan).algorithm == CollectiveAlgorithm::double_binary_tree);
+}

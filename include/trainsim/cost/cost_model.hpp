@@ -61,6 +61,9 @@ struct CollectiveOptions {
   bool split_intra_over_network = false;
 };
 
+// The plan's collective switches (plan.collective_algorithm, HCCL options).
+CollectiveOptions collective_options(const ParallelPlan& plan);
+
 // Time of one collective of `bytes` (buffer size as nccl-tests counts it).
 double collective_time_s(const HardwareSpec& hardware, CollectiveKind kind, const GroupShape& group, double bytes,
                          CollectiveAlgorithm algorithm = CollectiveAlgorithm::automatic);

@@ -35,6 +35,11 @@ struct ParallelPlan {
   bool overlap_grad_reduce = true;    // DP reduction overlaps backward in buckets
   bool overlap_param_gather = true;   // ZeRO-3 / distributed optimizer gathers overlap forward
   bool tp_comm_overlap = false;       // TP collectives hidden under GEMMs
+  // Collective algorithm: "auto" (the fastest for the size and group shape, as NCCL / HCCL
+  // tune), or forced: ring, tree, hierarchical, full_mesh (where it does not apply: auto).
+  std::string collective_algorithm = "auto";
+  bool collective_pipeline_tiers = false;   // HCCL: overlap the intra- and inter-server phases (seed 001)
+  bool collective_split_intra = false;      // HCCL: send part of an intra-server all-reduce over RoCE (seed 001)
   // DP gradient bucket; 0: Megatron-Core's default, max(40M, 1M x DP) parameters of gradients.
   double grad_bucket_bytes = 0;
   std::vector<int> layers_per_stage;  // explicit pipeline split; empty: even split
