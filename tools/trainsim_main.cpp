@@ -58,12 +58,8 @@ void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
 
 // A plan that does not fit is bad input: one line saying where it overflows and what helps.
 trainsim::ConfigError out_of_memory(const trainsim::Scenario& scenario, const trainsim::MemoryReport& memory) {
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  char problem[256];
-  std::snprintf(problem, sizeof problem, "does not fit in memory: stage %d needs %.1f GiB of %.1f GiB HBM",
-                memory.worst_stage, memory.peak_bytes / gib, memory.hbm_bytes / gib);
   return trainsim::ConfigError(trainsim::Diagnostic(
-      {scenario.file, 0, 0}, "plan", problem,
+      {scenario.file, 0, 0}, "plan", "does not fit in memory: " + trainsim::describe_overflow(memory) + " HBM",
       "a smaller plan.micro_batch_size, larger tensor/pipeline parallel sizes, plan.recompute_granularity=full, "
       "plan.use_distributed_optimizer=true or a higher plan.zero_stage"));
 }

@@ -42,11 +42,8 @@ PlanOutcome evaluate_valid(const Scenario& scenario) {
   out.hbm_bytes = memory.hbm_bytes;
   for (const auto& s : memory.stages) out.stage_peak_memory_bytes.push_back(s.peak());
   if (!memory.fits) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "stage %d needs %.1f GiB of %.1f GiB", memory.worst_stage,
-                  memory.peak_bytes / kBytesPerGiB, memory.hbm_bytes / kBytesPerGiB);
     out.status = PlanStatus::out_of_memory;
-    out.reason = buf;
+    out.reason = describe_overflow(memory);
     return out;
   }
   SimOptions options;

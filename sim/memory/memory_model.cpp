@@ -19,6 +19,8 @@
 //    stages keep one received-gradient buffer of the boundary tensor.
 #include "trainsim/memory/memory_model.hpp"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <cmath>
 
@@ -208,6 +210,14 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   }
   report.fits = report.peak_bytes <= report.hbm_bytes;
   return report;
+}
+
+std::string describe_overflow(const MemoryReport& report) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  char text[128];
+  std::snprintf(text, sizeof text, "stage %d needs %.1f GiB of %.1f GiB", report.worst_stage, report.peak_bytes / gib,
+                report.hbm_bytes / gib);
+  return text;
 }
 
 }  // namespace trainsim

@@ -42,8 +42,12 @@ struct ChunkCosts {
 struct StageCosts {
   std::vector<ChunkCosts> chunks;  // v entries
   double optimizer_s = 0;          // optimizer step (device or host)
-  double param_gather_s = 0;       // ZeRO-3 / distributed optimizer parameter all-gather
-  double param_gather_bytes = 0;   // bytes of one parameter all-gather
+  // DP traffic of sharded states that runs on the DP stream under the step's compute:
+  // the distributed optimizer's parameter all-gather (once a step), ZeRO-3's gathers
+  // (forward and backward of every micro-batch) and ZeRO-2/3's per-micro-batch gradient
+  // reduce-scatters before the last micro-batch.
+  double param_gather_s = 0;
+  double param_gather_bytes = 0;   // bytes of all of the above
   double data_s = 0;               // data loading exposed once per step
 };
 

@@ -2,6 +2,7 @@
 // Device memory per pipeline stage: weights, gradients, optimizer state (by ZeRO
 // stage / distributed optimizer), activations of the micro-batches in flight,
 // communication buffers and the allocator reserve. Bytes throughout.
+#include <string>
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
@@ -60,5 +61,8 @@ struct MemoryReport {
 };
 
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload);
+
+// "stage 1 needs 80.9 GiB of 80.0 GiB": where a plan overflows, for error messages.
+std::string describe_overflow(const MemoryReport& report);
 
 }  // namespace trainsim
