@@ -86,4 +86,13 @@ PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Ov
   }
 }
 
+void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& o) {
+  out["step_time_s"] = o.step_time_s;
+  out["tokens_per_s"] = o.tokens_per_s;
+  out["tokens_per_s_per_device"] = o.tokens_per_s_per_device;
+  out["mfu"] = o.mfu;
+  out["bubble_fraction"] = o.bubble_fraction;
+  out["peak_memory_gib"] = o.peak_memory_bytes / kBytesPerGiB;
+}
+
 }  // namespace trainsim

@@ -408,17 +408,12 @@ std::string search_json(const Scenario& scenario, const SearchResult& r) {
     e["zero_stage"] = p.zero_stage;
     e["recompute_granularity"] = to_string(p.recompute_granularity);
     e["estimate_step_time_s"] = c.estimate_step_s;
-    e["step_time_s"] = o.step_time_s;
-    e["tokens_per_s"] = o.tokens_per_s;
-    e["tokens_per_s_per_device"] = o.tokens_per_s_per_device;
-    e["mfu"] = o.mfu;
-    e["bubble_fraction"] = o.bubble_fraction;
+    add_outcome_metrics(e, o);
     e["tp_exposed_s"] = c.tp_exposed_s;
     e["cp_exposed_s"] = c.cp_exposed_s;
     e["ep_exposed_s"] = c.ep_exposed_s;
     e["pp_exposed_s"] = c.pp_exposed_s;
     e["dp_exposed_s"] = c.dp_exposed_s;
-    e["peak_memory_gib"] = o.peak_memory_bytes / kBytesPerGiB;
     e["time_to_train_s"] = c.time_to_train_s;
     e["device_hours"] = c.device_hours;
     e["cost"] = c.cost;

@@ -232,12 +232,7 @@ std::string sweep_json(const SweepResult& result) {
     const PlanOutcome& o = row.outcome;
     r["status"] = to_string(o.status);
     r["reason"] = o.reason;
-    r["step_time_s"] = o.step_time_s;
-    r["tokens_per_s"] = o.tokens_per_s;
-    r["tokens_per_s_per_device"] = o.tokens_per_s_per_device;
-    r["mfu"] = o.mfu;
-    r["peak_memory_gib"] = o.peak_memory_bytes / kBytesPerGiB;
-    r["bubble_fraction"] = o.bubble_fraction;
+    add_outcome_metrics(r, o);
     j["rows"].push_back(std::move(r));
   }
   return j.dump(2) + "\n";

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/metrics/step_metrics.hpp"
 
@@ -38,6 +40,9 @@ std::string first_line(const std::string& text);
 // (derive_plan + check_plan), then memory, then simulates without a timeline.
 // Never throws ConfigError: an invalid plan is an outcome.
 PlanOutcome evaluate_plan(Scenario scenario);
+
+// An outcome's simulated metrics as JSON fields (units in the names), for sweep and search output.
+void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& outcome);
 
 // Loads the scenario file with the overrides (ConfigError -> invalid), then as above.
 PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Override>& overrides);
