@@ -183,6 +183,7 @@ SimTime round_ps(double x) {
 struct FlatTask {
   SimTime duration_ps = 0;
   double memory_delta = 0;
+  double bytes = 0;  // Task::bytes (read at every tiered finish: kept in the hot record)
   std::int32_t stage = 0;
   std::int32_t rendezvous = -1;
   std::int32_t stream_base = 0;  // stage * r * streams + stream (the queue of rank 0)
@@ -248,6 +249,7 @@ class Replayer {
         throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
       f.duration_ps = round_ps(task.duration_s * kPsPerS);
       f.memory_delta = task.memory_delta_bytes;
+      f.bytes = task.bytes;
       f.stage = task.stage;
       f.rendezvous = task.rendezvous;
       f.stream = static_cast<std::uint8_t>(task.stream);
@@ -623,7 +625,7 @@ class Replayer {
       st.end_comm(f.comm);
       if (f.tier >= 0) {
         --st.tier_active[static_cast<std::size_t>(f.tier)];
-        out_.devices[static_cast<std::size_t>(d)].tier_bytes[static_cast<std::size_t>(f.tier)] += g_.task(t).bytes;
+        out_.devices[static_cast<std::size_t>(d)].tier_bytes[static_cast<std::size_t>(f.tier)] += f.bytes;
       }
     }
     const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
@@ -678,8 +680,11 @@ class Replayer {
   void schedule_flow(std::int32_t id) {
     Flow& fl = flows_[static_cast<std::size_t>(id)];
     ++fl.version;
-    const __int128 per_ps = kWorkUnits / fl.share;
-    const auto dt = static_cast<SimTime>((fl.remaining + per_ps - 1) / per_ps);
+    const std::int64_t per_ps = kWorkUnits / fl.share;
+    // 64-bit division whenever the work fits (transfers under ~3 hours at full rate).
+    const auto dt = fl.remaining < (static_cast<__int128>(1) << 62)
+                        ? static_cast<SimTime>((static_cast<std::int64_t>(fl.remaining) + per_ps - 1) / per_ps)
+                        : static_cast<SimTime>((fl.remaining + per_ps - 1) / per_ps);
     std::uint32_t priority = 7;
     for (std::int32_t inst : fl.insts)
       priority = std::min<std::uint32_t>(priority, tasks_[static_cast<std::size_t>(task_of(inst))].stream);
@@ -687,12 +692,15 @@ class Replayer {
   }
 
   // Re-shares every active flow on `links` whose share changed.
+  // Flows are visited in increasing id order (it decides the order of their finish events).
   void reshare(const std::vector<std::int32_t>& links) {
     touched_.clear();
     for (std::int32_t l : links)
       for (std::int32_t id : link_flows_[static_cast<std::size_t>(l)]) touched_.push_back(id);
-    std::sort(touched_.begin(), touched_.end());
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    if (touched_.size() > 1) {
+      std::sort(touched_.begin(), touched_.end());
+      touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    }
     for (std::int32_t id : touched_) {
       Flow& fl = flows_[static_cast<std::size_t>(id)];
       const int n = share_of(fl);
@@ -726,8 +734,16 @@ class Replayer {
     fl.last = now_;
     fl.start = now_;
     fl.active = true;
-    fl.share = 0;  // reshare schedules it
+    // Alone on its links (the common case): full rate, and no other flow changes pace.
+    bool alone = true;
+    for (std::int32_t l : fl.links) alone = alone && link_flows_[static_cast<std::size_t>(l)].empty();
     for (std::int32_t l : fl.links) link_flows_[static_cast<std::size_t>(l)].push_back(id);
+    if (alone) {
+      fl.share = 1;
+      schedule_flow(id);
+      return;
+    }
+    fl.share = 0;  // reshare schedules it
     reshare(fl.links);
   }
 
@@ -745,7 +761,9 @@ class Replayer {
     insts.assign(fl.insts.begin(), fl.insts.end());
     const SimTime start = fl.start;
     free_flows_.push_back(id);
-    reshare(links);
+    bool others = false;  // flows left on these links speed up
+    for (std::int32_t l : links) others = others || !link_flows_[static_cast<std::size_t>(l)].empty();
+    if (others) reshare(links);
     // Rendezvous members record their spans here (single-rank ones in finish()).
     int first_span = -1;
     for (std::size_t k = 0; k < insts.size(); ++k) {

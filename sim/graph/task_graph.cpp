@@ -55,9 +55,7 @@ class Builder {
     for (int s = 0; s < p_; ++s) connect_stage(s);
     // One construction from the edge list: the vertex vector is sized once.
     out_.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
-    // The vertex property vector is public in Boost's CSR graph; move the tasks in rather
-    // than copying them one by one.
-    out_.graph.m_vertex_properties = std::move(tasks_);
+    out_.tasks = std::move(tasks_);
   }
 
  private:
@@ -349,7 +347,7 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
       throw SimError("task graph: dependency between unknown tasks");
   TaskGraph g;
   g.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), tasks.size());
-  for (std::size_t i = 0; i < tasks.size(); ++i) g.graph[i] = tasks[i];
+  g.tasks = std::move(tasks);
   return g;
 }
 

@@ -39,10 +39,13 @@ struct Task {
   double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
 };
 
-using TaskGraphStorage = boost::compressed_sparse_row_graph<boost::directedS, Task>;
+// The dependencies only; the tasks live beside them, indexed by vertex (a bundled vertex
+// property would make Boost default-construct every Task before they are moved in).
+using TaskGraphStorage = boost::compressed_sparse_row_graph<boost::directedS>;
 
 struct TaskGraph {
   TaskGraphStorage graph;
+  std::vector<Task> tasks;  // by vertex index
   // Tasks that meet: a p2p pair {send, recv}; collectives rendezvous with themselves on
   // the other ranks of their group (Task::group), so they need no entry here.
   std::vector<std::array<int, 2>> rendezvous;
@@ -52,8 +55,8 @@ struct TaskGraph {
   int ranks_per_stage = 1;  // tp * cp * dp of the plan
   int tp = 1, cp = 1, dp = 1, ep = 1;
 
-  int num_tasks() const { return static_cast<int>(boost::num_vertices(graph)); }
-  const Task& task(int id) const { return graph[static_cast<std::size_t>(id)]; }
+  int num_tasks() const { return static_cast<int>(tasks.size()); }
+  const Task& task(int id) const { return tasks[static_cast<std::size_t>(id)]; }
 };
 
 // A graph from explicit tasks and (from, to) dependencies (tests, other front ends).
