@@ -6,8 +6,11 @@
 // - seq_length > max_position_embeddings is an error only for learned absolute positions;
 //   rotary / ALiBi models are routinely trained past it (e.g. with CP at 128k), so it passes;
 // - CP needs 2*CP to divide seq_length (Megatron's load-balanced causal split);
-// - zero_stage 3 with PP > 1 is an error (DeepSpeed), and ZeRO with use_distributed_optimizer
-//   is an error: pick one way of sharding the optimizer;
+// - zero_stage 2 or 3 with PP > 1 is an error: DeepSpeed's PipelineEngine asserts
+//   zero_optimization_stage() < 2 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
+//   parallelism"; gradient partitioning fights gradient accumulation across micro-batches),
+//   and Megatron shards only the optimizer (distributed optimizer = ZeRO-1). ZeRO with
+//   use_distributed_optimizer is an error: pick one way of sharding the optimizer;
 // - offload_optimizer needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1).
 #include "trainsim/plan/plan_check.hpp"
 
@@ -163,8 +166,10 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     add("plan.precision", "fp8 but " + hardware.device.name + " has no FP8 units (peak_flops_fp8 = 0)", "bf16, fp16");
 
   // Optimizer sharding: one of ZeRO (DeepSpeed) or the distributed optimizer (Megatron).
-  if (plan.zero_stage == 3 && pp > 1)
-    add("plan.zero_stage", "ZeRO-3 cannot be combined with pipeline parallelism (DeepSpeed)", "0, 1, 2 with PP > 1");
+  if (plan.zero_stage >= 2 && pp > 1)
+    add("plan.zero_stage",
+        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows stage 0 or 1)",
+        "0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1");
   if (plan.use_distributed_optimizer && plan.zero_stage > 0)
     add("plan.use_distributed_optimizer", "true together with zero_stage " + str(plan.zero_stage) + ": pick one",
         "use_distributed_optimizer: false, or zero_stage: 0");

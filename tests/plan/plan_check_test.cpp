@@ -164,14 +164,25 @@ TEST_CASE("fp8 needs FP8 units on the device", "[plan]") {
   CHECK(check(llama70b(), h100, 8, p) == "");
 }
 
-TEST_CASE("ZeRO-3 excludes PP > 1, and ZeRO excludes the distributed optimizer", "[plan]") {
+TEST_CASE("ZeRO-2 and ZeRO-3 exclude PP > 1, and ZeRO excludes the distributed optimizer", "[plan]") {
   ParallelPlan p = plan(8, 2, 16);
   p.zero_stage = 3;
   p.use_distributed_optimizer = true;
   CHECK(check(llama70b(), a100(), 16, p) ==
-        "plan.zero_stage: ZeRO-3 cannot be combined with pipeline parallelism (DeepSpeed); valid: 0, 1, 2 with PP > 1\n"
+        "plan.zero_stage: ZeRO-3 cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows "
+        "stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1\n"
         "plan.use_distributed_optimizer: true together with zero_stage 3: pick one; valid: use_distributed_optimizer: "
         "false, or zero_stage: 0\n");
+  p.use_distributed_optimizer = false;
+  p.zero_stage = 2;
+  CHECK(check(llama70b(), a100(), 16, p) ==
+        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows "
+        "stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1\n");
+  p.zero_stage = 1;
+  CHECK(check(llama70b(), a100(), 16, p) == "");
+  ParallelPlan flat = plan(8, 1, 16);
+  flat.zero_stage = 2;
+  CHECK(check(llama70b(), a100(), 16, flat) == "");
 }
 
 TEST_CASE("rank order must be a permutation of tp, cp, ep, dp, pp", "[plan]") {
