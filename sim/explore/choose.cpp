@@ -34,6 +34,12 @@ std::vector<HardwareSpec> load_hardware_list(const std::string& text) {
 
 namespace {
 
+// describe_plan plus how the optimizer state is sharded (which the search also chooses).
+std::string plan_text(const ParallelPlan& p) {
+  return describe_plan(p) + (p.use_distributed_optimizer ? std::string(", distributed optimizer")
+                                                         : ", ZeRO-" + std::to_string(p.zero_stage));
+}
+
 // Why no plan simulated on this hardware, in one line.
 std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
   char buf[512];
@@ -70,7 +76,7 @@ std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
     if (best == plans.size()) return "no plan fits in memory";
     std::snprintf(buf, sizeof buf, "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)",
                   r.valid, peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
-                  describe_plan(plans[best]).c_str());
+                  plan_text(plans[best]).c_str());
     return buf;
   }
   return std::to_string(r.fit) + " plans fit the memory model but none of the " + std::to_string(r.replayed) +
@@ -168,12 +174,6 @@ std::string fmt(const char* format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, value);
   return buf;
-}
-
-// describe_plan plus how the optimizer state is sharded (which the search also chooses).
-std::string plan_text(const ParallelPlan& p) {
-  return describe_plan(p) + (p.use_distributed_optimizer ? std::string(", distributed optimizer")
-                                                         : ", ZeRO-" + std::to_string(p.zero_stage));
 }
 
 // The objective's value of a row, as printed in the verdict.
