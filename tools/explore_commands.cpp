@@ -166,7 +166,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
         ->capture_default_str();
     cmd->add_option("--html", args->html, "also write the simulated schedules' timelines side by side to this HTML file");
-    cmd->add_option("--json", args->json, "also write the rows (versioned JSON, failures with their reason) to this file");
+    cmd->add_option("--json", args->json,
+                    "also write the rows (versioned JSON, failures with their reason) to this file");
     cmd->callback([&action, args] {
       action = [args] {
         const auto choices = trainsim::parse_schedule_list(args->schedules);
@@ -294,7 +295,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     add_common(cmd, args->common);
     cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
     cmd->add_option("--html", args->html, "also write throughput and linearity charts to this file");
-    cmd->add_option("--json", args->json, "also write the rows (versioned JSON, failures with their reason) to this file");
+    cmd->add_option("--json", args->json,
+                    "also write the rows (versioned JSON, failures with their reason) to this file");
     cmd->callback([&action, args] {
       action = [args] {
         const auto devices = parse_devices(args->devices);

@@ -24,8 +24,9 @@ std::vector<HardwareSpec> load_hardware_list(const std::string& text) {
   }
   for (const auto& f : files)
     if (f.empty())
-      throw ConfigError(Diagnostic{SourceLocation{}, "--hardware", "empty entry in '" + text + "'",
-                                   "hardware files, comma-separated, e.g. hardware/a100-80gb.yaml,hardware/h100-80gb.yaml"});
+      throw ConfigError(
+          Diagnostic{SourceLocation{}, "--hardware", "empty entry in '" + text + "'",
+                     "hardware files, comma-separated, e.g. hardware/a100-80gb.yaml,hardware/h100-80gb.yaml"});
   // Every file is loaded before any search runs: a typo fails at once.
   std::vector<HardwareSpec> out;
   for (const auto& f : files) out.push_back(load_hardware(f));
@@ -52,8 +53,8 @@ std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
   const std::vector<ParallelPlan> plans = enumerate_plans(scenario, r.devices);
   if (r.valid == 0) {
     const auto problems = check_plan(scenario.model, scenario.hardware, r.devices, plans.front());
-    return "no valid plan (of " + std::to_string(r.enumerated) + "): " +
-           (problems.empty() ? std::string("the plan checks reject every plan") : problems.front().str());
+    return "no valid plan (of " + std::to_string(r.enumerated) +
+           "): " + (problems.empty() ? std::string("the plan checks reject every plan") : problems.front().str());
   }
   if (r.fit == 0) {
     // The smallest peak over the valid plans says how far from fitting this hardware is.
@@ -74,8 +75,9 @@ std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
     for (std::size_t i = 0; i < plans.size(); ++i)
       if (peak[i] >= 0 && (best == plans.size() || peak[i] < peak[best])) best = i;
     if (best == plans.size()) return "no plan fits in memory";
-    std::snprintf(buf, sizeof buf, "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)",
-                  r.valid, peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
+    std::snprintf(buf, sizeof buf,
+                  "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)", r.valid,
+                  peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
                   plan_text(plans[best]).c_str());
     return buf;
   }
@@ -203,8 +205,8 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
   std::string out = buf;
   int w = 8;
   for (const auto& row : r.rows) w = std::max(w, static_cast<int>(row.hardware_name.size()));
-  std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h",
-                "W/dev", "step_s", "tokens/s", "MFU%", "days", "device-hours", "cost", "MWh", "best plan");
+  std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h", "W/dev",
+                "step_s", "tokens/s", "MFU%", "days", "device-hours", "cost", "MWh", "best plan");
   out += buf;
   for (const auto& row : r.rows) {
     const std::string price = row.price_per_hour > 0 ? fmt("%.2f", row.price_per_hour) : "unknown";
@@ -245,8 +247,8 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
   if (r.objective == SearchObjective::cost)
     for (const auto& row : r.rows)
       if (row.fits && row.price_per_hour <= 0)
-        out += row.hardware_name + ": price unknown (price_per_hour 0 in " + row.hardware_file +
-               "), not ranked on cost\n";
+        out +=
+            row.hardware_name + ": price unknown (price_per_hour 0 in " + row.hardware_file + "), not ranked on cost\n";
   return out;
 }
 

@@ -127,7 +127,8 @@ std::string schedule_comparison_json(const Scenario& scenario, const std::vector
     const PlanOutcome& o = row.outcome;
     nlohmann::ordered_json r;
     r["schedule"] = row.choice.label;
-    r["virtual_pipeline_model_parallel_size"] = with_schedule(scenario, row.choice).plan.virtual_pipeline_model_parallel_size;
+    r["virtual_pipeline_model_parallel_size"] =
+        with_schedule(scenario, row.choice).plan.virtual_pipeline_model_parallel_size;
     r["status"] = to_string(o.status);
     r["reason"] = o.reason;
     add_outcome_metrics(r, o);

@@ -23,10 +23,10 @@ constexpr int kHardwareChoiceSchemaVersion = 1;
 std::vector<HardwareSpec> load_hardware_list(const std::string& comma_separated_files);
 
 struct HardwareChoiceOptions {
-  int devices = 0;     // 0: the scenario's num_devices
+  int devices = 0;       // 0: the scenario's num_devices
   double tokens = 1e12;  // token budget to train
   SearchObjective objective = SearchObjective::throughput;
-  double pue = 1.0;    // power usage effectiveness, >= 1 (facility power / IT power)
+  double pue = 1.0;        // power usage effectiveness, >= 1 (facility power / IT power)
   int replay_limit = 256;  // passed to search_plans
   int max_threads = 0;     // 0: all cores
 };
@@ -39,8 +39,8 @@ struct HardwareChoiceRow {
   double power_w = 0;         // board power per device; 0: unknown
   // The search's counts on this hardware.
   long long enumerated = 0, valid = 0, fit = 0, replayed = 0;
-  bool fits = false;   // a plan simulated; otherwise `reason` says why not
-  std::string reason;  // "" when fits
+  bool fits = false;     // a plan simulated; otherwise `reason` says why not
+  std::string reason;    // "" when fits
   SearchCandidate best;  // the search's best plan for the objective (fits only)
   // Derived from best.outcome.tokens_per_s (0 unless fits):
   double time_to_train_s = 0;  // tokens / tokens_per_s
