@@ -1,4 +1,4 @@
-// sweep, max-batch, compare, scale: argument parsing and output only; the work is in
+// sweep, max-batch, compare, search, choose, explain, scale: argument parsing and output only; the work is in
 // the library's explore module.
 #include "explore_commands.hpp"
 
@@ -15,6 +15,7 @@
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/explore/charts.hpp"
+#include "trainsim/explore/choose.hpp"
 #include "trainsim/explore/compare.hpp"
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/explore/max_batch.hpp"
@@ -157,7 +158,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     struct Args {
       CommonArgs common;
       std::string schedules = "gpipe,1f1b,interleaved:2,interleaved:4,zb-h1";
-      std::string html;
+      std::string html, json;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("compare", "Run a scenario under several pipeline schedules side by side");
@@ -165,12 +166,15 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
         ->capture_default_str();
     cmd->add_option("--html", args->html, "also write the simulated schedules' timelines side by side to this HTML file");
+    cmd->add_option("--json", args->json,
+                    "also write the rows (versioned JSON, failures with their reason) to this file");
     cmd->callback([&action, args] {
       action = [args] {
         const auto choices = trainsim::parse_schedule_list(args->schedules);
         const auto scenario = args->common.load();
         const auto rows = trainsim::compare_schedules(scenario, choices);
         std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), stdout);
+        if (!args->json.empty()) write_file(args->json, trainsim::schedule_comparison_json(scenario, rows));
         if (!args->html.empty()) write_comparison_html(args->html, scenario, rows);
       };
     });
@@ -213,6 +217,59 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
       };
     });
   }
+  // choose
+  {
+    struct Args {
+      CommonArgs common;
+      std::string hardware;
+      int devices = 0;
+      double tokens = 1e12;
+      std::string objective = "throughput";
+      double pue = 1.0;
+      std::string json;
+    };
+    auto args = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "choose", "Which hardware to buy or rent: the plan search on each hardware file for the same job, then time "
+                  "to train, device-hours, cost and energy side by side, and the winner");
+    add_common(cmd, args->common);
+    cmd->add_option("--hardware", args->hardware,
+                    "hardware files to compare, comma-separated (each replaces the scenario's hardware)")
+        ->required();
+    cmd->add_option("--devices", args->devices, "device count on every hardware (default: the scenario's num_devices)");
+    cmd->add_option("--tokens", args->tokens, "token budget to train")->capture_default_str();
+    cmd->add_option("--objective", args->objective,
+                    "what wins: throughput, time-to-train or cost (unknown prices never win)")
+        ->capture_default_str();
+    cmd->add_option("--pue", args->pue, "power usage effectiveness multiplying the board power (>= 1)")
+        ->capture_default_str();
+    cmd->add_option("--json", args->json, "also write the rows as versioned JSON to this file");
+    cmd->footer(
+        "For each hardware file: the best plan for the scenario's model, sequence length and global batch on\n"
+        "the same device count (as `trainsim search` finds it), its step time, tokens/s, MFU, days to train\n"
+        "--tokens, device-hours, cost = device-hours x the file's price_per_hour (unknown when 0) and energy =\n"
+        "devices x the file's board power x hours x --pue (board power only). A hardware on which no plan\n"
+        "fits gets a row with the reason.\n"
+        "Example:\n"
+        "  trainsim choose scenarios/llama2-70b-910b3-1024.yaml \\\n"
+        "      --hardware hardware/ascend-910b3.yaml,hardware/a100-80gb.yaml,hardware/h100-80gb.yaml --tokens 1e12\n"
+        "  trainsim choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml,hardware/h100-80gb.yaml \\\n"
+        "      --devices 64 --objective cost --pue 1.2 --json choice.json");
+    cmd->callback([&action, args] {
+      action = [args] {
+        trainsim::HardwareChoiceOptions options;
+        options.objective = trainsim::parse_search_objective(args->objective);
+        options.devices = args->devices;
+        options.tokens = args->tokens;
+        options.pue = args->pue;
+        const auto scenario = args->common.load();
+        const auto hardware = trainsim::load_hardware_list(args->hardware);
+        const auto result = trainsim::choose_hardware(scenario, hardware, options);
+        std::fputs(trainsim::format_hardware_choice(result).c_str(), stdout);
+        if (!args->json.empty()) write_file(args->json, trainsim::hardware_choice_json(result));
+      };
+    });
+  }
   // explain
   {
     auto args = std::make_shared<CommonArgs>();
@@ -230,7 +287,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     struct Args {
       CommonArgs common;
       std::string devices;
-      std::string html;
+      std::string html, json;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -238,12 +295,15 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     add_common(cmd, args->common);
     cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
     cmd->add_option("--html", args->html, "also write throughput and linearity charts to this file");
+    cmd->add_option("--json", args->json,
+                    "also write the rows (versioned JSON, failures with their reason) to this file");
     cmd->callback([&action, args] {
       action = [args] {
         const auto devices = parse_devices(args->devices);
         const auto scenario = args->common.load();
         const auto result = trainsim::scale(scenario, devices);
         std::fputs(trainsim::format_scale(scenario, result).c_str(), stdout);
+        if (!args->json.empty()) write_file(args->json, trainsim::scale_json(scenario, result));
         if (!args->html.empty()) write_file(args->html, trainsim::scale_html(scenario, result));
       };
     });

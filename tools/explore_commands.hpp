@@ -1,5 +1,5 @@
 #pragma once
-// The exploration commands of `trainsim`: sweep, max-batch, compare, scale.
+// The exploration commands of `trainsim`: sweep, max-batch, compare, search, choose, explain, scale.
 #include <CLI/CLI.hpp>
 #include <functional>
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
 
@@ -112,6 +113,30 @@ std::string format_schedule_comparison(const Scenario& scenario, const std::vect
     }
   }
   return out;
+}
+
+std::string schedule_comparison_json(const Scenario& scenario, const std::vector<ScheduleRow>& rows) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kCompareSchemaVersion;
+  j["scenario"] = scenario.file;
+  j["hardware"] = scenario.hardware.name;
+  j["num_devices"] = scenario.num_devices;
+  j["pipeline_model_parallel_size"] = scenario.plan.pipeline_model_parallel_size;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    const PlanOutcome& o = row.outcome;
+    nlohmann::ordered_json r;
+    r["schedule"] = row.choice.label;
+    r["virtual_pipeline_model_parallel_size"] =
+        with_schedule(scenario, row.choice).plan.virtual_pipeline_model_parallel_size;
+    r["status"] = to_string(o.status);
+    r["reason"] = o.reason;
+    add_outcome_metrics(r, o);
+    r["stage_peak_memory_gib"] = nlohmann::ordered_json::array();
+    for (double b : o.stage_peak_memory_bytes) r["stage_peak_memory_gib"].push_back(b / kBytesPerGiB);
+    j["rows"].push_back(std::move(r));
+  }
+  return j.dump(2) + "\n";
 }
 
 }  // namespace trainsim

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "trainsim/common/error.hpp"
@@ -137,6 +138,40 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
     out += buf;
   }
   return out;
+}
+
+std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
+  const auto& p = scenario.plan;
+  nlohmann::ordered_json j;
+  j["schema_version"] = kScaleSchemaVersion;
+  j["scenario"] = scenario.file;
+  j["hardware"] = scenario.hardware.name;
+  j["tensor_model_parallel_size"] = p.tensor_model_parallel_size;
+  j["pipeline_model_parallel_size"] = p.pipeline_model_parallel_size;
+  j["context_parallel_size"] = p.context_parallel_size;
+  j["micro_batch_size"] = p.micro_batch_size;
+  j["micro_batches_per_replica"] = p.num_microbatches();
+  j["base_devices"] = result.base_devices;
+  j["linearity_threshold"] = kLinearityThreshold;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : result.rows) {
+    const PlanOutcome& o = row.outcome;
+    nlohmann::ordered_json r;
+    r["num_devices"] = row.num_devices;
+    r["data_parallel_size"] = row.data_parallel_size;
+    r["global_batch_size"] = row.global_batch_size;
+    r["status"] = to_string(o.status);
+    r["reason"] = o.reason;
+    add_outcome_metrics(r, o);
+    r["linearity"] = row.linearity;
+    r["below_threshold"] = row.below_threshold;
+    r["exposed_comm_s"] = {{"tp", row.exposed.tp_s}, {"cp", row.exposed.cp_s}, {"ep", row.exposed.ep_s},
+                           {"pp", row.exposed.pp_s}, {"dp", row.exposed.dp_s}};
+    r["grown_comm"] = row.grown_comm;
+    r["grown_comm_s"] = row.grown_comm_s;
+    j["rows"].push_back(std::move(r));
+  }
+  return j.dump(2) + "\n";
 }
 
 }  // namespace trainsim

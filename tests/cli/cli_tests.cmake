@@ -4,3 +4,4 @@ trainsim_cli_test(unknown_subcommand_fails 2 "no-such-command|subcommand" no-suc
 include(${CMAKE_CURRENT_LIST_DIR}/config_cli_tests.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/engine_cli_tests.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/explore_cli_tests.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/choose_cli_tests.cmake)

@@ -1,6 +1,7 @@
 #include "trainsim/explore/compare.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
 
@@ -46,4 +47,26 @@ TEST_CASE("compare: interleaving shrinks the bubble of 1F1B; GPipe holds more ac
   // 32 layers do not split into PP 2 x v 3 chunks: a row with the reason, not an exception.
   CHECK(rows[3].outcome.status == PlanStatus::invalid);
   CHECK_THAT(rows[3].outcome.reason, Catch::Contains("does not divide num_hidden_layers"));
+}
+
+TEST_CASE("compare JSON: versioned, every row in order, failures keep status and reason", "[explore]") {
+  const Scenario s = load_default();
+  const auto rows = compare_schedules(s, parse_schedule_list("gpipe,1f1b,interleaved:3"));
+  REQUIRE(rows.size() == 3);
+  const auto j = nlohmann::json::parse(schedule_comparison_json(s, rows));
+  CHECK(j["schema_version"] == kCompareSchemaVersion);
+  CHECK(j["num_devices"] == 8);
+  REQUIRE(j["rows"].size() == 3);
+  CHECK(j["rows"][0]["schedule"] == "gpipe");
+  CHECK(j["rows"][0]["status"] == "out of memory");
+  CHECK(j["rows"][0]["reason"] == rows[0].outcome.reason);
+  CHECK(j["rows"][0]["stage_peak_memory_gib"].size() == 2);
+  CHECK(j["rows"][1]["status"] == "ok");
+  CHECK(j["rows"][1]["reason"] == "");
+  CHECK(j["rows"][1]["step_time_s"].get<double>() == rows[1].outcome.step_time_s);
+  CHECK(j["rows"][1]["tokens_per_s"].get<double>() == rows[1].outcome.tokens_per_s);
+  CHECK(j["rows"][2]["schedule"] == "interleaved:3");
+  CHECK(j["rows"][2]["virtual_pipeline_model_parallel_size"] == 3);
+  CHECK(j["rows"][2]["status"] == "invalid");
+  CHECK_THAT(j["rows"][2]["reason"].get<std::string>(), Catch::Contains("does not divide num_hidden_layers"));
 }

@@ -1,6 +1,7 @@
 #include "trainsim/explore/scale.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
 
@@ -50,4 +51,24 @@ TEST_CASE("scale rejects an empty or non-positive device list", "[explore]") {
   const Scenario s = load_default();
   CHECK_THROWS_AS(scale(s, {}), ConfigError);
   CHECK_THROWS_AS(scale(s, {8, 0}), ConfigError);
+}
+
+TEST_CASE("scale JSON: versioned, rows by device count, invalid rows keep their reason", "[explore]") {
+  const Scenario s = load_default();
+  const auto r = scale(s, {16, 7, 8});
+  const auto j = nlohmann::json::parse(scale_json(s, r));
+  CHECK(j["schema_version"] == kScaleSchemaVersion);
+  CHECK(j["base_devices"] == 8);
+  CHECK(j["linearity_threshold"] == kLinearityThreshold);
+  REQUIRE(j["rows"].size() == 3);
+  CHECK(j["rows"][0]["num_devices"] == 7);
+  CHECK(j["rows"][0]["status"] == "invalid");
+  CHECK(j["rows"][0]["reason"] == r.rows[0].outcome.reason);
+  CHECK_THAT(j["rows"][0]["reason"].get<std::string>(), Catch::Contains("num_devices"));
+  CHECK(j["rows"][1]["linearity"].get<double>() == r.rows[1].linearity);
+  CHECK(j["rows"][2]["num_devices"] == 16);
+  CHECK(j["rows"][2]["global_batch_size"] == 256);
+  CHECK(j["rows"][2]["tokens_per_s"].get<double>() == r.rows[2].outcome.tokens_per_s);
+  CHECK(j["rows"][2]["exposed_comm_s"]["dp"].get<double>() == r.rows[2].exposed.dp_s);
+  CHECK(j["rows"][2]["grown_comm"] == r.rows[2].grown_comm);
 }

@@ -33,4 +33,10 @@ std::vector<ScheduleRow> compare_schedules(const Scenario& scenario, const std::
 
 std::string format_schedule_comparison(const Scenario& scenario, const std::vector<ScheduleRow>& rows);
 
+constexpr int kCompareSchemaVersion = 1;
+// {"schema_version", "scenario", "hardware", "num_devices", "rows": [{"schedule", "status",
+//  "reason", "step_time_s", ..., "stage_peak_memory_gib": [...]}]}; invalid and
+// out-of-memory rows keep their reason.
+std::string schedule_comparison_json(const Scenario& scenario, const std::vector<ScheduleRow>& rows);
+
 }  // namespace trainsim

@@ -51,4 +51,10 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices);
 
 std::string format_scale(const Scenario& scenario, const ScaleResult& result);
 
+constexpr int kScaleSchemaVersion = 1;
+// {"schema_version", "scenario", "hardware", "base_devices", "linearity_threshold",
+//  "rows": [{"num_devices", "data_parallel_size", "global_batch_size", "status", "reason",
+//  "step_time_s", ..., "linearity", "exposed_comm_s": {"tp", ...}, "grown_comm"}]}
+std::string scale_json(const Scenario& scenario, const ScaleResult& result);
+
 }  // namespace trainsim

@@ -1,0 +1,77 @@
+#pragma once
+// `trainsim choose SCENARIO --hardware a.yaml,b.yaml`: which hardware to buy or rent for
+// one training job. For each hardware file, the plan search (search_plans) runs for the
+// scenario's model, sequence length and global batch on the same device count; the best
+// plan's throughput gives the time to train a token budget, the device-hours, the cost
+// (device-hours x price_per_hour) and the energy (devices x board power x hours x PUE).
+// The hardware that wins on the objective is named. A hardware on which no plan fits is a
+// row with the reason, not an error.
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/search.hpp"
+#include "trainsim/hardware/hardware_spec.hpp"
+
+namespace trainsim {
+
+constexpr int kHardwareChoiceSchemaVersion = 1;
+
+// "hardware/a100-80gb.yaml,hardware/h100-80gb.yaml" -> each file loaded and validated
+// (paths relative to the working directory). Throws ConfigError for an empty list or
+// entry (key "--hardware") and whatever load_hardware throws (naming the file).
+std::vector<HardwareSpec> load_hardware_list(const std::string& comma_separated_files);
+
+struct HardwareChoiceOptions {
+  int devices = 0;       // 0: the scenario's num_devices
+  double tokens = 1e12;  // token budget to train
+  SearchObjective objective = SearchObjective::throughput;
+  double pue = 1.0;        // power usage effectiveness, >= 1 (facility power / IT power)
+  int replay_limit = 256;  // passed to search_plans
+  int max_threads = 0;     // 0: all cores
+};
+
+struct HardwareChoiceRow {
+  std::string hardware_name;  // HardwareSpec::name
+  std::string hardware_file;
+  std::string device_name;
+  double price_per_hour = 0;  // per device-hour; 0: unknown
+  double power_w = 0;         // board power per device; 0: unknown
+  // The search's counts on this hardware.
+  long long enumerated = 0, valid = 0, fit = 0, replayed = 0;
+  bool fits = false;     // a plan simulated; otherwise `reason` says why not
+  std::string reason;    // "" when fits
+  SearchCandidate best;  // the search's best plan for the objective (fits only)
+  // Derived from best.outcome.tokens_per_s (0 unless fits):
+  double time_to_train_s = 0;  // tokens / tokens_per_s
+  double device_hours = 0;     // devices x time_to_train_s / 3600
+  double cost = 0;             // device_hours x price_per_hour (0 when the price is unknown)
+  double energy_mwh = 0;       // devices x power_w x hours x PUE / 1e6 (board power only; 0 when unknown)
+};
+
+struct HardwareChoiceResult {
+  std::string scenario_file;
+  std::string model_name;
+  int devices = 0;
+  int seq_length = 0;
+  int global_batch_size = 0;
+  double tokens = 0;
+  double pue = 1.0;
+  SearchObjective objective = SearchObjective::throughput;
+  std::vector<HardwareChoiceRow> rows;  // in the order of the hardware list
+  // Index into rows of the winner on the objective (ties: the first listed); -1 when no
+  // row fits or, for cost, no fitting row has a known price (unknown prices never win).
+  int winner = -1;
+};
+
+// Runs the plan search once per hardware (each search uses all cores). Throws ConfigError
+// for an empty hardware list, devices < 1, tokens <= 0 or pue < 1.
+HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector<HardwareSpec>& hardware,
+                                     const HardwareChoiceOptions& options = {});
+
+std::string format_hardware_choice(const HardwareChoiceResult& result);
+// {"schema_version", "scenario", "model", "devices", ..., "winner", "rows": [{"hardware",
+//  "status", "reason", "plan", "step_time_s", "tokens_per_s", ..., "cost", "energy_mwh"}]}
+std::string hardware_choice_json(const HardwareChoiceResult& result);
+
+}  // namespace trainsim

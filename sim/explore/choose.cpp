@@ -1,0 +1,314 @@
+#include "trainsim/explore/choose.hpp"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/plan/plan_check.hpp"
+
+namespace trainsim {
+
+std::vector<HardwareSpec> load_hardware_list(const std::string& text) {
+  std::vector<std::string> files;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    files.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+  }
+  for (const auto& f : files)
+    if (f.empty())
+      throw ConfigError(
+          Diagnostic{SourceLocation{}, "--hardware", "empty entry in '" + text + "'",
+                     "hardware files, comma-separated, e.g. hardware/a100-80gb.yaml,hardware/h100-80gb.yaml"});
+  // Every file is loaded before any search runs: a typo fails at once.
+  std::vector<HardwareSpec> out;
+  for (const auto& f : files) out.push_back(load_hardware(f));
+  return out;
+}
+
+namespace {
+
+// describe_plan plus how the optimizer state is sharded (which the search also chooses).
+std::string plan_text(const ParallelPlan& p) {
+  return describe_plan(p) + (p.use_distributed_optimizer ? std::string(", distributed optimizer")
+                                                         : ", ZeRO-" + std::to_string(p.zero_stage));
+}
+
+// Why no plan simulated on this hardware, in one line.
+std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
+  char buf[512];
+  if (r.enumerated == 0) {
+    std::snprintf(buf, sizeof buf,
+                  "no plan: %d devices and global batch %d do not split into TP x PP x CP x DP x micro batch",
+                  r.devices, scenario.plan.global_batch_size);
+    return buf;
+  }
+  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, r.devices);
+  if (r.valid == 0) {
+    const auto problems = check_plan(scenario.model, scenario.hardware, r.devices, plans.front());
+    return "no valid plan (of " + std::to_string(r.enumerated) +
+           "): " + (problems.empty() ? std::string("the plan checks reject every plan") : problems.front().str());
+  }
+  if (r.fit == 0) {
+    // The smallest peak over the valid plans says how far from fitting this hardware is.
+    std::vector<double> peak(plans.size(), -1);
+    tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
+      if (!check_plan(scenario.model, scenario.hardware, r.devices, plans[i]).empty()) return;
+      try {
+        Scenario s;
+        s.model = scenario.model;
+        s.hardware = scenario.hardware;
+        s.num_devices = r.devices;
+        s.plan = plans[i];
+        peak[i] = estimate_memory(s, build_workload(s.model, plans[i])).peak_bytes;
+      } catch (const ConfigError&) {
+      }
+    });
+    std::size_t best = plans.size();
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (peak[i] >= 0 && (best == plans.size() || peak[i] < peak[best])) best = i;
+    if (best == plans.size()) return "no plan fits in memory";
+    std::snprintf(buf, sizeof buf,
+                  "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)", r.valid,
+                  peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
+                  plan_text(plans[best]).c_str());
+    return buf;
+  }
+  return std::to_string(r.fit) + " plans fit the memory model but none of the " + std::to_string(r.replayed) +
+         " replayed simulated";
+}
+
+// Smaller is better; +inf for rows that cannot win.
+double objective_key(const HardwareChoiceRow& row, SearchObjective objective) {
+  constexpr double kNever = std::numeric_limits<double>::infinity();
+  if (!row.fits) return kNever;
+  switch (objective) {
+    case SearchObjective::throughput:
+      return -row.best.outcome.tokens_per_s;
+    case SearchObjective::time_to_train:
+      return row.time_to_train_s;
+    case SearchObjective::cost:
+      return row.price_per_hour > 0 ? row.cost : kNever;
+  }
+  return kNever;
+}
+
+}  // namespace
+
+HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector<HardwareSpec>& hardware,
+                                     const HardwareChoiceOptions& options) {
+  if (hardware.empty())
+    throw ConfigError(Diagnostic{SourceLocation{}, "--hardware", "no hardware file", "e.g. hardware/a100-80gb.yaml"});
+  if (options.tokens <= 0)
+    throw ConfigError(Diagnostic{SourceLocation{}, "--tokens", "must be > 0", "a token budget such as 1e12"});
+  if (!(options.pue >= 1.0))
+    throw ConfigError(Diagnostic{SourceLocation{}, "--pue", "must be >= 1 (facility power / IT power)",
+                                 "e.g. 1.0 (board power only), 1.2, 1.5"});
+  HardwareChoiceResult result;
+  result.scenario_file = scenario.file;
+  result.model_name = scenario.model.name;
+  result.devices = options.devices > 0 ? options.devices : scenario.num_devices;
+  if (options.devices < 0 || result.devices < 1)
+    throw ConfigError(Diagnostic{SourceLocation{}, "--devices", "must be >= 1", "a device count"});
+  result.seq_length = scenario.plan.seq_length;
+  result.global_batch_size = scenario.plan.global_batch_size;
+  result.tokens = options.tokens;
+  result.pue = options.pue;
+  result.objective = options.objective;
+
+  SearchOptions search;
+  search.devices = result.devices;
+  search.top = 1;
+  search.objective = options.objective;
+  search.tokens = options.tokens;
+  search.replay_limit = options.replay_limit;
+  search.max_threads = options.max_threads;
+  // One search at a time: each already runs its tiers on every core.
+  for (const HardwareSpec& hw : hardware) {
+    Scenario s = scenario;
+    s.hardware = hw;
+    s.num_devices = result.devices;
+    const SearchResult found = search_plans(s, search);
+    HardwareChoiceRow row;
+    row.hardware_name = hw.name;
+    row.hardware_file = hw.file;
+    row.device_name = hw.device.name;
+    row.price_per_hour = hw.device.price_per_hour;
+    row.power_w = hw.device.power_w;
+    row.enumerated = found.enumerated;
+    row.valid = found.valid;
+    row.fit = found.fit;
+    row.replayed = found.replayed;
+    if (found.best.empty() || found.best.front().outcome.tokens_per_s <= 0) {
+      row.reason = no_fit_reason(s, found);
+    } else {
+      row.fits = true;
+      row.best = found.best.front();
+      row.time_to_train_s = options.tokens / row.best.outcome.tokens_per_s;
+      const double hours = row.time_to_train_s / 3600.0;
+      row.device_hours = result.devices * hours;
+      row.cost = row.device_hours * row.price_per_hour;
+      row.energy_mwh = row.device_hours * row.power_w * options.pue / 1e6;
+    }
+    result.rows.push_back(std::move(row));
+  }
+  double best_key = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    const double key = objective_key(result.rows[i], result.objective);
+    if (key < best_key) {
+      best_key = key;
+      result.winner = static_cast<int>(i);
+    }
+  }
+  return result;
+}
+
+namespace {
+
+std::string fmt(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+// The objective's value of a row, as printed in the verdict.
+std::string objective_value(const HardwareChoiceRow& row, SearchObjective objective) {
+  switch (objective) {
+    case SearchObjective::throughput:
+      return fmt("%.0f tokens/s", row.best.outcome.tokens_per_s);
+    case SearchObjective::time_to_train:
+      return fmt("%.1f days", row.time_to_train_s / 86400);
+    case SearchObjective::cost:
+      return fmt("cost %.0f", row.cost);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string format_hardware_choice(const HardwareChoiceResult& r) {
+  char buf[640];
+  std::snprintf(buf, sizeof buf,
+                "%s on %d devices, seq %d, global batch %d: best plan per hardware (plan search), %.3g tokens to "
+                "train, objective %s\n"
+                "cost = device-hours x price_per_hour; energy = devices x board power x hours x PUE %.2f (board power "
+                "only: no host CPUs, network or storage)\n",
+                r.model_name.c_str(), r.devices, r.seq_length, r.global_batch_size, r.tokens, to_string(r.objective),
+                r.pue);
+  std::string out = buf;
+  int w = 8;
+  for (const auto& row : r.rows) w = std::max(w, static_cast<int>(row.hardware_name.size()));
+  std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h", "W/dev",
+                "step_s", "tokens/s", "MFU%", "days", "device-hours", "cost", "MWh", "best plan");
+  out += buf;
+  for (const auto& row : r.rows) {
+    const std::string price = row.price_per_hour > 0 ? fmt("%.2f", row.price_per_hour) : "unknown";
+    const std::string power = row.power_w > 0 ? fmt("%.0f", row.power_w) : "unknown";
+    std::snprintf(buf, sizeof buf, "%-*s %7s %6s ", w, row.hardware_name.c_str(), price.c_str(), power.c_str());
+    out += buf;
+    if (!row.fits) {
+      out += row.reason + "\n";
+      continue;
+    }
+    const PlanOutcome& o = row.best.outcome;
+    const std::string cost = row.price_per_hour > 0 ? fmt("%.0f", row.cost) : "unknown";
+    const std::string energy = row.power_w > 0 ? fmt("%.1f", row.energy_mwh) : "unknown";
+    std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %7.1f %12.0f %12s %8s  ", o.step_time_s, o.tokens_per_s,
+                  100 * o.mfu, row.time_to_train_s / 86400, row.device_hours, cost.c_str(), energy.c_str());
+    out += buf + plan_text(row.best.plan) + "\n";
+  }
+  if (r.winner < 0) {
+    bool any_fit = false;
+    for (const auto& row : r.rows) any_fit |= row.fits;
+    out += any_fit ? "no winner on cost: no hardware that fits has a price (price_per_hour 0 = unknown)\n"
+                   : "no winner: no plan fits on any of the hardware\n";
+    return out;
+  }
+  const HardwareChoiceRow& win = r.rows[static_cast<std::size_t>(r.winner)];
+  out += "best on " + std::string(to_string(r.objective)) + ": " + win.hardware_name + " (" +
+         objective_value(win, r.objective) + ")";
+  // The runner-up: the best other row by the same key.
+  const HardwareChoiceRow* next = nullptr;
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    if (static_cast<int>(i) == r.winner) continue;
+    const double key = objective_key(r.rows[i], r.objective);
+    if (key == std::numeric_limits<double>::infinity()) continue;
+    if (!next || key < objective_key(*next, r.objective)) next = &r.rows[i];
+  }
+  if (next) out += "; next " + next->hardware_name + " (" + objective_value(*next, r.objective) + ")";
+  out += "\n";
+  if (r.objective == SearchObjective::cost)
+    for (const auto& row : r.rows)
+      if (row.fits && row.price_per_hour <= 0)
+        out +=
+            row.hardware_name + ": price unknown (price_per_hour 0 in " + row.hardware_file + "), not ranked on cost\n";
+  return out;
+}
+
+std::string hardware_choice_json(const HardwareChoiceResult& r) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kHardwareChoiceSchemaVersion;
+  j["scenario"] = r.scenario_file;
+  j["model"] = r.model_name;
+  j["devices"] = r.devices;
+  j["seq_length"] = r.seq_length;
+  j["global_batch_size"] = r.global_batch_size;
+  j["tokens"] = r.tokens;
+  j["objective"] = to_string(r.objective);
+  j["pue"] = r.pue;
+  j["energy_scope"] = "board power only (devices x power x hours x PUE); no host CPUs, network or storage";
+  j["winner"] = r.winner >= 0 ? nlohmann::ordered_json(r.rows[static_cast<std::size_t>(r.winner)].hardware_name)
+                              : nlohmann::ordered_json(nullptr);
+  j["winner_index"] = r.winner;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::ordered_json e;
+    e["hardware"] = row.hardware_name;
+    e["hardware_file"] = row.hardware_file;
+    e["device"] = row.device_name;
+    e["price_per_hour"] = row.price_per_hour;
+    e["power_w"] = row.power_w;
+    e["status"] = row.fits ? "ok" : "no plan fits";
+    e["reason"] = row.reason;
+    e["enumerated"] = row.enumerated;
+    e["valid"] = row.valid;
+    e["fit"] = row.fit;
+    e["replayed"] = row.replayed;
+    if (row.fits) {
+      const ParallelPlan& p = row.best.plan;
+      e["plan"] = describe_plan(p);
+      e["tensor_model_parallel_size"] = p.tensor_model_parallel_size;
+      e["pipeline_model_parallel_size"] = p.pipeline_model_parallel_size;
+      e["virtual_pipeline_model_parallel_size"] = p.virtual_pipeline_model_parallel_size;
+      e["context_parallel_size"] = p.context_parallel_size;
+      e["expert_model_parallel_size"] = p.expert_model_parallel_size;
+      e["data_parallel_size"] = p.data_parallel_size;
+      e["micro_batch_size"] = p.micro_batch_size;
+      e["schedule"] = to_string(p.schedule);
+      e["use_distributed_optimizer"] = p.use_distributed_optimizer;
+      e["zero_stage"] = p.zero_stage;
+      e["recompute_granularity"] = to_string(p.recompute_granularity);
+    } else {
+      e["plan"] = nullptr;
+    }
+    add_outcome_metrics(e, row.best.outcome);
+    e["time_to_train_s"] = row.time_to_train_s;
+    e["time_to_train_days"] = row.time_to_train_s / 86400;
+    e["device_hours"] = row.device_hours;
+    e["cost"] = row.cost;
+    e["cost_known"] = row.price_per_hour > 0;
+    e["energy_mwh"] = row.energy_mwh;
+    e["energy_known"] = row.power_w > 0;
+    j["rows"].push_back(std::move(e));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace trainsim
