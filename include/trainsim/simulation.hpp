@@ -30,4 +30,10 @@ struct SimResult {
 
 SimResult simulate(const Scenario& scenario, const SimOptions& options = {});
 
+// Host time the background data loaders (DataLoading::loader_workers > 0) of one loading
+// rank need for a step's micro-batches: micro-batches x micro batch x sample_load_time /
+// workers; 0 without background loading. When it exceeds the step, simulate() makes the
+// step wait for the difference at its start.
+double background_load_s(const Scenario& scenario);
+
 }  // namespace trainsim

@@ -299,6 +299,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   scenario.name = v.has("name") ? v.str("name") : fs::path(path).stem().string();
   scenario.num_devices = as_int(v, "num_devices");
   scenario.plan = fill_plan(v);
+  scenario.data.sample_load_s = v.num("data.sample_load_time");
+  scenario.data.loader_workers = as_int(v, "data.loader_workers");
 
   const std::vector<std::string> roots =
       search_roots.empty() ? std::vector<std::string>{TRAINSIM_DATA_DIR} : search_roots;

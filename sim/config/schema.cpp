@@ -94,6 +94,8 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"model", T::string, D::none, "", true, 0, 0, "", "model file (models/*.yaml or a HF config.json)"},
   {"hardware", T::string, D::none, "", true, 0, 0, "", "hardware file (hardware/*.yaml)"},
   {"num_devices", T::integer, D::none, "", true, 1, 1e7, "", "devices in the job"},
+  {"data.sample_load_time", T::quantity, D::time, "0s", false, 0, 3600, "", "host time to read and prepare one sequence (0: free)"},
+  {"data.loader_workers", T::integer, D::none, "2", false, 0, 1024, "", "background data-loader workers per rank (0: load inside the training loop)"},
   {"plan.tensor_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "TP"},
   {"plan.pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 4096, "", "PP"},
   {"plan.virtual_pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "model chunks per stage (interleaved)"},

@@ -91,8 +91,9 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices)
               for (int v = 2; v <= 4; ++v)
                 if (layers % (pp * v) == 0 && m % pp == 0) schedules.push_back({PipelineSchedule::interleaved, v});
             }
-            std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}};
-            if (pp == 1) optimizers.push_back({false, 3});
+            // ZeRO-2/3 only without PP (DeepSpeed's pipeline engine takes stage 0 or 1).
+            std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}};
+            if (pp == 1) optimizers.insert(optimizers.end(), {{false, 2}, {false, 3}});
             for (const auto& [schedule, v] : schedules) {
               for (const auto& opt : optimizers) {
                 for (auto rc : {RecomputeGranularity::none, RecomputeGranularity::selective,

@@ -255,6 +255,16 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.param_gather_bytes += (m - 1) * params * grad_bytes_per_param;
     }
   }
+  // Data loading in the training loop: read and prepare the micro-batch's sequences on the
+  // host, then copy tokens, labels, loss mask and position ids (8 + 8 + 4 + 8 bytes per
+  // token) to the device. Background workers (the default) are priced by simulate().
+  if (scenario.data.loader_workers == 0 && scenario.data.sample_load_s > 0) {
+    const double link = scenario.hardware.cluster.host_link_bandwidth;
+    const double bytes = 28.0 * plan.micro_batch_size * plan.seq_length;
+    const double per_microbatch = plan.micro_batch_size * scenario.data.sample_load_s + (link > 0 ? bytes / link : 0.0);
+    costs.stages.front().data_per_microbatch_s = per_microbatch;
+    costs.stages.back().data_per_microbatch_s = per_microbatch;
+  }
   return costs;
 }
 

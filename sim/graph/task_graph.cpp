@@ -147,6 +147,17 @@ class Builder {
       head.assign(prev.begin(), prev.end());  // what the first compute task of the item waits for
       int first_compute = -1;
 
+      // Loading inside the training loop: the consuming forward waits for its micro-batch.
+      const bool loads = is_forward && sc.data_per_microbatch_s > 0 &&
+                         ((s == 0 && w.chunk == 0) || (s == p_ - 1 && w.chunk == v_ - 1));
+      if (loads) {
+        const int id =
+            add(make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::data, w.kind, sc.data_per_microbatch_s));
+        edges_from(head, id);
+        set_to(head, id);
+        first_compute = id;
+      }
+
       // Recompute before backward (B, or the fused backward).
       if (!is_forward && w.kind != WorkKind::backward_weight && cc.recompute_s > 0) {
         Task r = make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::recompute, w.kind, cc.recompute_s);

@@ -1,2 +1,3 @@
 # Tests of the engine module.
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/engine_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/data_loading_test.cpp)

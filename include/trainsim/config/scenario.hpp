@@ -9,6 +9,15 @@
 
 namespace trainsim {
 
+// How the training data reaches the devices (seed 003: reading from storage, host
+// preprocessing, the copy to the device). Megatron-style: the first and the last pipeline
+// stage load each micro-batch (tokens; labels and loss mask).
+struct DataLoading {
+  double sample_load_s = 0;  // host time to read and prepare one sequence (0: free, e.g. pre-tokenized mmap)
+  int loader_workers = 2;    // background DataLoader workers per rank (PyTorch/Megatron default 2);
+                             // 0: loaded inside the training loop, on the step's critical path
+};
+
 struct Scenario {
   std::string name;
   std::string file;
@@ -16,6 +25,7 @@ struct Scenario {
   HardwareSpec hardware;
   int num_devices = 1;
   ParallelPlan plan;
+  DataLoading data;
 };
 
 // "--set key.path=value", applied to the scenario's YAML before validation.

@@ -48,7 +48,11 @@ struct StageCosts {
   // reduce-scatters before the last micro-batch.
   double param_gather_s = 0;
   double param_gather_bytes = 0;   // bytes of all of the above
-  double data_s = 0;               // data loading exposed once per step
+  double data_s = 0;               // data loading exposed once per step, at its start
+  // Loading inside the training loop (DataLoading::loader_workers == 0): before each
+  // micro-batch's forward of the chunk that consumes the data (the first stage's first
+  // chunk: tokens; the last stage's last chunk: labels), on the compute stream.
+  double data_per_microbatch_s = 0;
 };
 
 struct PipelineCosts {
