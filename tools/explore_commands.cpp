@@ -188,6 +188,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
       std::string objective = "throughput";
       double tokens = 1e12;
       int replay = 256;
+      std::string keep;
       std::string json;
     };
     auto args = std::make_shared<Args>();
@@ -202,10 +203,15 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--replay", args->replay, "candidates replayed with the simulator (best estimates first)")
         ->capture_default_str();
     cmd->add_option("--json", args->json, "also write the top plans as JSON to this file");
+    cmd->add_option("--keep", args->keep,
+                    "plan axes not searched but kept as the scenario sets them, comma-separated subset of tp, pp, cp, "
+                    "ep, mbs, schedule, sp, optimizer, recompute (e.g. sp,optimizer,recompute for a framework "
+                    "without sequence parallelism or a sharded optimizer)");
     cmd->callback([&action, args] {
       action = [args] {
         trainsim::SearchOptions options;
         options.objective = trainsim::parse_search_objective(args->objective);
+        options.keep = trainsim::parse_kept_axes(args->keep);
         const auto scenario = args->common.load();
         options.devices = args->devices;
         options.top = args->top;

@@ -37,7 +37,37 @@ const char* to_string(SearchObjective objective) {
   return "?";
 }
 
+KeptAxes parse_kept_axes(const std::string& text) {
+  KeptAxes keep;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (name == "tp") keep.tp = true;
+    else if (name == "pp") keep.pp = true;
+    else if (name == "cp") keep.cp = true;
+    else if (name == "ep") keep.ep = true;
+    else if (name == "mbs") keep.micro_batch = true;
+    else if (name == "schedule") keep.schedule = true;
+    else if (name == "sp") keep.sequence_parallel = true;
+    else if (name == "optimizer") keep.optimizer = true;
+    else if (name == "recompute") keep.recompute = true;
+    else if (!(name.empty() && text.empty()))
+      throw ConfigError(Diagnostic{SourceLocation{}, "--keep", "unknown plan axis '" + name + "'",
+                                   "a comma-separated subset of tp, pp, cp, ep, mbs, schedule, sp, optimizer, recompute"});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return keep;
+}
+
 namespace {
+
+// The values an axis takes: all candidates, or only the scenario's when the axis is kept.
+std::vector<int> axis(bool kept, int scenario_value, std::vector<int> candidates) {
+  if (!kept) return candidates;
+  return {scenario_value};
+}
 
 std::vector<int> divisors(int n) {
   std::vector<int> out;
@@ -57,7 +87,7 @@ struct OptimizerChoice {
 // recompute (selective only without flash attention). Only combinations whose device and batch arithmetic works are listed
 // (DP = N / (TP*PP*CP) integral, micro batch * DP dividing the global batch); everything
 // else is left to check_plan.
-std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices) {
+std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices, const KeptAxes& keep) {
   const ModelSpec& model = scenario.model;
   const ParallelPlan& base = scenario.plan;
   std::vector<ParallelPlan> out;
@@ -66,11 +96,11 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices)
   const int per_node = scenario.hardware.node.devices_per_node;
   const int layers = model.num_layers;
   const int gbs = base.global_batch_size;
-  for (int tp : divisors(head_gcd)) {
-    if (tp > per_node || devices % tp != 0) continue;
-    for (int pp : divisors(layers)) {
+  for (int tp : axis(keep.tp, base.tensor_model_parallel_size, divisors(head_gcd))) {
+    if ((!keep.tp && tp > per_node) || devices % tp != 0) continue;
+    for (int pp : axis(keep.pp, base.pipeline_model_parallel_size, divisors(layers))) {
       if (devices % (tp * pp) != 0) continue;
-      for (int cp : {1, 2}) {
+      for (int cp : axis(keep.cp, base.context_parallel_size, {1, 2})) {
         if (cp > 1 && base.seq_length % (2 * cp) != 0) continue;
         if (devices % (tp * pp * cp) != 0) continue;
         const int dp = devices / (tp * pp * cp);
@@ -80,8 +110,12 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices)
           for (int ep : divisors(model.moe->num_experts))
             if ((static_cast<long long>(dp) * cp) % ep == 0) eps.push_back(ep);
         }
+        if (keep.ep) {
+          const bool ok = std::find(eps.begin(), eps.end(), base.expert_model_parallel_size) != eps.end();
+          eps.assign(ok ? 1 : 0, base.expert_model_parallel_size);
+        }
         for (int ep : eps) {
-          for (int mbs : {1, 2, 4, 8}) {
+          for (int mbs : axis(keep.micro_batch, base.micro_batch_size, {1, 2, 4, 8})) {
             if (gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
             const int m = gbs / (mbs * dp);
             // Schedules: 1F1B, ZB-H1, interleaved with v = 2..4 where the layers split evenly.
@@ -91,16 +125,21 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices)
               for (int v = 2; v <= 4; ++v)
                 if (layers % (pp * v) == 0 && m % pp == 0) schedules.push_back({PipelineSchedule::interleaved, v});
             }
+            if (keep.schedule)
+              schedules.assign(1, {base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size)});
             // ZeRO-2/3 only without PP (DeepSpeed's pipeline engine takes stage 0 or 1).
             std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}};
             if (pp == 1) optimizers.insert(optimizers.end(), {{false, 2}, {false, 3}});
+            if (keep.optimizer) optimizers.assign(1, {base.use_distributed_optimizer, base.zero_stage});
             for (const auto& [schedule, v] : schedules) {
               for (const auto& opt : optimizers) {
-                for (auto rc : {RecomputeGranularity::none, RecomputeGranularity::selective,
-                                RecomputeGranularity::full}) {
+                std::vector<RecomputeGranularity> granularities{
+                    RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full};
+                if (keep.recompute) granularities.assign(1, base.recompute_granularity);
+                for (auto rc : granularities) {
                   // With flash attention no op is dropped by selective recompute (the
                   // workload keeps no s x s scores): the same plan as none, listed once.
-                  if (rc == RecomputeGranularity::selective && base.use_flash_attn) continue;
+                  if (!keep.recompute && rc == RecomputeGranularity::selective && base.use_flash_attn) continue;
                   ParallelPlan p = base;
                   p.tensor_model_parallel_size = tp;
                   p.pipeline_model_parallel_size = pp;
@@ -109,14 +148,16 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices)
                   p.context_parallel_size = cp;
                   p.expert_model_parallel_size = ep;
                   p.data_parallel_size = dp;
-                  p.sequence_parallel = tp > 1;
+                  p.sequence_parallel = tp > 1 && (!keep.sequence_parallel || base.sequence_parallel);
                   p.micro_batch_size = mbs;
                   p.use_distributed_optimizer = opt.distributed;
                   p.zero_stage = opt.zero;
-                  p.offload_optimizer = false;
+                  p.offload_optimizer = keep.optimizer && base.offload_optimizer;
                   p.recompute_granularity = rc;
-                  p.recompute_method = RecomputeMethod::uniform;
-                  p.recompute_num_layers = 0;
+                  if (!keep.recompute) {
+                    p.recompute_method = RecomputeMethod::uniform;
+                    p.recompute_num_layers = 0;
+                  }
                   p.layers_per_stage.clear();
                   out.push_back(std::move(p));
                 }
@@ -233,11 +274,12 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
   SearchResult result;
   result.devices = options.devices > 0 ? options.devices : scenario.num_devices;
   result.objective = options.objective;
+  result.keep = options.keep;
   result.tokens = options.tokens;
   result.price_per_hour = scenario.hardware.device.price_per_hour;
   if (result.devices < 1)
     throw ConfigError(Diagnostic{SourceLocation{}, "--devices", "must be >= 1", "a device count"});
-  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, result.devices);
+  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, result.devices, options.keep);
   result.enumerated = static_cast<long long>(plans.size());
 
   // Tiers 1-3 in parallel, one slot per plan: estimate < 0 marks invalid (-1) or not fitting (-2).
@@ -348,6 +390,13 @@ std::string format_search(const Scenario& scenario, const SearchResult& r) {
                 scenario.plan.seq_length, scenario.plan.global_batch_size, to_string(r.objective), r.enumerated,
                 r.valid, r.fit, r.replayed);
   out += buf;
+  const KeptAxes& k = r.keep;
+  std::string kept;
+  for (const auto& [on, name] : {std::pair{k.tp, "tp"}, {k.pp, "pp"}, {k.cp, "cp"}, {k.ep, "ep"}, {k.micro_batch, "mbs"},
+                                 {k.schedule, "schedule"}, {k.sequence_parallel, "sp"}, {k.optimizer, "optimizer"},
+                                 {k.recompute, "recompute"}})
+    if (on) kept += (kept.empty() ? "" : ", ") + std::string(name);
+  if (!kept.empty()) out += "kept as the scenario sets them: " + kept + "\n";
   if (r.objective != SearchObjective::throughput) {
     if (r.price_per_hour > 0)
       std::snprintf(buf, sizeof buf, "token budget %.3g, price %.2f per device-hour (%s)\n", r.tokens,

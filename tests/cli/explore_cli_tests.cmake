@@ -33,3 +33,7 @@ trainsim_cli_test(search_cost_objective_states_the_price 0 "price 1.50 per devic
   search scenarios/default.yaml --devices 8 --top 2 --objective cost --tokens 1e9 --set plan.global_batch_size=16)
 trainsim_cli_test(search_unknown_objective_is_bad_input 2 "unknown objective 'speed'"
   search scenarios/default.yaml --devices 8 --objective speed)
+trainsim_cli_test(search_keep_says_what_it_kept 0 "kept as the scenario sets them: sp, optimizer"
+  search scenarios/default.yaml --devices 8 --top 2 --keep sp,optimizer --set plan.global_batch_size=16)
+trainsim_cli_test(search_keep_unknown_axis_is_bad_input 2 "--keep: unknown plan axis 'zero'"
+  search scenarios/default.yaml --devices 8 --keep zero)

@@ -141,3 +141,34 @@ TEST_CASE("search space holds Megatron's published GPT-3 175B plan (TP8 PP16 v3)
   }
   CHECK(found == 1);
 }
+
+TEST_CASE("parse_kept_axes reads any subset and names the valid axes otherwise", "[explore][search]") {
+  const KeptAxes none = parse_kept_axes("");
+  CHECK_FALSE((none.tp || none.pp || none.sequence_parallel || none.optimizer || none.recompute));
+  const KeptAxes k = parse_kept_axes("sp,optimizer,recompute");
+  CHECK((k.sequence_parallel && k.optimizer && k.recompute));
+  CHECK_FALSE((k.tp || k.pp || k.cp || k.ep || k.micro_batch || k.schedule));
+  CHECK_THROWS_WITH(parse_kept_axes("tp,zero"),
+                    Catch::Contains("unknown plan axis 'zero'") && Catch::Contains("tp, pp, cp, ep, mbs, schedule"));
+}
+
+TEST_CASE("Kept axes stay as the scenario sets them in every enumerated plan", "[explore][search]") {
+  // Megatron-LM 2021: no sequence parallelism, no sharded optimizer, full recompute.
+  const Scenario s = load("default.yaml", {{"plan.global_batch_size", "16"},
+                                           {"plan.use_distributed_optimizer", "false"},
+                                           {"plan.recompute_granularity", "full"}});
+  const auto all = enumerate_plans(s, 8);
+  const auto kept = enumerate_plans(s, 8, parse_kept_axes("sp,optimizer,recompute,pp"));
+  REQUIRE(!kept.empty());
+  CHECK(kept.size() < all.size());
+  bool tp_varies = false;
+  for (const auto& p : kept) {
+    CHECK_FALSE(p.sequence_parallel);
+    CHECK_FALSE(p.use_distributed_optimizer);
+    CHECK(p.zero_stage == 0);
+    CHECK(p.recompute_granularity == RecomputeGranularity::full);
+    CHECK(p.pipeline_model_parallel_size == 2);
+    tp_varies |= p.tensor_model_parallel_size > 1;
+  }
+  CHECK(tp_varies);  // the other axes are still searched
+}

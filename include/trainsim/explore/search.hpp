@@ -17,7 +17,23 @@ enum class SearchObjective { throughput, time_to_train, cost };
 SearchObjective parse_search_objective(const std::string& text);
 const char* to_string(SearchObjective objective);
 
+// Plan axes the search keeps as the scenario sets them instead of searching them
+// (`--keep tp,sp,optimizer,...`): what the user's framework or launch scripts fix, e.g.
+// Megatron-LM 2021 had no sequence parallelism, no distributed optimizer and no ZeRO.
+struct KeptAxes {
+  bool tp = false, pp = false, cp = false, ep = false;
+  bool micro_batch = false;
+  bool schedule = false;   // the schedule and its virtual pipeline size
+  bool sequence_parallel = false;  // kept as the scenario says wherever TP > 1
+  bool optimizer = false;  // use_distributed_optimizer and zero_stage
+  bool recompute = false;  // granularity, method and layers
+};
+// "tp,pp,cp,ep,mbs,schedule,sp,optimizer,recompute" (any subset, comma-separated); throws
+// ConfigError (key "--keep") naming the valid names otherwise.
+KeptAxes parse_kept_axes(const std::string& text);
+
 struct SearchOptions {
+  KeptAxes keep;
   int devices = 0;  // 0: the scenario's num_devices
   int top = 10;
   SearchObjective objective = SearchObjective::throughput;
@@ -42,6 +58,7 @@ struct SearchResult {
   SearchObjective objective = SearchObjective::throughput;
   double tokens = 0;
   double price_per_hour = 0;
+  KeptAxes keep;                // axes kept as the scenario sets them
   long long enumerated = 0;     // every combination of the axes for N devices
   long long valid = 0;          // passing check_plan
   long long fit = 0;            // and fitting the memory model
@@ -51,7 +68,7 @@ struct SearchResult {
 
 // Every plan the search considers for `devices` devices, in a fixed order, before any
 // check (DP derived; the scenario's seq length, global batch, precision and flags kept).
-std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices);
+std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices, const KeptAxes& keep = {});
 
 // The analytical tier, seconds per step (see search.cpp for the formula).
 // scenario.num_devices must be the search's device count; workload = build_workload(model, plan).
