@@ -111,6 +111,9 @@ CostFunctions cost_functions(const CostModel& cost) {
   f.backward_weight_s = [&cost](const Op& op) { return cost.backward_weight_s(op); };
   f.collective_s = [&cost](const CommOp& c) { return cost.collective_s(c); };
   f.group_collective_s = [&cost](CollectiveKind k, CommGroup g, double b) { return cost.collective_s(k, g, b); };
+  f.group_collective_tier_bytes = [&cost](CollectiveKind k, CommGroup g, double b) {
+    return cost.collective_tier_bytes(k, g, b);
+  };
   f.p2p_s = [&cost](double b) { return cost.p2p_s(b); };
   f.memory_bound_s = [&cost](double b) { return cost.memory_bound_s(b); };
   f.crosses_nodes = [&cost](CommGroup g) { return cost.shape_of(g).nodes > 1; };
@@ -159,6 +162,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const int layers = static_cast<int>(workload.layer_type_of.size());
   const std::vector<int> per_vstage = split_layers(plan, layers);
 
+  auto tier_bytes = [&cost](CollectiveKind kind, CommGroup group, double bytes) {
+    return cost.group_collective_tier_bytes ? cost.group_collective_tier_bytes(kind, group, bytes) : bytes;
+  };
   const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
@@ -214,7 +220,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
       const double b = bytes / count;
       chunk.buckets.insert(chunk.buckets.end(), static_cast<std::size_t>(count),
-                           GradBucket{b, cost.group_collective_s(grad_kind, group, b)});
+                           GradBucket{b, cost.group_collective_s(grad_kind, group, b), tier_bytes(grad_kind, group, b)});
     };
     add_buckets(dense_bytes, CommGroup::dp);
     add_buckets(expert_bytes, CommGroup::expert_dp);
@@ -243,7 +249,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // gathers once per step.
       const double gathers = plan.zero_stage >= 3 ? 2.0 * m : 1.0;
       sc.param_gather_s = gathers * gather;
-      sc.param_gather_bytes = gathers * 2.0 * params;
+      sc.param_gather_bytes = gathers * tier_bytes(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
     }
     if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
       // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward
@@ -252,7 +258,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const double reduce =
           cost.group_collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
       sc.param_gather_s += (m - 1) * reduce;
-      sc.param_gather_bytes += (m - 1) * params * grad_bytes_per_param;
+      sc.param_gather_bytes +=
+          (m - 1) * tier_bytes(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
     }
   }
   // Data loading in the training loop: read and prepare the micro-batch's sequences on the

@@ -253,7 +253,7 @@ class Builder {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
           Task b = make(s, w.chunk, -1, Stream::dp_comm, SpanCategory::dp_comm, w.kind, cc.buckets[k].time_s);
           b.group = RankGroup::dp;
-          dp_tier(b, cc.buckets[k].bytes);
+          dp_tier(b, cc.buckets[k].tier_bytes >= 0 ? cc.buckets[k].tier_bytes : cc.buckets[k].bytes);
           const int id = add(b);
           edge(pieces[k], id);
           stage_buckets_.push_back(id);
@@ -267,7 +267,7 @@ class Builder {
         for (const auto& bucket : cc.buckets) {
           Task b = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward, bucket.time_s);
           b.group = RankGroup::dp;
-          dp_tier(b, bucket.bytes);
+          dp_tier(b, bucket.tier_bytes >= 0 ? bucket.tier_bytes : bucket.bytes);
           const int id = add(b);
           edges_from(prev, id);
           stage_buckets_.push_back(id);

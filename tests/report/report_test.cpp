@@ -8,6 +8,7 @@
 #include "trainsim/report/chrome_trace.hpp"
 #include "trainsim/report/summary.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -117,4 +118,31 @@ TEST_CASE("The text summary shows step time, MFU and one row per stage", "[repor
   CHECK_THAT(text, Catch::Contains("step time") && Catch::Contains("MFU") && Catch::Contains("tokens/s"));
   CHECK_THAT(text, Catch::Contains("TP2 PP2 DP2, interleaved v=2"));
   CHECK(std::count(text.begin(), text.end(), '\n') < 16);  // readable in ten seconds
+}
+
+TEST_CASE("Network bandwidth use counts the bytes a device moves on the tier, so it never passes 100%",
+          "[report][network]") {
+  // Hierarchical collectives move only a device's share of the message through its NIC:
+  // ZeRO-3 over 512 A100s (64 servers) gathers 140 GB of weights per micro-batch, of which
+  // each NIC carries about a quarter (four of the group's ranks per server).
+  const std::string root = TRAINSIM_SOURCE_DIR;
+  std::vector<std::vector<Override>> cases = {
+      {},
+      {{"hardware", "hardware/a100-80gb.yaml"},
+       {"plan.tensor_model_parallel_size", "2"},
+       {"plan.pipeline_model_parallel_size", "1"},
+       {"plan.virtual_pipeline_model_parallel_size", "1"},
+       {"plan.schedule", "1f1b"},
+       {"plan.zero_stage", "3"},
+       {"plan.use_distributed_optimizer", "false"},
+       {"plan.micro_batch_size", "1"}}};
+  for (const auto& overrides : cases) {
+    const Scenario s = load_scenario(root + "/scenarios/llama2-70b-910b3-1024.yaml", overrides);
+    const SimResult r = simulate(s);
+    CAPTURE(s.hardware.name);
+    CHECK(r.metrics.tiers[1].busy_s > 0);
+    const double use = tier_bandwidth_use(s, r.metrics, 1);
+    CHECK(use > 0.3);
+    CHECK(use <= 1.0);
+  }
 }

@@ -116,6 +116,10 @@ class CostModel {
   // Memory-bound time of streaming `bytes` through HBM (optimizer step, ...).
   double memory_bound_s(double bytes) const;
   GroupShape shape_of(CommGroup group) const;
+  // Bytes one rank moves on the tier the group's collective is counted on (through its
+  // NIC when the group spans servers, else over the server fabric), by the chosen algorithm:
+  // what the per-tier bandwidth use divides by (seed 000: transferred bytes / transit time).
+  double collective_tier_bytes(CollectiveKind kind, CommGroup group, double bytes) const;
   // True when some pipeline neighbours sit in different servers.
   bool p2p_crosses_nodes() const;
 

@@ -19,6 +19,7 @@ class CostModel;
 struct GradBucket {
   double bytes = 0;   // gradient bytes in the bucket
   double time_s = 0;  // all-reduce (or reduce-scatter) time over the DP group
+  double tier_bytes = -1;  // bytes one rank moves on its network tier (< 0: unknown, taken as `bytes`)
 };
 
 struct ChunkCosts {
@@ -47,7 +48,7 @@ struct StageCosts {
   // (forward and backward of every micro-batch) and ZeRO-2/3's per-micro-batch gradient
   // reduce-scatters before the last micro-batch.
   double param_gather_s = 0;
-  double param_gather_bytes = 0;   // bytes of all of the above
+  double param_gather_bytes = 0;   // bytes one rank moves on the DP tier for all of the above
   double data_s = 0;               // data loading exposed once per step, at its start
   // Loading inside the training loop (DataLoading::loader_workers == 0): before each
   // micro-batch's forward of the chunk that consumes the data (the first stage's first
@@ -83,6 +84,8 @@ struct CostFunctions {
   std::function<double(const Op&)> forward_s, backward_s, backward_weight_s;
   std::function<double(const CommOp&)> collective_s;
   std::function<double(CollectiveKind, CommGroup, double)> group_collective_s;  // kind, group, bytes
+  // Bytes one rank moves on the group's tier (empty: the message bytes).
+  std::function<double(CollectiveKind, CommGroup, double)> group_collective_tier_bytes;
   std::function<double(double)> p2p_s;                                          // bytes between neighbouring stages
   std::function<double(double)> memory_bound_s;                                 // bytes streamed through HBM
   std::function<bool(CommGroup)> crosses_nodes;  // the group spans servers (empty: never)
