@@ -282,19 +282,7 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
     e["fit"] = row.fit;
     e["replayed"] = row.replayed;
     if (row.fits) {
-      const ParallelPlan& p = row.best.plan;
-      e["plan"] = describe_plan(p);
-      e["tensor_model_parallel_size"] = p.tensor_model_parallel_size;
-      e["pipeline_model_parallel_size"] = p.pipeline_model_parallel_size;
-      e["virtual_pipeline_model_parallel_size"] = p.virtual_pipeline_model_parallel_size;
-      e["context_parallel_size"] = p.context_parallel_size;
-      e["expert_model_parallel_size"] = p.expert_model_parallel_size;
-      e["data_parallel_size"] = p.data_parallel_size;
-      e["micro_batch_size"] = p.micro_batch_size;
-      e["schedule"] = to_string(p.schedule);
-      e["use_distributed_optimizer"] = p.use_distributed_optimizer;
-      e["zero_stage"] = p.zero_stage;
-      e["recompute_granularity"] = to_string(p.recompute_granularity);
+      add_plan_fields(e, row.best.plan);
     } else {
       e["plan"] = nullptr;
     }

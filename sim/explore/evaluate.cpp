@@ -86,6 +86,22 @@ PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Ov
   }
 }
 
+void add_plan_fields(nlohmann::ordered_json& e, const ParallelPlan& p) {
+  e["plan"] = describe_plan(p);
+  e["tensor_model_parallel_size"] = p.tensor_model_parallel_size;
+  e["pipeline_model_parallel_size"] = p.pipeline_model_parallel_size;
+  e["virtual_pipeline_model_parallel_size"] = p.virtual_pipeline_model_parallel_size;
+  e["context_parallel_size"] = p.context_parallel_size;
+  e["expert_model_parallel_size"] = p.expert_model_parallel_size;
+  e["data_parallel_size"] = p.data_parallel_size;
+  e["micro_batch_size"] = p.micro_batch_size;
+  e["schedule"] = to_string(p.schedule);
+  e["sequence_parallel"] = p.sequence_parallel;
+  e["use_distributed_optimizer"] = p.use_distributed_optimizer;
+  e["zero_stage"] = p.zero_stage;
+  e["recompute_granularity"] = to_string(p.recompute_granularity);
+}
+
 void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& o) {
   out["step_time_s"] = o.step_time_s;
   out["tokens_per_s"] = o.tokens_per_s;

@@ -63,6 +63,19 @@ KeptAxes parse_kept_axes(const std::string& text) {
 
 namespace {
 
+// Each axis with its --keep name, in the order the option lists them.
+std::array<std::pair<bool, const char*>, 9> kept_axis_names(const KeptAxes& k) {
+  return {{{k.tp, "tp"},
+           {k.pp, "pp"},
+           {k.cp, "cp"},
+           {k.ep, "ep"},
+           {k.micro_batch, "mbs"},
+           {k.schedule, "schedule"},
+           {k.sequence_parallel, "sp"},
+           {k.optimizer, "optimizer"},
+           {k.recompute, "recompute"}}};
+}
+
 // The values an axis takes: all candidates, or only the scenario's when the axis is kept.
 std::vector<int> axis(bool kept, int scenario_value, std::vector<int> candidates) {
   if (!kept) return candidates;
@@ -390,11 +403,8 @@ std::string format_search(const Scenario& scenario, const SearchResult& r) {
                 scenario.plan.seq_length, scenario.plan.global_batch_size, to_string(r.objective), r.enumerated,
                 r.valid, r.fit, r.replayed);
   out += buf;
-  const KeptAxes& k = r.keep;
   std::string kept;
-  for (const auto& [on, name] : {std::pair{k.tp, "tp"}, {k.pp, "pp"}, {k.cp, "cp"}, {k.ep, "ep"}, {k.micro_batch, "mbs"},
-                                 {k.schedule, "schedule"}, {k.sequence_parallel, "sp"}, {k.optimizer, "optimizer"},
-                                 {k.recompute, "recompute"}})
+  for (const auto& [on, name] : kept_axis_names(r.keep))
     if (on) kept += (kept.empty() ? "" : ", ") + std::string(name);
   if (!kept.empty()) out += "kept as the scenario sets them: " + kept + "\n";
   if (r.objective != SearchObjective::throughput) {
@@ -430,6 +440,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r) {
 
 std::string search_json(const Scenario& scenario, const SearchResult& r) {
   nlohmann::ordered_json j;
+  j["schema_version"] = 1;
   j["scenario"] = scenario.file;
   j["devices"] = r.devices;
   j["objective"] = to_string(r.objective);
@@ -439,24 +450,15 @@ std::string search_json(const Scenario& scenario, const SearchResult& r) {
   j["valid"] = r.valid;
   j["fit"] = r.fit;
   j["replayed"] = r.replayed;
+  j["kept_axes"] = nlohmann::ordered_json::array();
+  for (const auto& [on, name] : kept_axis_names(r.keep))
+    if (on) j["kept_axes"].push_back(name);
   j["best"] = nlohmann::ordered_json::array();
   for (const auto& c : r.best) {
     const auto& p = c.plan;
     const auto& o = c.outcome;
     nlohmann::ordered_json e;
-    e["plan"] = describe_plan(p);
-    e["tensor_model_parallel_size"] = p.tensor_model_parallel_size;
-    e["pipeline_model_parallel_size"] = p.pipeline_model_parallel_size;
-    e["virtual_pipeline_model_parallel_size"] = p.virtual_pipeline_model_parallel_size;
-    e["context_parallel_size"] = p.context_parallel_size;
-    e["expert_model_parallel_size"] = p.expert_model_parallel_size;
-    e["data_parallel_size"] = p.data_parallel_size;
-    e["micro_batch_size"] = p.micro_batch_size;
-    e["schedule"] = to_string(p.schedule);
-    e["sequence_parallel"] = p.sequence_parallel;
-    e["use_distributed_optimizer"] = p.use_distributed_optimizer;
-    e["zero_stage"] = p.zero_stage;
-    e["recompute_granularity"] = to_string(p.recompute_granularity);
+    add_plan_fields(e, p);
     e["estimate_step_time_s"] = c.estimate_step_s;
     add_outcome_metrics(e, o);
     e["tp_exposed_s"] = c.tp_exposed_s;

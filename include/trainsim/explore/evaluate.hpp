@@ -44,6 +44,10 @@ PlanOutcome evaluate_plan(Scenario scenario);
 // An outcome's simulated metrics as JSON fields (units in the names), for sweep and search output.
 void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& outcome);
 
+// A plan as JSON fields: its one-line description and the parallel sizes, schedule,
+// sequence parallelism, optimizer sharding and recompute (search and choose output).
+void add_plan_fields(nlohmann::ordered_json& out, const ParallelPlan& plan);
+
 // Loads the scenario file with the overrides (ConfigError -> invalid), then as above.
 PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Override>& overrides);
 
