@@ -440,7 +440,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r) {
 
 std::string search_json(const Scenario& scenario, const SearchResult& r) {
   nlohmann::ordered_json j;
-  j["schema_version"] = 1;
+  j["schema_version"] = kSearchSchemaVersion;
   j["scenario"] = scenario.file;
   j["devices"] = r.devices;
   j["objective"] = to_string(r.objective);

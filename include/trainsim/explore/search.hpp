@@ -77,6 +77,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
 SearchResult search_plans(const Scenario& scenario, const SearchOptions& options);
 
 std::string format_search(const Scenario& scenario, const SearchResult& result);
+constexpr int kSearchSchemaVersion = 1;
 std::string search_json(const Scenario& scenario, const SearchResult& result);
 
 }  // namespace trainsim
