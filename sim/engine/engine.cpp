@@ -187,8 +187,6 @@ struct FlatTask {
   std::int32_t stage = 0;
   std::int32_t rendezvous = -1;
   std::int32_t stream_base = 0;  // stage * r * streams + stream (the queue of rank 0)
-  std::int32_t succ_begin = 0;   // successors: succ_[succ_begin, succ_end)
-  std::int32_t succ_end = 0;
   std::uint8_t stream = 0;
   std::int8_t comm = -1;    // comm kind index, -1 for compute
   bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
@@ -237,10 +235,13 @@ class Replayer {
         group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
       }
 
-    // One pass over the graph: the task records, their successor lists, in-degrees.
+    // One pass over the tasks: the hot records. Successors and in-degrees are the graph's.
     tasks_.resize(static_cast<std::size_t>(n_));
-    succ_.reserve(boost::num_edges(g.graph));
-    std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
+    if (n_ > 0 && (g.successor_begin.size() != static_cast<std::size_t>(n_) + 1 ||
+                   g.in_degree.size() != static_cast<std::size_t>(n_)))
+      throw SimError("replay: the graph's dependencies do not match its tasks");
+    succ_begin_ = g.successor_begin.data();
+    succ_ = g.successors.data();
     bool any_shared = false;
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
@@ -261,19 +262,13 @@ class Replayer {
       f.shared = f.tier == 1 && o.share_links;
       if (f.shared) any_shared = true;
       f.stream_base = f.stage * r_ * kStreams + f.stream;
-      f.succ_begin = static_cast<std::int32_t>(succ_.size());
-      for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
-        const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
-        succ_.push_back(u);
-        ++indeg[static_cast<std::size_t>(u)];
-      }
-      f.succ_end = static_cast<std::int32_t>(succ_.size());
     }
+    const std::vector<std::int32_t>& indeg = g.in_degree;
 
     if (any_shared) link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
     const auto inst = static_cast<std::size_t>(instances_);
     if (r_ == 1) {
-      pending_ = std::move(indeg);
+      pending_ = indeg;
     } else {
       pending_.resize(inst);
       for (int t = 0; t < n_; ++t)
@@ -635,8 +630,9 @@ class Replayer {
     const std::size_t s = stream_of(inst);
     busy_[s] = 0;
     start_next(s);
-    for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) {
-      const std::int32_t u = Full ? succ_[static_cast<std::size_t>(k)] * r_ + r : succ_[static_cast<std::size_t>(k)];
+    const std::int32_t succ_end = succ_begin_[t + 1];
+    for (std::int32_t k = succ_begin_[t]; k < succ_end; ++k) {
+      const std::int32_t u = Full ? succ_[k] * r_ + r : succ_[k];
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
   }
@@ -803,7 +799,8 @@ class Replayer {
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
   std::vector<FlatTask> tasks_;
-  std::vector<std::int32_t> succ_;
+  const std::int32_t* succ_begin_ = nullptr;  // the graph's successor rows (TaskGraph)
+  const std::int32_t* succ_ = nullptr;
   std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
   std::vector<SimTime> arrival_;
   std::vector<std::int32_t> head_, tail_;

@@ -9,6 +9,28 @@
 namespace trainsim {
 namespace {
 
+// The dependencies as compressed sparse rows: a stable counting sort of the edges by
+// source, and the in-degrees on the way.
+void set_edges(TaskGraph& g, const std::vector<std::pair<int, int>>& edges) {
+  const std::size_t n = g.tasks.size();
+  g.successor_begin.assign(n + 1, 0);
+  g.in_degree.assign(n, 0);
+  std::int32_t* begin = g.successor_begin.data();
+  std::int32_t* indeg = g.in_degree.data();
+  for (const auto& [from, to] : edges) {
+    ++begin[static_cast<std::size_t>(from) + 1];
+    ++indeg[static_cast<std::size_t>(to)];
+  }
+  for (std::size_t t = 0; t < n; ++t) begin[t + 1] += begin[t];
+  g.successors.resize(edges.size());
+  std::int32_t* succ = g.successors.data();
+  // begin[from] is the insert position while scattering; afterwards each entry has moved
+  // up to the next row's start, so shifting by one restores the row starts.
+  for (const auto& [from, to] : edges) succ[begin[static_cast<std::size_t>(from)]++] = to;
+  for (std::size_t t = n; t > 0; --t) begin[t] = begin[t - 1];
+  begin[0] = 0;
+}
+
 // The tasks one schedule item became: the ones that wait for its input, the ones whose
 // end means its output is ready.
 struct ItemTasks {
@@ -53,9 +75,8 @@ class Builder {
     out_.rendezvous.reserve(items);
     for (int s = 0; s < p_; ++s) build_stage(s);
     for (int s = 0; s < p_; ++s) connect_stage(s);
-    // One construction from the edge list: the vertex vector is sized once.
-    out_.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
     out_.tasks = std::move(tasks_);
+    set_edges(out_, edges_);
   }
 
  private:
@@ -357,8 +378,8 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
     if (from < 0 || to < 0 || from >= static_cast<int>(tasks.size()) || to >= static_cast<int>(tasks.size()))
       throw SimError("task graph: dependency between unknown tasks");
   TaskGraph g;
-  g.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), tasks.size());
   g.tasks = std::move(tasks);
+  set_edges(g, edges);
   return g;
 }
 
