@@ -25,19 +25,19 @@ struct Task {
   int stage = 0;
   int microbatch = -1;
   int chunk = -1;
+  WorkKind work = WorkKind::forward;  // for names in traces
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
-  WorkKind work = WorkKind::forward;  // for names in traces
-  double duration_s = 0;
-  // Activation bytes: a positive delta is allocated when the task starts, a negative
-  // one freed when it ends.
-  double memory_delta_bytes = 0;
   RankGroup group = RankGroup::none;
-  int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
   // Network tier of a DP or PP transfer: -1 not counted (compute, TP/CP/EP), 0 inside the
   // server, 1 across servers. Tier-1 transfers share their devices' NICs in the replay
   // (engine.hpp): duration_s is then the stand-alone time.
   std::int8_t tier = -1;
+  int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
+  double duration_s = 0;
+  // Activation bytes: a positive delta is allocated when the task starts, a negative
+  // one freed when it ends.
+  double memory_delta_bytes = 0;
   double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
 };
 
