@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -14,22 +15,17 @@ namespace {
 constexpr int kStreams = 5;
 constexpr double kPsPerS = 1e12;
 
-int comm_kind(SpanCategory c) {
-  switch (c) {
-    case SpanCategory::tp_comm:
-      return 0;
-    case SpanCategory::cp_comm:
-      return 1;
-    case SpanCategory::ep_comm:
-      return 2;
-    case SpanCategory::pp_comm:
-      return 3;
-    case SpanCategory::dp_comm:
-      return 4;
-    default:
-      return -1;
-  }
-}
+// Communication kind of a span category (exposed-communication order), -1 for compute.
+constexpr std::array<std::int8_t, kNumCategories> kCommKind = [] {
+  std::array<std::int8_t, kNumCategories> k{};
+  k.fill(-1);
+  k[static_cast<std::size_t>(SpanCategory::tp_comm)] = 0;
+  k[static_cast<std::size_t>(SpanCategory::cp_comm)] = 1;
+  k[static_cast<std::size_t>(SpanCategory::ep_comm)] = 2;
+  k[static_cast<std::size_t>(SpanCategory::pp_comm)] = 3;
+  k[static_cast<std::size_t>(SpanCategory::dp_comm)] = 4;
+  return k;
+}();
 
 // The event queue. Events are ordered by (time, priority, sequence of the push). Ranks that
 // move in lockstep (full mode) push many events with the same time and priority in a row,
@@ -202,6 +198,15 @@ struct DeviceState {
   std::array<int, kNumCommKinds> active{};
   unsigned active_mask = 0;          // bit k: active[k] > 0
   std::array<int, 2> tier_active{};  // running DP/PP transfers per network tier
+  unsigned tier_mask = 0;            // bit k: tier_active[k] > 0
+
+  void begin_tier(int k) {
+    ++tier_active[static_cast<std::size_t>(k)];
+    tier_mask |= 1u << k;
+  }
+  void end_tier(int k) {
+    if (--tier_active[static_cast<std::size_t>(k)] == 0) tier_mask &= ~(1u << k);
+  }
   double memory = 0;
 
   void begin_comm(int k) {
@@ -235,13 +240,21 @@ class Replayer {
         group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
       }
 
-    // One pass over the tasks: the hot records. Successors and in-degrees are the graph's.
+    // One pass over the tasks: the hot records, the pending dependency counts, the tasks
+    // ready at the start. Successors and in-degrees are the graph's.
     tasks_.resize(static_cast<std::size_t>(n_));
     if (n_ > 0 && (g.successor_begin.size() != static_cast<std::size_t>(n_) + 1 ||
                    g.in_degree.size() != static_cast<std::size_t>(n_)))
       throw SimError("replay: the graph's dependencies do not match its tasks");
     succ_begin_ = g.successor_begin.data();
     succ_ = g.successors.data();
+    const auto inst = static_cast<std::size_t>(instances_);
+    // Written before they are read (pending_ here, next_ when an instance is queued,
+    // arrival_ when it starts): no initial fill.
+    pending_.reset(new std::int32_t[inst]);
+    next_.reset(new std::int32_t[inst]);
+    arrival_.reset(new SimTime[inst]);
+    const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
@@ -254,28 +267,26 @@ class Replayer {
       f.stage = task.stage;
       f.rendezvous = task.rendezvous;
       f.stream = static_cast<std::uint8_t>(task.stream);
-      f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
-      f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
-      f.tier = f.comm >= 0 ? task.tier : -1;
-      f.shared = f.tier == 1 && o.share_links;
-      if (f.shared) any_shared = true;
+      f.comm = kCommKind[static_cast<std::size_t>(task.category)];
+      if (f.comm >= 0) {
+        f.collective = Full && group(f.group, 0).count > 1;
+        f.tier = task.tier;
+        f.shared = f.tier == 1 && o.share_links;
+        any_shared = any_shared || f.shared;
+      }
       f.stream_base = f.stage * r_ * kStreams + f.stream;
+      const std::int32_t d = indeg[t];
+      if (d == 0) initial_.push_back(t);
+      if constexpr (Full) {
+        std::fill_n(pending_.get() + static_cast<std::ptrdiff_t>(t) * r_, r_, d);
+      } else {
+        pending_[static_cast<std::size_t>(t)] = d;
+      }
     }
-    const std::vector<std::int32_t>& indeg = g.in_degree;
 
     if (any_shared) link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
-    const auto inst = static_cast<std::size_t>(instances_);
-    if (r_ == 1) {
-      pending_ = indeg;
-    } else {
-      pending_.resize(inst);
-      for (int t = 0; t < n_; ++t)
-        std::fill_n(pending_.begin() + static_cast<std::ptrdiff_t>(t) * r_, r_, indeg[static_cast<std::size_t>(t)]);
-    }
-    next_.assign(inst, -1);
-    arrival_.assign(inst, 0);
     if (r_ > 1) collective_count_.assign(inst, 0);  // only multi-rank collectives count arrivals
     p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
     head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
@@ -322,8 +333,8 @@ class Replayer {
   }
 
   ReplayResult run() {
-    for (std::int64_t i = 0; i < instances_; ++i)
-      if (pending_[static_cast<std::size_t>(i)] == 0) ready(static_cast<std::int32_t>(i));
+    for (const int t : initial_)
+      for (int r = 0; r < r_; ++r) ready(t * r_ + r);
     for (;;) {
       if (!flow_events_.empty()) {
         const FlowEvent& fe = flow_events_.top();
@@ -394,12 +405,15 @@ class Replayer {
     } else {
       a.idle_s += e;
     }
-    for (int k = 0; k < 2; ++k)
-      if (s.tier_active[static_cast<std::size_t>(k)] > 0) a.tier_busy_s[static_cast<std::size_t>(k)] += e;
+    if (s.tier_mask != 0) {
+      if (s.tier_mask & 1u) a.tier_busy_s[0] += e;
+      if (s.tier_mask & 2u) a.tier_busy_s[1] += e;
+    }
   }
 
   void ready(std::int32_t inst) {
     const std::size_t s = stream_of(inst);
+    next_[static_cast<std::size_t>(inst)] = -1;
     if (tail_[s] < 0) {
       head_[s] = inst;
     } else {
@@ -495,7 +509,7 @@ class Replayer {
     } else {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
-      if (f.tier >= 0) ++dev_[static_cast<std::size_t>(d)].tier_active[static_cast<std::size_t>(f.tier)];
+      if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
       if (f.comm != 3 && !f.shared)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
       if (f.shared) {
@@ -517,7 +531,7 @@ class Replayer {
     const int d = device_of(inst);
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
-    if (f.tier >= 0) ++dev_[static_cast<std::size_t>(d)].tier_active[static_cast<std::size_t>(f.tier)];
+    if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
     if (!f.shared) push(now_ + dur, inst);
   }
 
@@ -619,7 +633,7 @@ class Replayer {
     } else {
       st.end_comm(f.comm);
       if (f.tier >= 0) {
-        --st.tier_active[static_cast<std::size_t>(f.tier)];
+        st.end_tier(f.tier);
         out_.devices[static_cast<std::size_t>(d)].tier_bytes[static_cast<std::size_t>(f.tier)] += f.bytes;
       }
     }
@@ -718,7 +732,8 @@ class Replayer {
       flows_.emplace_back();
     }
     Flow& fl = flows_[static_cast<std::size_t>(id)];
-    fl.insts.assign(insts, insts + count);
+    fl.insts.clear();
+    for (int k = 0; k < count; ++k) fl.insts.push_back(insts[k]);
     fl.links.clear();
     for (int k = 0; k < count; ++k) {
       const int d = device_of(insts[k]);
@@ -750,11 +765,12 @@ class Replayer {
       auto& v = link_flows_[static_cast<std::size_t>(l)];
       v.erase(std::find(v.begin(), v.end(), id));
     }
-    // Copies: the slot is reused as soon as a member's successor starts a flow.
+    // Taken out of the slot (swapped, not copied): the slot is reused as soon as a member's
+    // successor starts a flow, which refills its lists.
     std::vector<std::int32_t>& links = end_links_;
     std::vector<std::int32_t>& insts = end_insts_;
-    links.assign(fl.links.begin(), fl.links.end());
-    insts.assign(fl.insts.begin(), fl.insts.end());
+    links.swap(fl.links);
+    insts.swap(fl.insts);
     const SimTime start = fl.start;
     free_flows_.push_back(id);
     bool others = false;  // flows left on these links speed up
@@ -801,8 +817,10 @@ class Replayer {
   std::vector<FlatTask> tasks_;
   const std::int32_t* succ_begin_ = nullptr;  // the graph's successor rows (TaskGraph)
   const std::int32_t* succ_ = nullptr;
-  std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
-  std::vector<SimTime> arrival_;
+  std::vector<std::int32_t> collective_count_, p2p_count_;
+  std::unique_ptr<std::int32_t[]> pending_, next_;  // per instance (see the constructor)
+  std::unique_ptr<SimTime[]> arrival_;
+  std::vector<std::int32_t> initial_;  // tasks without dependencies, in id order
   std::vector<std::int32_t> head_, tail_;
   std::vector<std::uint8_t> busy_;
   std::vector<DeviceState> dev_;
