@@ -254,6 +254,7 @@ class Replayer {
     pending_.reset(new std::int32_t[inst]);
     next_.reset(new std::int32_t[inst]);
     arrival_.reset(new SimTime[inst]);
+    initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
     for (int t = 0; t < n_; ++t) {
@@ -278,7 +279,7 @@ class Replayer {
       }
       f.stream_base = f.stage * r_ * kStreams + f.stream;
       const std::int32_t d = indeg[t];
-      if (d == 0) initial_.push_back(t);
+      if (d == 0) initial_[static_cast<std::size_t>(num_initial_++)] = t;
       if constexpr (Full) {
         std::fill_n(pending_.get() + static_cast<std::ptrdiff_t>(t) * r_, r_, d);
       } else {
@@ -333,8 +334,8 @@ class Replayer {
   }
 
   ReplayResult run() {
-    for (const int t : initial_)
-      for (int r = 0; r < r_; ++r) ready(t * r_ + r);
+    for (int i = 0; i < num_initial_; ++i)
+      for (int r = 0; r < r_; ++r) ready(initial_[static_cast<std::size_t>(i)] * r_ + r);
     for (;;) {
       if (!flow_events_.empty()) {
         const FlowEvent& fe = flow_events_.top();
@@ -423,7 +424,8 @@ class Replayer {
     if (!busy_[s]) start_next(s);
   }
 
-  void start_next(std::size_t s) {
+  // Inlined: most calls find the stream's queue empty, and should not pay for a call frame.
+  [[gnu::always_inline]] void start_next(std::size_t s) {
     const std::int32_t inst = head_[s];
     if (inst < 0) return;
     head_[s] = next_[static_cast<std::size_t>(inst)];
@@ -476,7 +478,7 @@ class Replayer {
     }
   }
 
-  void start(std::int32_t inst) {
+  [[gnu::noinline]] void start(std::int32_t inst) {
     auto& pend = pending_[static_cast<std::size_t>(inst)];
     if (pend != 0) throw SimError("replay: a task started before its dependencies were done");
     pend = -1;
@@ -820,7 +822,8 @@ class Replayer {
   std::vector<std::int32_t> collective_count_, p2p_count_;
   std::unique_ptr<std::int32_t[]> pending_, next_;  // per instance (see the constructor)
   std::unique_ptr<SimTime[]> arrival_;
-  std::vector<std::int32_t> initial_;  // tasks without dependencies, in id order
+  std::unique_ptr<std::int32_t[]> initial_;  // tasks without dependencies, in id order
+  int num_initial_ = 0;
   std::vector<std::int32_t> head_, tail_;
   std::vector<std::uint8_t> busy_;
   std::vector<DeviceState> dev_;
