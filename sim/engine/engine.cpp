@@ -136,24 +136,33 @@ class EventQueue {
     }
     heap_[i] = key;
   }
+  // Keys are unique (they hold the push sequence): the smallest child is unique, and the
+  // pop order does not depend on how it is found.
   void heap_pop() {
     const Key last = heap_.back();
     heap_.pop_back();
     const std::size_t n = heap_.size();
     if (n == 0) return;
+    Key* h = heap_.data();
     std::size_t i = 0;
     for (;;) {
       const std::size_t first = 4 * i + 1;
-      if (first >= n) break;
-      const std::size_t end = std::min(first + 4, n);
-      std::size_t m = first;
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (heap_[c] < heap_[m]) m = c;
-      if (last < heap_[m]) break;
-      heap_[i] = heap_[m];
+      std::size_t m;
+      if (first + 4 <= n) {  // a full node: a tournament of its four children
+        const std::size_t a = h[first + 1] < h[first] ? first + 1 : first;
+        const std::size_t b = h[first + 3] < h[first + 2] ? first + 3 : first + 2;
+        m = h[b] < h[a] ? b : a;
+      } else {
+        if (first >= n) break;
+        m = first;
+        for (std::size_t c = first + 1; c < n; ++c)
+          if (h[c] < h[m]) m = c;
+      }
+      if (last < h[m]) break;
+      h[i] = h[m];
       i = m;
     }
-    heap_[i] = last;
+    h[i] = last;
   }
 
   std::vector<Key> heap_;
