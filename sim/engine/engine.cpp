@@ -399,7 +399,7 @@ class Replayer {
   }
 
   // Accumulates the time since the device's last change into its account.
-  void touch(int d) {
+  [[gnu::always_inline]] void touch(int d) {
     DeviceState& s = dev_[static_cast<std::size_t>(d)];
     const SimTime dt = now_ - s.last;
     if (dt <= 0) return;
