@@ -632,7 +632,7 @@ class Replayer {
     if (opt_.record_spans) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
   }
 
-  void finish(std::int32_t inst) {
+  [[gnu::always_inline]] void finish(std::int32_t inst) {
     const int t = task_of(inst);
     const int r = rank_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
