@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <queue>
 #include <string>
@@ -269,7 +270,7 @@ class Replayer {
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
-      if (!(task.duration_s >= 0) || !std::isfinite(task.duration_s))
+      if (!(task.duration_s >= 0 && task.duration_s <= std::numeric_limits<double>::max()))
         throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
       f.duration_ps = round_ps(task.duration_s * kPsPerS);
       f.memory_delta = task.memory_delta_bytes;
@@ -286,7 +287,7 @@ class Replayer {
         f.shared = f.tier == 1 && o.share_links;
         any_shared = any_shared || f.shared;
       }
-      f.stream_base = f.stage * r_ * kStreams + f.stream;
+      f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
       const std::int32_t d = indeg[t];
       if (d == 0) initial_[static_cast<std::size_t>(num_initial_++)] = t;
       if constexpr (Full) {
@@ -333,7 +334,8 @@ class Replayer {
       a.device = global_rank(d);
     }
     heap_.reserve(inst, static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
-    if (opt_.record_spans) {
+    record_spans_ = opt_.record_spans;
+    if (record_spans_) {
       out_.timeline.spans.reserve(inst);
       out_.timeline.flows.reserve(g.rendezvous.size() * static_cast<std::size_t>(r_));
       std::size_t mem = 0;
@@ -604,7 +606,7 @@ class Replayer {
   }
 
   int record_span(std::int32_t inst, SimTime start, SimTime end) {
-    if (!opt_.record_spans) return -1;
+    if (!record_spans_) return -1;
     return record_span_now(inst, start, end);
   }
   int record_span_now(std::int32_t inst, SimTime start, SimTime end) {
@@ -629,7 +631,7 @@ class Replayer {
     if (s.memory < 0) s.memory = 0;
     auto& a = out_.devices[static_cast<std::size_t>(d)];
     a.peak_activation_bytes = std::max(a.peak_activation_bytes, s.memory);
-    if (opt_.record_spans) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
+    if (record_spans_) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
   }
 
   [[gnu::always_inline]] void finish(std::int32_t inst) {
@@ -675,8 +677,9 @@ class Replayer {
     __int128 remaining = 0;           // work units left
     SimTime last = 0;                 // when `remaining` was last brought up to date
     SimTime start = 0;
-    int share = 1;              // runs at 1/share of its stand-alone rate
-    std::uint32_t version = 0;  // bumped at every reschedule; older finish events are stale
+    int share = 1;               // runs at 1/share of its stand-alone rate
+    std::uint32_t version = 0;   // bumped at every reschedule; older finish events are stale
+    std::uint32_t priority = 7;  // of its finish events: its members' lowest stream
     bool active = false;
   };
   struct FlowEvent {
@@ -698,7 +701,7 @@ class Replayer {
     return static_cast<int>(n);
   }
 
-  void schedule_flow(std::int32_t id) {
+  [[gnu::noinline]] void schedule_flow(std::int32_t id) {
     Flow& fl = flows_[static_cast<std::size_t>(id)];
     ++fl.version;
     const std::int64_t per_ps = kWorkUnits / fl.share;
@@ -706,10 +709,7 @@ class Replayer {
     const auto dt = fl.remaining < (static_cast<__int128>(1) << 62)
                         ? static_cast<SimTime>((static_cast<std::int64_t>(fl.remaining) + per_ps - 1) / per_ps)
                         : static_cast<SimTime>((fl.remaining + per_ps - 1) / per_ps);
-    std::uint32_t priority = 7;
-    for (std::int32_t inst : fl.insts)
-      priority = std::min<std::uint32_t>(priority, tasks_[static_cast<std::size_t>(task_of(inst))].stream);
-    flow_events_.push(FlowEvent{now_ + std::max<SimTime>(dt, 0), priority, flow_sequence_++, id, fl.version});
+    flow_events_.push(FlowEvent{now_ + std::max<SimTime>(dt, 0), fl.priority, flow_sequence_++, id, fl.version});
   }
 
   // Re-shares every active flow on `links` whose share changed.
@@ -746,9 +746,11 @@ class Replayer {
     fl.insts.clear();
     for (int k = 0; k < count; ++k) fl.insts.push_back(insts[k]);
     fl.links.clear();
+    fl.priority = 7;
     for (int k = 0; k < count; ++k) {
       const int d = device_of(insts[k]);
       const auto stream = static_cast<Stream>(tasks_[static_cast<std::size_t>(task_of(insts[k]))].stream);
+      fl.priority = std::min<std::uint32_t>(fl.priority, static_cast<std::uint32_t>(stream));
       if (stream != Stream::pp_recv) fl.links.push_back(2 * d);
       if (stream != Stream::pp_send) fl.links.push_back(2 * d + 1);
     }
@@ -839,6 +841,7 @@ class Replayer {
   std::vector<double> inv_speed_;
   std::vector<double> inv_link_;
   bool slow_links_ = false;
+  bool record_spans_ = false;       // ReplayOptions::record_spans
   std::vector<GroupSlice> groups_;  // kind * r + rank
   EventQueue<Full> heap_;
   std::vector<Flow> flows_;
