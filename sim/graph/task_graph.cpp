@@ -101,15 +101,13 @@ class Builder {
 
   // A task built in place; the reference is valid until the next one is added.
   Task& add_new(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
-    Task& t = tasks_.emplace_back();
-    t.stage = s;
-    t.chunk = c;
-    t.microbatch = mb;
-    t.stream = stream;
-    t.category = cat;
-    t.work = work;
-    t.duration_s = duration;
-    return t;
+    return tasks_.emplace_back(Task{.stage = s,
+                                    .microbatch = mb,
+                                    .chunk = c,
+                                    .work = work,
+                                    .stream = stream,
+                                    .category = cat,
+                                    .duration_s = duration});
   }
   int add_id(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
     add_new(s, c, mb, stream, cat, work, duration);
