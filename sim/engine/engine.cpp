@@ -185,21 +185,22 @@ SimTime round_ps(double x) {
   return std::llround(x);
 }
 
-// The graph flattened for the hot loop.
+// The graph flattened for the hot loop. No default values: the replay writes every field of
+// every record once (an array of them is allocated without a first fill).
 struct FlatTask {
-  SimTime duration_ps = 0;
-  double memory_delta = 0;
-  double bytes = 0;  // Task::bytes (read at every tiered finish: kept in the hot record)
-  std::int32_t stage = 0;
-  std::int32_t rendezvous = -1;
-  std::int32_t stream_base = 0;  // stage * r * streams + stream (the queue of rank 0)
-  std::uint8_t stream = 0;
-  std::int8_t comm = -1;    // comm kind index, -1 for compute
-  bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
-  std::int8_t tier = -1;    // Task::tier
-  bool shared = false;      // tier 1 with link sharing on: runs as a Flow
-  SpanCategory category = SpanCategory::forward;
-  RankGroup group = RankGroup::none;
+  SimTime duration_ps;
+  double memory_delta;
+  double bytes;  // Task::bytes (read at every tiered finish: kept in the hot record)
+  std::int32_t stage;
+  std::int32_t rendezvous;
+  std::int32_t stream_base;  // stage * r * streams + stream (the queue of rank 0)
+  std::uint8_t stream;
+  std::int8_t comm;  // comm kind index, -1 for compute
+  bool collective;   // a rendezvous of more than one rank (full mode, group of > 1)
+  std::int8_t tier;  // Task::tier for communication, -1 for compute
+  bool shared;       // tier 1 with link sharing on: runs as a Flow
+  SpanCategory category;
+  RankGroup group;
 };
 
 struct DeviceState {
@@ -252,7 +253,7 @@ class Replayer {
 
     // One pass over the tasks: the hot records, the pending dependency counts, the tasks
     // ready at the start. Successors and in-degrees are the graph's.
-    tasks_.resize(static_cast<std::size_t>(n_));
+    tasks_.reset(new FlatTask[static_cast<std::size_t>(n_)]);
     if (n_ > 0 && (g.successor_begin.size() != static_cast<std::size_t>(n_) + 1 ||
                    g.in_degree.size() != static_cast<std::size_t>(n_)))
       throw SimError("replay: the graph's dependencies do not match its tasks");
@@ -281,6 +282,9 @@ class Replayer {
       f.category = task.category;
       f.group = task.group;
       f.comm = kCommKind[static_cast<std::size_t>(task.category)];
+      f.collective = false;
+      f.tier = -1;
+      f.shared = false;
       if (f.comm >= 0) {
         f.collective = Full && group(f.group, 0).count > 1;
         f.tier = task.tier;
@@ -339,7 +343,7 @@ class Replayer {
       out_.timeline.spans.reserve(inst);
       out_.timeline.flows.reserve(g.rendezvous.size() * static_cast<std::size_t>(r_));
       std::size_t mem = 0;
-      for (const auto& f : tasks_) mem += f.memory_delta != 0 ? 1 : 0;
+      for (const Task& task : g.tasks) mem += task.memory_delta_bytes != 0 ? 1 : 0;
       out_.timeline.memory.reserve(mem * static_cast<std::size_t>(r_));
     }
   }
@@ -827,7 +831,7 @@ class Replayer {
   const ReplayOptions& opt_;
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
-  std::vector<FlatTask> tasks_;
+  std::unique_ptr<FlatTask[]> tasks_;         // by task id
   const std::int32_t* succ_begin_ = nullptr;  // the graph's successor rows (TaskGraph)
   const std::int32_t* succ_ = nullptr;
   std::vector<std::int32_t> collective_count_, p2p_count_;
