@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <memory>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -14,22 +16,17 @@ namespace {
 constexpr int kStreams = 5;
 constexpr double kPsPerS = 1e12;
 
-int comm_kind(SpanCategory c) {
-  switch (c) {
-    case SpanCategory::tp_comm:
-      return 0;
-    case SpanCategory::cp_comm:
-      return 1;
-    case SpanCategory::ep_comm:
-      return 2;
-    case SpanCategory::pp_comm:
-      return 3;
-    case SpanCategory::dp_comm:
-      return 4;
-    default:
-      return -1;
-  }
-}
+// Communication kind of a span category (exposed-communication order), -1 for compute.
+constexpr std::array<std::int8_t, kNumCategories> kCommKind = [] {
+  std::array<std::int8_t, kNumCategories> k{};
+  k.fill(-1);
+  k[static_cast<std::size_t>(SpanCategory::tp_comm)] = 0;
+  k[static_cast<std::size_t>(SpanCategory::cp_comm)] = 1;
+  k[static_cast<std::size_t>(SpanCategory::ep_comm)] = 2;
+  k[static_cast<std::size_t>(SpanCategory::pp_comm)] = 3;
+  k[static_cast<std::size_t>(SpanCategory::dp_comm)] = 4;
+  return k;
+}();
 
 // The event queue. Events are ordered by (time, priority, sequence of the push). Ranks that
 // move in lockstep (full mode) push many events with the same time and priority in a row,
@@ -140,24 +137,33 @@ class EventQueue {
     }
     heap_[i] = key;
   }
+  // Keys are unique (they hold the push sequence): the smallest child is unique, and the
+  // pop order does not depend on how it is found.
   void heap_pop() {
     const Key last = heap_.back();
     heap_.pop_back();
     const std::size_t n = heap_.size();
     if (n == 0) return;
+    Key* h = heap_.data();
     std::size_t i = 0;
     for (;;) {
       const std::size_t first = 4 * i + 1;
-      if (first >= n) break;
-      const std::size_t end = std::min(first + 4, n);
-      std::size_t m = first;
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (heap_[c] < heap_[m]) m = c;
-      if (last < heap_[m]) break;
-      heap_[i] = heap_[m];
+      std::size_t m;
+      if (first + 4 <= n) {  // a full node: a tournament of its four children
+        const std::size_t a = h[first + 1] < h[first] ? first + 1 : first;
+        const std::size_t b = h[first + 3] < h[first + 2] ? first + 3 : first + 2;
+        m = h[b] < h[a] ? b : a;
+      } else {
+        if (first >= n) break;
+        m = first;
+        for (std::size_t c = first + 1; c < n; ++c)
+          if (h[c] < h[m]) m = c;
+      }
+      if (last < h[m]) break;
+      h[i] = h[m];
       i = m;
     }
-    heap_[i] = last;
+    h[i] = last;
   }
 
   std::vector<Key> heap_;
@@ -179,23 +185,22 @@ SimTime round_ps(double x) {
   return std::llround(x);
 }
 
-// The graph flattened for the hot loop.
+// The graph flattened for the hot loop. No default values: the replay writes every field of
+// every record once (an array of them is allocated without a first fill).
 struct FlatTask {
-  SimTime duration_ps = 0;
-  double memory_delta = 0;
-  double bytes = 0;  // Task::bytes (read at every tiered finish: kept in the hot record)
-  std::int32_t stage = 0;
-  std::int32_t rendezvous = -1;
-  std::int32_t stream_base = 0;  // stage * r * streams + stream (the queue of rank 0)
-  std::int32_t succ_begin = 0;   // successors: succ_[succ_begin, succ_end)
-  std::int32_t succ_end = 0;
-  std::uint8_t stream = 0;
-  std::int8_t comm = -1;    // comm kind index, -1 for compute
-  bool collective = false;  // a rendezvous of more than one rank (full mode, group of > 1)
-  std::int8_t tier = -1;    // Task::tier
-  bool shared = false;      // tier 1 with link sharing on: runs as a Flow
-  SpanCategory category = SpanCategory::forward;
-  RankGroup group = RankGroup::none;
+  SimTime duration_ps;
+  double memory_delta;
+  double bytes;  // Task::bytes (read at every tiered finish: kept in the hot record)
+  std::int32_t stage;
+  std::int32_t rendezvous;
+  std::int32_t stream_base;  // stage * r * streams + stream (the queue of rank 0)
+  std::uint8_t stream;
+  std::int8_t comm;  // comm kind index, -1 for compute
+  bool collective;   // a rendezvous of more than one rank (full mode, group of > 1)
+  std::int8_t tier;  // Task::tier for communication, -1 for compute
+  bool shared;       // tier 1 with link sharing on: runs as a Flow
+  SpanCategory category;
+  RankGroup group;
 };
 
 struct DeviceState {
@@ -204,6 +209,15 @@ struct DeviceState {
   std::array<int, kNumCommKinds> active{};
   unsigned active_mask = 0;          // bit k: active[k] > 0
   std::array<int, 2> tier_active{};  // running DP/PP transfers per network tier
+  unsigned tier_mask = 0;            // bit k: tier_active[k] > 0
+
+  void begin_tier(int k) {
+    ++tier_active[static_cast<std::size_t>(k)];
+    tier_mask |= 1u << k;
+  }
+  void end_tier(int k) {
+    if (--tier_active[static_cast<std::size_t>(k)] == 0) tier_mask &= ~(1u << k);
+  }
   double memory = 0;
 
   void begin_comm(int k) {
@@ -237,15 +251,27 @@ class Replayer {
         group_of(static_cast<RankGroup>(k), r, gs.first, gs.stride, gs.count);
       }
 
-    // One pass over the graph: the task records, their successor lists, in-degrees.
-    tasks_.resize(static_cast<std::size_t>(n_));
-    succ_.reserve(boost::num_edges(g.graph));
-    std::vector<std::int32_t> indeg(static_cast<std::size_t>(n_), 0);
+    // One pass over the tasks: the hot records, the pending dependency counts, the tasks
+    // ready at the start. Successors and in-degrees are the graph's.
+    tasks_.reset(new FlatTask[static_cast<std::size_t>(n_)]);
+    if (n_ > 0 && (g.successor_begin.size() != static_cast<std::size_t>(n_) + 1 ||
+                   g.in_degree.size() != static_cast<std::size_t>(n_)))
+      throw SimError("replay: the graph's dependencies do not match its tasks");
+    succ_begin_ = g.successor_begin.data();
+    succ_ = g.successors.data();
+    const auto inst = static_cast<std::size_t>(instances_);
+    // Written before they are read (pending_ here, next_ when an instance is queued,
+    // arrival_ when it starts): no initial fill.
+    pending_.reset(new std::int32_t[inst]);
+    next_.reset(new std::int32_t[inst]);
+    arrival_.reset(new SimTime[inst]);
+    initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
+    const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
-      if (!(task.duration_s >= 0) || !std::isfinite(task.duration_s))
+      if (!(task.duration_s >= 0 && task.duration_s <= std::numeric_limits<double>::max()))
         throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite duration");
       f.duration_ps = round_ps(task.duration_s * kPsPerS);
       f.memory_delta = task.memory_delta_bytes;
@@ -253,34 +279,29 @@ class Replayer {
       f.stage = task.stage;
       f.rendezvous = task.rendezvous;
       f.stream = static_cast<std::uint8_t>(task.stream);
-      f.comm = static_cast<std::int8_t>(comm_kind(task.category));
       f.category = task.category;
       f.group = task.group;
-      f.collective = f.comm >= 0 && group(f.group, 0).count > 1;
-      f.tier = f.comm >= 0 ? task.tier : -1;
-      f.shared = f.tier == 1 && o.share_links;
-      if (f.shared) any_shared = true;
-      f.stream_base = f.stage * r_ * kStreams + f.stream;
-      f.succ_begin = static_cast<std::int32_t>(succ_.size());
-      for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e) {
-        const auto u = static_cast<std::int32_t>(boost::target(*e, g.graph));
-        succ_.push_back(u);
-        ++indeg[static_cast<std::size_t>(u)];
+      f.comm = kCommKind[static_cast<std::size_t>(task.category)];
+      f.collective = false;
+      f.tier = -1;
+      f.shared = false;
+      if (f.comm >= 0) {
+        f.collective = Full && group(f.group, 0).count > 1;
+        f.tier = task.tier;
+        f.shared = f.tier == 1 && o.share_links;
+        any_shared = any_shared || f.shared;
       }
-      f.succ_end = static_cast<std::int32_t>(succ_.size());
+      f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
+      const std::int32_t d = indeg[t];
+      if (d == 0) initial_[static_cast<std::size_t>(num_initial_++)] = t;
+      if constexpr (Full) {
+        std::fill_n(pending_.get() + static_cast<std::ptrdiff_t>(t) * r_, r_, d);
+      } else {
+        pending_[static_cast<std::size_t>(t)] = d;
+      }
     }
 
     if (any_shared) link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
-    const auto inst = static_cast<std::size_t>(instances_);
-    if (r_ == 1) {
-      pending_ = std::move(indeg);
-    } else {
-      pending_.resize(inst);
-      for (int t = 0; t < n_; ++t)
-        std::fill_n(pending_.begin() + static_cast<std::ptrdiff_t>(t) * r_, r_, indeg[static_cast<std::size_t>(t)]);
-    }
-    next_.assign(inst, -1);
-    arrival_.assign(inst, 0);
     if (r_ > 1) collective_count_.assign(inst, 0);  // only multi-rank collectives count arrivals
     p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
     head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
@@ -317,18 +338,19 @@ class Replayer {
       a.device = global_rank(d);
     }
     heap_.reserve(inst, static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
-    if (opt_.record_spans) {
+    record_spans_ = opt_.record_spans;
+    if (record_spans_) {
       out_.timeline.spans.reserve(inst);
       out_.timeline.flows.reserve(g.rendezvous.size() * static_cast<std::size_t>(r_));
       std::size_t mem = 0;
-      for (const auto& f : tasks_) mem += f.memory_delta != 0 ? 1 : 0;
+      for (const Task& task : g.tasks) mem += task.memory_delta_bytes != 0 ? 1 : 0;
       out_.timeline.memory.reserve(mem * static_cast<std::size_t>(r_));
     }
   }
 
   ReplayResult run() {
-    for (std::int64_t i = 0; i < instances_; ++i)
-      if (pending_[static_cast<std::size_t>(i)] == 0) ready(static_cast<std::int32_t>(i));
+    for (int i = 0; i < num_initial_; ++i)
+      for (int r = 0; r < r_; ++r) ready(initial_[static_cast<std::size_t>(i)] * r_ + r);
     for (;;) {
       if (!flow_events_.empty()) {
         const FlowEvent& fe = flow_events_.top();
@@ -383,7 +405,7 @@ class Replayer {
   }
 
   // Accumulates the time since the device's last change into its account.
-  void touch(int d) {
+  [[gnu::always_inline]] void touch(int d) {
     DeviceState& s = dev_[static_cast<std::size_t>(d)];
     const SimTime dt = now_ - s.last;
     if (dt <= 0) return;
@@ -399,12 +421,15 @@ class Replayer {
     } else {
       a.idle_s += e;
     }
-    for (int k = 0; k < 2; ++k)
-      if (s.tier_active[static_cast<std::size_t>(k)] > 0) a.tier_busy_s[static_cast<std::size_t>(k)] += e;
+    if (s.tier_mask != 0) {
+      if (s.tier_mask & 1u) a.tier_busy_s[0] += e;
+      if (s.tier_mask & 2u) a.tier_busy_s[1] += e;
+    }
   }
 
   void ready(std::int32_t inst) {
     const std::size_t s = stream_of(inst);
+    next_[static_cast<std::size_t>(inst)] = -1;
     if (tail_[s] < 0) {
       head_[s] = inst;
     } else {
@@ -414,7 +439,8 @@ class Replayer {
     if (!busy_[s]) start_next(s);
   }
 
-  void start_next(std::size_t s) {
+  // Inlined: most calls find the stream's queue empty, and should not pay for a call frame.
+  [[gnu::always_inline]] void start_next(std::size_t s) {
     const std::int32_t inst = head_[s];
     if (inst < 0) return;
     head_[s] = next_[static_cast<std::size_t>(inst)];
@@ -467,7 +493,7 @@ class Replayer {
     }
   }
 
-  void start(std::int32_t inst) {
+  [[gnu::noinline]] void start(std::int32_t inst) {
     auto& pend = pending_[static_cast<std::size_t>(inst)];
     if (pend != 0) throw SimError("replay: a task started before its dependencies were done");
     pend = -1;
@@ -500,7 +526,7 @@ class Replayer {
     } else {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
-      if (f.tier >= 0) ++dev_[static_cast<std::size_t>(d)].tier_active[static_cast<std::size_t>(f.tier)];
+      if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
       if (f.comm != 3 && !f.shared)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(f.duration_ps) / kPsPerS;
       if (f.shared) {
@@ -522,7 +548,7 @@ class Replayer {
     const int d = device_of(inst);
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
-    if (f.tier >= 0) ++dev_[static_cast<std::size_t>(d)].tier_active[static_cast<std::size_t>(f.tier)];
+    if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
     if (!f.shared) push(now_ + dur, inst);
   }
 
@@ -584,7 +610,7 @@ class Replayer {
   }
 
   int record_span(std::int32_t inst, SimTime start, SimTime end) {
-    if (!opt_.record_spans) return -1;
+    if (!record_spans_) return -1;
     return record_span_now(inst, start, end);
   }
   int record_span_now(std::int32_t inst, SimTime start, SimTime end) {
@@ -609,10 +635,10 @@ class Replayer {
     if (s.memory < 0) s.memory = 0;
     auto& a = out_.devices[static_cast<std::size_t>(d)];
     a.peak_activation_bytes = std::max(a.peak_activation_bytes, s.memory);
-    if (opt_.record_spans) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
+    if (record_spans_) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
   }
 
-  void finish(std::int32_t inst) {
+  [[gnu::always_inline]] void finish(std::int32_t inst) {
     const int t = task_of(inst);
     const int r = rank_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
@@ -624,7 +650,7 @@ class Replayer {
     } else {
       st.end_comm(f.comm);
       if (f.tier >= 0) {
-        --st.tier_active[static_cast<std::size_t>(f.tier)];
+        st.end_tier(f.tier);
         out_.devices[static_cast<std::size_t>(d)].tier_bytes[static_cast<std::size_t>(f.tier)] += f.bytes;
       }
     }
@@ -635,8 +661,9 @@ class Replayer {
     const std::size_t s = stream_of(inst);
     busy_[s] = 0;
     start_next(s);
-    for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) {
-      const std::int32_t u = Full ? succ_[static_cast<std::size_t>(k)] * r_ + r : succ_[static_cast<std::size_t>(k)];
+    const std::int32_t succ_end = succ_begin_[t + 1];
+    for (std::int32_t k = succ_begin_[t]; k < succ_end; ++k) {
+      const std::int32_t u = Full ? succ_[k] * r_ + r : succ_[k];
       if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
     }
   }
@@ -654,8 +681,9 @@ class Replayer {
     __int128 remaining = 0;           // work units left
     SimTime last = 0;                 // when `remaining` was last brought up to date
     SimTime start = 0;
-    int share = 1;              // runs at 1/share of its stand-alone rate
-    std::uint32_t version = 0;  // bumped at every reschedule; older finish events are stale
+    int share = 1;               // runs at 1/share of its stand-alone rate
+    std::uint32_t version = 0;   // bumped at every reschedule; older finish events are stale
+    std::uint32_t priority = 7;  // of its finish events: its members' lowest stream
     bool active = false;
   };
   struct FlowEvent {
@@ -677,7 +705,7 @@ class Replayer {
     return static_cast<int>(n);
   }
 
-  void schedule_flow(std::int32_t id) {
+  [[gnu::noinline]] void schedule_flow(std::int32_t id) {
     Flow& fl = flows_[static_cast<std::size_t>(id)];
     ++fl.version;
     const std::int64_t per_ps = kWorkUnits / fl.share;
@@ -685,10 +713,7 @@ class Replayer {
     const auto dt = fl.remaining < (static_cast<__int128>(1) << 62)
                         ? static_cast<SimTime>((static_cast<std::int64_t>(fl.remaining) + per_ps - 1) / per_ps)
                         : static_cast<SimTime>((fl.remaining + per_ps - 1) / per_ps);
-    std::uint32_t priority = 7;
-    for (std::int32_t inst : fl.insts)
-      priority = std::min<std::uint32_t>(priority, tasks_[static_cast<std::size_t>(task_of(inst))].stream);
-    flow_events_.push(FlowEvent{now_ + std::max<SimTime>(dt, 0), priority, flow_sequence_++, id, fl.version});
+    flow_events_.push(FlowEvent{now_ + std::max<SimTime>(dt, 0), fl.priority, flow_sequence_++, id, fl.version});
   }
 
   // Re-shares every active flow on `links` whose share changed.
@@ -722,11 +747,14 @@ class Replayer {
       flows_.emplace_back();
     }
     Flow& fl = flows_[static_cast<std::size_t>(id)];
-    fl.insts.assign(insts, insts + count);
+    fl.insts.clear();
+    for (int k = 0; k < count; ++k) fl.insts.push_back(insts[k]);
     fl.links.clear();
+    fl.priority = 7;
     for (int k = 0; k < count; ++k) {
       const int d = device_of(insts[k]);
       const auto stream = static_cast<Stream>(tasks_[static_cast<std::size_t>(task_of(insts[k]))].stream);
+      fl.priority = std::min<std::uint32_t>(fl.priority, static_cast<std::uint32_t>(stream));
       if (stream != Stream::pp_recv) fl.links.push_back(2 * d);
       if (stream != Stream::pp_send) fl.links.push_back(2 * d + 1);
     }
@@ -754,11 +782,12 @@ class Replayer {
       auto& v = link_flows_[static_cast<std::size_t>(l)];
       v.erase(std::find(v.begin(), v.end(), id));
     }
-    // Copies: the slot is reused as soon as a member's successor starts a flow.
+    // Taken out of the slot (swapped, not copied): the slot is reused as soon as a member's
+    // successor starts a flow, which refills its lists.
     std::vector<std::int32_t>& links = end_links_;
     std::vector<std::int32_t>& insts = end_insts_;
-    links.assign(fl.links.begin(), fl.links.end());
-    insts.assign(fl.insts.begin(), fl.insts.end());
+    links.swap(fl.links);
+    insts.swap(fl.insts);
     const SimTime start = fl.start;
     free_flows_.push_back(id);
     bool others = false;  // flows left on these links speed up
@@ -802,16 +831,21 @@ class Replayer {
   const ReplayOptions& opt_;
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
-  std::vector<FlatTask> tasks_;
-  std::vector<std::int32_t> succ_;
-  std::vector<std::int32_t> pending_, next_, collective_count_, p2p_count_;
-  std::vector<SimTime> arrival_;
+  std::unique_ptr<FlatTask[]> tasks_;         // by task id
+  const std::int32_t* succ_begin_ = nullptr;  // the graph's successor rows (TaskGraph)
+  const std::int32_t* succ_ = nullptr;
+  std::vector<std::int32_t> collective_count_, p2p_count_;
+  std::unique_ptr<std::int32_t[]> pending_, next_;  // per instance (see the constructor)
+  std::unique_ptr<SimTime[]> arrival_;
+  std::unique_ptr<std::int32_t[]> initial_;  // tasks without dependencies, in id order
+  int num_initial_ = 0;
   std::vector<std::int32_t> head_, tail_;
   std::vector<std::uint8_t> busy_;
   std::vector<DeviceState> dev_;
   std::vector<double> inv_speed_;
   std::vector<double> inv_link_;
   bool slow_links_ = false;
+  bool record_spans_ = false;       // ReplayOptions::record_spans
   std::vector<GroupSlice> groups_;  // kind * r + rank
   EventQueue<Full> heap_;
   std::vector<Flow> flows_;

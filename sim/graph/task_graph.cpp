@@ -9,6 +9,28 @@
 namespace trainsim {
 namespace {
 
+// The dependencies as compressed sparse rows: a stable counting sort of the edges by
+// source, and the in-degrees on the way.
+void set_edges(TaskGraph& g, const std::vector<std::pair<int, int>>& edges) {
+  const std::size_t n = g.tasks.size();
+  g.successor_begin.assign(n + 1, 0);
+  g.in_degree.assign(n, 0);
+  std::int32_t* begin = g.successor_begin.data();
+  std::int32_t* indeg = g.in_degree.data();
+  for (const auto& [from, to] : edges) {
+    ++begin[static_cast<std::size_t>(from) + 1];
+    ++indeg[static_cast<std::size_t>(to)];
+  }
+  for (std::size_t t = 0; t < n; ++t) begin[t + 1] += begin[t];
+  g.successors.resize(edges.size());
+  std::int32_t* succ = g.successors.data();
+  // begin[from] is the insert position while scattering; afterwards each entry has moved
+  // up to the next row's start, so shifting by one restores the row starts.
+  for (const auto& [from, to] : edges) succ[begin[static_cast<std::size_t>(from)]++] = to;
+  for (std::size_t t = n; t > 0; --t) begin[t] = begin[t - 1];
+  begin[0] = 0;
+}
+
 // The tasks one schedule item became: the ones that wait for its input, the ones whose
 // end means its output is ready.
 struct ItemTasks {
@@ -17,6 +39,21 @@ struct ItemTasks {
   int entries = 0;
   int exits = 0;
   bool present = false;
+};
+
+// A short list of task ids (an item's entry or exit tasks: at most the compute and its
+// three collectives), kept inline so the per-item bookkeeping never allocates or copies a
+// vector.
+struct IdList {
+  std::array<int, 4> id{};
+  int n = 0;
+  void set(int v) {
+    id[0] = v;
+    n = 1;
+  }
+  void push(int v) { id[static_cast<std::size_t>(n++)] = v; }
+  const int* begin() const { return id.data(); }
+  const int* end() const { return id.data() + n; }
 };
 
 enum ItemSlot { slot_forward = 0, slot_backward = 1, slot_weight = 2 };
@@ -53,9 +90,8 @@ class Builder {
     out_.rendezvous.reserve(items);
     for (int s = 0; s < p_; ++s) build_stage(s);
     for (int s = 0; s < p_; ++s) connect_stage(s);
-    // One construction from the edge list: the vertex vector is sized once.
-    out_.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges_.begin(), edges_.end(), tasks_.size());
     out_.tasks = std::move(tasks_);
+    set_edges(out_, edges_);
   }
 
  private:
@@ -63,31 +99,27 @@ class Builder {
     return items_[((static_cast<std::size_t>(s) * v_ + c) * m_ + mb) * 3 + slot];
   }
 
-  int add(const Task& task) {
-    tasks_.push_back(task);
-    return static_cast<int>(tasks_.size()) - 1;
+  // A task built in place; the reference is valid until the next one is added.
+  Task& add_new(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
+    return tasks_.emplace_back(Task{.stage = s,
+                                    .microbatch = mb,
+                                    .chunk = c,
+                                    .work = work,
+                                    .stream = stream,
+                                    .category = cat,
+                                    .duration_s = duration});
   }
+  int add_id(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
+    add_new(s, c, mb, stream, cat, work, duration);
+    return last_id();
+  }
+  int last_id() const { return static_cast<int>(tasks_.size()) - 1; }
   void edge(int from, int to) {
     if (from >= 0 && to >= 0 && from != to) edges_.emplace_back(from, to);
   }
-  void edges_from(const std::vector<int>& from, int to) {
+  template <typename List>
+  void edges_from(const List& from, int to) {
     for (int f : from) edge(f, to);
-  }
-  static void set_to(std::vector<int>& v, int id) {
-    v.clear();
-    v.push_back(id);
-  }
-
-  Task make(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
-    Task t;
-    t.stage = s;
-    t.chunk = c;
-    t.microbatch = mb;
-    t.stream = stream;
-    t.category = cat;
-    t.work = work;
-    t.duration_s = duration;
-    return t;
   }
 
   // A DP transfer's network tier and bytes.
@@ -112,23 +144,18 @@ class Builder {
   void build_stage(int s) {
     const auto& sc = costs_.stages[static_cast<std::size_t>(s)];
     const auto& order = orders_[static_cast<std::size_t>(s)];
-    // Scratch lists reused across items (no allocation per item).
-    std::vector<int>& prev = prev_;  // exits of the previous compute-stream item
-    std::vector<int>& head = head_;
-    std::vector<int>& pieces = pieces_;
-    std::vector<int>& exits = exits_;
-    prev.clear();
+    IdList prev;  // exits of the previous compute-stream item
+    IdList head;  // what the next compute task of the item waits for
+    IdList exits;
+    std::vector<int>& pieces = pieces_;  // scratch reused across items
     stage_buckets_.clear();
 
     if (sc.param_gather_s > 0 && costs_.overlap_param_gather) {
-      Task g = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
+      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
       g.group = RankGroup::dp;
-      dp_tier(g, sc.param_gather_bytes);
-      add(g);  // hidden under the forwards: nothing waits for it within the step
+      dp_tier(g, sc.param_gather_bytes);  // hidden under the forwards: nothing waits for it within the step
     }
-    if (sc.data_s > 0) {
-      set_to(prev, add(make(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s)));
-    }
+    if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
 
     const std::vector<int> last_grad = last_grad_item_index(s);
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
@@ -144,7 +171,7 @@ class Builder {
       const bool is_forward = w.kind == WorkKind::forward;
       const bool bucket_split =
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs_.overlap_grad_reduce;
-      head.assign(prev.begin(), prev.end());  // what the first compute task of the item waits for
+      head = prev;
       int first_compute = -1;
 
       // Loading inside the training loop: the consuming forward waits for its micro-batch.
@@ -152,19 +179,19 @@ class Builder {
                          ((s == 0 && w.chunk == 0) || (s == p_ - 1 && w.chunk == v_ - 1));
       if (loads) {
         const int id =
-            add(make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::data, w.kind, sc.data_per_microbatch_s));
+            add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::data, w.kind, sc.data_per_microbatch_s);
         edges_from(head, id);
-        set_to(head, id);
+        head.set(id);
         first_compute = id;
       }
 
       // Recompute before backward (B, or the fused backward).
       if (!is_forward && w.kind != WorkKind::backward_weight && cc.recompute_s > 0) {
-        Task r = make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::recompute, w.kind, cc.recompute_s);
-        r.memory_delta_bytes = cc.recompute_bytes;
-        const int id = add(r);
+        add_new(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::recompute, w.kind, cc.recompute_s)
+            .memory_delta_bytes = cc.recompute_bytes;
+        const int id = last_id();
         edges_from(head, id);
-        set_to(head, id);
+        head.set(id);
         first_compute = id;
       }
 
@@ -194,67 +221,72 @@ class Builder {
       }
       const SpanCategory cat = is_forward ? SpanCategory::forward : SpanCategory::backward;
       if (host > compute) {  // host-bound: the device idles while kernels are dispatched
-        const int id = add(make(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute));
+        const int id = add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute);
         edges_from(head, id);
-        set_to(head, id);
+        head.set(id);
         if (first_compute < 0) first_compute = id;
       }
 
       // The compute itself; the last backward of a chunk is cut into one piece per
       // gradient bucket so each bucket's reduction can start when its gradients exist.
-      pieces.clear();
+      int first_piece = -1;
+      int last_piece = -1;
       if (bucket_split) {
+        pieces.clear();
         double total = 0;
         for (const auto& b : cc.buckets) total += b.bytes;
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
           const double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / cc.buckets.size();
-          pieces.push_back(add(make(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share)));
+          pieces.push_back(add_id(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share));
         }
+        first_piece = pieces.front();
+        last_piece = pieces.back();
       } else {
-        pieces.push_back(add(make(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute)));
+        first_piece = last_piece = add_id(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute);
       }
-      if (is_forward) tasks_[static_cast<std::size_t>(pieces.front())].memory_delta_bytes = cc.activation_bytes;
-      if (!is_forward) tasks_[static_cast<std::size_t>(pieces.back())].memory_delta_bytes = -freed;
-      edges_from(head, pieces.front());
-      for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
-      if (first_compute < 0) first_compute = pieces.front();
+      if (is_forward) tasks_[static_cast<std::size_t>(first_piece)].memory_delta_bytes = cc.activation_bytes;
+      if (!is_forward) tasks_[static_cast<std::size_t>(last_piece)].memory_delta_bytes = -freed;
+      edges_from(head, first_piece);
+      if (bucket_split)
+        for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
+      if (first_compute < 0) first_compute = first_piece;
       it.entry[it.entries++] = first_compute;
 
       // Collectives inside the layers (exposed unless overlapped with the compute).
-      set_to(exits, pieces.back());
+      exits.set(last_piece);
       if (w.kind != WorkKind::backward_weight) {
         const std::array<std::pair<double, SpanCategory>, 3> comms = {
             std::pair{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm},
             std::pair{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm},
             std::pair{is_forward ? cc.ep_forward_s : cc.ep_backward_s, SpanCategory::ep_comm}};
-        int last = pieces.back();
+        int last = last_piece;
         for (const auto& [dur, ccat] : comms) {
           if (dur <= 0) continue;
-          Task t = make(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
-          t.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
-                    : ccat == SpanCategory::cp_comm ? RankGroup::cp
-                                                    : RankGroup::ep;
-          const int id = add(t);
+          add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur).group =
+              ccat == SpanCategory::tp_comm   ? RankGroup::tp
+              : ccat == SpanCategory::cp_comm ? RankGroup::cp
+                                              : RankGroup::ep;
+          const int id = last_id();
           if (costs_.tp_comm_overlap) {
             edges_from(head, id);
             if (it.entries < 4) it.entry[it.entries++] = id;
-            exits.push_back(id);
+            exits.push(id);
           } else {
             edge(last, id);
             last = id;
           }
         }
-        if (!costs_.tp_comm_overlap) set_to(exits, last);
+        if (!costs_.tp_comm_overlap) exits.set(last);
       }
       for (int e : exits) it.exit[it.exits++] = e;
-      prev.assign(exits.begin(), exits.end());
+      prev = exits;
 
       if (bucket_split) {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
-          Task b = make(s, w.chunk, -1, Stream::dp_comm, SpanCategory::dp_comm, w.kind, cc.buckets[k].time_s);
+          Task& b = add_new(s, w.chunk, -1, Stream::dp_comm, SpanCategory::dp_comm, w.kind, cc.buckets[k].time_s);
           b.group = RankGroup::dp;
           dp_tier(b, cc.buckets[k].tier_bytes >= 0 ? cc.buckets[k].tier_bytes : cc.buckets[k].bytes);
-          const int id = add(b);
+          const int id = last_id();
           edge(pieces[k], id);
           stage_buckets_.push_back(id);
         }
@@ -265,29 +297,28 @@ class Builder {
     if (!costs_.overlap_grad_reduce) {
       for (const auto& cc : sc.chunks) {
         for (const auto& bucket : cc.buckets) {
-          Task b = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward, bucket.time_s);
+          Task& b = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward, bucket.time_s);
           b.group = RankGroup::dp;
           dp_tier(b, bucket.tier_bytes >= 0 ? bucket.tier_bytes : bucket.bytes);
-          const int id = add(b);
+          const int id = last_id();
           edges_from(prev, id);
           stage_buckets_.push_back(id);
         }
       }
     }
 
-    std::vector<int> before_optimizer = prev;
+    std::vector<int> before_optimizer(prev.begin(), prev.end());
     before_optimizer.insert(before_optimizer.end(), stage_buckets_.begin(), stage_buckets_.end());
     if (sc.optimizer_s > 0) {
-      const int id = add(make(s, -1, -1, Stream::compute, SpanCategory::optimizer, WorkKind::forward, sc.optimizer_s));
+      const int id = add_id(s, -1, -1, Stream::compute, SpanCategory::optimizer, WorkKind::forward, sc.optimizer_s);
       edges_from(before_optimizer, id);
       before_optimizer = {id};
     }
     if (sc.param_gather_s > 0 && !costs_.overlap_param_gather) {
-      Task g = make(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
+      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
       g.group = RankGroup::dp;
       dp_tier(g, sc.param_gather_bytes);
-      const int id = add(g);
-      edges_from(before_optimizer, id);
+      edges_from(before_optimizer, last_id());
     }
   }
 
@@ -323,17 +354,20 @@ class Builder {
         for (int n = 0; n < consumer.entries; ++n) edge(producer.exit[e], consumer.entry[n]);
       return;
     }
-    Task send = make(ps, pc, mb, Stream::pp_send, SpanCategory::pp_comm, work, costs_.p2p_s);
-    Task recv = make(s, c, mb, Stream::pp_recv, SpanCategory::pp_comm, work, costs_.p2p_s);
-    send.group = RankGroup::pp;
-    recv.group = RankGroup::pp;
-    send.tier = recv.tier = costs_.p2p_inter_node ? 1 : 0;
-    send.bytes = recv.bytes = costs_.p2p_bytes;
     const int rv = static_cast<int>(out_.rendezvous.size());
+    const std::int8_t tier = costs_.p2p_inter_node ? 1 : 0;
+    Task& send = add_new(ps, pc, mb, Stream::pp_send, SpanCategory::pp_comm, work, costs_.p2p_s);
+    send.group = RankGroup::pp;
+    send.tier = tier;
+    send.bytes = costs_.p2p_bytes;
     send.rendezvous = rv;
+    const int send_id = last_id();
+    Task& recv = add_new(s, c, mb, Stream::pp_recv, SpanCategory::pp_comm, work, costs_.p2p_s);
+    recv.group = RankGroup::pp;
+    recv.tier = tier;
+    recv.bytes = costs_.p2p_bytes;
     recv.rendezvous = rv;
-    const int send_id = add(send);
-    const int recv_id = add(recv);
+    const int recv_id = last_id();
     out_.rendezvous.push_back({send_id, recv_id});
     for (int e = 0; e < producer.exits; ++e) edge(producer.exit[e], send_id);
     for (int n = 0; n < consumer.entries; ++n) edge(recv_id, consumer.entry[n]);
@@ -344,7 +378,7 @@ class Builder {
   int p_ = 1, v_ = 1, m_ = 1;
   std::vector<ItemTasks> items_;
   std::vector<int> stage_buckets_;
-  std::vector<int> prev_, head_, pieces_, exits_;
+  std::vector<int> pieces_;
   std::vector<Task> tasks_;
   std::vector<std::pair<int, int>> edges_;
   TaskGraph& out_;
@@ -357,8 +391,8 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
     if (from < 0 || to < 0 || from >= static_cast<int>(tasks.size()) || to >= static_cast<int>(tasks.size()))
       throw SimError("task graph: dependency between unknown tasks");
   TaskGraph g;
-  g.graph = TaskGraphStorage(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), tasks.size());
   g.tasks = std::move(tasks);
+  set_edges(g, edges);
   return g;
 }
 

@@ -41,7 +41,8 @@ TEST_CASE("Loading inside the loop adds micro-batches x (read + copy) to a PP-1 
   const double copy = 28.0 * 4096 / loading.hardware.cluster.host_link_bandwidth;
   const double expected = m * (0.025 + copy);
   CHECK(step_s(loading) - step_s(base) == Approx(expected).epsilon(1e-6));
-  const auto& stage = simulate(loading).metrics.stages.front();
+  const SimResult result = simulate(loading);  // kept: the stage below refers into it
+  const auto& stage = result.metrics.stages.front();
   CHECK(stage.data_s == Approx(expected).epsilon(1e-6));
 }
 
@@ -74,7 +75,8 @@ TEST_CASE("With PP the first and the last stage load; the middle stages do not",
                                     {"plan.global_batch_size", "64"},
                                     {"data.sample_load_time", "10ms"},
                                     {"data.loader_workers", "0"}});
-  const auto& stages = simulate(s).metrics.stages;
+  const SimResult result = simulate(s);  // kept: `stages` refers into it
+  const auto& stages = result.metrics.stages;
   REQUIRE(stages.size() == 4);
   const double per_step = s.plan.num_microbatches() * (0.010 + 28.0 * 4096 / s.hardware.cluster.host_link_bandwidth);
   CHECK(stages[0].data_s == Approx(per_step).epsilon(1e-6));

@@ -29,8 +29,7 @@ TaskGraph small_graph(bool overlap_grad_reduce) {
 std::vector<std::pair<int, int>> all_edges(const TaskGraph& g) {
   std::vector<std::pair<int, int>> out;
   for (int t = 0; t < g.num_tasks(); ++t)
-    for (auto [e, end] = boost::out_edges(static_cast<std::size_t>(t), g.graph); e != end; ++e)
-      out.emplace_back(t, static_cast<int>(boost::target(*e, g.graph)));
+    for (const std::int32_t u : g.successors_of(t)) out.emplace_back(t, static_cast<int>(u));
   return out;
 }
 
@@ -131,4 +130,20 @@ TEST_CASE("PP transfers and DP buckets carry the network tier and bytes the cost
     CHECK(pp == 8);  // 2 micro-batches x (activation + gradient) x (send + receive)
     CHECK(dp == 2);  // one bucket per stage
   }
+}
+
+TEST_CASE("Dependencies keep each task's successors in the order their edges were given, and count in-degrees",
+          "[graph]") {
+  const TaskGraph g = make_task_graph(std::vector<Task>(4), {{2, 1}, {0, 3}, {2, 0}, {0, 1}, {2, 1}, {3, 1}});
+  REQUIRE(g.successor_begin.size() == 5);
+  CHECK(std::vector<std::int32_t>(g.successors_of(0).begin(), g.successors_of(0).end()) ==
+        std::vector<std::int32_t>{3, 1});
+  CHECK(g.successors_of(1).empty());
+  CHECK(std::vector<std::int32_t>(g.successors_of(2).begin(), g.successors_of(2).end()) ==
+        std::vector<std::int32_t>{1, 0, 1});
+  CHECK(std::vector<std::int32_t>(g.successors_of(3).begin(), g.successors_of(3).end()) ==
+        std::vector<std::int32_t>{1});
+  CHECK(g.in_degree == std::vector<std::int32_t>{1, 4, 0, 1});
+  CHECK(g.num_edges() == 6);
+  CHECK_THROWS_AS(make_task_graph(std::vector<Task>(2), {{0, 2}}), SimError);
 }

@@ -8,10 +8,10 @@ namespace trainsim {
 
 using SimTime = std::int64_t;  // picoseconds
 
-enum class Stream { compute, tp_comm, dp_comm, pp_send, pp_recv };
+enum class Stream : std::uint8_t { compute, tp_comm, dp_comm, pp_send, pp_recv };
 
 // What a span's time counts as in the step breakdown.
-enum class SpanCategory {
+enum class SpanCategory : std::uint8_t {
   forward,
   backward,
   recompute,

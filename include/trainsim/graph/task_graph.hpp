@@ -1,12 +1,14 @@
 #pragma once
-// One training step as a graph of tasks (Boost.Graph compressed_sparse_row_graph: built
-// once from the edge list, two flat arrays, no allocation per vertex): compute and
-// communication per pipeline stage, micro-batch and model chunk, with the dependencies
-// that the schedule, the pipeline and the gradient reduction impose. The graph describes
-// one rank per stage; full-mode replay replicates it over the stage's ranks.
+// One training step as a graph of tasks: compute and communication per pipeline stage,
+// micro-batch and model chunk, with the dependencies that the schedule, the pipeline and
+// the gradient reduction impose. The graph describes one rank per stage; full-mode replay
+// replicates it over the stage's ranks. The dependencies are compressed sparse rows (the
+// layout of Boost.Graph's compressed_sparse_row_graph, built once by a counting sort of the
+// edge list, no allocation per vertex), with the in-degrees the replay starts from.
 #include <array>
-#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "trainsim/engine/timeline.hpp"
@@ -23,29 +25,30 @@ struct Task {
   int stage = 0;
   int microbatch = -1;
   int chunk = -1;
+  WorkKind work = WorkKind::forward;  // for names in traces
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
-  WorkKind work = WorkKind::forward;  // for names in traces
-  double duration_s = 0;
-  // Activation bytes: a positive delta is allocated when the task starts, a negative
-  // one freed when it ends.
-  double memory_delta_bytes = 0;
   RankGroup group = RankGroup::none;
-  int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
   // Network tier of a DP or PP transfer: -1 not counted (compute, TP/CP/EP), 0 inside the
   // server, 1 across servers. Tier-1 transfers share their devices' NICs in the replay
   // (engine.hpp): duration_s is then the stand-alone time.
   std::int8_t tier = -1;
+  int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
+  double duration_s = 0;
+  // Activation bytes: a positive delta is allocated when the task starts, a negative
+  // one freed when it ends.
+  double memory_delta_bytes = 0;
   double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
 };
 
-// The dependencies only; the tasks live beside them, indexed by vertex (a bundled vertex
-// property would make Boost default-construct every Task before they are moved in).
-using TaskGraphStorage = boost::compressed_sparse_row_graph<boost::directedS>;
-
 struct TaskGraph {
-  TaskGraphStorage graph;
-  std::vector<Task> tasks;  // by vertex index
+  std::vector<Task> tasks;  // by task id
+  // Dependencies: the successors of task t are successors[successor_begin[t],
+  // successor_begin[t + 1]), in the order their edges were added (a stable counting sort by
+  // source; duplicates kept). in_degree[t]: how many edges end at t.
+  std::vector<std::int32_t> successor_begin;  // num_tasks() + 1 entries
+  std::vector<std::int32_t> successors;
+  std::vector<std::int32_t> in_degree;
   // Tasks that meet: a p2p pair {send, recv}; collectives rendezvous with themselves on
   // the other ranks of their group (Task::group), so they need no entry here.
   std::vector<std::array<int, 2>> rendezvous;
@@ -57,6 +60,12 @@ struct TaskGraph {
 
   int num_tasks() const { return static_cast<int>(tasks.size()); }
   const Task& task(int id) const { return tasks[static_cast<std::size_t>(id)]; }
+  int num_edges() const { return static_cast<int>(successors.size()); }
+  std::span<const std::int32_t> successors_of(int id) const {
+    const auto b = static_cast<std::size_t>(successor_begin[static_cast<std::size_t>(id)]);
+    const auto e = static_cast<std::size_t>(successor_begin[static_cast<std::size_t>(id) + 1]);
+    return {successors.data() + b, e - b};
+  }
 };
 
 // A graph from explicit tasks and (from, to) dependencies (tests, other front ends).
