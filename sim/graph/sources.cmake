@@ -1,3 +1,4 @@
 # Sources of the graph module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pipeline_costs.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph_bgl.cpp)

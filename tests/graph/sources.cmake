@@ -1,3 +1,4 @@
 # Tests of the graph module.
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pipeline_costs_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph_bgl_test.cpp)

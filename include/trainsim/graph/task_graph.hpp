@@ -5,6 +5,8 @@
 // replicates it over the stage's ranks. The dependencies are compressed sparse rows (the
 // layout of Boost.Graph's compressed_sparse_row_graph, built once by a counting sort of the
 // edge list, no allocation per vertex), with the in-degrees the replay starts from.
+// task_graph_bgl.hpp makes it a Boost.Graph (IncidenceGraph, VertexListGraph) for Boost's
+// algorithms, without a copy.
 #include <array>
 #include <cstdint>
 #include <span>
