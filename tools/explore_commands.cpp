@@ -212,6 +212,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         trainsim::SearchOptions options;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.keep = trainsim::parse_kept_axes(args->keep);
+        if (isatty(fileno(stderr))) options.progress = draw_progress;
         const auto scenario = args->common.load();
         options.devices = args->devices;
         options.top = args->top;
@@ -270,6 +271,12 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         options.pue = args->pue;
         const auto scenario = args->common.load();
         const auto hardware = trainsim::load_hardware_list(args->hardware);
+        if (isatty(fileno(stderr))) {
+          options.progress = [&hardware](std::size_t index, std::size_t done, std::size_t total) {
+            std::fprintf(stderr, "%-14s ", hardware[index].name.c_str());
+            draw_progress(done, total);
+          };
+        }
         const auto result = trainsim::choose_hardware(scenario, hardware, options);
         std::fputs(trainsim::format_hardware_choice(result).c_str(), stdout);
         if (!args->json.empty()) write_file(args->json, trainsim::hardware_choice_json(result));

@@ -132,6 +132,10 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
   search.max_threads = options.max_threads;
   // One search at a time: each already runs its tiers on every core.
   for (const HardwareSpec& hw : hardware) {
+    if (options.progress) {
+      const std::size_t index = static_cast<std::size_t>(&hw - hardware.data());
+      search.progress = [&options, index](std::size_t done, std::size_t total) { options.progress(index, done, total); };
+    }
     Scenario s = scenario;
     s.hardware = hw;
     s.num_devices = result.devices;

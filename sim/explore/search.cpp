@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -330,6 +331,8 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
   if (static_cast<int>(fitting.size()) > options.replay_limit) fitting.resize(std::max(0, options.replay_limit));
   // Replay in the estimate order's index order so the result does not depend on threads.
   std::vector<SearchCandidate> replayed(fitting.size());
+  std::mutex progress_mutex;
+  std::size_t progress_done = 0;
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, fitting.size(), [&](std::size_t i) {
       Scenario s = scenario;
@@ -350,6 +353,10 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
         c.time_to_train_s = options.tokens / c.outcome.tokens_per_s;
         c.device_hours = c.time_to_train_s / 3600.0 * result.devices;
         c.cost = c.device_hours * result.price_per_hour;
+      }
+      if (options.progress) {
+        const std::lock_guard<std::mutex> lock(progress_mutex);
+        options.progress(++progress_done, replayed.size());
       }
     });
   });

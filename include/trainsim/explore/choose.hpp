@@ -6,6 +6,7 @@
 // (device-hours x price_per_hour) and the energy (devices x board power x hours x PUE).
 // The hardware that wins on the objective is named. A hardware on which no plan fits is a
 // row with the reason, not an error.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct HardwareChoiceOptions {
   double pue = 1.0;        // power usage effectiveness, >= 1 (facility power / IT power)
   int replay_limit = 256;  // passed to search_plans
   int max_threads = 0;     // 0: all cores
+  // Progress of each hardware's search: (hardware index, replays done, replays total).
+  std::function<void(std::size_t hardware, std::size_t done, std::size_t total)> progress;
 };
 
 struct HardwareChoiceRow {

@@ -3,6 +3,7 @@
 // model, hardware, sequence length and global batch, pruned in three tiers (the plan
 // checks, the fast memory model, a closed-form step-time estimate), the best survivors
 // replayed with simulate(), the top k sorted by the objective.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ struct SearchOptions {
   double tokens = 1e12;     // token budget for time-to-train and cost
   int replay_limit = 256;   // candidates (best estimates first) replayed with simulate()
   int max_threads = 0;      // 0: all cores
+  // Called (serialised) after each replayed candidate: done, total. Empty: silent.
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 struct SearchCandidate {
