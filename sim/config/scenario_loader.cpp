@@ -137,6 +137,8 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   n.achievable_fraction = v.num("node.achievable_fraction");
   n.in_switch_reduction = as_bool(v, "node.in_switch_reduction");
   n.in_switch_reduction_fraction = v.num("node.in_switch_reduction_fraction");
+  n.ll_bandwidth_fraction = v.num("node.ll_bandwidth_fraction");
+  n.bulk_protocol_latency_s = v.num("node.bulk_protocol_latency");
   ClusterSpec& c = h.cluster;
   c.nics_per_node = as_int(v, "cluster.nics_per_node");
   c.nic_bandwidth = v.num("cluster.nic_bandwidth");

@@ -77,6 +77,8 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"node.achievable_fraction", T::number, D::none, "0.8", false, 0.01, 1, "", "measured busbw / peak inside a node"},
   {"node.in_switch_reduction", T::boolean, D::none, "false", false, 0, 0, "", "NVLink SHARP (NVLS)"},
   {"node.in_switch_reduction_fraction", T::number, D::none, "0.6", false, 0.01, 1, "", "NVLS all-reduce: achieved fraction of link bandwidth"},
+  {"node.ll_bandwidth_fraction", T::number, D::none, "1", false, 0.01, 1, "", "NCCL low-latency (LL) protocol: share of achievable link bandwidth (1: one protocol, as before)"},
+  {"node.bulk_protocol_latency", T::quantity, D::time, "0us", false, 0, 1, "", "NCCL bulk (Simple) protocol: fixed latency per intra-node collective on top of link_latency steps"},
   {"cluster.nics_per_node", T::integer, D::none, "8", false, 1, 64, "", "NICs per server"},
   {"cluster.nic_bandwidth", T::quantity, D::bandwidth, "", true, 1, kInf, "", "per NIC per direction"},
   {"cluster.hop_latency", T::quantity, D::time, "", true, 0, 1, "", "latency per switch hop"},

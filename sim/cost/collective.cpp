@@ -1,6 +1,7 @@
 // Collective algorithms on the two tiers: links inside a server (one full-mesh link or one
 // switch port per rank) and NICs between servers. Alpha-beta model: each algorithm is a
-// number of latency steps plus bytes over the bottleneck bandwidth of each phase.
+// number of latency steps plus bytes over the bottleneck bandwidth of each phase; inside a
+// server each algorithm is priced per NCCL protocol (low-latency vs bulk) and the fastest kept.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -80,6 +81,8 @@ ConfigError hardware_error(const HardwareSpec& hardware, const std::string& key,
 struct Tiers {
   double intra_bw = 0;     // one mesh link or one switch port, bytes/s
   double intra_alpha = 0;  // s per step inside a server
+  double ll_fraction = 1;  // low-latency protocol: share of intra_bw it reaches
+  double bulk_alpha = 0;   // bulk protocol: fixed s on top of the steps
   double nic_bw = 0;       // one NIC, bytes/s, unshared
   double inter_alpha = 0;  // s per step across servers
   bool mesh = false;
@@ -97,6 +100,8 @@ Tiers tiers_of(const HardwareSpec& hardware, const GroupShape& group) {
   Tiers t;
   t.intra_bw = intra_node_bandwidth(hardware);
   t.intra_alpha = hardware.node.link_latency_s;
+  t.ll_fraction = std::clamp(hardware.node.ll_bandwidth_fraction, 1e-3, 1.0);
+  t.bulk_alpha = hardware.node.bulk_protocol_latency_s;
   t.mesh = hardware.node.fabric == IntraNodeFabric::full_mesh;
   t.n = std::max(1, group.ranks);
   t.g = std::clamp(group.ranks_per_node, 1, t.n);
@@ -120,6 +125,22 @@ Tiers tiers_of(const HardwareSpec& hardware, const GroupShape& group) {
 }
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// NCCL's tuner (src/graph/tuning.cc) prices every algorithm once per protocol and runs the
+// fastest. Inside a server: the low-latency protocol (LL) pays only the per-step latency but
+// moves its bytes at a share of the bandwidth (flag-per-word stores, few channels); the bulk
+// protocol (Simple) reaches the full bandwidth after a fixed extra latency (pipeline fill,
+// more channels to launch and synchronize). `bw_s` is the bytes' time at full bandwidth.
+struct Priced {
+  double time_s = 0;
+  double latency_s = 0;  // the part of time_s that is latency, not bytes
+};
+
+Priced fastest_protocol(const Tiers& t, double bw_s, double step_latency_s) {
+  const Priced ll{bw_s / t.ll_fraction + step_latency_s, step_latency_s};
+  const Priced bulk{bw_s + step_latency_s + t.bulk_alpha, step_latency_s + t.bulk_alpha};
+  return ll.time_s <= bulk.time_s ? ll : bulk;
+}
 
 // Ring over all n ranks. `volume` is the bytes each rank sends per byte of buffer
 // (2(n-1)/n for all-reduce) and `steps` the latency steps.
@@ -288,9 +309,13 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
   }
   // Per rank: of a ring's `volume` x S, one hop in g leaves the server.
   const double g = t.g, k = t.k;
-  out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps),
-                 steps * (t.k > 1 ? t.inter_alpha : t.intra_alpha),
-                 t.k > 1 ? (g - 1) / g * volume * bytes : volume * bytes, t.k > 1 ? volume * bytes / g : 0});
+  if (t.k > 1) {
+    out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps), steps * t.inter_alpha,
+                   (g - 1) / g * volume * bytes, volume * bytes / g});
+  } else {
+    const Priced ring = fastest_protocol(t, volume * bytes / t.intra_bw, steps * t.intra_alpha);
+    out.push_back({CollectiveAlgorithm::ring, ring.time_s, ring.latency_s, volume * bytes, 0});
+  }
   if (t.k > 1) {
     // Intra phases move (g-1)/g of the buffer once (RS, AG) or twice (AR, broadcast); the
     // inter phase moves the rank's 1/g share around the servers.
@@ -312,13 +337,17 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
     }
   } else if (t.mesh && t.n > 1) {
     const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast;
-    out.push_back({CollectiveAlgorithm::full_mesh_direct, mesh_direct_time(t, kind, bytes),
-                   (twice ? 2 : 1) * t.intra_alpha, (twice ? 2 : 1) * (n - 1) / n * bytes, 0});
+    const double latency = (twice ? 2 : 1) * t.intra_alpha;
+    const Priced mesh = fastest_protocol(t, mesh_direct_time(t, kind, bytes) - latency, latency);
+    out.push_back(
+        {CollectiveAlgorithm::full_mesh_direct, mesh.time_s, mesh.latency_s, (twice ? 2 : 1) * (n - 1) / n * bytes, 0});
   }
   if (kind == CollectiveKind::all_reduce && t.k == 1 && t.n > 1 && !t.mesh && hardware.node.in_switch_reduction) {
     const double bw = hardware.node.link_bandwidth * hardware.node.in_switch_reduction_fraction;
     if (bw > 0) {
-      out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + 2 * t.intra_alpha, 2 * t.intra_alpha, bytes, 0});
+      // NVLS runs the bulk protocol only (NCCL enables no LL/LL128 for it).
+      const double latency = 2 * t.intra_alpha + t.bulk_alpha;
+      out.push_back({CollectiveAlgorithm::in_switch, bytes / bw + latency, latency, bytes, 0});
     }
   }
   if (options.split_intra_over_network && kind == CollectiveKind::all_reduce && t.k == 1) {

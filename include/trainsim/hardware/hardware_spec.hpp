@@ -57,6 +57,12 @@ struct NodeSpec {
   // into and once out of the switch at this fraction of link_bandwidth (algbw / link_bandwidth;
   // H100 NVLS 480 GB/s busbw at 8 GPUs = 274 GB/s algbw of 450 -> 0.61).
   double in_switch_reduction_fraction = 0.6;
+  // Appended by the cost module: NCCL prices each intra-node collective per protocol and takes
+  // the fastest. The low-latency protocol (LL) pays link_latency per step but reaches only this
+  // share of the achievable bandwidth; the bulk protocol (Simple) reaches all of it after a fixed
+  // extra latency. The defaults (1, 0) make both the same: one protocol, as before.
+  double ll_bandwidth_fraction = 1.0;
+  double bulk_protocol_latency_s = 0;
 };
 
 enum class NetworkTopology { fat_tree, rail_optimized };
