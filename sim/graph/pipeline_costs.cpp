@@ -248,8 +248,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // gathers them again for its forward and its backward. The distributed optimizer
       // gathers once per step.
       const double gathers = plan.zero_stage >= 3 ? 2.0 * m : 1.0;
-      sc.param_gather_s = gathers * gather;
-      sc.param_gather_bytes = gathers * tier_bytes(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      sc.sharded_state_comm_s = gathers * gather;
+      sc.sharded_state_comm_bytes = gathers * tier_bytes(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
     }
     if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
       // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward
@@ -257,8 +257,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // above, the other m - 1 reductions run on the DP stream under the step's compute.
       const double reduce =
           cost.group_collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
-      sc.param_gather_s += (m - 1) * reduce;
-      sc.param_gather_bytes +=
+      sc.sharded_state_comm_s += (m - 1) * reduce;
+      sc.sharded_state_comm_bytes +=
           (m - 1) * tier_bytes(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
     }
   }

@@ -150,10 +150,10 @@ class Builder {
     std::vector<int>& pieces = pieces_;  // scratch reused across items
     stage_buckets_.clear();
 
-    if (sc.param_gather_s > 0 && costs_.overlap_param_gather) {
-      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
+    if (sc.sharded_state_comm_s > 0 && costs_.overlap_param_gather) {
+      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.sharded_state_comm_s);
       g.group = RankGroup::dp;
-      dp_tier(g, sc.param_gather_bytes);  // hidden under the forwards: nothing waits for it within the step
+      dp_tier(g, sc.sharded_state_comm_bytes);  // hidden under the forwards: nothing waits for it within the step
     }
     if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
 
@@ -314,10 +314,10 @@ class Builder {
       edges_from(before_optimizer, id);
       before_optimizer = {id};
     }
-    if (sc.param_gather_s > 0 && !costs_.overlap_param_gather) {
-      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.param_gather_s);
+    if (sc.sharded_state_comm_s > 0 && !costs_.overlap_param_gather) {
+      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.sharded_state_comm_s);
       g.group = RankGroup::dp;
-      dp_tier(g, sc.param_gather_bytes);
+      dp_tier(g, sc.sharded_state_comm_bytes);
       edges_from(before_optimizer, last_id());
     }
   }

@@ -136,7 +136,7 @@ TEST_CASE("Gradients go in fp32 buckets of the plan's size; the optimizer works 
   }
   const double stage1_params = 2e6 + 2e6 + 5e6;
   CHECK(c.stages[1].optimizer_s == Approx(stage1_params / 4 * 30 * 1e-12));
-  CHECK(c.stages[1].param_gather_s == Approx(stage1_params * 2 * 1e-9));
+  CHECK(c.stages[1].sharded_state_comm_s == Approx(stage1_params * 2 * 1e-9));
   // Activations crossing stages: s*b*h 16-bit values, scattered over TP by SP.
   CHECK(c.p2p_bytes == Approx(1024.0 * 1024 * 2 / 2));
   CHECK(c.p2p_s == Approx(c.p2p_bytes * 1e-10));
@@ -154,7 +154,7 @@ TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices
   c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
   CHECK_FALSE(c.p2p_inter_node);
   CHECK(c.dp_inter_node);
-  CHECK(c.stages[1].param_gather_bytes == Approx((2e6 + 2e6 + 5e6) * 2));
+  CHECK(c.stages[1].sharded_state_comm_bytes == Approx((2e6 + 2e6 + 5e6) * 2));
   f.p2p_crosses_nodes = [] { return true; };
   CHECK(build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).p2p_inter_node);
 }
@@ -169,7 +169,7 @@ TEST_CASE("ZeRO-3 gathers weights for every micro-batch's forward and backward; 
                                 {"plan.global_batch_size", std::to_string(global_batch)}});
     const Workload w = build_workload(s.model, s.plan);
     const CostModel cost(s.hardware, s.plan, s.num_devices);
-    return build_pipeline_costs(s, w, cost, estimate_memory(s, w)).stages[0].param_gather_s;
+    return build_pipeline_costs(s, w, cost, estimate_memory(s, w)).stages[0].sharded_state_comm_s;
   };
   // m = global batch / (micro batch 1 x DP 8).
   const double z3_m4 = gather_s(3, false, 32), z3_m8 = gather_s(3, false, 64);

@@ -47,8 +47,8 @@ struct StageCosts {
   // the distributed optimizer's parameter all-gather (once a step), ZeRO-3's gathers
   // (forward and backward of every micro-batch) and ZeRO-2/3's per-micro-batch gradient
   // reduce-scatters before the last micro-batch.
-  double param_gather_s = 0;
-  double param_gather_bytes = 0;   // bytes one rank moves on the DP tier for all of the above
+  double sharded_state_comm_s = 0;
+  double sharded_state_comm_bytes = 0;   // bytes one rank moves on the DP tier for all of the above
   double data_s = 0;               // data loading exposed once per step, at its start
   // Loading inside the training loop (DataLoading::loader_workers == 0): before each
   // micro-batch's forward of the chunk that consumes the data (the first stage's first
