@@ -160,10 +160,10 @@ double CostModel::collective_s(CollectiveKind kind, CommGroup group, double byte
   return estimate_collective(hardware_, kind, shape_of(group), bytes, options_).time_s;
 }
 
-double CostModel::collective_tier_bytes(CollectiveKind kind, CommGroup group, double bytes) const {
+GroupCollective CostModel::group_collective(CollectiveKind kind, CommGroup group, double bytes) const {
   const GroupShape shape = shape_of(group);
   const CollectiveEstimate e = estimate_collective(hardware_, kind, shape, bytes, options_);
-  return shape.nodes > 1 ? e.inter_node_bytes : e.intra_node_bytes;
+  return {e.time_s, shape.nodes > 1 ? e.inter_node_bytes : e.intra_node_bytes};
 }
 
 double CostModel::collective_s(const CommOp& comm) const { return collective_s(comm.kind, comm.group, comm.bytes); }

@@ -110,10 +110,7 @@ CostFunctions cost_functions(const CostModel& cost) {
   f.backward_s = [&cost](const Op& op) { return cost.backward_s(op); };
   f.backward_weight_s = [&cost](const Op& op) { return cost.backward_weight_s(op); };
   f.collective_s = [&cost](const CommOp& c) { return cost.collective_s(c); };
-  f.group_collective_s = [&cost](CollectiveKind k, CommGroup g, double b) { return cost.collective_s(k, g, b); };
-  f.group_collective_tier_bytes = [&cost](CollectiveKind k, CommGroup g, double b) {
-    return cost.collective_tier_bytes(k, g, b);
-  };
+  f.group_collective = [&cost](CollectiveKind k, CommGroup g, double b) { return cost.group_collective(k, g, b); };
   f.p2p_s = [&cost](double b) { return cost.p2p_s(b); };
   f.memory_bound_s = [&cost](double b) { return cost.memory_bound_s(b); };
   f.crosses_nodes = [&cost](CommGroup g) { return cost.shape_of(g).nodes > 1; };
@@ -162,9 +159,6 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const int layers = static_cast<int>(workload.layer_type_of.size());
   const std::vector<int> per_vstage = split_layers(plan, layers);
 
-  auto tier_bytes = [&cost](CollectiveKind kind, CommGroup group, double bytes) {
-    return cost.group_collective_tier_bytes ? cost.group_collective_tier_bytes(kind, group, bytes) : bytes;
-  };
   const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
@@ -219,8 +213,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const int count = std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
       // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
       const double b = bytes / count;
+      const GroupCollective reduce = cost.group_collective(grad_kind, group, b);
       chunk.buckets.insert(chunk.buckets.end(), static_cast<std::size_t>(count),
-                           GradBucket{b, cost.group_collective_s(grad_kind, group, b), tier_bytes(grad_kind, group, b)});
+                           GradBucket{b, reduce.time_s, reduce.tier_bytes});
     };
     add_buckets(dense_bytes, CommGroup::dp);
     add_buckets(expert_bytes, CommGroup::expert_dp);
@@ -243,23 +238,22 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
     }
     if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
-      const double gather = cost.group_collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      const GroupCollective gather = cost.group_collective(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
       // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch
       // gathers them again for its forward and its backward. The distributed optimizer
       // gathers once per step.
       const double gathers = plan.zero_stage >= 3 ? 2.0 * m : 1.0;
-      sc.sharded_state_comm_s = gathers * gather;
-      sc.sharded_state_comm_bytes = gathers * tier_bytes(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      sc.sharded_state_comm_s = gathers * gather.time_s;
+      sc.sharded_state_comm_bytes = gathers * gather.tier_bytes;
     }
     if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
       // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward
       // reduce-scatters its gradients; the buckets after the last micro-batch are priced
       // above, the other m - 1 reductions run on the DP stream under the step's compute.
-      const double reduce =
-          cost.group_collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
-      sc.sharded_state_comm_s += (m - 1) * reduce;
-      sc.sharded_state_comm_bytes +=
-          (m - 1) * tier_bytes(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
+      const GroupCollective reduce =
+          cost.group_collective(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
+      sc.sharded_state_comm_s += (m - 1) * reduce.time_s;
+      sc.sharded_state_comm_bytes += (m - 1) * reduce.tier_bytes;
     }
   }
   // Data loading in the training loop: read and prepare the micro-batch's sequences on the

@@ -17,7 +17,7 @@ CostFunctions linear_prices() {
   f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
   f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
   f.collective_s = [](const CommOp& c) { return c.bytes * 1e-9; };
-  f.group_collective_s = [](CollectiveKind, CommGroup, double bytes) { return bytes * 1e-9; };
+  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{bytes * 1e-9, bytes}; };
   f.p2p_s = [](double bytes) { return bytes * 1e-10; };
   f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
   return f;

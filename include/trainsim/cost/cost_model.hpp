@@ -101,6 +101,15 @@ double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision)
 double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision);
 double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision);
 
+// One collective of a rank group: its time, and the bytes one rank moves on the tier the
+// group's collective is counted on (through its NIC when the group spans servers, else over
+// the server fabric) by the chosen algorithm: what the per-tier bandwidth use divides by
+// (seed 000: transferred bytes / transit time).
+struct GroupCollective {
+  double time_s = 0;
+  double tier_bytes = 0;
+};
+
 class CostModel {
  public:
   CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices);
@@ -116,10 +125,7 @@ class CostModel {
   // Memory-bound time of streaming `bytes` through HBM (optimizer step, ...).
   double memory_bound_s(double bytes) const;
   GroupShape shape_of(CommGroup group) const;
-  // Bytes one rank moves on the tier the group's collective is counted on (through its
-  // NIC when the group spans servers, else over the server fabric), by the chosen algorithm:
-  // what the per-tier bandwidth use divides by (seed 000: transferred bytes / transit time).
-  double collective_tier_bytes(CollectiveKind kind, CommGroup group, double bytes) const;
+  GroupCollective group_collective(CollectiveKind kind, CommGroup group, double bytes) const;
   // True when some pipeline neighbours sit in different servers.
   bool p2p_crosses_nodes() const;
 

@@ -6,13 +6,12 @@
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/parallel_plan.hpp"
 
 namespace trainsim {
-
-class CostModel;
 
 // One data-parallel gradient bucket, reduced once per step after the last micro-batch's
 // backward has produced its gradients.
@@ -83,9 +82,7 @@ PipelineCosts uniform_pipeline_costs(PipelineSchedule schedule, int stages, int 
 struct CostFunctions {
   std::function<double(const Op&)> forward_s, backward_s, backward_weight_s;
   std::function<double(const CommOp&)> collective_s;
-  std::function<double(CollectiveKind, CommGroup, double)> group_collective_s;  // kind, group, bytes
-  // Bytes one rank moves on the group's tier (empty: the message bytes).
-  std::function<double(CollectiveKind, CommGroup, double)> group_collective_tier_bytes;
+  std::function<GroupCollective(CollectiveKind, CommGroup, double)> group_collective;  // kind, group, bytes
   std::function<double(double)> p2p_s;                                          // bytes between neighbouring stages
   std::function<double(double)> memory_bound_s;                                 // bytes streamed through HBM
   std::function<bool(CommGroup)> crosses_nodes;  // the group spans servers (empty: never)
