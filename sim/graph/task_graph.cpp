@@ -31,16 +31,6 @@ void set_edges(TaskGraph& g, const std::vector<std::pair<int, int>>& edges) {
   begin[0] = 0;
 }
 
-// The tasks one schedule item became: the ones that wait for its input, the ones whose
-// end means its output is ready.
-struct ItemTasks {
-  std::array<int, 4> entry{-1, -1, -1, -1};
-  std::array<int, 4> exit{-1, -1, -1, -1};
-  int entries = 0;
-  int exits = 0;
-  bool present = false;
-};
-
 // A short list of task ids (an item's entry or exit tasks: at most the compute and its
 // three collectives), kept inline so the per-item bookkeeping never allocates or copies a
 // vector.
@@ -54,6 +44,14 @@ struct IdList {
   void push(int v) { id[static_cast<std::size_t>(n++)] = v; }
   const int* begin() const { return id.data(); }
   const int* end() const { return id.data() + n; }
+};
+
+// The tasks one schedule item became: the ones that wait for its input, the ones whose
+// end means its output is ready.
+struct ItemTasks {
+  IdList entry;
+  IdList exit;
+  bool present = false;
 };
 
 enum ItemSlot { slot_forward = 0, slot_backward = 1, slot_weight = 2 };
@@ -122,10 +120,14 @@ class Builder {
     for (int f : from) edge(f, to);
   }
 
-  // A DP transfer's network tier and bytes.
-  void dp_tier(Task& t, double bytes) const {
+  // A transfer over the data-parallel group on the DP stream, with its network tier and the
+  // bytes one rank moves on it.
+  int add_dp(int s, int c, WorkKind work, double duration, double bytes) {
+    Task& t = add_new(s, c, -1, Stream::dp_comm, SpanCategory::dp_comm, work, duration);
+    t.group = RankGroup::dp;
     t.tier = costs_.dp_inter_node ? 1 : 0;
     t.bytes = bytes;
+    return last_id();
   }
 
   // Last backward-producing item of each chunk: where its gradient buckets become ready.
@@ -150,11 +152,9 @@ class Builder {
     std::vector<int>& pieces = pieces_;  // scratch reused across items
     stage_buckets_.clear();
 
-    if (sc.sharded_state_comm_s > 0 && costs_.overlap_param_gather) {
-      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.sharded_state_comm_s);
-      g.group = RankGroup::dp;
-      dp_tier(g, sc.sharded_state_comm_bytes);  // hidden under the forwards: nothing waits for it within the step
-    }
+    // Hidden under the forwards: nothing waits for it within the step.
+    if (sc.sharded_state_comm_s > 0 && costs_.overlap_param_gather)
+      add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes);
     if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
 
     const std::vector<int> last_grad = last_grad_item_index(s);
@@ -250,7 +250,7 @@ class Builder {
       if (bucket_split)
         for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
       if (first_compute < 0) first_compute = first_piece;
-      it.entry[it.entries++] = first_compute;
+      it.entry.set(first_compute);
 
       // Collectives inside the layers (exposed unless overlapped with the compute).
       exits.set(last_piece);
@@ -269,7 +269,7 @@ class Builder {
           const int id = last_id();
           if (costs_.tp_comm_overlap) {
             edges_from(head, id);
-            if (it.entries < 4) it.entry[it.entries++] = id;
+            it.entry.push(id);
             exits.push(id);
           } else {
             edge(last, id);
@@ -278,15 +278,12 @@ class Builder {
         }
         if (!costs_.tp_comm_overlap) exits.set(last);
       }
-      for (int e : exits) it.exit[it.exits++] = e;
+      it.exit = exits;
       prev = exits;
 
       if (bucket_split) {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
-          Task& b = add_new(s, w.chunk, -1, Stream::dp_comm, SpanCategory::dp_comm, w.kind, cc.buckets[k].time_s);
-          b.group = RankGroup::dp;
-          dp_tier(b, cc.buckets[k].tier_bytes >= 0 ? cc.buckets[k].tier_bytes : cc.buckets[k].bytes);
-          const int id = last_id();
+          const int id = add_dp(s, w.chunk, w.kind, cc.buckets[k].time_s, cc.buckets[k].moved_bytes());
           edge(pieces[k], id);
           stage_buckets_.push_back(id);
         }
@@ -297,10 +294,7 @@ class Builder {
     if (!costs_.overlap_grad_reduce) {
       for (const auto& cc : sc.chunks) {
         for (const auto& bucket : cc.buckets) {
-          Task& b = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward, bucket.time_s);
-          b.group = RankGroup::dp;
-          dp_tier(b, bucket.tier_bytes >= 0 ? bucket.tier_bytes : bucket.bytes);
-          const int id = last_id();
+          const int id = add_dp(s, -1, WorkKind::backward, bucket.time_s, bucket.moved_bytes());
           edges_from(prev, id);
           stage_buckets_.push_back(id);
         }
@@ -314,12 +308,8 @@ class Builder {
       edges_from(before_optimizer, id);
       before_optimizer = {id};
     }
-    if (sc.sharded_state_comm_s > 0 && !costs_.overlap_param_gather) {
-      Task& g = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::forward, sc.sharded_state_comm_s);
-      g.group = RankGroup::dp;
-      dp_tier(g, sc.sharded_state_comm_bytes);
-      edges_from(before_optimizer, last_id());
-    }
+    if (sc.sharded_state_comm_s > 0 && !costs_.overlap_param_gather)
+      edges_from(before_optimizer, add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes));
   }
 
   // Pipeline dependencies: a forward needs the previous virtual stage's forward output,
@@ -350,8 +340,8 @@ class Builder {
       throw SimError("task graph: stage " + std::to_string(s) + " needs an item that stage " + std::to_string(ps) +
                      " never runs (micro-batch " + std::to_string(mb) + ")");
     if (ps == s) {
-      for (int e = 0; e < producer.exits; ++e)
-        for (int n = 0; n < consumer.entries; ++n) edge(producer.exit[e], consumer.entry[n]);
+      for (int e : producer.exit)
+        for (int n : consumer.entry) edge(e, n);
       return;
     }
     const int rv = static_cast<int>(out_.rendezvous.size());
@@ -369,8 +359,8 @@ class Builder {
     recv.rendezvous = rv;
     const int recv_id = last_id();
     out_.rendezvous.push_back({send_id, recv_id});
-    for (int e = 0; e < producer.exits; ++e) edge(producer.exit[e], send_id);
-    for (int n = 0; n < consumer.entries; ++n) edge(recv_id, consumer.entry[n]);
+    edges_from(producer.exit, send_id);
+    for (int n : consumer.entry) edge(recv_id, n);
   }
 
   const PipelineCosts& costs_;

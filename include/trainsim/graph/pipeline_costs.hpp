@@ -19,6 +19,7 @@ struct GradBucket {
   double bytes = 0;   // gradient bytes in the bucket
   double time_s = 0;  // all-reduce (or reduce-scatter) time over the DP group
   double tier_bytes = -1;  // bytes one rank moves on its network tier (< 0: unknown, taken as `bytes`)
+  double moved_bytes() const { return tier_bytes >= 0 ? tier_bytes : bytes; }
 };
 
 struct ChunkCosts {
