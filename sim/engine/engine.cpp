@@ -517,20 +517,25 @@ class Replayer {
       if (++collective_count_[key] == gs.count) complete_collective(t, gs.first, gs.stride, gs.count);
       return;
     }
-    if (f.comm >= 0) {  // a transfer of one rank: no one to wait for
-      const SimTime dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
+    touch(d);
+    SimTime dur = f.duration_ps;
+    if (f.comm < 0) {
+      dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
+      if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
+        dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
+    } else {
+      // A transfer of one rank (begin_transfer's work, inline: this is the hot path).
+      dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
+      dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
+      if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
       // Time held by a collective (a shared flow's is known when it ends).
       if (f.comm != 3 && !f.shared)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(dur) / kPsPerS;
-      begin_transfer(inst, dur);
-      if (f.shared) start_flow(&inst, 1, dur);
-      return;
+      if (f.shared) {
+        start_flow(&inst, 1, dur);
+        return;
+      }
     }
-    touch(d);
-    SimTime dur = f.duration_ps;
-    dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
-    if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
-      dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     push(now_ + dur, inst);
   }
 
