@@ -22,6 +22,7 @@
 #include "trainsim/explore/scale.hpp"
 #include "trainsim/explore/search.hpp"
 #include "trainsim/explore/sweep.hpp"
+#include "trainsim/report/collective_table.hpp"
 
 namespace {
 
@@ -70,28 +71,6 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   if (!out) throw trainsim::ConfigError(trainsim::Diagnostic({path, 0, 0}, "", "cannot write the file"));
-}
-
-std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-    std::size_t used = 0;
-    int n = 0;
-    try {
-      n = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || n < 1)
-      throw trainsim::ConfigError(
-          trainsim::Diagnostic({}, "--devices", "'" + item + "' is not a device count", "e.g. 8,16,32,64"));
-    out.push_back(n);
-  }
-  return out;
 }
 
 // A one-line bar redrawn in place; only when stderr is a terminal.
@@ -312,7 +291,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
                     "also write the rows (versioned JSON, failures with their reason) to this file");
     cmd->callback([&action, args] {
       action = [args] {
-        const auto devices = parse_devices(args->devices);
+        const auto devices = trainsim::parse_device_list(args->devices, "--devices");
         const auto scenario = args->common.load();
         const auto result = trainsim::scale(scenario, devices);
         std::fputs(trainsim::format_scale(scenario, result).c_str(), stdout);

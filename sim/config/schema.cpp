@@ -1,5 +1,6 @@
 // The key tables of model, hardware and scenario files, and the validation walker they drive.
 #include "trainsim/config/schema.hpp"
+#include "trainsim/common/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -127,21 +128,6 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
 };
 // clang-format on
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == sep) {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  parts.push_back(current);
-  return parts;
-}
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;

@@ -11,17 +11,12 @@
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/common/text.hpp"
 
 namespace trainsim {
 
 std::vector<HardwareSpec> load_hardware_list(const std::string& text) {
-  std::vector<std::string> files;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    files.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
-  }
+  const std::vector<std::string> files = split(text, ',');
   for (const auto& f : files)
     if (f.empty())
       throw ConfigError(
@@ -176,21 +171,15 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
 
 namespace {
 
-std::string fmt(const char* format, double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, value);
-  return buf;
-}
-
 // The objective's value of a row, as printed in the verdict.
 std::string objective_value(const HardwareChoiceRow& row, SearchObjective objective) {
   switch (objective) {
     case SearchObjective::throughput:
-      return fmt("%.0f tokens/s", row.best.outcome.tokens_per_s);
+      return format_number("%.0f tokens/s", row.best.outcome.tokens_per_s);
     case SearchObjective::time_to_train:
-      return fmt("%.1f days", row.time_to_train_s / 86400);
+      return format_number("%.1f days", row.time_to_train_s / 86400);
     case SearchObjective::cost:
-      return fmt("cost %.0f", row.cost);
+      return format_number("cost %.0f", row.cost);
   }
   return "";
 }
@@ -213,8 +202,8 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
                 "step_s", "tokens/s", "MFU%", "days", "device-hours", "cost", "MWh", "best plan");
   out += buf;
   for (const auto& row : r.rows) {
-    const std::string price = row.price_per_hour > 0 ? fmt("%.2f", row.price_per_hour) : "unknown";
-    const std::string power = row.power_w > 0 ? fmt("%.0f", row.power_w) : "unknown";
+    const std::string price = row.price_per_hour > 0 ? format_number("%.2f", row.price_per_hour) : "unknown";
+    const std::string power = row.power_w > 0 ? format_number("%.0f", row.power_w) : "unknown";
     std::snprintf(buf, sizeof buf, "%-*s %7s %6s ", w, row.hardware_name.c_str(), price.c_str(), power.c_str());
     out += buf;
     if (!row.fits) {
@@ -222,8 +211,8 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
       continue;
     }
     const PlanOutcome& o = row.best.outcome;
-    const std::string cost = row.price_per_hour > 0 ? fmt("%.0f", row.cost) : "unknown";
-    const std::string energy = row.power_w > 0 ? fmt("%.1f", row.energy_mwh) : "unknown";
+    const std::string cost = row.price_per_hour > 0 ? format_number("%.0f", row.cost) : "unknown";
+    const std::string energy = row.power_w > 0 ? format_number("%.1f", row.energy_mwh) : "unknown";
     std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %7.1f %12.0f %12s %8s  ", o.step_time_s, o.tokens_per_s,
                   100 * o.mfu, row.time_to_train_s / 86400, row.device_hours, cost.c_str(), energy.c_str());
     out += buf + plan_text(row.best.plan) + "\n";

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 
 namespace trainsim {
 
@@ -21,11 +22,7 @@ ConfigError schedules_error(const std::string& problem) {
 
 std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
   std::vector<ScheduleChoice> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+  for (const std::string& item : split(text, ',')) {
     if (item.empty()) throw schedules_error("empty entry in '" + text + "'");
     ScheduleChoice c;
     c.label = item;

@@ -15,6 +15,7 @@
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/common/text.hpp"
 
 namespace trainsim {
 
@@ -40,10 +41,8 @@ const char* to_string(SearchObjective objective) {
 
 KeptAxes parse_kept_axes(const std::string& text) {
   KeptAxes keep;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  if (text.empty()) return keep;
+  for (const std::string& name : split(text, ',')) {
     if (name == "tp") keep.tp = true;
     else if (name == "pp") keep.pp = true;
     else if (name == "cp") keep.cp = true;
@@ -53,11 +52,9 @@ KeptAxes parse_kept_axes(const std::string& text) {
     else if (name == "sp") keep.sequence_parallel = true;
     else if (name == "optimizer") keep.optimizer = true;
     else if (name == "recompute") keep.recompute = true;
-    else if (!(name.empty() && text.empty()))
+    else
       throw ConfigError(Diagnostic{SourceLocation{}, "--keep", "unknown plan axis '" + name + "'",
                                    "a comma-separated subset of tp, pp, cp, ep, mbs, schedule, sp, optimizer, recompute"});
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return keep;
 }

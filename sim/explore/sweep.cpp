@@ -13,6 +13,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/schema.hpp"
+#include "trainsim/common/text.hpp"
 
 namespace trainsim {
 
@@ -20,18 +21,6 @@ namespace {
 
 ConfigError grid_error(const std::string& key, const std::string& problem, const std::string& valid = "") {
   return ConfigError(Diagnostic{SourceLocation{"--grid", 0, 0}, key, problem, valid});
-}
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    const auto at = text.find(sep, start);
-    parts.push_back(text.substr(start, at == std::string::npos ? std::string::npos : at - start));
-    if (at == std::string::npos) break;
-    start = at + 1;
-  }
-  return parts;
 }
 
 int status_rank(PlanStatus s) {
@@ -55,12 +44,6 @@ std::string csv_field(const std::string& s) {
     out += c;
   }
   return out + "\"";
-}
-
-std::string num(const char* format, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, x);
-  return buf;
 }
 
 }  // namespace
@@ -189,12 +172,12 @@ std::string format_sweep_table(const SweepResult& result) {
     for (std::size_t a = 0; a < row.overrides.size(); ++a) out += pad(row.overrides[a].value, width[a]) + "  ";
     const PlanOutcome& o = row.outcome;
     if (o.status == PlanStatus::ok) {
-      out += num("%8.3f", o.step_time_s) + " " + num("%10.0f", o.tokens_per_s) + " " +
-             num("%10.0f", o.tokens_per_s_per_device) + " " + num("%7.1f", 100 * o.mfu) + " " +
-             num("%8.1f", 100 * o.bubble_fraction) + " " + num("%9.1f", o.peak_memory_bytes / kBytesPerGiB) + "  ok\n";
+      out += format_number("%8.3f", o.step_time_s) + " " + format_number("%10.0f", o.tokens_per_s) + " " +
+             format_number("%10.0f", o.tokens_per_s_per_device) + " " + format_number("%7.1f", 100 * o.mfu) + " " +
+             format_number("%8.1f", 100 * o.bubble_fraction) + " " + format_number("%9.1f", o.peak_memory_bytes / kBytesPerGiB) + "  ok\n";
     } else {
       const std::string peak =
-          o.peak_memory_bytes > 0 ? num("%9.1f", o.peak_memory_bytes / kBytesPerGiB) : std::string(9, ' ');
+          o.peak_memory_bytes > 0 ? format_number("%9.1f", o.peak_memory_bytes / kBytesPerGiB) : std::string(9, ' ');
       out += std::string(48, ' ') + peak + "  " + to_string(o.status) + ": " + o.reason + "\n";
     }
   }
@@ -212,9 +195,9 @@ std::string sweep_csv(const SweepResult& result) {
     for (const auto& o : row.overrides) out += csv_field(o.value) + ",";
     const PlanOutcome& o = row.outcome;
     out += std::string(to_string(o.status)) + "," + csv_field(o.reason) + ",";
-    out += num("%.6g", o.step_time_s) + "," + num("%.6g", o.tokens_per_s) + "," +
-           num("%.6g", o.tokens_per_s_per_device) + "," + num("%.6g", o.mfu) + "," +
-           num("%.6g", o.peak_memory_bytes / kBytesPerGiB) + "," + num("%.6g", o.bubble_fraction) + "\n";
+    out += format_number("%.6g", o.step_time_s) + "," + format_number("%.6g", o.tokens_per_s) + "," +
+           format_number("%.6g", o.tokens_per_s_per_device) + "," + format_number("%.6g", o.mfu) + "," +
+           format_number("%.6g", o.peak_memory_bytes / kBytesPerGiB) + "," + format_number("%.6g", o.bubble_fraction) + "\n";
   }
   return out;
 }

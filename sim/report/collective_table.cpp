@@ -3,10 +3,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/placement.hpp"
+#include "trainsim/common/text.hpp"
 
 namespace trainsim {
 
@@ -18,21 +18,6 @@ ConfigError input_error(const std::string& key, const std::string& problem, cons
   diagnostic.problem = problem;
   diagnostic.valid = valid;
   return ConfigError(diagnostic);
-}
-
-std::string trim(const std::string& text) {
-  std::size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
-}
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, separator)) parts.push_back(trim(item));
-  return parts;
 }
 
 const char* kSizeUnits = "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB (e.g. 1MiB:4GiB or 1GiB,256MiB)";
@@ -76,14 +61,15 @@ std::vector<double> parse_size_list(const std::string& text, const std::string& 
     for (double size = first; size <= last * (1 + 1e-12); size *= 2) sizes.push_back(size);
     return sizes;
   }
-  for (const std::string& part : split(text, ',')) sizes.push_back(parse_size(part, key));
+  for (const std::string& part : split(text, ',')) sizes.push_back(parse_size(trim(part), key));
   if (sizes.empty()) throw input_error(key, "no sizes given", kSizeUnits);
   return sizes;
 }
 
 std::vector<int> parse_device_list(const std::string& text, const std::string& key) {
   std::vector<int> devices;
-  for (const std::string& part : split(text, ',')) {
+  for (const std::string& item : split(text, ',')) {
+    const std::string part = trim(item);
     std::size_t used = 0;
     int value = 0;
     try {

@@ -1,4 +1,5 @@
 #include "trainsim/report/html_report.hpp"
+#include "trainsim/common/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -30,33 +31,11 @@ constexpr double kTitleMinPx = 3;  // blocks narrower than this get no hover tex
 
 // ---- text -------------------------------------------------------------------------------
 
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
-
 // Fixed-precision coordinate; "-0.0" printed as "0.0" so the bytes never depend on rounding sign.
 std::string px(double x) {
-  std::string s = fmt("%.1f", x);
+  std::string s = format_number("%.1f", x);
   if (s == "-0.0") s = "0.0";
   return s;
-}
-
-std::string esc(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // 1234567 -> "1.23 M".
@@ -67,15 +46,15 @@ std::string si(double x) {
     x /= 1000;
     ++u;
   }
-  return fmt(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
+  return format_number(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
 }
 
 std::string ms(double seconds) {
   const double v = seconds * 1e3;
-  return fmt(v >= 100 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v) + " ms";
+  return format_number(v >= 100 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v) + " ms";
 }
 
-std::string gib(double bytes) { return fmt("%.1f", bytes / kGiB) + " GiB"; }
+std::string gib(double bytes) { return format_number("%.1f", bytes / kGiB) + " GiB"; }
 
 std::string plan_line(const Scenario& sc) {
   const auto& p = sc.plan;
@@ -199,7 +178,7 @@ std::string hatch_defs(const std::string& id) {
 }
 
 std::string swatch(const std::string& colour_css, const std::string& label) {
-  return "<span class=\"i\"><span class=\"sw\" style=\"background:" + colour_css + "\"></span>" + esc(label) +
+  return "<span class=\"i\"><span class=\"sw\" style=\"background:" + colour_css + "\"></span>" + html_escape(label) +
          "</span>";
 }
 
@@ -373,7 +352,7 @@ std::string span_title(const Block& b, int stage) {
     double total = 0;
     for (double v : b.weight) total += v;
     for (const auto& [k, v] : merged_parts(b))
-      t += " " + fmt("%.0f", 100 * v / total) + " % " + kCategoryLabel[static_cast<std::size_t>(k)];
+      t += " " + format_number("%.0f", 100 * v / total) + " % " + kCategoryLabel[static_cast<std::size_t>(k)];
   } else if (b.cls == kBubble) {
     t = "bubble (idle)";
   } else {
@@ -384,8 +363,8 @@ std::string span_title(const Block& b, int stage) {
   }
   const double a = static_cast<double>(b.start) / kPsPerMs;
   const double e = static_cast<double>(b.end) / kPsPerMs;
-  t += ", stage " + std::to_string(stage) + ": " + fmt("%.3f", a) + " to " + fmt("%.3f", e) + " ms (" +
-       fmt("%.3f", e - a) + " ms)";
+  t += ", stage " + std::to_string(stage) + ": " + format_number("%.3f", a) + " to " + format_number("%.3f", e) + " ms (" +
+       format_number("%.3f", e - a) + " ms)";
   return t;
 }
 
@@ -510,7 +489,7 @@ std::string timeline_svg(const std::vector<StageLanes>& stages, SimTime run_end,
         const double x0 = kLeft + b.x0;
         const double w = std::max(b.x1 - b.x0, 0.8);
         // Hover text only where a pointer can find the block: keeps dense timelines small.
-        const std::string title = w >= kTitleMinPx ? "<title>" + esc(span_title(b, sl.stage)) + "</title>" : "";
+        const std::string title = w >= kTitleMinPx ? "<title>" + html_escape(span_title(b, sl.stage)) + "</title>" : "";
         if (b.merged > 1) {
           // A merged block is a stack of its main categories, heights by their share of time.
           const auto parts = merged_parts(b);
@@ -617,7 +596,7 @@ std::string breakdown_svg(const std::vector<BarGroup>& groups) {
       double t = 0;
       std::string label = (g.label.empty() ? "" : g.label + " \u00b7 ") + "stage " + std::to_string(b.stage);
       s += "<text class=\"tl\" x=\"" + px(left - 6) + "\" y=\"" + px(y + bar / 2 + 4) + "\" text-anchor=\"end\">" +
-           esc(label) + "</text>";
+           html_escape(label) + "</text>";
       for (const auto& part : kBreakdownParts) {
         const double v = part.seconds(b);
         if (!(v > 0)) continue;
@@ -626,7 +605,7 @@ std::string breakdown_svg(const std::vector<BarGroup>& groups) {
         s += "<rect ";
         s += part.colour == kBubble ? std::string("fill=\"url(#hatchB)\"") : "class=\"k" + std::to_string(part.colour) + "\"";
         s += " x=\"" + px(x0) + "\" y=\"" + px(y) + "\" width=\"" + px(std::max(x1 - x0, 0.5)) + "\" height=\"" +
-             px(bar) + "\"><title>" + esc(label) + ": " + part.label + " " + ms(v) + "</title></rect>";
+             px(bar) + "\"><title>" + html_escape(label) + ": " + part.label + " " + ms(v) + "</title></rect>";
       }
       s += "<text class=\"tl\" x=\"" + px(X(t) + 4) + "\" y=\"" + px(y + bar / 2 + 4) + "\">" + ms(t) + "</text>";
       y += bar + gap;
@@ -659,7 +638,7 @@ std::string breakdown_table(const StepMetrics& m) {
     s += "<tr><td>" + std::to_string(b.stage) + "</td>";
     for (double v : {b.forward_s, b.backward_s, b.recompute_s, b.tp_exposed_s, b.cp_exposed_s, b.ep_exposed_s,
                      b.pp_exposed_s, b.dp_exposed_s, b.comm_hidden_s, b.bubble_s, b.optimizer_s, b.data_s, b.host_s})
-      s += "<td>" + fmt("%.2f", v * 1e3) + "</td>";
+      s += "<td>" + format_number("%.2f", v * 1e3) + "</td>";
     s += "<td>" + gib(b.peak_memory_bytes) + "</td></tr>";
   }
   s += "</table><div class=\"note\">Times in ms per step, mean over the stage's replayed ranks. "
@@ -724,12 +703,12 @@ std::string memory_svg(const std::vector<BarGroup>& groups) {
         acc += v;
         s += "<rect class=\"m" + std::to_string(k) + "\" x=\"" + px(cx - bar / 2) + "\" y=\"" + px(y0) +
              "\" width=\"" + px(bar) + "\" height=\"" + px(std::max(y1 - y0, 0.3)) + "\"><title>" +
-             (g.label.empty() ? "" : esc(g.label) + " \u00b7 ") + "stage " + std::to_string(st.stage) + ": " +
+             (g.label.empty() ? "" : html_escape(g.label) + " \u00b7 ") + "stage " + std::to_string(st.stage) + ": " +
              kMemoryParts[k].label + " " + gib(v) + "</title></rect>";
       }
       if (slot >= 30)
         s += "<text class=\"tl\" x=\"" + px(cx) + "\" y=\"" + px(Y(acc) - 4) + "\" text-anchor=\"middle\">" +
-             fmt("%.1f", acc / kGiB) + "</text>";
+             format_number("%.1f", acc / kGiB) + "</text>";
       if (slot >= 14 || st.stage % 4 == 0)
         s += "<text class=\"tl\" x=\"" + px(cx) + "\" y=\"" + px(bottom + 14) + "\" text-anchor=\"middle\">" +
              std::to_string(st.stage) + "</text>";
@@ -748,7 +727,7 @@ std::string memory_svg(const std::vector<BarGroup>& groups) {
     }
     if (groups.size() > 1)
       s += "<text class=\"sl\" x=\"" + px((gx0 + x) / 2) + "\" y=\"" + px(bottom + 32) + "\" text-anchor=\"middle\">" +
-           esc(g.label) + "</text>";
+           html_escape(g.label) + "</text>";
   }
   s += "<text class=\"tl\" x=\"" + px(left + plot_w) + "\" y=\"" + px(bottom + (groups.size() > 1 ? 46 : 30)) +
        "\" text-anchor=\"end\">pipeline stage</text>";
@@ -780,28 +759,28 @@ std::string key_cards(const Scenario& sc, const SimResult& r) {
   const double hbm = hbm_of(sc, r);
   const bool fits = r.memory.fits || r.memory.stages.empty();
   std::string s = "<div class=\"cards\">";
-  s += card(fmt("%.3f", m.step_time_s) + " s", "step time");
-  s += card(fmt("%.1f", 100 * m.mfu) + " %", "MFU");
-  s += card(fmt("%.1f", 100 * m.hfu) + " %", "HFU");
+  s += card(format_number("%.3f", m.step_time_s) + " s", "step time");
+  s += card(format_number("%.1f", 100 * m.mfu) + " %", "MFU");
+  s += card(format_number("%.1f", 100 * m.hfu) + " %", "HFU");
   s += card(si(m.tokens_per_s), "tokens/s");
   s += card(si(m.tokens_per_s_per_device), "tokens/s per device");
-  s += card(fmt("%.1f", m.tflops_per_device), "model TFLOPS per device");
-  s += card(fmt("%.1f", 100 * m.bubble_fraction) + " %", "pipeline bubble");
-  s += card(fmt("%.1f", m.peak_memory_bytes / kGiB) + " / " + fmt("%.0f", hbm / kGiB) + " GiB",
+  s += card(format_number("%.1f", m.tflops_per_device), "model TFLOPS per device");
+  s += card(format_number("%.1f", 100 * m.bubble_fraction) + " %", "pipeline bubble");
+  s += card(format_number("%.1f", m.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm / kGiB) + " GiB",
             fits ? "peak memory / HBM (fits)" : "peak memory / HBM: DOES NOT FIT", fits ? "good" : "bad");
   s += "</div>";
   return s;
 }
 
 std::string page_head(const std::string& title) {
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + esc(title) +
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
          "</title><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><style>" + css() +
          "</style></head><body>\n";
 }
 
 std::string run_subtitle(const Scenario& sc) {
-  return esc(sc.model.name) + " on " + std::to_string(sc.num_devices) + " \u00d7 " +
-         esc(sc.hardware.device.name) + " (" + esc(sc.hardware.name) + "); " + esc(plan_line(sc));
+  return html_escape(sc.model.name) + " on " + std::to_string(sc.num_devices) + " \u00d7 " +
+         html_escape(sc.hardware.device.name) + " (" + html_escape(sc.hardware.name) + "); " + html_escape(plan_line(sc));
 }
 
 // The timeline of one run: the whole step on [0, axis_end] (at least the run's own end),
@@ -820,17 +799,17 @@ std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axi
   std::string note = "One rank per pipeline stage (its first rank, the one representative mode replays). " +
                      std::to_string(r.timeline.spans.size()) + " spans recorded, " + std::to_string(drawn) +
                      " blocks drawn; runs of spans narrower than " +
-                     (min_px > 1.0 ? fmt("%.0f", min_px) + " px" : std::string("a pixel")) +
+                     (min_px > 1.0 ? format_number("%.0f", min_px) + " px" : std::string("a pixel")) +
                      " are merged into one block, split in height by each category's share of its time. Numbers on blocks are "
                      "micro-batch indices; hover a block for its times.";
-  s += "<div class=\"note\">" + esc(note) + "</div>\n";
+  s += "<div class=\"note\">" + html_escape(note) + "</div>\n";
   if (window == 0) window = detail_window(stages, run_end);
   if (window > 0 && window < run_end) {
     const double w_ms = static_cast<double>(window) / kPsPerMs;
-    s += "<h4>Start of the step: the first " + fmt(w_ms >= 100 ? "%.0f" : "%.1f", w_ms) + " ms</h4>\n";
+    s += "<h4>Start of the step: the first " + format_number(w_ms >= 100 ? "%.0f" : "%.1f", w_ms) + " ms</h4>\n";
     s += timeline_svg(stages, run_end, 0, window, id + "s", nullptr, nullptr) + "\n";
     if (with_end) {
-      s += "<h4>End of the step: the last " + fmt(w_ms >= 100 ? "%.0f" : "%.1f", w_ms) + " ms</h4>\n";
+      s += "<h4>End of the step: the last " + format_number(w_ms >= 100 ? "%.0f" : "%.1f", w_ms) + " ms</h4>\n";
       s += timeline_svg(stages, run_end, run_end - window, run_end, id + "e", nullptr, nullptr) + "\n";
     }
   }
@@ -841,7 +820,7 @@ std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axi
 
 std::string html_report(const Scenario& sc, const SimResult& r) {
   std::string s = page_head(sc.name + " \u2014 trainsim report");
-  s += "<h1>" + esc(sc.name) + "</h1>\n<p class=\"sub\">" + run_subtitle(sc) + "</p>\n";
+  s += "<h1>" + html_escape(sc.name) + "</h1>\n<p class=\"sub\">" + run_subtitle(sc) + "</p>\n";
   s += key_cards(sc, r) + "\n";
   s += "<h2>Pipeline timeline</h2>\n";
   s += timeline_section(sc, r, 0, 0, true, "T");
@@ -849,7 +828,7 @@ std::string html_report(const Scenario& sc, const SimResult& r) {
   s += breakdown_legend() + "\n" + breakdown_svg({BarGroup{"", &sc, &r}}) + "\n" + breakdown_table(r.metrics) + "\n";
   s += "<h2>Memory per stage</h2>\n";
   s += memory_legend() + "\n" + memory_svg({BarGroup{"", &sc, &r}}) + "\n";
-  s += "<p class=\"note\">Generated by trainsim from " + esc(sc.file.empty() ? sc.name : sc.file) + ".</p>\n";
+  s += "<p class=\"note\">Generated by trainsim from " + html_escape(sc.file.empty() ? sc.name : sc.file) + ".</p>\n";
   s += "</body></html>\n";
   return s;
 }
@@ -870,35 +849,35 @@ std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string&
     if (w > 0 && (window == 0 || w < window)) window = w;
   }
   std::string s = page_head(title);
-  s += "<h1>" + esc(title) + "</h1>\n";
+  s += "<h1>" + html_escape(title) + "</h1>\n";
   // Key metrics, one column per run.
   s += "<table><tr><th></th>";
-  for (const auto& g : groups) s += "<th>" + esc(g.label) + "</th>";
+  for (const auto& g : groups) s += "<th>" + html_escape(g.label) + "</th>";
   s += "</tr>";
   auto row = [&](const std::string& name, auto value) {
     s += "<tr><td>" + name + "</td>";
     for (const auto& g : groups) s += "<td>" + value(*g.scenario, *g.result) + "</td>";
     s += "</tr>";
   };
-  row("plan", [](const Scenario& sc, const SimResult&) { return esc(plan_line(sc)); });
+  row("plan", [](const Scenario& sc, const SimResult&) { return html_escape(plan_line(sc)); });
   row("devices", [](const Scenario& sc, const SimResult&) {
-    return std::to_string(sc.num_devices) + " \u00d7 " + esc(sc.hardware.device.name);
+    return std::to_string(sc.num_devices) + " \u00d7 " + html_escape(sc.hardware.device.name);
   });
-  row("step time", [](const Scenario&, const SimResult& r) { return fmt("%.3f", r.metrics.step_time_s) + " s"; });
-  row("MFU", [](const Scenario&, const SimResult& r) { return fmt("%.1f", 100 * r.metrics.mfu) + " %"; });
-  row("HFU", [](const Scenario&, const SimResult& r) { return fmt("%.1f", 100 * r.metrics.hfu) + " %"; });
+  row("step time", [](const Scenario&, const SimResult& r) { return format_number("%.3f", r.metrics.step_time_s) + " s"; });
+  row("MFU", [](const Scenario&, const SimResult& r) { return format_number("%.1f", 100 * r.metrics.mfu) + " %"; });
+  row("HFU", [](const Scenario&, const SimResult& r) { return format_number("%.1f", 100 * r.metrics.hfu) + " %"; });
   row("tokens/s", [](const Scenario&, const SimResult& r) { return si(r.metrics.tokens_per_s); });
   row("pipeline bubble", [](const Scenario&, const SimResult& r) {
-    return fmt("%.1f", 100 * r.metrics.bubble_fraction) + " %";
+    return format_number("%.1f", 100 * r.metrics.bubble_fraction) + " %";
   });
   row("peak memory / HBM", [](const Scenario& sc, const SimResult& r) {
-    return fmt("%.1f", r.metrics.peak_memory_bytes / kGiB) + " / " + fmt("%.0f", hbm_of(sc, r) / kGiB) + " GiB" +
+    return format_number("%.1f", r.metrics.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm_of(sc, r) / kGiB) + " GiB" +
            (r.memory.fits || r.memory.stages.empty() ? "" : " <b class=\"bad\">does not fit</b>");
   });
   s += "</table>\n";
   s += "<h2>Pipeline timelines (same time axis)</h2>\n";
   for (std::size_t i = 0; i < groups.size(); ++i) {
-    s += "<h3>" + esc(groups[i].label) + " \u2014 " + fmt("%.3f", groups[i].result->metrics.step_time_s) +
+    s += "<h3>" + html_escape(groups[i].label) + " \u2014 " + format_number("%.3f", groups[i].result->metrics.step_time_s) +
          " s</h3>\n";
     s += timeline_section(*groups[i].scenario, *groups[i].result, axis_end, window, true, "T" + std::to_string(i));
   }

@@ -1,4 +1,5 @@
 #include "trainsim/report/line_chart.hpp"
+#include "trainsim/common/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,20 +8,6 @@
 
 namespace trainsim {
 namespace {
-
-std::string escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string num(double v) {
   char buffer[32];
@@ -66,7 +53,7 @@ std::string svg_line_chart(const LineChart& chart) {
                 "font-family=\"sans-serif\" font-size=\"12\">\n",
                 width, height, width, height);
   svg += buf;
-  svg += "<text x=\"" + num(left) + "\" y=\"20\" font-size=\"15\" font-weight=\"bold\">" + escape(chart.title) +
+  svg += "<text x=\"" + num(left) + "\" y=\"20\" font-size=\"15\" font-weight=\"bold\">" + html_escape(chart.title) +
          "</text>\n";
   // Axes, ticks and grid.
   std::snprintf(buf, sizeof buf, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#444\"/>\n",
@@ -93,10 +80,10 @@ std::string svg_line_chart(const LineChart& chart) {
     svg += buf;
   }
   svg += "<text x=\"" + num(left + plot_w / 2) + "\" y=\"" + num(height - 12) + "\" text-anchor=\"middle\">" +
-         escape(chart.x_label) + "</text>\n";
+         html_escape(chart.x_label) + "</text>\n";
   std::snprintf(buf, sizeof buf, "<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\">",
                 top + plot_h / 2);
-  svg += buf + escape(chart.y_label) + "</text>\n";
+  svg += buf + html_escape(chart.y_label) + "</text>\n";
   // Series and legend.
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const auto& s = chart.series[i];
@@ -108,7 +95,7 @@ std::string svg_line_chart(const LineChart& chart) {
     if (!s.dashed) {
       for (const auto& [x, y] : s.points) {
         std::snprintf(buf, sizeof buf, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s: %s, %s</title></circle>\n",
-                      px(x), py(y), colour, escape(s.name).c_str(), num(x).c_str(), num(y).c_str());
+                      px(x), py(y), colour, html_escape(s.name).c_str(), num(x).c_str(), num(y).c_str());
         svg += buf;
       }
     }
@@ -117,17 +104,17 @@ std::string svg_line_chart(const LineChart& chart) {
                   "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>"
                   "<text x=\"%.1f\" y=\"%.1f\">",
                   left + plot_w + 12, left + plot_w + 32, ly, ly, colour, left + plot_w + 38, ly + 4);
-    svg += buf + escape(s.name) + "</text>\n";
+    svg += buf + html_escape(s.name) + "</text>\n";
   }
   svg += "</svg>\n";
   return svg;
 }
 
 std::string html_charts_page(const std::string& title, const std::string& intro, const std::vector<LineChart>& charts) {
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(title) +
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
                      "</title>\n<style>body{font-family:sans-serif;margin:24px;color:#222}"
                      "figure{margin:18px 0}</style></head><body>\n<h1>" +
-                     escape(title) + "</h1>\n<p>" + escape(intro) + "</p>\n";
+                     html_escape(title) + "</h1>\n<p>" + html_escape(intro) + "</p>\n";
   for (const auto& chart : charts) html += "<figure>\n" + svg_line_chart(chart) + "</figure>\n";
   html += "</body></html>\n";
   return html;

@@ -1,4 +1,5 @@
 #include "trainsim/report/summary.hpp"
+#include "trainsim/common/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,12 +12,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
-
 // 1234567 -> "1.23 M"; keeps a line short without hiding the magnitude.
 std::string si(double x) {
   const char* units[] = {" ", " k", " M", " G", " T", " P"};
@@ -25,7 +20,7 @@ std::string si(double x) {
     x /= 1000;
     ++u;
   }
-  return fmt(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
+  return format_number(x >= 100 ? "%.0f" : x >= 10 ? "%.1f" : "%.2f", x) + units[u];
 }
 
 std::string plan_line(const Scenario& sc) { return describe_plan(sc.plan); }
@@ -53,18 +48,18 @@ std::string format_summary(const Scenario& sc, const SimResult& r) {
   std::string out;
   out += sc.name + " on " + std::to_string(sc.num_devices) + " x " + sc.hardware.device.name + "\n";
   out += "  plan: " + plan_line(sc) + "\n";
-  out += "  step time " + fmt("%.4f", m.step_time_s) + " s   MFU " + fmt("%.1f", 100 * m.mfu) + " %   HFU " +
-         fmt("%.1f", 100 * m.hfu) + " %   bubble " + fmt("%.1f", 100 * m.bubble_fraction) + " %\n";
+  out += "  step time " + format_number("%.4f", m.step_time_s) + " s   MFU " + format_number("%.1f", 100 * m.mfu) + " %   HFU " +
+         format_number("%.1f", 100 * m.hfu) + " %   bubble " + format_number("%.1f", 100 * m.bubble_fraction) + " %\n";
   out += "  throughput " + si(m.tokens_per_s) + "tokens/s (" + si(m.tokens_per_s_per_device) + "per device), " +
-         si(m.samples_per_s) + "samples/s, " + fmt("%.1f", m.tflops_per_device) + " TFLOPS/device, " +
-         si(m.tokens_per_day) + "tokens/day (1T tokens in " + fmt("%.1f", time_to_train_s(m, 1e12) / 86400.0) +
+         si(m.samples_per_s) + "samples/s, " + format_number("%.1f", m.tflops_per_device) + " TFLOPS/device, " +
+         si(m.tokens_per_day) + "tokens/day (1T tokens in " + format_number("%.1f", time_to_train_s(m, 1e12) / 86400.0) +
          " days)\n";
   const double hbm = r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
-  out += "  memory peak " + fmt("%.1f", m.peak_memory_bytes / kGiB) + " GiB of " + fmt("%.1f", hbm / kGiB) +
+  out += "  memory peak " + format_number("%.1f", m.peak_memory_bytes / kGiB) + " GiB of " + format_number("%.1f", hbm / kGiB) +
          " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n";
-  out += "  network (DP+PP, per device): intra-node busy " + fmt("%.4f", m.tiers[0].busy_s) + " s, use " +
-         fmt("%.1f", 100 * tier_bandwidth_use(sc, m, 0)) + " %   inter-node busy " + fmt("%.4f", m.tiers[1].busy_s) +
-         " s, use " + fmt("%.1f", 100 * tier_bandwidth_use(sc, m, 1)) + " % of peak\n\n";
+  out += "  network (DP+PP, per device): intra-node busy " + format_number("%.4f", m.tiers[0].busy_s) + " s, use " +
+         format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 0)) + " %   inter-node busy " + format_number("%.4f", m.tiers[1].busy_s) +
+         " s, use " + format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 1)) + " % of peak\n\n";
   out +=
       "  stage   fwd s   bwd s  recomp    tp s    cp s    ep s    pp s    dp s  hidden  bubble   optim   "
       "data   host  mem GiB\n";
@@ -84,7 +79,7 @@ std::string format_summary(const Scenario& sc, const SimResult& r) {
     int shown = 0;
     for (const auto& w : m.device_waits)
       if (w.flagged && shown++ < 8)
-        out += " rank " + std::to_string(w.device) + " (" + fmt("%.2f", w.collective_wait_ratio) + ")";
+        out += " rank " + std::to_string(w.device) + " (" + format_number("%.2f", w.collective_wait_ratio) + ")";
     out += "\n";
   }
   return out;
