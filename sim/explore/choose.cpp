@@ -57,12 +57,8 @@ std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
     tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
       if (!check_plan(scenario.model, scenario.hardware, r.devices, plans[i]).empty()) return;
       try {
-        Scenario s;
-        s.model = scenario.model;
-        s.hardware = scenario.hardware;
-        s.num_devices = r.devices;
-        s.plan = plans[i];
-        peak[i] = estimate_memory(s, build_workload(s.model, plans[i])).peak_bytes;
+        peak[i] = estimate_memory(with_plan(scenario, r.devices, plans[i]), build_workload(scenario.model, plans[i]))
+                      .peak_bytes;
       } catch (const ConfigError&) {
       }
     });

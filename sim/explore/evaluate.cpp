@@ -86,6 +86,18 @@ PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Ov
   }
 }
 
+Scenario with_plan(const Scenario& scenario, int devices, const ParallelPlan& plan) {
+  Scenario s;
+  s.name = scenario.name;
+  s.file = scenario.file;
+  s.model = scenario.model;
+  s.hardware = scenario.hardware;
+  s.data = scenario.data;
+  s.num_devices = devices;
+  s.plan = plan;
+  return s;
+}
+
 void add_plan_fields(nlohmann::ordered_json& e, const ParallelPlan& p) {
   e["plan"] = describe_plan(p);
   e["tensor_model_parallel_size"] = p.tensor_model_parallel_size;

@@ -301,11 +301,7 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
       const ParallelPlan& plan = plans[i];
       if (!check_plan(scenario.model, scenario.hardware, result.devices, plan).empty()) return;
       try {
-        Scenario s;
-        s.model = scenario.model;
-        s.hardware = scenario.hardware;
-        s.num_devices = result.devices;
-        s.plan = plan;
+        const Scenario s = with_plan(scenario, result.devices, plan);
         const Workload workload = build_workload(s.model, plan);
         if (!estimate_memory(s, workload).fits) {
           estimates[i] = -2;
@@ -332,9 +328,7 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
   std::size_t progress_done = 0;
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, fitting.size(), [&](std::size_t i) {
-      Scenario s = scenario;
-      s.num_devices = result.devices;
-      s.plan = plans[fitting[i].index];
+      Scenario s = with_plan(scenario, result.devices, plans[fitting[i].index]);
       SearchCandidate& c = replayed[i];
       c.plan = s.plan;
       c.estimate_step_s = fitting[i].estimate;

@@ -41,6 +41,10 @@ std::string first_line(const std::string& text);
 // Never throws ConfigError: an invalid plan is an outcome.
 PlanOutcome evaluate_plan(Scenario scenario);
 
+// The scenario's job (model, hardware, data loading) on `devices` devices under `plan`:
+// what the explorers screen and replay for each candidate plan.
+Scenario with_plan(const Scenario& scenario, int devices, const ParallelPlan& plan);
+
 // An outcome's simulated metrics as JSON fields (units in the names), for sweep and search output.
 void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& outcome);
 
