@@ -185,15 +185,29 @@ SimTime round_ps(double x) {
   return std::llround(x);
 }
 
-// The graph flattened for the hot loop. No default values: the replay writes every field of
-// every record once (an array of them is allocated without a first fill).
-struct FlatTask {
+// What the replay tracks per task instance: dependencies still pending (-1 once started),
+// the next instance queued on the same stream. (When it started is kept apart, and only when
+// something reads it: spans and collective waits.)
+struct InstanceState {
+  std::int32_t pending;
+  std::int32_t next;
+};
+
+// The graph flattened for the hot loop, one cache line per task: the replay's misses are on
+// the records of the tasks a finish makes ready, so everything ready() and start() read is
+// on that line, including (one rank per stage) the instance's own state. No default values:
+// the replay writes every field of every record once (an array of them is allocated without
+// a first fill).
+struct alignas(64) FlatTask {
   SimTime duration_ps;
   double memory_delta;
-  double bytes;  // Task::bytes (read at every tiered finish: kept in the hot record)
+  double bytes;        // Task::bytes (read at every tiered finish: kept in the hot record)
+  InstanceState own;   // one rank per stage: the state of the task's only instance
   std::int32_t stage;
   std::int32_t rendezvous;
   std::int32_t stream_base;  // stage * r * streams + stream (the queue of rank 0)
+  std::int32_t succ_begin;   // successors: TaskGraph::successors[succ_begin, succ_end)
+  std::int32_t succ_end;
   std::uint8_t stream;
   std::int8_t comm;  // comm kind index, -1 for compute
   bool collective;   // a rendezvous of more than one rank (full mode, group of > 1)
@@ -202,6 +216,7 @@ struct FlatTask {
   SpanCategory category;
   RankGroup group;
 };
+static_assert(sizeof(FlatTask) == 64);
 
 struct DeviceState {
   SimTime last = 0;
@@ -257,14 +272,13 @@ class Replayer {
     if (n_ > 0 && (g.successor_begin.size() != static_cast<std::size_t>(n_) + 1 ||
                    g.in_degree.size() != static_cast<std::size_t>(n_)))
       throw SimError("replay: the graph's dependencies do not match its tasks");
-    succ_begin_ = g.successor_begin.data();
     succ_ = g.successors.data();
     const auto inst = static_cast<std::size_t>(instances_);
-    // Written before they are read (pending_ here, next_ when an instance is queued,
-    // arrival_ when it starts): no initial fill.
-    pending_.reset(new std::int32_t[inst]);
-    next_.reset(new std::int32_t[inst]);
-    arrival_.reset(new SimTime[inst]);
+    // Written before they are read (pending here, next when an instance is queued, arrival
+    // when it starts): no initial fill.
+    if constexpr (Full) states_.reset(new InstanceState[inst]);
+    track_arrival_ = Full || o.record_spans;
+    if (track_arrival_) arrival_.reset(new SimTime[inst]);
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
@@ -292,12 +306,14 @@ class Replayer {
         any_shared = any_shared || f.shared;
       }
       f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
+      f.succ_begin = g.successor_begin[static_cast<std::size_t>(t)];
+      f.succ_end = g.successor_begin[static_cast<std::size_t>(t) + 1];
       const std::int32_t d = indeg[t];
       if (d == 0) initial_[static_cast<std::size_t>(num_initial_++)] = t;
       if constexpr (Full) {
-        std::fill_n(pending_.get() + static_cast<std::ptrdiff_t>(t) * r_, r_, d);
+        for (int r = 0; r < r_; ++r) states_[static_cast<std::size_t>(t) * r_ + r].pending = d;
       } else {
-        pending_[static_cast<std::size_t>(t)] = d;
+        f.own.pending = d;
       }
     }
 
@@ -396,6 +412,10 @@ class Replayer {
     if constexpr (Full) return inst % r_;
     return 0;
   }
+  InstanceState& state(std::int32_t inst) {
+    if constexpr (Full) return states_[static_cast<std::size_t>(inst)];
+    return tasks_[static_cast<std::size_t>(inst)].own;
+  }
   int device_of(std::int32_t inst) const {
     return tasks_[static_cast<std::size_t>(task_of(inst))].stage * r_ + rank_of(inst);
   }
@@ -429,11 +449,11 @@ class Replayer {
 
   void ready(std::int32_t inst) {
     const std::size_t s = stream_of(inst);
-    next_[static_cast<std::size_t>(inst)] = -1;
+    state(inst).next = -1;
     if (tail_[s] < 0) {
       head_[s] = inst;
     } else {
-      next_[static_cast<std::size_t>(tail_[s])] = inst;
+      state(tail_[s]).next = inst;
     }
     tail_[s] = inst;
     if (!busy_[s]) start_next(s);
@@ -443,7 +463,7 @@ class Replayer {
   [[gnu::always_inline]] void start_next(std::size_t s) {
     const std::int32_t inst = head_[s];
     if (inst < 0) return;
-    head_[s] = next_[static_cast<std::size_t>(inst)];
+    head_[s] = state(inst).next;
     if (head_[s] < 0) tail_[s] = -1;
     busy_[s] = 1;
     start(inst);
@@ -494,14 +514,16 @@ class Replayer {
   }
 
   [[gnu::noinline]] void start(std::int32_t inst) {
-    auto& pend = pending_[static_cast<std::size_t>(inst)];
-    if (pend != 0) throw SimError("replay: a task started before its dependencies were done");
-    pend = -1;
-    arrival_[static_cast<std::size_t>(inst)] = now_;
+    InstanceState& is = state(inst);
+    if (is.pending != 0) throw SimError("replay: a task started before its dependencies were done");
+    is.pending = -1;
+    if (track_arrival_) arrival_[static_cast<std::size_t>(inst)] = now_;
     const int t = task_of(inst);
     const int r = rank_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     const int d = device_of(inst);
+    // The records finish() reads when this task ends, fetched while it runs.
+    for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) __builtin_prefetch(&tasks_[static_cast<std::size_t>(succ_[k])], 1);
     if (f.memory_delta > 0) add_memory(d, f.memory_delta);
     if (f.rendezvous >= 0) {
       const std::size_t key = static_cast<std::size_t>(f.rendezvous) * r_ + r;
@@ -657,16 +679,15 @@ class Replayer {
       }
     }
     const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
-    if (!rendezvous_span) record_span(inst, arrival_[static_cast<std::size_t>(inst)], now_);
+    if (!rendezvous_span && record_spans_) record_span_now(inst, arrival_[static_cast<std::size_t>(inst)], now_);
     if (f.memory_delta < 0) add_memory(d, f.memory_delta);
     ++out_.tasks_run;
     const std::size_t s = stream_of(inst);
     busy_[s] = 0;
     start_next(s);
-    const std::int32_t succ_end = succ_begin_[t + 1];
-    for (std::int32_t k = succ_begin_[t]; k < succ_end; ++k) {
+    for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) {
       const std::int32_t u = Full ? succ_[k] * r_ + r : succ_[k];
-      if (--pending_[static_cast<std::size_t>(u)] == 0) ready(u);
+      if (--state(u).pending == 0) ready(u);
     }
   }
 
@@ -818,7 +839,7 @@ class Replayer {
   void check_end() {
     if (out_.tasks_run == instances_) return;
     for (std::int64_t i = 0; i < instances_; ++i) {
-      if (pending_[static_cast<std::size_t>(i)] != -1) {
+      if (state(static_cast<std::int32_t>(i)).pending != -1) {
         const Task& task = g_.task(static_cast<int>(i / r_));
         throw SimError("replay: " + std::to_string(instances_ - out_.tasks_run) +
                        " tasks never ran (deadlock or dependency cycle); first: stage " + std::to_string(task.stage) +
@@ -834,11 +855,11 @@ class Replayer {
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
   std::int64_t instances_ = 0;
   std::unique_ptr<FlatTask[]> tasks_;         // by task id
-  const std::int32_t* succ_begin_ = nullptr;  // the graph's successor rows (TaskGraph)
-  const std::int32_t* succ_ = nullptr;
+  const std::int32_t* succ_ = nullptr;  // the graph's successor rows (TaskGraph)
   std::vector<std::int32_t> collective_count_, p2p_count_;
-  std::unique_ptr<std::int32_t[]> pending_, next_;  // per instance (see the constructor)
-  std::unique_ptr<SimTime[]> arrival_;
+  std::unique_ptr<InstanceState[]> states_;  // full mode, per instance (else FlatTask::own)
+  std::unique_ptr<SimTime[]> arrival_;       // per instance, when it started (if track_arrival_)
+  bool track_arrival_ = false;
   std::unique_ptr<std::int32_t[]> initial_;  // tasks without dependencies, in id order
   int num_initial_ = 0;
   std::vector<std::int32_t> head_, tail_;
