@@ -173,6 +173,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
   int layer = 0;
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> stage_expert_params(static_cast<std::size_t>(p), 0.0);
   for (int vs = 0; vs < p * v; ++vs) {
     const int s = vs % p;
     const int c = vs / p;
@@ -200,6 +201,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       params += workload.head.parameters;
     }
     stage_params[static_cast<std::size_t>(s)] += params;
+    stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
 
     // Kept activations come from the memory model (it knows the recompute accounting).
     if (s < static_cast<int>(memory.stages.size()))
@@ -222,13 +224,29 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit
-  // weights (~30 bytes per parameter), over the local shard.
+  // weights (~30 bytes per parameter), over the local shard. As in the memory model, dense
+  // states shard over DP x CP and expert states over the expert data-parallel group
+  // (DP x CP / EP), which is smaller: with EP = DP a device steps all its experts' states.
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
+  const double expert_dp = std::max(1.0, static_cast<double>(dp_total) / std::max(1, plan.expert_model_parallel_size));
+  // The dense and the expert part of a per-parameter transfer, each over its own group.
+  auto sharded_collective = [&](CollectiveKind kind, double dense_bytes, double expert_bytes) {
+    GroupCollective total{0.0, 0.0};
+    if (dense_bytes > 0) total = cost.group_collective(kind, CommGroup::dp, dense_bytes);
+    if (expert_bytes > 0 && expert_dp > 1) {
+      const GroupCollective e = cost.group_collective(kind, CommGroup::expert_dp, expert_bytes);
+      total.time_s += e.time_s;
+      total.tier_bytes += e.tier_bytes;
+    }
+    return total;
+  };
   for (int s = 0; s < p; ++s) {
     auto& sc = costs.stages[static_cast<std::size_t>(s)];
     const double params = stage_params[static_cast<std::size_t>(s)];
-    const double shard = shard_states ? params / dp_total : params;
+    const double experts = stage_expert_params[static_cast<std::size_t>(s)];
+    const double dense = params - experts;
+    const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
     if (plan.offload_optimizer) {
       // ZeRO-Offload: gradients go down to the host, 16-bit weights come back, the step
       // runs on the CPU (taken as streaming 30 B/param at host-link speed: an estimate).
@@ -238,7 +256,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
     }
     if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
-      const GroupCollective gather = cost.group_collective(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+      const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, dense * 2.0, experts * 2.0);
       // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch
       // gathers them again for its forward and its backward. The distributed optimizer
       // gathers once per step.
@@ -250,8 +268,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward
       // reduce-scatters its gradients; the buckets after the last micro-batch are priced
       // above, the other m - 1 reductions run on the DP stream under the step's compute.
-      const GroupCollective reduce =
-          cost.group_collective(CollectiveKind::reduce_scatter, CommGroup::dp, params * grad_bytes_per_param);
+      const GroupCollective reduce = sharded_collective(CollectiveKind::reduce_scatter, dense * grad_bytes_per_param,
+                                                        experts * grad_bytes_per_param);
       sc.sharded_state_comm_s += (m - 1) * reduce.time_s;
       sc.sharded_state_comm_bytes += (m - 1) * reduce.tier_bytes;
     }

@@ -1,5 +1,7 @@
 #include "trainsim/graph/pipeline_costs.hpp"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 #include "trainsim/model/workload.hpp"
 #include "trainsim/memory/memory_model.hpp"
@@ -140,6 +142,33 @@ TEST_CASE("Gradients go in fp32 buckets of the plan's size; the optimizer works 
   // Activations crossing stages: s*b*h 16-bit values, scattered over TP by SP.
   CHECK(c.p2p_bytes == Approx(1024.0 * 1024 * 2 / 2));
   CHECK(c.p2p_s == Approx(c.p2p_bytes * 1e-10));
+}
+
+TEST_CASE("Expert optimizer states shard over the expert data-parallel group (DP / EP), dense ones over DP",
+          "[graph][costs][moe]") {
+  Fixture fx;
+  fx.scenario.plan.expert_model_parallel_size = 2;  // expert DP = 4 / 2
+  fx.workload.layer_types[0].expert_parameters = 6e5;  // of the layer's 1e6
+  auto f = linear_prices();
+  std::vector<CommGroup> gathered;
+  f.group_collective = [&](CollectiveKind kind, CommGroup g, double bytes) {
+    if (kind == CollectiveKind::all_gather) gathered.push_back(g);
+    return GroupCollective{bytes * (g == CommGroup::expert_dp ? 2e-9 : 1e-9), bytes};
+  };
+  const auto c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
+  // Stage 1: four layers (2.4e6 expert, 1.6e6 dense parameters) and the 5e6 head.
+  const double experts = 4 * 6e5, dense = 4 * 4e5 + 5e6;
+  CHECK(c.stages[1].optimizer_s == Approx((dense / 4 + experts / 2) * 30 * 1e-12));
+  CHECK(c.stages[1].sharded_state_comm_s == Approx(dense * 2 * 1e-9 + experts * 2 * 2e-9));
+  CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 2);  // one per stage
+
+  // EP = DP: every device holds all its experts' states, and nothing is gathered for them.
+  fx.scenario.plan.expert_model_parallel_size = 4;
+  gathered.clear();
+  const auto full = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
+  CHECK(full.stages[1].optimizer_s == Approx((dense / 4 + experts) * 30 * 1e-12));
+  CHECK(full.stages[1].sharded_state_comm_s == Approx(dense * 2 * 1e-9));
+  CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 0);
 }
 
 TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices say it crosses servers",
