@@ -125,6 +125,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
   d.attention_efficiency = v.num("device.attention_efficiency");
   d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");
+  d.overlap_slowdown = v.num("device.overlap_slowdown");
   d.kernel_launch_s = v.num("device.kernel_launch");
   d.allocator_reserve_bytes = v.num("device.allocator_reserve");
   d.price_per_hour = v.num("device.price_per_hour");

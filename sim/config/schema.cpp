@@ -66,6 +66,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.gemm.misaligned_factor", T::number, D::none, "1", false, 0.01, 1, "", "efficiency factor when n or k is not a multiple of 64"},
   {"device.gemm.fp8_relative_efficiency", T::number, D::none, "1", false, 0.01, 1, "", "FP8 GEMM efficiency relative to BF16 (MAMF ratio)"},
   {"device.sustained_compute_fraction", T::number, D::none, "1", false, 0.05, 1, "", "share of microbenchmarked GEMM/attention speed sustained in training"},
+  {"device.overlap_slowdown", T::number, D::none, "0", false, 0, 1, "", "compute time lost per second of TP/CP/EP collective overlapped with it"},
   {"device.attention_efficiency", T::number, D::none, "0.6", false, 0.01, 1, "", "fused attention, fraction of peak"},
   {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "host dispatch time per kernel"},
   {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kInf, "", "runtime context, workspace, fragmentation"},

@@ -212,8 +212,9 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
         extra += fo;
     }
     for (const auto& c : layer.comms) {
-      if (c.group == CommGroup::tp && plan.tp_comm_overlap) continue;  // hidden under the GEMMs
-      const double t = cost.collective_s(c);
+      double t = cost.collective_s(c);
+      // Hidden under the GEMMs, at the price of the compute it slows.
+      if (c.group == CommGroup::tp && plan.tp_comm_overlap) t *= scenario.hardware.device.overlap_slowdown;
       comm += t;
       if (recompute && plan.recompute_granularity == RecomputeGranularity::full && c.phase == Phase::forward)
         comm += t;

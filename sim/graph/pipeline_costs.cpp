@@ -202,6 +202,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
+    if (plan.tp_comm_overlap) {
+      // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
+      // backward's collectives carry input gradients, so they slow its input-gradient part.
+      const double slowdown = scenario.hardware.device.overlap_slowdown;
+      chunk.forward_s += slowdown * (chunk.tp_forward_s + chunk.cp_forward_s + chunk.ep_forward_s);
+      chunk.backward_input_s += slowdown * (chunk.tp_backward_s + chunk.cp_backward_s + chunk.ep_backward_s);
+    }
 
     // Kept activations come from the memory model (it knows the recompute accounting).
     if (s < static_cast<int>(memory.stages.size()))

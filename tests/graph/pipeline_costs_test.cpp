@@ -171,6 +171,30 @@ TEST_CASE("Expert optimizer states shard over the expert data-parallel group (DP
   CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 0);
 }
 
+TEST_CASE("Overlapped TP communication slows the compute it hides under by the device's overlap slowdown",
+          "[graph][costs]") {
+  Fixture fx;
+  const auto exposed = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  fx.scenario.plan.tp_comm_overlap = true;
+  const auto free_overlap = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  fx.scenario.hardware.device.overlap_slowdown = 0.25;
+  const auto slowed = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  for (int s = 0; s < 2; ++s) {
+    for (int c = 0; c < 2; ++c) {
+      const auto& e = exposed.stages[s].chunks[c];
+      const auto& f = free_overlap.stages[s].chunks[c];
+      const auto& w = slowed.stages[s].chunks[c];
+      CHECK(f.forward_s == Approx(e.forward_s));
+      CHECK(f.backward_input_s == Approx(e.backward_input_s));
+      REQUIRE(e.tp_forward_s > 0);
+      CHECK(w.tp_forward_s == Approx(e.tp_forward_s));  // the collectives keep their time
+      CHECK(w.forward_s == Approx(e.forward_s + 0.25 * e.tp_forward_s));
+      CHECK(w.backward_input_s == Approx(e.backward_input_s + 0.25 * e.tp_backward_s));
+      CHECK(w.backward_weight_s == Approx(e.backward_weight_s));
+    }
+  }
+}
+
 TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices say it crosses servers",
           "[graph][costs][nic]") {
   Fixture fx;

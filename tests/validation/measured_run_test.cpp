@@ -54,3 +54,16 @@ TEST_CASE("accelerator names map to the four families", "[validation]") {
   CHECK(family_of("Huawei Ascend 910B (sub-model not stated; 64GB class)") == AcceleratorFamily::ascend_910b);
   CHECK(family_of("NVIDIA V100 (memory size not stated)") == AcceleratorFamily::unknown);
 }
+
+TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication; the same plan without it does not",
+          "[validation]") {
+  const auto runs = load_measured_runs(kCalibration);
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  const Scenario mc2 = scenario_for_run(find(runs, "modellink-910b-Aquila2-7B"), options);
+  const Scenario plain = scenario_for_run(find(runs, "modellink-910b-Aquila-7B"), options);
+  CHECK(mc2.plan.sequence_parallel);
+  CHECK(mc2.plan.tp_comm_overlap);
+  CHECK(plain.plan.tensor_model_parallel_size == mc2.plan.tensor_model_parallel_size);
+  CHECK_FALSE(plain.plan.tp_comm_overlap);
+}

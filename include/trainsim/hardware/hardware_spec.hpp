@@ -35,7 +35,11 @@ struct DeviceSpec {
   // Fraction of the microbenchmarked GEMM / attention throughput a device sustains
   // through whole training steps (clocks fall under sustained power and heat); fitted
   // per hardware to the calibration set, 1 = the microbenchmarks hold.
-  double sustained_compute_fraction = 1.0;     // fused (flash) attention, fraction of peak
+  double sustained_compute_fraction = 1.0;
+  // Compute time lost per second of in-layer collective (TP/CP/EP) run overlapped with it
+  // (tp_comm_overlap, Ascend MC2): the collective shares the cores and HBM, and a tiled
+  // overlap leaves its first and last tile exposed. 0 = overlap is free.
+  double overlap_slowdown = 0.0;
   double kernel_launch_s = 5e-6;         // host dispatch per kernel
   double allocator_reserve_bytes = 0;    // runtime context, workspace, fragmentation
   double price_per_hour = 0;             // currency units per device-hour (0: unknown)
