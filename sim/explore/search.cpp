@@ -245,13 +245,15 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   optimizer_s = cost.memory_bound_s((shard_states ? params / dp_total : params) * 30.0);
   if (dp_total > 1) {
-    const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
+    const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
     const double grads = cost.collective_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
                                            CommGroup::dp, params * (plan.precision == Precision::fp16 ? 2.0 : 4.0));
     dp_s += std::max(0.0, grads - bwd / v);
+    const double gather = cost.collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
-      const double gather = cost.collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
       dp_s += std::max(0.0, (plan.zero_stage >= 3 ? 2 : 1) * gather - fwd / v);
+    } else if (plan.zero_stage >= 1) {
+      dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed
     }
   }
   double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;

@@ -159,7 +159,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const int layers = static_cast<int>(workload.layer_type_of.size());
   const std::vector<int> per_vstage = split_layers(plan, layers);
 
-  const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 2;
+  // Sharded optimizer states reduce each gradient only to its owner: Megatron's distributed
+  // optimizer and DeepSpeed ZeRO 1-3 reduce-scatter (ZeRO-1 and -2 then all-gather the
+  // updated weights after the step, below).
+  const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
@@ -270,6 +273,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const double gathers = plan.zero_stage >= 3 ? 2.0 * m : 1.0;
       sc.sharded_state_comm_s = gathers * gather.time_s;
       sc.sharded_state_comm_bytes = gathers * gather.tier_bytes;
+    }
+    if ((plan.zero_stage == 1 || plan.zero_stage == 2) && !plan.use_distributed_optimizer && dp_total > 1) {
+      // DeepSpeed ZeRO-1/2 update only their shard of the weights, and the step ends by
+      // all-gathering the updated 16-bit weights (stage_1_and_2.py all_gather_dp_groups)
+      // before the next forward may start: nothing hides it.
+      const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, dense * 2.0, experts * 2.0);
+      sc.after_step_comm_s = gather.time_s;
+      sc.after_step_comm_bytes = gather.tier_bytes;
     }
     if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
       // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward

@@ -310,6 +310,8 @@ class Builder {
     }
     if (sc.sharded_state_comm_s > 0 && !costs_.overlap_param_gather)
       edges_from(before_optimizer, add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes));
+    if (sc.after_step_comm_s > 0)
+      edges_from(before_optimizer, add_dp(s, -1, WorkKind::forward, sc.after_step_comm_s, sc.after_step_comm_bytes));
   }
 
   // Pipeline dependencies: a forward needs the previous virtual stage's forward output,

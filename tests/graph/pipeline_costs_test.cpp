@@ -195,6 +195,40 @@ TEST_CASE("Overlapped TP communication slows the compute it hides under by the d
   }
 }
 
+TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weights after the step, the others do not",
+          "[graph][costs]") {
+  Fixture fx;
+  auto& plan = fx.scenario.plan;
+  plan.pipeline_model_parallel_size = 1;
+  plan.virtual_pipeline_model_parallel_size = 1;
+  plan.schedule = PipelineSchedule::one_f_one_b;
+  plan.use_distributed_optimizer = false;
+  fx.memory.stages.resize(1);
+  auto f = linear_prices();
+  std::vector<CollectiveKind> kinds;
+  f.group_collective = [&](CollectiveKind kind, CommGroup, double bytes) {
+    kinds.push_back(kind);
+    return GroupCollective{bytes * 1e-9, bytes};
+  };
+  const double params = 8 * 1e6 + 5e6 + 5e6;  // eight layers, embedding and head on one stage
+  for (int zero : {0, 1, 2, 3}) {
+    plan.zero_stage = zero;
+    kinds.clear();
+    const auto c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
+    INFO("ZeRO-" << zero);
+    const bool gathers_after = zero == 1 || zero == 2;
+    CHECK(c.stages[0].after_step_comm_s == Approx(gathers_after ? params * 2 * 1e-9 : 0.0));
+    CHECK(c.stages[0].after_step_comm_bytes == Approx(gathers_after ? params * 2 : 0.0));
+    const auto reduce = std::count(kinds.begin(), kinds.end(), CollectiveKind::reduce_scatter);
+    const auto all_reduce = std::count(kinds.begin(), kinds.end(), CollectiveKind::all_reduce);
+    CHECK((zero == 0 ? all_reduce : reduce) > 0);
+    CHECK((zero == 0 ? reduce : all_reduce) == 0);
+  }
+  plan.zero_stage = 1;
+  plan.use_distributed_optimizer = true;  // Megatron: one gather, hidden under the forwards
+  CHECK(build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).stages[0].after_step_comm_s == 0);
+}
+
 TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices say it crosses servers",
           "[graph][costs][nic]") {
   Fixture fx;

@@ -147,3 +147,31 @@ TEST_CASE("Dependencies keep each task's successors in the order their edges wer
   CHECK(g.num_edges() == 6);
   CHECK_THROWS_AS(make_task_graph(std::vector<Task>(2), {{0, 2}}), SimError);
 }
+
+TEST_CASE("A stage's after-step DP transfer (DeepSpeed ZeRO-1/2 weight all-gather) waits for its optimizer step",
+          "[graph]") {
+  ChunkCosts c;
+  c.forward_s = 1e-3;
+  c.backward_input_s = 1e-3;
+  c.buckets = {GradBucket{3e8, 1e-4}};
+  auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 3, c);
+  for (auto& s : costs.stages) {
+    s.optimizer_s = 1e-4;
+    s.after_step_comm_s = 2e-4;
+    s.after_step_comm_bytes = 5e8;
+  }
+  const auto g = build_task_graph(costs, build_schedule(costs.schedule, 2, 3, 1));
+  int found = 0;
+  for (const auto& [from, to] : all_edges(g)) {
+    const Task& a = g.task(from);
+    const Task& b = g.task(to);
+    if (b.category == SpanCategory::dp_comm && b.duration_s == 2e-4) {
+      CHECK(a.category == SpanCategory::optimizer);
+      CHECK(a.stage == b.stage);
+      CHECK(b.bytes == 5e8);
+      CHECK(g.successors_of(to).empty());  // it ends the step
+      ++found;
+    }
+  }
+  CHECK(found == 2);
+}

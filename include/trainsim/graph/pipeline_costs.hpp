@@ -49,6 +49,10 @@ struct StageCosts {
   // reduce-scatters before the last micro-batch.
   double sharded_state_comm_s = 0;
   double sharded_state_comm_bytes = 0;   // bytes one rank moves on the DP tier for all of the above
+  // DP traffic after the optimizer step that ends the step: DeepSpeed ZeRO-1/2's all-gather
+  // of the updated weights.
+  double after_step_comm_s = 0;
+  double after_step_comm_bytes = 0;
   double data_s = 0;               // data loading exposed once per step, at its start
   // Loading inside the training loop (DataLoading::loader_workers == 0): before each
   // micro-batch's forward of the chunk that consumes the data (the first stage's first
