@@ -241,15 +241,31 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
 
   const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
   double dp_s = 0, optimizer_s = 0;
-  const double params = workload.total_parameters / (static_cast<double>(plan.tensor_model_parallel_size) * pp);
+  // One device's parameters (a stage's share): dense ones shard their states over DP,
+  // expert ones over the expert data-parallel group, as build_pipeline_costs does.
+  double params = workload.embedding.parameters + workload.head.parameters, experts = 0;
+  for (int type : workload.layer_type_of) {
+    params += workload.layer_types[static_cast<std::size_t>(type)].parameters;
+    experts += workload.layer_types[static_cast<std::size_t>(type)].expert_parameters;
+  }
+  params /= pp;
+  experts /= pp;
+  const double dense = params - experts;
+  const double expert_dp = std::max(1.0, static_cast<double>(dp_total) / std::max(1, plan.expert_model_parallel_size));
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
-  optimizer_s = cost.memory_bound_s((shard_states ? params / dp_total : params) * 30.0);
+  optimizer_s = cost.memory_bound_s((shard_states ? dense / dp_total + experts / expert_dp : params) * 30.0);
+  // A per-parameter transfer: the dense part over DP, the expert part over expert DP.
+  auto transfer_s = [&](CollectiveKind kind, double bytes_per_param) {
+    double t = cost.collective_s(kind, CommGroup::dp, dense * bytes_per_param);
+    if (experts > 0 && expert_dp > 1) t += cost.collective_s(kind, CommGroup::expert_dp, experts * bytes_per_param);
+    return t;
+  };
   if (dp_total > 1) {
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
-    const double grads = cost.collective_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                           CommGroup::dp, params * (plan.precision == Precision::fp16 ? 2.0 : 4.0));
+    const double grads = transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
+                                    plan.precision == Precision::fp16 ? 2.0 : 4.0);
     dp_s += std::max(0.0, grads - bwd / v);
-    const double gather = cost.collective_s(CollectiveKind::all_gather, CommGroup::dp, params * 2.0);
+    const double gather = transfer_s(CollectiveKind::all_gather, 2.0);
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
       dp_s += std::max(0.0, (plan.zero_stage >= 3 ? 2 : 1) * gather - fwd / v);
     } else if (plan.zero_stage >= 1) {
