@@ -19,6 +19,7 @@
 #include "trainsim/report/collective_table.hpp"
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/report/memory_report.hpp"
+#include "trainsim/report/op_table.hpp"
 #include "trainsim/report/summary.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/validation/validation.hpp"
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
       "  trainsim run scenarios/default.yaml\n"
       "  trainsim run scenarios/default.yaml --set plan.micro_batch_size=2 --json step.json --trace step.trace.json\n"
       "  trainsim memory scenarios/gpt3-175b-a100-1024.yaml --json memory.json\n"
+      "  trainsim ops scenarios/gpt3-175b-a100-1024.yaml --csv ops.csv      # where a layer's time goes\n"
       "  trainsim collective --hardware hardware/a100-80gb.yaml --op all_reduce --devices 8,16,64 --sizes 1MiB:4GiB\n"
       "  trainsim sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2,4 --grid plan.schedule=1f1b,zb-h1 --csv s.csv\n"
       "  trainsim max-batch scenarios/default.yaml\n"
@@ -105,6 +107,14 @@ int main(int argc, char** argv) {
   auto* memory = app.add_subcommand("memory", "Print the per-stage memory breakdown and the out-of-memory verdict");
   add_scenario_args(memory, memory_args);
   memory->add_option("--json", memory_json, "also write the breakdown as JSON to this file");
+
+  ScenarioArgs ops_args;
+  std::string ops_csv, ops_json;
+  auto* ops = app.add_subcommand(
+      "ops", "Per-op cost of each layer kind on one device for one micro-batch: FLOPs, bytes, time, rate, bound");
+  add_scenario_args(ops, ops_args);
+  ops->add_option("--csv", ops_csv, "also write one line per op and collective as CSV to this file");
+  ops->add_option("--json", ops_json, "also write the table as JSON to this file");
 
   std::string hardware_file, op = "all_reduce", devices = "8", sizes = "1MiB:4GiB";
   auto* collective = app.add_subcommand(
@@ -157,6 +167,11 @@ int main(int argc, char** argv) {
       std::fputs(trainsim::format_memory_table(report).c_str(), stdout);
       if (!memory_json.empty()) write_file(memory_json, trainsim::memory_report_json(report).dump(2) + "\n");
       if (!report.fits) throw out_of_memory(scenario, report);
+    } else if (*ops) {
+      const auto table = trainsim::build_op_table(load(ops_args));
+      std::fputs(trainsim::format_op_table(table).c_str(), stdout);
+      if (!ops_csv.empty()) write_file(ops_csv, trainsim::op_table_csv(table));
+      if (!ops_json.empty()) write_file(ops_json, trainsim::op_table_json(table).dump(2) + "\n");
     } else if (*collective) {
       const auto hardware = trainsim::load_hardware(hardware_file);
       const auto kind = trainsim::parse_collective_kind(op, "--op");

@@ -56,7 +56,8 @@ double fp8_cast_s(const Op& op, const DeviceSpec& device, Precision precision, i
 }
 
 // One pass of one op: roofline, floored by the host issuing its kernels.
-double op_time(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes, int kernels) {
+OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes,
+                   int kernels) {
   double compute = 0;
   if (flops > 0) {
     double rate = 0;
@@ -106,23 +107,38 @@ double op_time(const Op& op, const DeviceSpec& device, Precision precision, doub
     }
     memory = bytes / bandwidth;
   }
-  return std::max({compute, memory, kernels * device.kernel_launch_s}) + fp8_cast_s(op, device, precision, kernels);
+  return OpTiming{compute, memory, kernels * device.kernel_launch_s, fp8_cast_s(op, device, precision, kernels)};
 }
 
 }  // namespace
 
+double OpTiming::total_s() const { return std::max({compute_s, memory_s, launch_s}) + cast_s; }
+
+const char* OpTiming::bound() const {
+  if (launch_s > compute_s && launch_s > memory_s) return "launch";
+  return memory_s > compute_s ? "memory" : "compute";
+}
+
+OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision) {
+  return op_timing(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels);
+}
+
+OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision) {
+  return op_timing(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels);
+}
+
 double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision) {
-  return op_time(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels);
+  return op_forward_timing(op, device, precision).total_s();
 }
 
 double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision) {
-  return op_time(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels);
+  return op_backward_timing(op, device, precision).total_s();
 }
 
 double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision) {
   if (op.backward_weight_flops <= 0) return 0;
   const double share = op.backward_flops > 0 ? std::min(1.0, op.backward_weight_flops / op.backward_flops) : 1.0;
-  return op_time(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels);
+  return op_timing(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels).total_s();
 }
 
 CollectiveOptions collective_options(const ParallelPlan& plan) {

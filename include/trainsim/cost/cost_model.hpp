@@ -97,6 +97,19 @@ double peak_flops(const DeviceSpec& device, Precision precision);
 // Efficiency of one GEMM of shape m x n x k (2mnk FLOPs) from the device's curve.
 double gemm_efficiency(const DeviceSpec& device, double m, double n, double k);
 double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops);
+// The roofline terms of one pass of one op; its time is the largest of compute, memory and
+// launch, plus the FP8 cast.
+struct OpTiming {
+  double compute_s = 0;  // FLOPs at the op class's sustained rate
+  double memory_s = 0;   // HBM bytes at the achieved bandwidth
+  double launch_s = 0;   // kernels x host dispatch latency
+  double cast_s = 0;     // FP8 quantization of the input (a separate kernel)
+  double total_s() const;
+  const char* bound() const;  // "compute", "memory" or "launch": the largest term
+};
+OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision);
+OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision);
+
 double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision);
 double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision);
 double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision);
