@@ -136,6 +136,8 @@ int main(int argc, char** argv) {
   validate->add_option("--hardware-dir", hardware_dir, "directory with the hardware files")->capture_default_str();
   std::vector<std::string> show_ids;
   validate->add_option("--show", show_ids, "print the full step summary of these run ids (repeatable)");
+  bool show_ops = false;
+  validate->add_flag("--ops", show_ops, "with --show: also print each shown run's per-op table (as trainsim ops)");
 
   std::function<void()> explore_action;  // set when sweep / max-batch / compare / scale is parsed
   add_explore_commands(app, explore_action);
@@ -189,6 +191,7 @@ int main(int argc, char** argv) {
         const auto scenario = trainsim::scenario_for_run(*found, options, &defaults);
         std::fputs(trainsim::format_summary(scenario, trainsim::simulate(scenario)).c_str(), stdout);
         std::fputs("\n", stdout);
+        if (show_ops) std::fputs((trainsim::format_op_table(trainsim::build_op_table(scenario)) + "\n").c_str(), stdout);
       }
       if (!show_ids.empty()) return 0;
       if (!trends_file.empty()) {
