@@ -109,6 +109,21 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           "multiples of " + str(step) + ": " + multiples_text(step));
   }
 
+  // The replay builds every schedule item of the step (micro-batch x virtual stage x forward
+  // and backward): past a few million of them the task graph no longer fits in memory.
+  if (devices_ok && plan.micro_batch_size > 0) {
+    const long long per_microbatch = 2LL * pp * std::max(1, vpp);
+    const long long m = plan.global_batch_size / (static_cast<long long>(plan.micro_batch_size) * dp);
+    if (m * per_microbatch > kMaxScheduleItems) {
+      const long long max_m = kMaxScheduleItems / per_microbatch;
+      add("plan.global_batch_size",
+          str(plan.global_batch_size) + " gives " + str(m) + " micro-batches a step, " + str(m * per_microbatch) +
+              " schedule items (micro-batches x PP x VPP x 2), more than the replay takes (" +
+              str(kMaxScheduleItems) + "); raise micro_batch_size or DP",
+          "global_batch_size <= " + str(max_m * plan.micro_batch_size * dp));
+    }
+  }
+
   // Experts.
   if (model.moe) {
     const int experts = model.moe->num_experts;

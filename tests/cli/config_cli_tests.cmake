@@ -25,3 +25,4 @@ trainsim_cli_test(bad_data_loading_names_the_key 2 "data.loader_workers: -1 is o
   run scenarios/default.yaml --set data.loader_workers=-1)
 trainsim_cli_test(in_loop_data_loading_shows_in_the_breakdown 0 "step time 16\\.4.*data"
   run scenarios/default.yaml --set data.sample_load_time=20ms --set data.loader_workers=0)
+trainsim_cli_test(huge_global_batch_is_refused_not_hung 2 "plan.global_batch_size: 100000000 gives 25000000 micro-batches.*valid: global_batch_size <= 4194304" run scenarios/default.yaml --set plan.global_batch_size=100000000)

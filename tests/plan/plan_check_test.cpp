@@ -215,3 +215,14 @@ TEST_CASE("optimizer offload needs a sharded optimizer", "[plan]") {
   p.zero_stage = 2;
   CHECK(check(llama70b(), a100(), 16, p) == "");
 }
+
+TEST_CASE("a step with more schedule items than the replay takes is refused, naming the largest global batch",
+          "[plan]") {
+  // TP8 PP4 on 64 devices: DP 2, 4 stages, 2 x 4 = 8 items per micro-batch.
+  const long long fits = kMaxScheduleItems / 8 * 2;  // micro-batches x DP
+  CHECK(check(llama70b(), a100(), 64, plan(8, 4, 64, static_cast<int>(fits))) == "");
+  const std::string text = check(llama70b(), a100(), 64, plan(8, 4, 64, static_cast<int>(fits + 2)));
+  CHECK(text.find("plan.global_batch_size") != std::string::npos);
+  CHECK(text.find("more than the replay takes") != std::string::npos);
+  CHECK(text.find("global_batch_size <= " + std::to_string(fits)) != std::string::npos);
+}

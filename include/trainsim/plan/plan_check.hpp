@@ -13,6 +13,10 @@ namespace trainsim {
 // depend on the schedule). Call before check_plan.
 void derive_plan(ParallelPlan& plan, int num_devices);
 
+// Schedule items (micro-batch x virtual pipeline stage x forward/backward) a step may have:
+// the task graph holds a few tasks per item, and beyond this it outgrows memory.
+inline constexpr long long kMaxScheduleItems = 1LL << 22;
+
 // Every problem at once. Diagnostics carry key paths ("plan.tensor_model_parallel_size",
 // "num_devices"); the loader attaches file positions.
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
