@@ -197,8 +197,8 @@ struct InstanceState {
 // The graph flattened for the hot loop, one cache line per task: the replay's misses are on
 // the records of the tasks a finish makes ready, so everything ready() and start() read is
 // on that line, including (one rank per stage) the instance's own state. No default values:
-// the replay writes every field of every record once (an array of them is allocated without
-// a first fill).
+// the replay writes every field of every record once, `own` only in representative mode
+// where it is read (an array of them is allocated without a first fill).
 struct alignas(64) FlatTask {
   SimTime duration_ps;
   double memory_delta;
@@ -221,6 +221,12 @@ static_assert(sizeof(FlatTask) == 64);
 
 struct DeviceState {
   SimTime last = 0;
+  // Where the device's time went, in exact picoseconds (DeviceAccount's seconds are these
+  // over 1e12, converted once at the end: no division per event, no rounding per interval).
+  std::array<SimTime, kNumCategories> compute_ps{};
+  std::array<SimTime, kNumCommKinds> exposed_ps{};
+  SimTime hidden_ps = 0, idle_ps = 0;
+  std::array<SimTime, 2> tier_busy_ps{};
   int compute_category = -1;
   std::array<int, kNumCommKinds> active{};
   unsigned active_mask = 0;          // bit k: active[k] > 0
@@ -395,6 +401,7 @@ class Replayer {
     check_end();
     fill_span_labels();
     for (int d = 0; d < devices_; ++d) touch(d);
+    fill_time_accounts();
     out_.end = now_;
     out_.timeline.end = now_;
     return std::move(out_);
@@ -432,20 +439,32 @@ class Replayer {
     const SimTime dt = now_ - s.last;
     if (dt <= 0) return;
     s.last = now_;
-    auto& a = out_.devices[static_cast<std::size_t>(d)];
-    const double e = static_cast<double>(dt) / kPsPerS;
     const int comm = s.active_mask != 0 ? __builtin_ctz(s.active_mask) : -1;  // first active kind
     if (s.compute_category >= 0) {
-      a.compute_s[static_cast<std::size_t>(s.compute_category)] += e;
-      if (comm >= 0) a.hidden_comm_s += e;
+      s.compute_ps[static_cast<std::size_t>(s.compute_category)] += dt;
+      if (comm >= 0) s.hidden_ps += dt;
     } else if (comm >= 0) {
-      a.exposed_comm_s[static_cast<std::size_t>(comm)] += e;
+      s.exposed_ps[static_cast<std::size_t>(comm)] += dt;
     } else {
-      a.idle_s += e;
+      s.idle_ps += dt;
     }
     if (s.tier_mask != 0) {
-      if (s.tier_mask & 1u) a.tier_busy_s[0] += e;
-      if (s.tier_mask & 2u) a.tier_busy_s[1] += e;
+      if (s.tier_mask & 1u) s.tier_busy_ps[0] += dt;
+      if (s.tier_mask & 2u) s.tier_busy_ps[1] += dt;
+    }
+  }
+
+  // The accounts' time shares, from the exact picosecond sums.
+  void fill_time_accounts() {
+    for (int d = 0; d < devices_; ++d) {
+      const DeviceState& s = dev_[static_cast<std::size_t>(d)];
+      auto& a = out_.devices[static_cast<std::size_t>(d)];
+      for (std::size_t k = 0; k < s.compute_ps.size(); ++k) a.compute_s[k] = static_cast<double>(s.compute_ps[k]) / kPsPerS;
+      for (std::size_t k = 0; k < s.exposed_ps.size(); ++k)
+        a.exposed_comm_s[k] = static_cast<double>(s.exposed_ps[k]) / kPsPerS;
+      a.hidden_comm_s = static_cast<double>(s.hidden_ps) / kPsPerS;
+      a.idle_s = static_cast<double>(s.idle_ps) / kPsPerS;
+      for (std::size_t k = 0; k < 2; ++k) a.tier_busy_s[k] = static_cast<double>(s.tier_busy_ps[k]) / kPsPerS;
     }
   }
 
