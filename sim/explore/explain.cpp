@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "trainsim/report/op_table.hpp"
 #include "trainsim/simulation.hpp"
 
 namespace trainsim {
@@ -16,6 +17,28 @@ double step_of(const Scenario& scenario) {
 }
 
 double compute_s(const StageBreakdown& s) { return s.forward_s + s.backward_s + s.recompute_s; }
+
+// Each op's forward + backward time over all layers of its kind, as a share of the total.
+void rank_ops(const Scenario& scenario, Explanation& out) {
+  const OpTable table = build_op_table(scenario);
+  double total = 0;
+  std::vector<OpShare> all;
+  for (const auto& layer : table.layers) {
+    for (const auto& op : layer.ops) {
+      const double t = (op.forward.total_s() + op.backward.total_s()) * layer.count;
+      total += t;
+      const double flops = (op.forward_flops + op.backward_flops) * layer.count;
+      all.push_back({op.name, layer.kind, t, op.forward.bound(), t > 0 ? flops / t / 1e12 : 0});
+      if (std::string(op.forward.bound()) != "compute") out.memory_bound_share += t;
+    }
+  }
+  if (total <= 0) return;
+  for (auto& o : all) o.share /= total;
+  out.memory_bound_share /= total;
+  std::stable_sort(all.begin(), all.end(), [](const OpShare& a, const OpShare& b) { return a.share > b.share; });
+  all.resize(std::min<std::size_t>(all.size(), 5));
+  out.heaviest_ops = std::move(all);
+}
 
 }  // namespace
 
@@ -106,6 +129,11 @@ Explanation explain(const Scenario& scenario) {
       out.diagnoses.push_back("pipeline bubble above 10%: more micro-batches, interleaving or zb-h1 shrink it "
                               "(check `trainsim compare`)");
   }
+  rank_ops(scenario, out);
+  if (out.memory_bound_share > 0.25)
+    out.diagnoses.push_back("memory-bound ops take " + std::to_string(int(100 * out.memory_bound_share)) +
+                            "% of the op time: fused kernels or a larger micro-batch raise arithmetic intensity "
+                            "(see `trainsim ops`)");
   if (out.diagnoses.empty()) out.diagnoses.push_back("compute-bound: GEMMs dominate; the plan uses the devices well");
   return out;
 }
@@ -127,6 +155,16 @@ std::string format_explanation(const Scenario& scenario, const Explanation& e) {
     std::snprintf(line, sizeof line, "  %-52s step %9.4f s  %+6.1f%%\n", c.what.c_str(), c.step_time_s,
                   -100 * c.saving);
     out += line;
+  }
+  if (!e.heaviest_ops.empty()) {
+    std::snprintf(line, sizeof line, "heaviest ops (forward + backward, share of a device's op time; %.0f%% is bound "
+                  "by memory or launch):\n", 100 * e.memory_bound_share);
+    out += line;
+    for (const auto& o : e.heaviest_ops) {
+      std::snprintf(line, sizeof line, "  %-34s %5.1f%%  %-7s %7.1f TFLOP/s\n", (o.op + " (" + o.layer + ")").c_str(),
+                    100 * o.share, o.bound.c_str(), o.tflops);
+      out += line;
+    }
   }
   out += "diagnosis:\n";
   for (const auto& d : e.diagnoses) out += "  - " + d + "\n";

@@ -34,7 +34,8 @@ LayerTable layer_table(const LayerWorkload& layer, int count, const CostModel& c
   t.count = count;
   const DeviceSpec& device = cost.hardware().device;
   for (const Op& op : layer.ops) {
-    t.ops.push_back({op.name, op_class_name(op.op_class), shape_of(op), op.forward_flops, op.forward_bytes,
+    t.ops.push_back({op.name, op_class_name(op.op_class), shape_of(op), op.forward_flops, op.backward_flops,
+                     op.forward_bytes,
                      op_forward_timing(op, device, precision), op_backward_timing(op, device, precision)});
   }
   for (const CommOp& c : layer.comms) {

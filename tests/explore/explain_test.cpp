@@ -42,3 +42,30 @@ TEST_CASE("explain: levers that do not apply change nothing", "[explore]") {
   for (std::size_t i = 1; i < e.counterfactuals.size(); ++i)
     CHECK(e.counterfactuals[i - 1].saving >= e.counterfactuals[i].saving);
 }
+
+TEST_CASE("explain: the heaviest ops are ranked by their share of a device's op time, GEMMs on top for a 70B model",
+          "[explore][ops]") {
+  const auto e = explain(load("llama2-70b-910b3-1024.yaml"));
+  REQUIRE(e.heaviest_ops.size() == 5);
+  double shares = 0;
+  for (std::size_t i = 0; i < e.heaviest_ops.size(); ++i) {
+    shares += e.heaviest_ops[i].share;
+    if (i > 0) CHECK(e.heaviest_ops[i - 1].share >= e.heaviest_ops[i].share);
+  }
+  CHECK(shares <= 1.0 + 1e-12);
+  CHECK(shares + e.memory_bound_share <= 1.0 + 1e-12);  // the five are all compute-bound here
+  CHECK(e.heaviest_ops[0].op == "mlp_gate_up");         // SwiGLU's up projection: 2/3 of the MLP FLOPs
+  CHECK(e.heaviest_ops[0].bound == "compute");
+  CHECK(e.heaviest_ops[0].share == Approx(2 * e.heaviest_ops[1].share).epsilon(0.05));  // gate_up vs down
+  CHECK(e.memory_bound_share < 0.25);
+}
+
+TEST_CASE("explain: a 128-token micro-batch is diagnosed as memory-bound", "[explore][ops]") {
+  // A 128-token micro-batch: each GEMM reads its whole weight matrix for 128 rows, so HBM bounds it.
+  const auto e = explain(load("default.yaml", {{"plan.seq_length", "128"}}));
+  INFO(format_explanation(load("default.yaml"), e));
+  CHECK(e.memory_bound_share > 0.25);
+  bool said = false;
+  for (const auto& d : e.diagnoses) said = said || d.find("memory-bound ops take") != std::string::npos;
+  CHECK(said);
+}

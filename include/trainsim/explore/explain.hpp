@@ -18,11 +18,22 @@ struct Counterfactual {
   double saving = 0;         // 1 - counterfactual / baseline
 };
 
+// One op's part of a device's compute (forward + backward over all its layers).
+struct OpShare {
+  std::string op;      // "mlp_up"
+  std::string layer;   // "dense", "moe", "embedding", "head"
+  double share = 0;    // of the summed op time of the whole model on one device
+  std::string bound;   // "compute", "memory" or "launch" (forward pass)
+  double tflops = 0;   // achieved, forward + backward
+};
+
 struct Explanation {
   StepMetrics baseline;
   int critical_stage = 0;                          // stage with the most busy time
   std::vector<std::pair<std::string, double>> shares;  // category -> fraction of the step on that stage
   std::vector<Counterfactual> counterfactuals;     // largest saving first
+  std::vector<OpShare> heaviest_ops;              // largest share first, at most five
+  double memory_bound_share = 0;                   // ops bound by HBM or kernel launch
   std::vector<std::string> diagnoses;
 };
 

@@ -19,6 +19,7 @@ struct OpRow {
   std::string op_class;  // "gemm", "attention", "memory_bound"
   std::string shape;     // "m x n x k" for GEMMs ("/ g" for g grouped experts), else ""
   double forward_flops = 0;
+  double backward_flops = 0;
   double forward_bytes = 0;
   OpTiming forward;
   OpTiming backward;
