@@ -132,6 +132,29 @@ void apply_published_architecture(ModelSpec& m) {
   }
 }
 
+// Model dimensions a source leaves out but names by a published configuration: NeMo's GPT3
+// 5B and 20B (nemo/collections/llm/gpt/model/base.py GPTConfig5B / GPTConfig20B, the same in
+// the NeMo launcher's conf/training/gpt3/{5b,20b}.yaml), whose tokenizer is GPT-2 BPE (50257
+// entries; Megatron pads it). Returns whether it filled anything.
+bool fill_published_dimensions(MeasuredRun& run) {
+  if (!starts_with(run.id, "nemo") || run.model_name.rfind("GPT3-", 0) != 0) return false;
+  bool filled = false;
+  if (!run.layers && !run.hidden) {
+    if (run.model_name == "GPT3-5B") {
+      run.layers = 24, run.hidden = 4096, run.heads = 32, run.ffn = 16384;
+    } else if (run.model_name == "GPT3-20B") {
+      run.layers = 44, run.hidden = 6144, run.heads = 48, run.ffn = 24576;
+    }
+    if (run.layers) run.kv_heads = run.heads;
+    filled = run.layers.has_value();
+  }
+  if (!run.vocab) {
+    run.vocab = 50257;
+    filled = true;
+  }
+  return filled;
+}
+
 // MindSpeed-LLM divides by 354 TFLOPS for any device named 910B (its flops_base.py).
 constexpr double kMindSpeedPeakFlops = 354e12;
 
@@ -156,9 +179,11 @@ AcceleratorFamily family_of(const std::string& accelerator) {
   return AcceleratorFamily::unknown;
 }
 
-Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& options,
+Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& options,
                           std::vector<std::string>* defaults_used) {
   std::vector<std::string> defaults;
+  MeasuredRun run = measured;
+  if (fill_published_dimensions(run)) defaults.emplace_back("model dims (NeMo GPTConfig)");
   std::vector<Diagnostic> problems;
   auto use_default = [&](const char* field) { defaults.emplace_back(field); };
 

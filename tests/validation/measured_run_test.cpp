@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
@@ -66,4 +68,29 @@ TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication; the sa
   CHECK(mc2.plan.tp_comm_overlap);
   CHECK(plain.plan.tensor_model_parallel_size == mc2.plan.tensor_model_parallel_size);
   CHECK_FALSE(plain.plan.tp_comm_overlap);
+}
+
+TEST_CASE("NeMo GPT3 5B and 20B rows without dimensions take NeMo's published GPTConfig, GPT-2 BPE vocabulary",
+          "[validation]") {
+  const auto runs = load_measured_runs(kCalibration);
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  const auto& five = find(runs, "nemo2407-h100-fp8-GPT3-5B-64gpu");
+  REQUIRE_FALSE(five.layers.has_value());  // the source leaves them null
+  std::vector<std::string> defaults;
+  const Scenario s5 = scenario_for_run(five, options, &defaults);
+  CHECK(s5.model.num_layers == 24);
+  CHECK(s5.model.hidden_size == 4096);
+  CHECK(s5.model.num_attention_heads == 32);
+  CHECK(s5.model.intermediate_size == 16384);
+  CHECK(s5.model.vocab_size == 50257);
+  CHECK(std::find(defaults.begin(), defaults.end(), "model dims (NeMo GPTConfig)") != defaults.end());
+  const Scenario s20 = scenario_for_run(find(runs, "nemo2407-h100-fp8-GPT3-20B-64gpu"), options);
+  CHECK(s20.model.num_layers == 44);
+  CHECK(s20.model.hidden_size == 6144);
+  CHECK(s20.model.num_attention_heads == 48);
+  // A row that gives its dimensions keeps them.
+  const Scenario s175 = scenario_for_run(find(runs, "nemo2407-h100-fp8-GPT3-175B-128gpu"), options);
+  CHECK(s175.model.num_layers == 96);
+  CHECK(s175.model.hidden_size == 12288);
 }
