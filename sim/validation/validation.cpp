@@ -55,8 +55,8 @@ bool counts_recompute_in_flops(const MeasuredRun& run) {
 // Ascend MC2 (MindSpeed --use-mc2): the TP all-gather and reduce-scatter of sequence
 // parallelism run fused with their matmuls, tile by tile, so they overlap the compute as
 // Megatron's --tp-comm-overlap does. The sources record it in the run's notes.
-bool fuses_tp_comm_with_matmul(const MeasuredRun& run) {
-  return contains(run.notes, "mc2") && run.id.find("910b") != std::string::npos;
+bool fuses_tp_comm_with_matmul(const MeasuredRun& run, AcceleratorFamily family) {
+  return family == AcceleratorFamily::ascend_910b && contains(run.notes, "mc2");
 }
 
 // Megatron-Core README and NeMo recipe runs: see the defaults above.
@@ -271,7 +271,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   const bool recipe = megatron_core_recipe(run);
   p.sequence_parallel = run.sp.value_or(recipe) && p.tensor_model_parallel_size > 1;
   if (!run.sp && p.tensor_model_parallel_size > 1) use_default(recipe ? "sp=on (recipe)" : "sp");
-  p.tp_comm_overlap = (recipe || fuses_tp_comm_with_matmul(run)) && p.sequence_parallel;
+  p.tp_comm_overlap = (recipe || fuses_tp_comm_with_matmul(run, family)) && p.sequence_parallel;
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
   if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
   p.global_batch_size = run.global_batch.value_or(1);

@@ -68,6 +68,8 @@ TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication; the sa
   CHECK(mc2.plan.tp_comm_overlap);
   CHECK(plain.plan.tensor_model_parallel_size == mc2.plan.tensor_model_parallel_size);
   CHECK_FALSE(plain.plan.tp_comm_overlap);
+  // Read from the accelerator, not the run's id (this one's id does not say 910B).
+  CHECK(scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-70B-pack-4x8-mc2"), options).plan.tp_comm_overlap);
 }
 
 TEST_CASE("NeMo GPT3 5B and 20B rows without dimensions take NeMo's published GPTConfig, GPT-2 BPE vocabulary",
