@@ -251,7 +251,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   params /= pp;
   experts /= pp;
   const double dense = params - experts;
-  const double expert_dp = std::max(1.0, static_cast<double>(dp_total) / std::max(1, plan.expert_model_parallel_size));
+  const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   optimizer_s = cost.memory_bound_s((shard_states ? dense / dp_total + experts / expert_dp : params) * 30.0);
   // A per-parameter transfer: the dense part over DP, the expert part over expert DP.

@@ -239,7 +239,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // (DP x CP / EP), which is smaller: with EP = DP a device steps all its experts' states.
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
-  const double expert_dp = std::max(1.0, static_cast<double>(dp_total) / std::max(1, plan.expert_model_parallel_size));
+  const double expert_dp = plan.expert_data_parallel_size();
   // The dense and the expert part of a per-parameter transfer, each over its own group.
   auto sharded_collective = [&](CollectiveKind kind, double dense_bytes, double expert_bytes) {
     GroupCollective total{0.0, 0.0};

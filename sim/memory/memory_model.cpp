@@ -91,7 +91,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // Megatron shards the dense optimizer over DP x CP, expert parameters over the expert
   // data-parallel group: world / (PP x EP x expert-TP) = DP x CP / EP with expert-TP = TP.
   const double dp = std::max(1, plan.data_parallel_size) * std::max(1, plan.context_parallel_size);
-  const double expert_dp = std::max(1.0, dp / std::max(1, plan.expert_model_parallel_size));
+  const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_optimizer = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const bool shard_grads = plan.zero_stage >= 2;
   const bool shard_weights = plan.zero_stage >= 3;

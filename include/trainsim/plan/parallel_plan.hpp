@@ -1,6 +1,7 @@
 #pragma once
 // How one training step is split over devices. Field names follow Megatron-LM's
 // arguments (snake_case), ZeRO stages follow DeepSpeed.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,12 @@ struct ParallelPlan {
   }
   int model_parallel_size() const {
     return tensor_model_parallel_size * pipeline_model_parallel_size * context_parallel_size;
+  }
+  // Ranks that hold the same experts (Megatron's expert data-parallel group, expert TP = TP):
+  // DP x CP / EP. Expert gradients reduce and expert optimizer states shard over it.
+  double expert_data_parallel_size() const {
+    const double dp = std::max(1, data_parallel_size) * std::max(1, context_parallel_size);
+    return std::max(1.0, dp / std::max(1, expert_model_parallel_size));
   }
 };
 
