@@ -285,8 +285,7 @@ class Replayer {
     // Written before they are read (pending here, next when an instance is queued, arrival
     // when it starts): no initial fill.
     if constexpr (Full) states_.reset(new InstanceState[inst]);
-    track_arrival_ = Full || o.record_spans;
-    if (track_arrival_) arrival_.reset(new SimTime[inst]);
+    if (Full || o.record_spans) arrival_.reset(new SimTime[inst]);
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
@@ -538,7 +537,7 @@ class Replayer {
     InstanceState& is = state(inst);
     if (is.pending != 0) throw SimError("replay: a task started before its dependencies were done");
     is.pending = -1;
-    if (track_arrival_) arrival_[static_cast<std::size_t>(inst)] = now_;
+    if (arrival_) arrival_[static_cast<std::size_t>(inst)] = now_;
     const int t = task_of(inst);
     const int r = rank_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
@@ -799,8 +798,7 @@ class Replayer {
       flows_.emplace_back();
     }
     Flow& fl = flows_[static_cast<std::size_t>(id)];
-    fl.insts.clear();
-    for (int k = 0; k < count; ++k) fl.insts.push_back(insts[k]);
+    fl.insts.assign(insts, insts + count);
     fl.links.clear();
     fl.priority = 7;
     for (int k = 0; k < count; ++k) {
@@ -888,8 +886,7 @@ class Replayer {
   std::int32_t num_succ_ = 0;
   std::vector<std::int32_t> collective_count_, p2p_count_;
   std::unique_ptr<InstanceState[]> states_;  // full mode, per instance (else FlatTask::own)
-  std::unique_ptr<SimTime[]> arrival_;       // per instance, when it started (if track_arrival_)
-  bool track_arrival_ = false;
+  std::unique_ptr<SimTime[]> arrival_;       // per instance, when it started (only if spans or full mode read it)
   std::unique_ptr<std::int32_t[]> initial_;  // tasks without dependencies, in id order
   int num_initial_ = 0;
   std::vector<std::int32_t> head_, tail_;

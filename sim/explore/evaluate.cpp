@@ -87,12 +87,7 @@ PlanOutcome evaluate_plan(const std::string& scenario_path, const std::vector<Ov
 }
 
 Scenario with_plan(const Scenario& scenario, int devices, const ParallelPlan& plan) {
-  Scenario s;
-  s.name = scenario.name;
-  s.file = scenario.file;
-  s.model = scenario.model;
-  s.hardware = scenario.hardware;
-  s.data = scenario.data;
+  Scenario s = scenario;  // every field of the job, so a new one cannot be dropped here
   s.num_devices = devices;
   s.plan = plan;
   return s;

@@ -130,6 +130,16 @@ class Builder {
     return last_id();
   }
 
+  // One side (send or receive) of a pipeline transfer, met by the other at rendezvous `rv`.
+  int add_pp(int s, int c, int mb, Stream stream, WorkKind work, int rv) {
+    Task& t = add_new(s, c, mb, stream, SpanCategory::pp_comm, work, costs_.p2p_s);
+    t.group = RankGroup::pp;
+    t.tier = costs_.p2p_inter_node ? 1 : 0;
+    t.bytes = costs_.p2p_bytes;
+    t.rendezvous = rv;
+    return last_id();
+  }
+
   // Last backward-producing item of each chunk: where its gradient buckets become ready.
   std::vector<int> last_grad_item_index(int s) const {
     std::vector<int> last(static_cast<std::size_t>(v_), -1);
@@ -347,19 +357,8 @@ class Builder {
       return;
     }
     const int rv = static_cast<int>(out_.rendezvous.size());
-    const std::int8_t tier = costs_.p2p_inter_node ? 1 : 0;
-    Task& send = add_new(ps, pc, mb, Stream::pp_send, SpanCategory::pp_comm, work, costs_.p2p_s);
-    send.group = RankGroup::pp;
-    send.tier = tier;
-    send.bytes = costs_.p2p_bytes;
-    send.rendezvous = rv;
-    const int send_id = last_id();
-    Task& recv = add_new(s, c, mb, Stream::pp_recv, SpanCategory::pp_comm, work, costs_.p2p_s);
-    recv.group = RankGroup::pp;
-    recv.tier = tier;
-    recv.bytes = costs_.p2p_bytes;
-    recv.rendezvous = rv;
-    const int recv_id = last_id();
+    const int send_id = add_pp(ps, pc, mb, Stream::pp_send, work, rv);
+    const int recv_id = add_pp(s, c, mb, Stream::pp_recv, work, rv);
     out_.rendezvous.push_back({send_id, recv_id});
     edges_from(producer.exit, send_id);
     for (int n : consumer.entry) edge(recv_id, n);
