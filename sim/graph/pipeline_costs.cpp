@@ -288,8 +288,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // above, the other m - 1 reductions run on the DP stream under the step's compute.
       const GroupCollective reduce = sharded_collective(CollectiveKind::reduce_scatter, dense * grad_bytes_per_param,
                                                         experts * grad_bytes_per_param);
-      sc.sharded_state_comm_s += (m - 1) * reduce.time_s;
-      sc.sharded_state_comm_bytes += (m - 1) * reduce.tier_bytes;
+      sc.microbatch_grad_reduce_s = (m - 1) * reduce.time_s;
+      sc.microbatch_grad_reduce_bytes = (m - 1) * reduce.tier_bytes;
     }
   }
   // Data loading in the training loop: read and prepare the micro-batch's sequences on the

@@ -165,6 +165,8 @@ class Builder {
     // Hidden under the forwards: nothing waits for it within the step.
     if (sc.sharded_state_comm_s > 0 && costs_.overlap_param_gather)
       add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes);
+    if (sc.microbatch_grad_reduce_s > 0)
+      add_dp(s, -1, WorkKind::backward, sc.microbatch_grad_reduce_s, sc.microbatch_grad_reduce_bytes);
     if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
 
     const std::vector<int> last_grad = last_grad_item_index(s);

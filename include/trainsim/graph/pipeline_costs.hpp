@@ -43,12 +43,16 @@ struct ChunkCosts {
 struct StageCosts {
   std::vector<ChunkCosts> chunks;  // v entries
   double optimizer_s = 0;          // optimizer step (device or host)
-  // DP traffic of sharded states that runs on the DP stream under the step's compute:
-  // the distributed optimizer's parameter all-gather (once a step), ZeRO-3's gathers
-  // (forward and backward of every micro-batch) and ZeRO-2/3's per-micro-batch gradient
-  // reduce-scatters before the last micro-batch.
+  // Parameter gathers of sharded states: the distributed optimizer's all-gather (once a step)
+  // and ZeRO-3's (forward and backward of every micro-batch). Under the step's compute when
+  // PipelineCosts::overlap_param_gather, else after the optimizer step.
   double sharded_state_comm_s = 0;
   double sharded_state_comm_bytes = 0;   // bytes one rank moves on the DP tier for all of the above
+  // ZeRO-2/3 (DeepSpeed) keep only their gradient shard: every micro-batch's backward but
+  // the last reduce-scatters its gradients, on the DP stream under the step's compute (the
+  // last one's are the gradient buckets).
+  double microbatch_grad_reduce_s = 0;
+  double microbatch_grad_reduce_bytes = 0;
   // DP traffic after the optimizer step that ends the step: DeepSpeed ZeRO-1/2's all-gather
   // of the updated weights.
   double after_step_comm_s = 0;
