@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate_command.hpp"
 #include "explore_commands.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
@@ -141,6 +142,7 @@ int main(int argc, char** argv) {
 
   std::function<void()> explore_action;  // set when sweep / max-batch / compare / scale is parsed
   add_explore_commands(app, explore_action);
+  add_calibrate_commands(app, explore_action);
 
   try {
     app.parse(argc, argv);

@@ -1,3 +1,5 @@
 # Sources of the validation module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/measured_run.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/validation.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fit_registry.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/calibrate.cpp)

@@ -194,7 +194,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   Scenario s;
   s.name = run.id;
-  s.hardware = load_hardware(options.hardware_dir + "/" + hardware_file_of(family));
+  s.hardware = options.hardware_for ? options.hardware_for(family)
+                                    : load_hardware(options.hardware_dir + "/" + hardware_file_of(family));
   s.num_devices = run.count;
 
   // Model.

@@ -8,6 +8,7 @@
 // preference: step_time_s, tokens_per_s_per_device, tflops_per_device, mfu, each
 // counted the way the source counts it (Narayanan 2021's TFLOPS include recompute;
 // MindSpeed-LLM's MFU divides by 354 TFLOPS for any 910B).
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ struct ValidationReport {
 
 struct ValidationOptions {
   std::string hardware_dir;  // where a100-80gb.yaml, h100-80gb.yaml, b200.yaml, ascend-910b3.yaml live
+  // When set, a run's hardware instead of hardware_dir's file: lets a fit vary a key
+  // without writing files (calibrate.hpp).
+  std::function<HardwareSpec(AcceleratorFamily)> hardware_for;
 };
 
 // Throws ConfigError when the run cannot become a valid scenario (unknown
