@@ -1,0 +1,148 @@
+// trainsim calibrate: which keys it fits, what it finds, and the hardware file it writes.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/simulation.hpp"
+#include "trainsim/validation/calibrate.hpp"
+
+using namespace trainsim;
+
+namespace {
+const std::string kDir = TRAINSIM_SOURCE_DIR;
+const std::string kA100 = kDir + "/hardware/a100-80gb.yaml";
+constexpr auto kSustained = "device.sustained_compute_fraction";
+
+std::vector<MeasuredRun> sample_runs() {
+  return load_measured_runs(kDir + "/tests/validation/calibrate_sample_runs.yaml");
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+HardwareSpec load_text(const std::string& text, const std::string& name) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return load_hardware(path);
+}
+
+// The first two sample runs, measured as trainsim predicts them at sustained = `truth`.
+std::vector<MeasuredRun> synthetic_runs(double truth) {
+  HardwareSpec hardware = load_hardware(kA100);
+  set_fitted_value(hardware, kSustained, truth);
+  ValidationOptions options;
+  options.hardware_for = [hardware](AcceleratorFamily) { return hardware; };
+  auto runs = sample_runs();
+  runs.resize(2);
+  for (auto& run : runs) {
+    run.step_time_s = simulate(scenario_for_run(run, options)).metrics.step_time_s;
+    run.tflops_per_device.reset();
+  }
+  return runs;
+}
+}  // namespace
+
+TEST_CASE("calibrate refuses a key outside the registry, naming it and the valid keys", "[validation][calibrate]") {
+  try {
+    calibrate(sample_runs(), kA100, {"device.hbm_bandwidth"});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("'device.hbm_bandwidth' is not a fitted key") &&
+                         Catch::Contains("valid: device.sustained_compute_fraction, device.overlap_slowdown"));
+  }
+}
+
+TEST_CASE("calibrate refuses a key its runs do not exercise: overlap_slowdown without overlapped TP comm",
+          "[validation][calibrate]") {
+  CHECK_THROWS_WITH(calibrate(sample_runs(), kA100, {"device.overlap_slowdown"}),
+                    Catch::Contains("'device.overlap_slowdown' is not exercised by these runs") &&
+                        Catch::Contains("tp_comm_overlap"));
+}
+
+TEST_CASE("calibrate recovers the sustained_compute_fraction the runs were generated at, exactly on its grid",
+          "[validation][calibrate]") {
+  const Calibration c = calibrate(synthetic_runs(0.61), kA100, {kSustained});
+  CHECK(c.ids.size() == 2);
+  CHECK(c.before == std::vector<double>{0.83});
+  CHECK(c.fitted == std::vector<double>{0.61});
+  CHECK(c.at_fitted.mape < 1e-12);
+  CHECK(c.at_before.mape > 0.1);  // 0.83 vs 0.61: predicted far too fast
+  CHECK(c.at_before.bias < -0.1);
+  CHECK(c.loo_after.figures.mape < 1e-12);
+  REQUIRE(c.identifiability.size() == 1);
+  // Within +1 point of MAPE 0 lies a narrow band around the truth, not the whole grid.
+  CHECK(c.identifiability[0].flat_low <= 0.61);
+  CHECK(c.identifiability[0].flat_high >= 0.61);
+  CHECK(c.identifiability[0].flat_high - c.identifiability[0].flat_low < 0.05);
+  CHECK_FALSE(c.identifiability[0].at_grid_edge);
+  CHECK_THAT(format_calibration(c), Catch::Contains("device.sustained_compute_fraction: 0.83 -> 0.61") &&
+                                        Catch::Contains("leave-one-out: MAPE"));
+}
+
+TEST_CASE("the fitted hardware file loads and differs from the input only in the fitted line",
+          "[validation][calibrate]") {
+  const std::string original = read(kA100);
+  Calibration c;
+  c.hardware_file = kA100;
+  c.ids = {"run-a", "run-b"};
+  c.grids = {{kSustained, {0.5, 0.61}}, {"node.bulk_protocol_latency", {50e-6, 90e-6}}};
+  c.before = {0.83, 70e-6};
+  c.fitted = {0.61, 90e-6};
+  const std::string fitted = fitted_hardware_text(original, c);
+  const HardwareSpec hardware = load_text(fitted, "fitted-a100.yaml");
+  CHECK(hardware.device.sustained_compute_fraction == 0.61);
+  CHECK(hardware.node.bulk_protocol_latency_s == Approx(90e-6));
+  const auto before = lines_of(original), after = lines_of(fitted);
+  REQUIRE(before.size() == after.size());
+  int changed = 0;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    if (before[i] == after[i]) continue;
+    ++changed;
+    INFO(after[i]);
+    CHECK_THAT(after[i], Catch::Contains("# source: trainsim calibrate fit on 2 runs: ids run-a, run-b"));
+    CHECK((after[i].rfind("  sustained_compute_fraction: 0.61  ", 0) == 0 ||
+           after[i].rfind("  bulk_protocol_latency: 90us  ", 0) == 0));
+  }
+  CHECK(changed == 2);
+  // Every other value is unchanged.
+  HardwareSpec expected = load_hardware(kA100);
+  expected.device.sustained_compute_fraction = 0.61;
+  expected.node.bulk_protocol_latency_s = hardware.node.bulk_protocol_latency_s;
+  CHECK(hardware.node.link_latency_s == expected.node.link_latency_s);
+  CHECK(hardware.cluster.nic_latency_s == expected.cluster.nic_latency_s);
+  CHECK(hardware.device.gemm.half_flops == expected.device.gemm.half_flops);
+}
+
+TEST_CASE("a fitted key the file leaves out is added at the top of its section", "[validation][calibrate]") {
+  const std::string original = read(kDir + "/hardware/ascend-910b3.yaml");
+  REQUIRE(original.find("ll_bandwidth_fraction") == std::string::npos);
+  Calibration c;
+  c.hardware_file = "ascend-910b3.yaml";
+  c.ids = {"x", "y", "z"};
+  c.grids = {{"node.ll_bandwidth_fraction", {0.2, 0.4}}};
+  c.before = {1.0};
+  c.fitted = {0.4};
+  const std::string fitted = fitted_hardware_text(original, c);
+  CHECK(load_text(fitted, "fitted-910b3.yaml").node.ll_bandwidth_fraction == 0.4);
+  const auto after = lines_of(fitted);
+  CHECK(after.size() == lines_of(original).size() + 1);
+  const auto node = std::find(after.begin(), after.end(), "node:");
+  REQUIRE(node != after.end());
+  CHECK_THAT(*(node + 1), Catch::StartsWith("  ll_bandwidth_fraction: 0.4  # source: trainsim calibrate fit on 3 runs"));
+}
