@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -70,7 +71,7 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
   {
     struct Args {
       std::string runs, hardware, out;
-      std::vector<std::string> fit;
+      std::vector<std::string> fit, grid;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -82,11 +83,16 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--fit", args->fit, "keys to fit, e.g. device.sustained_compute_fraction (comma-separated)")
         ->required()
         ->delimiter(',');
+    cmd->add_option("--grid", args->grid,
+                    "search KEY over LOW:HIGH:STEP instead of its default grid, e.g. "
+                    "device.sustained_compute_fraction=0.6:0.9:0.01 or cluster.nic_latency=2us:20us:1us (repeatable)");
     cmd->add_option("--out", args->out, "write the fitted hardware file here (every other line kept)");
     cmd->callback([&action, args] {
       action = [args] {
         const auto runs = trainsim::load_measured_runs(args->runs);
-        const auto calibration = trainsim::calibrate(runs, args->hardware, args->fit);
+        std::map<std::string, trainsim::FitGrid> grids;
+        for (const auto& text : args->grid) grids.insert(trainsim::parse_fit_grid(text));
+        const auto calibration = trainsim::calibrate(runs, args->hardware, args->fit, grids);
         std::fputs(trainsim::format_calibration(calibration).c_str(), stdout);
         if (!args->out.empty()) {
           write_text(args->out, trainsim::fitted_hardware_text(read_text(args->hardware, "--hardware"), calibration));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/units.hpp"
 
 namespace trainsim {
 namespace {
@@ -288,8 +289,42 @@ std::string format_cross_validation(const std::vector<FamilyCrossValidation>& fa
   return out.str();
 }
 
+std::pair<std::string, FitGrid> parse_fit_grid(const std::string& text) {
+  const auto fittable = fittable_keys();
+  const std::size_t eq = text.find('=');
+  const std::string key = text.substr(0, eq);
+  const FittableKey* k = find_fittable_key(fittable, key);
+  const std::string format = "KEY=LOW:HIGH:STEP, e.g. node.link_latency=1us:10us:0.5us";
+  if (eq == std::string::npos || !k) {
+    throw ConfigError(Diagnostic({}, "--grid", "'" + text + "' does not name a fitted key and its grid", format));
+  }
+  std::vector<double> numbers;
+  std::size_t begin = eq + 1;
+  for (int i = 0; i < 3; ++i) {
+    const std::size_t end = i < 2 ? text.find(':', begin) : text.size();
+    if (end == std::string::npos) break;
+    const std::string part = text.substr(begin, end - begin);
+    try {
+      if (k->unit.empty()) {
+        std::size_t used = 0;
+        numbers.push_back(std::stod(part, &used));
+        if (used != part.size()) throw std::invalid_argument("trailing text");
+      } else {
+        numbers.push_back(parse_quantity(part, Dimension::time));
+      }
+    } catch (const std::exception& e) {
+      throw ConfigError(Diagnostic({}, "--grid", "'" + part + "' in '" + text + "': " + e.what(), format));
+    }
+    begin = end + 1;
+  }
+  if (numbers.size() != 3 || numbers[0] > numbers[1] || numbers[2] <= 0) {
+    throw ConfigError(Diagnostic({}, "--grid", "'" + text + "' is not LOW:HIGH:STEP with LOW <= HIGH and STEP > 0", format));
+  }
+  return {key, FitGrid{numbers[0], numbers[1], numbers[2]}};
+}
+
 Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& hardware_file,
-                      const std::vector<std::string>& keys) {
+                      const std::vector<std::string>& keys, const std::map<std::string, FitGrid>& grids) {
   const auto fittable = fittable_keys();
   std::string valid;
   for (const auto& k : fittable) valid += (valid.empty() ? "" : ", ") + k.key;
@@ -306,10 +341,22 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
     }
     if (std::find(keys.begin(), keys.begin() + static_cast<long>(i), keys[i]) != keys.begin() + static_cast<long>(i))
       throw ConfigError(Diagnostic({}, "--fit", "'" + keys[i] + "' is given twice"));
-    c.grids.push_back({k->key, k->calibrate_grid.values()});
+    const auto given = grids.find(k->key);
+    c.grids.push_back({k->key, (given != grids.end() ? given->second : k->calibrate_grid).values()});
+  }
+  for (const auto& [key, grid] : grids) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw ConfigError(Diagnostic({}, "--grid", "a grid for '" + key + "', which --fit does not name"));
   }
   const HardwareSpec base = load_hardware(hardware_file);
-  for (const auto& key : keys) c.before.push_back(fitted_value(base, key));
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    c.before.push_back(fitted_value(base, keys[k]));
+    // The file's value is a candidate too: a fit never ends worse in sample than the start.
+    auto& values = c.grids[k].values;
+    if (std::none_of(values.begin(), values.end(), [&](double v) { return std::abs(v - c.before[k]) <= 1e-12 * std::abs(v); })) {
+      values.insert(std::upper_bound(values.begin(), values.end(), c.before[k]), c.before[k]);
+    }
+  }
   ValidationOptions options;
   options.hardware_for = [base](AcceleratorFamily) { return base; };
   const PredictionTable table = predict_on_grid(runs, options, c.grids);
@@ -350,7 +397,8 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
     for (const auto& [value, mape] : profile) {
       if (mape <= c.at_fitted.mape + 0.01) id.flat_low = std::min(id.flat_low, value), id.flat_high = std::max(id.flat_high, value);
     }
-    id.at_grid_edge = id.best == c.grids[k].values.front() || id.best == c.grids[k].values.back();
+    id.at_grid_edge = c.grids[k].values.size() > 1 &&
+                      (id.best == c.grids[k].values.front() || id.best == c.grids[k].values.back());
     c.identifiability.push_back(id);
   }
   c.loo_before = c.at_before;
@@ -369,9 +417,12 @@ std::string format_calibration(const Calibration& c) {
     out << "  " << c.grids[k].key << ": " << written_value(id.key, c.before[k]) << " -> "
         << written_value(id.key, c.fitted[k]) << "   (grid " << written_value(id.key, c.grids[k].values.front()) << "-"
         << written_value(id.key, c.grids[k].values.back()) << ", " << c.grids[k].values.size() << " values)\n";
-    out << "    identifiability: MAPE within +1 point of the best for " << written_value(id.key, id.flat_low) << "-"
-        << written_value(id.key, id.flat_high)
+    out << "    identifiability: MAPE within +1 point of the best for " << written_value(id.key, id.flat_low)
+        << (id.flat_high > id.flat_low ? "-" + written_value(id.key, id.flat_high) : std::string())
         << (id.flat_low == id.flat_high ? " (only the fitted value: well determined)" : "")
+        << (id.flat_low == c.grids[k].values.front() && id.flat_high == c.grids[k].values.back()
+                ? " (the whole grid: these runs do not pin this key)"
+                : "")
         << (id.at_grid_edge ? "; the fit is at the edge of the grid: the runs want a value outside it" : "") << "\n";
   }
   out << "  in sample:     MAPE " << percent(c.at_before.mape) << " -> " << percent(c.at_fitted.mape) << ", bias "
@@ -379,6 +430,12 @@ std::string format_calibration(const Calibration& c) {
   out << "  leave-one-out: MAPE " << percent(c.loo_before.mape) << " -> " << percent(c.loo_after.figures.mape) << ", bias "
       << signed_percent(c.loo_before.bias) << " -> " << signed_percent(c.loo_after.figures.bias)
       << "  (before: the file's values, nothing fitted; after: each run predicted by a fit on the others)\n";
+  for (std::size_t k = 0; k < c.grids.size(); ++k) {
+    double low = c.loo_after.fold_fits.front()[k], high = low;
+    for (const auto& fit : c.loo_after.fold_fits) low = std::min(low, fit[k]), high = std::max(high, fit[k]);
+    out << "  leave-one-out fits of " << c.grids[k].key << ": " << written_value(c.grids[k].key, low)
+        << (high > low ? "-" + written_value(c.grids[k].key, high) : std::string()) << "\n";
+  }
   out << "  (bias = mean signed step-time error, + = predicted slower than measured)\n";
   return out.str();
 }

@@ -146,3 +146,30 @@ TEST_CASE("a fitted key the file leaves out is added at the top of its section",
   REQUIRE(node != after.end());
   CHECK_THAT(*(node + 1), Catch::StartsWith("  ll_bandwidth_fraction: 0.4  # source: trainsim calibrate fit on 3 runs"));
 }
+
+TEST_CASE("a --grid is KEY=LOW:HIGH:STEP in the key's unit", "[validation][calibrate]") {
+  const auto [key, grid] = parse_fit_grid("node.link_latency=1us:2us:0.5us");
+  CHECK(key == "node.link_latency");
+  CHECK(grid.values() == std::vector<double>{1e-6, 1.5e-6, 2e-6});
+  CHECK(parse_fit_grid("device.sustained_compute_fraction=0.6:0.7:0.05").second.values() ==
+        std::vector<double>{0.6, 0.65, 0.7});
+  CHECK_THROWS_WITH(parse_fit_grid("node.link_latency=1us:2:1us"), Catch::Contains("missing unit"));
+  CHECK_THROWS_WITH(parse_fit_grid("device.power=1:2:1"), Catch::Contains("does not name a fitted key"));
+  CHECK_THROWS_WITH(parse_fit_grid("device.overlap_slowdown=0.5:0.1:0.1"), Catch::Contains("LOW <= HIGH"));
+  CHECK_THROWS_WITH(calibrate(sample_runs(), kA100, {kSustained}, {{"device.overlap_slowdown", FitGrid{0, 1, 0.5}}}),
+                    Catch::Contains("which --fit does not name"));
+}
+
+TEST_CASE("a key the runs exercise but do not pin is reported flat over the whole grid", "[validation][calibrate]") {
+  // On four A100 runs a longer bulk-protocol latency is traded for a higher sustained
+  // fraction: the profile (best MAPE over the other key) stays within a point everywhere.
+  const Calibration c =
+      calibrate(sample_runs(), kA100, {kSustained, "node.bulk_protocol_latency"},
+                {{kSustained, FitGrid{0.80, 0.86, 0.02}}, {"node.bulk_protocol_latency", FitGrid{0, 200e-6, 100e-6}}});
+  REQUIRE(c.identifiability.size() == 2);
+  CHECK(c.grids[1].values == std::vector<double>{0, 70e-6, 100e-6, 200e-6});  // the file's 70us added
+  CHECK(c.identifiability[1].flat_low == 0);
+  CHECK(c.identifiability[1].flat_high == 200e-6);
+  CHECK(c.at_fitted.mape <= c.at_before.mape);
+  CHECK_THAT(format_calibration(c), Catch::Contains("the whole grid: these runs do not pin this key"));
+}

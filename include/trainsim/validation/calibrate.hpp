@@ -6,6 +6,7 @@
 // the point with the smallest MAPE of the runs' compared metric (validation.hpp). Each
 // run is simulated once per grid point and the signed errors are kept in a table, so
 // every fit on a subset of the runs (a cross-validation fold) is a lookup.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,8 +105,13 @@ struct Calibration {
 // Throws ConfigError naming the key when a key is not fittable (and the valid keys), is
 // not exercised by these runs (no run's prediction moves along its grid), or when fewer
 // than two runs simulate.
+// `grids` replaces a key's default grid (FittableKey::calibrate_grid); a grid for a key
+// not being fitted is an error. The cost is runs x the product of the grids' sizes
+// simulations (keys a run does not exercise are simulated once).
 Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& hardware_file,
-                      const std::vector<std::string>& keys);
+                      const std::vector<std::string>& keys, const std::map<std::string, FitGrid>& grids = {});
+// "node.link_latency=1us:10us:0.5us" (the key's unit as in a hardware file) -> key, grid.
+std::pair<std::string, FitGrid> parse_fit_grid(const std::string& text);
 std::string format_calibration(const Calibration& calibration);
 
 // The hardware file's text with each fitted key's value replaced in place and its comment
