@@ -19,11 +19,16 @@ constexpr double kSamePrediction = 1e-9;
 
 const char* hardware_file_for(AcceleratorFamily family) {
   switch (family) {
-    case AcceleratorFamily::a100: return "a100-80gb.yaml";
-    case AcceleratorFamily::h100: return "h100-80gb.yaml";
-    case AcceleratorFamily::b200: return "b200.yaml";
-    case AcceleratorFamily::ascend_910b: return "ascend-910b3.yaml";
-    case AcceleratorFamily::unknown: return "";
+    case AcceleratorFamily::a100:
+      return "a100-80gb.yaml";
+    case AcceleratorFamily::h100:
+      return "h100-80gb.yaml";
+    case AcceleratorFamily::b200:
+      return "b200.yaml";
+    case AcceleratorFamily::ascend_910b:
+      return "ascend-910b3.yaml";
+    case AcceleratorFamily::unknown:
+      return "";
   }
   return "";
 }
@@ -47,9 +52,11 @@ std::vector<std::vector<double>> grid_points(const std::vector<KeyGrid>& keys) {
 ValidationOptions at_point(const ValidationOptions& base, const std::vector<KeyGrid>& keys,
                            const std::vector<double>& point) {
   ValidationOptions options = base;
-  options.hardware_for = [base_for = base.hardware_for, keys, point](AcceleratorFamily family) {
+  std::vector<std::string> names;
+  for (const auto& key : keys) names.push_back(key.key);
+  options.hardware_for = [base_for = base.hardware_for, names, point](AcceleratorFamily family) {
     HardwareSpec hardware = base_for(family);
-    for (std::size_t k = 0; k < keys.size(); ++k) set_fitted_value(hardware, keys[k].key, point[k]);
+    for (std::size_t k = 0; k < names.size(); ++k) set_fitted_value(hardware, names[k], point[k]);
     return hardware;
   };
   return options;
@@ -58,7 +65,8 @@ ValidationOptions at_point(const ValidationOptions& base, const std::vector<KeyG
 double predicted_at(const MeasuredRun& run, const ValidationOptions& base, const std::vector<KeyGrid>& keys,
                     const std::vector<double>& point) {
   const ValidationRow row = validate_run(run, at_point(base, keys, point));
-  if (!row.failure.empty()) throw ConfigError(Diagnostic({}, run.id, "does not simulate at a grid point: " + row.failure));
+  if (!row.failure.empty())
+    throw ConfigError(Diagnostic({}, run.id, "does not simulate at a grid point: " + row.failure));
   return row.error;
 }
 
@@ -144,7 +152,8 @@ PredictionTable predict_on_grid(const std::vector<MeasuredRun>& runs, const Vali
         if (!moves[k]) effective[k] = first[k];
       }
       auto found = simulated.find(effective);
-      if (found == simulated.end()) found = simulated.emplace(effective, predicted_at(run, base, keys, effective)).first;
+      if (found == simulated.end())
+        found = simulated.emplace(effective, predicted_at(run, base, keys, effective)).first;
       errors.push_back(found->second);
     }
     table.metrics.push_back(row.metric);
@@ -197,7 +206,8 @@ OutOfSample cross_validate(const PredictionTable& table, int folds) {
   out.folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(std::max(folds, 2)), n));
   // Folds are fixed by the ids alone: sorted, then dealt round-robin.
   std::vector<std::size_t> order = all_rows(table);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return table.rows[a].id < table.rows[b].id; });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return table.rows[a].id < table.rows[b].id; });
   double abs_sum = 0, bias_sum = 0;
   for (int f = 0; f < out.folds; ++f) {
     std::vector<std::size_t> train, test;
@@ -219,8 +229,8 @@ std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<Mea
                                                            const ValidationOptions& options, int k_folds) {
   const auto registry = fit_registry();
   std::vector<FamilyCrossValidation> out;
-  for (AcceleratorFamily family : {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200,
-                                   AcceleratorFamily::ascend_910b}) {
+  for (AcceleratorFamily family :
+       {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200, AcceleratorFamily::ascend_910b}) {
     FamilyCrossValidation cv;
     cv.family = family;
     cv.hardware = hardware_file_for(family);
@@ -266,9 +276,9 @@ std::string format_cross_validation(const std::vector<FamilyCrossValidation>& fa
   out << line;
   auto cell = [](const ErrorFigures& f) { return percent(f.mape) + " " + signed_percent(f.bias); };
   for (const auto& f : families) {
-    std::snprintf(line, sizeof line, "%-5s %4d  %-17s %-17s %-17s %-17s\n", to_string(f.family), f.leave_one_out.figures.runs,
-                  cell(f.at_shipped).c_str(), cell(f.in_sample).c_str(), f.k_fold ? cell(f.k_fold->figures).c_str() : "",
-                  cell(f.leave_one_out.figures).c_str());
+    std::snprintf(line, sizeof line, "%-5s %4d  %-17s %-17s %-17s %-17s\n", to_string(f.family),
+                  f.leave_one_out.figures.runs, cell(f.at_shipped).c_str(), cell(f.in_sample).c_str(),
+                  f.k_fold ? cell(f.k_fold->figures).c_str() : "", cell(f.leave_one_out.figures).c_str());
     out << line;
   }
   // The spread of the folds' fits says how firmly the runs pin each key.
@@ -318,7 +328,8 @@ std::pair<std::string, FitGrid> parse_fit_grid(const std::string& text) {
     begin = end + 1;
   }
   if (numbers.size() != 3 || numbers[0] > numbers[1] || numbers[2] <= 0) {
-    throw ConfigError(Diagnostic({}, "--grid", "'" + text + "' is not LOW:HIGH:STEP with LOW <= HIGH and STEP > 0", format));
+    throw ConfigError(
+        Diagnostic({}, "--grid", "'" + text + "' is not LOW:HIGH:STEP with LOW <= HIGH and STEP > 0", format));
   }
   return {key, FitGrid{numbers[0], numbers[1], numbers[2]}};
 }
@@ -334,9 +345,10 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
   for (std::size_t i = 0; i < keys.size(); ++i) {
     const FittableKey* k = find_fittable_key(fittable, keys[i]);
     if (!k) {
-      throw ConfigError(Diagnostic({}, "--fit", "'" + keys[i] +
-                                                    "' is not a fitted key (only values listed in fit_registry.hpp are "
-                                                    "fitted; every other value has a measured source)",
+      throw ConfigError(Diagnostic({}, "--fit",
+                                   "'" + keys[i] +
+                                       "' is not a fitted key (only values listed in fit_registry.hpp are "
+                                       "fitted; every other value has a measured source)",
                                    valid));
     }
     if (std::find(keys.begin(), keys.begin() + static_cast<long>(i), keys[i]) != keys.begin() + static_cast<long>(i))
@@ -353,7 +365,8 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
     c.before.push_back(fitted_value(base, keys[k]));
     // The file's value is a candidate too: a fit never ends worse in sample than the start.
     auto& values = c.grids[k].values;
-    if (std::none_of(values.begin(), values.end(), [&](double v) { return std::abs(v - c.before[k]) <= 1e-12 * std::abs(v); })) {
+    if (std::none_of(values.begin(), values.end(),
+                     [&](double v) { return std::abs(v - c.before[k]) <= 1e-12 * std::abs(v); })) {
       values.insert(std::upper_bound(values.begin(), values.end(), c.before[k]), c.before[k]);
     }
   }
@@ -363,18 +376,20 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
   c.failed = table.failed;
   for (const auto& row : table.rows) c.ids.push_back(row.id);
   if (table.rows.size() < 2) {
-    throw ConfigError(Diagnostic({}, "runs", std::to_string(table.rows.size()) +
-                                                 " run(s) simulate with a compared metric; a fit needs at least two"));
+    throw ConfigError(Diagnostic(
+        {}, "runs",
+        std::to_string(table.rows.size()) + " run(s) simulate with a compared metric; a fit needs at least two"));
   }
   // A key no run's prediction moves along cannot be fitted by these runs.
   for (std::size_t k = 0; k < keys.size(); ++k) {
     bool exercised = false;
     for (const auto& moves : table.moves) exercised = exercised || moves[k];
     if (!exercised) {
-      throw ConfigError(Diagnostic({}, "--fit", "'" + keys[k] + "' is not exercised by these runs: no run's prediction changes along " +
-                                                    number(c.grids[k].values.front()) + "-" + number(c.grids[k].values.back()),
-                                   "a key these runs exercise; " + keys[k] + " needs " +
-                                       find_fittable_key(fittable, keys[k])->exercised_by));
+      throw ConfigError(Diagnostic(
+          {}, "--fit",
+          "'" + keys[k] + "' is not exercised by these runs: no run's prediction changes along " +
+              number(c.grids[k].values.front()) + "-" + number(c.grids[k].values.back()),
+          "a key these runs exercise; " + keys[k] + " needs " + find_fittable_key(fittable, keys[k])->exercised_by));
     }
   }
   const auto rows = all_rows(table);
@@ -395,10 +410,11 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
     id.best = c.fitted[k];
     id.flat_low = id.flat_high = id.best;
     for (const auto& [value, mape] : profile) {
-      if (mape <= c.at_fitted.mape + 0.01) id.flat_low = std::min(id.flat_low, value), id.flat_high = std::max(id.flat_high, value);
+      if (mape <= c.at_fitted.mape + 0.01)
+        id.flat_low = std::min(id.flat_low, value), id.flat_high = std::max(id.flat_high, value);
     }
-    id.at_grid_edge = c.grids[k].values.size() > 1 &&
-                      (id.best == c.grids[k].values.front() || id.best == c.grids[k].values.back());
+    id.at_grid_edge =
+        c.grids[k].values.size() > 1 && (id.best == c.grids[k].values.front() || id.best == c.grids[k].values.back());
     c.identifiability.push_back(id);
   }
   c.loo_before = c.at_before;
@@ -427,8 +443,8 @@ std::string format_calibration(const Calibration& c) {
   }
   out << "  in sample:     MAPE " << percent(c.at_before.mape) << " -> " << percent(c.at_fitted.mape) << ", bias "
       << signed_percent(c.at_before.bias) << " -> " << signed_percent(c.at_fitted.bias) << "\n";
-  out << "  leave-one-out: MAPE " << percent(c.loo_before.mape) << " -> " << percent(c.loo_after.figures.mape) << ", bias "
-      << signed_percent(c.loo_before.bias) << " -> " << signed_percent(c.loo_after.figures.bias)
+  out << "  leave-one-out: MAPE " << percent(c.loo_before.mape) << " -> " << percent(c.loo_after.figures.mape)
+      << ", bias " << signed_percent(c.loo_before.bias) << " -> " << signed_percent(c.loo_after.figures.bias)
       << "  (before: the file's values, nothing fitted; after: each run predicted by a fit on the others)\n";
   for (std::size_t k = 0; k < c.grids.size(); ++k) {
     double low = c.loo_after.fold_fits.front()[k], high = low;
@@ -444,7 +460,7 @@ namespace {
 
 struct YamlLine {
   int indent = 0;
-  std::string name;   // "" for blank and comment lines
+  std::string name;  // "" for blank and comment lines
   bool section = false;
 };
 
@@ -504,7 +520,8 @@ std::string fitted_hardware_text(const std::string& text, const Calibration& c) 
     }
     if (replaced) continue;
     if (parent_line == lines.size()) {
-      throw ConfigError(Diagnostic({c.hardware_file, 0, 0}, key, "cannot write the fitted value: no section '" + parent + "'"));
+      throw ConfigError(
+          Diagnostic({c.hardware_file, 0, 0}, key, "cannot write the fitted value: no section '" + parent + "'"));
     }
     lines.insert(lines.begin() + static_cast<long>(parent_line) + 1,
                  std::string(static_cast<std::size_t>(parent_indent) + 2, ' ') + leaf + ": " + value + "  " + comment);

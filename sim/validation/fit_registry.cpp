@@ -25,12 +25,15 @@ std::vector<double> FitGrid::values() const {
 namespace {
 
 std::vector<std::string> a100_rows() {
-  return {"narayanan21-t1-1.7B",          "narayanan21-t1-3.6B",          "narayanan21-t1-7.5B",
-          "narayanan21-t1-18.4B",         "narayanan21-t1-39.1B",         "narayanan21-t1-76.1B",
-          "narayanan21-t1-145.6B",        "narayanan21-t1-310.1B",        "narayanan21-t1-529.6B",
-          "narayanan21-t1-1008B",         "korthikanti22-t5-22B-full",    "korthikanti22-t5-22B-selective",
-          "korthikanti22-t5-175B-full",   "korthikanti22-t5-175B-selective", "korthikanti22-t5-530B-full",
-          "korthikanti22-t5-530B-selective", "korthikanti22-t5-1T-full",  "korthikanti22-t5-1T-selective"};
+  return {"narayanan21-t1-1.7B",        "narayanan21-t1-3.6B",
+          "narayanan21-t1-7.5B",        "narayanan21-t1-18.4B",
+          "narayanan21-t1-39.1B",       "narayanan21-t1-76.1B",
+          "narayanan21-t1-145.6B",      "narayanan21-t1-310.1B",
+          "narayanan21-t1-529.6B",      "narayanan21-t1-1008B",
+          "korthikanti22-t5-22B-full",  "korthikanti22-t5-22B-selective",
+          "korthikanti22-t5-175B-full", "korthikanti22-t5-175B-selective",
+          "korthikanti22-t5-530B-full", "korthikanti22-t5-530B-selective",
+          "korthikanti22-t5-1T-full",   "korthikanti22-t5-1T-selective"};
 }
 
 std::vector<std::string> h100_rows() {
@@ -160,12 +163,14 @@ std::vector<FittedValue> fit_registry() {
       microbenchmark_fit("h100-80gb.yaml", "device.gemm.small", "1b: H100 square torch.mm sweep [zzc-H100]"),
       microbenchmark_fit("h100-80gb.yaml", "device.gemm.half_flops", "1b: H100 square torch.mm sweep [zzc-H100]"),
       microbenchmark_fit("h100-80gb.yaml", "node.link_latency", "4a: 8 x H200 all-reduce rows 32 KiB-1 MiB [MLE-net]"),
-      microbenchmark_fit("h100-80gb.yaml", "node.bulk_protocol_latency", "4a: 8 x H200 NVLS all-reduce rows 8 MiB-1 GiB"),
+      microbenchmark_fit("h100-80gb.yaml", "node.bulk_protocol_latency",
+                         "4a: 8 x H200 NVLS all-reduce rows 8 MiB-1 GiB"),
       microbenchmark_fit("h100-80gb.yaml", "cluster.nic_latency", "4c: the A100 HDR fit reused (no H100 table)"),
       microbenchmark_fit("b200.yaml", "node.link_latency", "4a: 8 x B200 all-reduce rows 32 KiB-1 MiB [MLE-net]"),
       microbenchmark_fit("b200.yaml", "node.bulk_protocol_latency", "4a: 8 x B200 all-reduce rows 8 MiB-1 GiB"),
       microbenchmark_fit("b200.yaml", "cluster.nic_latency", "4c: the A100 HDR fit reused (no B200 table)"),
-      microbenchmark_fit("ascend-910b3.yaml", "device.gemm.small", "[mamf-npu] 910B2C Optuna GEMM trials, 36-480 GFLOP"),
+      microbenchmark_fit("ascend-910b3.yaml", "device.gemm.small",
+                         "[mamf-npu] 910B2C Optuna GEMM trials, 36-480 GFLOP"),
       microbenchmark_fit("ascend-910b3.yaml", "device.gemm.half_flops", "[mamf-npu] 910B2C Optuna GEMM trials"),
       microbenchmark_fit("ascend-910b3.yaml", "cluster.nic_latency", "4c: the A100 HDR fit reused (no RoCE table)"),
   };
@@ -176,7 +181,10 @@ std::vector<FittableKey> fittable_keys() {
   // fine enough that the step is below the fits' usual spread.
   return {
       {"device.sustained_compute_fraction", {0.30, 1.00, 0.01}, "", 1, "every run"},
-      {"device.overlap_slowdown", {0.0, 1.0, 0.05}, "", 1,
+      {"device.overlap_slowdown",
+       {0.0, 1.0, 0.05},
+       "",
+       1,
        "runs that overlap TP/CP/EP communication with compute (plan tp_comm_overlap: Megatron-Core/NeMo recipe "
        "runs with TP > 1, Ascend runs whose notes name MC2)"},
       {"device.gemm.small", {0.02, 0.50, 0.02}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},

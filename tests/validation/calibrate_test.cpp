@@ -1,4 +1,6 @@
 // trainsim calibrate: which keys it fits, what it finds, and the hardware file it writes.
+#include "trainsim/validation/calibrate.hpp"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -8,7 +10,6 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/simulation.hpp"
-#include "trainsim/validation/calibrate.hpp"
 
 using namespace trainsim;
 
@@ -144,7 +145,8 @@ TEST_CASE("a fitted key the file leaves out is added at the top of its section",
   CHECK(after.size() == lines_of(original).size() + 1);
   const auto node = std::find(after.begin(), after.end(), "node:");
   REQUIRE(node != after.end());
-  CHECK_THAT(*(node + 1), Catch::StartsWith("  ll_bandwidth_fraction: 0.4  # source: trainsim calibrate fit on 3 runs"));
+  CHECK_THAT(*(node + 1),
+             Catch::StartsWith("  ll_bandwidth_fraction: 0.4  # source: trainsim calibrate fit on 3 runs"));
 }
 
 TEST_CASE("a --grid is KEY=LOW:HIGH:STEP in the key's unit", "[validation][calibrate]") {

@@ -56,7 +56,8 @@ PredictionTable table_of(const std::vector<std::string>& ids, const std::vector<
 TEST_CASE("runs generated at a known sustained_compute_fraction: the fit recovers it on the grid, held-out error 0",
           "[validation][cross-validation]") {
   const auto runs = synthetic_runs(0.75);
-  const PredictionTable table = predict_on_grid(runs, shipped_a100(), {{kSustained, FitGrid{0.70, 0.80, 0.01}.values()}});
+  const PredictionTable table =
+      predict_on_grid(runs, shipped_a100(), {{kSustained, FitGrid{0.70, 0.80, 0.01}.values()}});
   REQUIRE(table.rows.size() == 4);
   REQUIRE(table.failed.empty());
   std::vector<std::size_t> all{0, 1, 2, 3};

@@ -1,5 +1,7 @@
 // The registry of fitted values agrees with the hardware files it describes and with the
 // calibration set its fits name.
+#include "trainsim/validation/fit_registry.hpp"
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -7,7 +9,6 @@
 #include <set>
 
 #include "trainsim/config/scenario.hpp"
-#include "trainsim/validation/fit_registry.hpp"
 #include "trainsim/validation/validation.hpp"
 
 using namespace trainsim;
@@ -125,9 +126,10 @@ TEST_CASE("every registry entry has a fit record: existing runs of its hardware,
   }
 }
 
-TEST_CASE("a sustained_compute_fraction fit names every run of its family; an overlap_slowdown fit, exactly "
-          "the family's runs that overlap TP communication",
-          "[validation][registry]") {
+TEST_CASE(
+    "a sustained_compute_fraction fit names every run of its family; an overlap_slowdown fit, exactly "
+    "the family's runs that overlap TP communication",
+    "[validation][registry]") {
   const auto runs = load_measured_runs(kDir + "/tests/validation/calibration.yaml");
   ValidationOptions options;
   options.hardware_dir = kDir + "/hardware";
@@ -163,7 +165,8 @@ TEST_CASE("every registry key can be read and set on a HardwareSpec and has a ca
                     Catch::Contains("not a fitted key") && Catch::Contains("device.sustained_compute_fraction"));
 }
 
-TEST_CASE("a grid holds its ends and the values between them as a hardware file writes them", "[validation][registry]") {
+TEST_CASE("a grid holds its ends and the values between them as a hardware file writes them",
+          "[validation][registry]") {
   CHECK(FitGrid{0.78, 0.84, 0.01}.values() == std::vector<double>{0.78, 0.79, 0.8, 0.81, 0.82, 0.83, 0.84});
   CHECK(FitGrid{0.51, 0.53, 0.005}.values() == std::vector<double>{0.51, 0.515, 0.52, 0.525, 0.53});
 }

@@ -29,8 +29,8 @@ struct PredictionTable {
   std::vector<ValidationRow> rows;          // the runs that simulate, as validated at the base hardware
   std::vector<std::string> metrics;         // rows[r].metric
   std::vector<std::vector<double>> errors;
-  std::vector<std::vector<bool>> moves;     // moves[r][k]: key k changes row r's prediction
-  std::vector<ValidationRow> failed;        // runs that do not simulate (or have no metric): not fitted
+  std::vector<std::vector<bool>> moves;  // moves[r][k]: key k changes row r's prediction
+  std::vector<ValidationRow> failed;     // runs that do not simulate (or have no metric): not fitted
 };
 
 // `hardware_for` gives each run's base hardware (its family's file, or a user's file);
@@ -64,15 +64,15 @@ OutOfSample cross_validate(const PredictionTable& table, int folds);
 // One family of the calibration set, its registry keys refitted in and out of sample.
 struct FamilyCrossValidation {
   AcceleratorFamily family = AcceleratorFamily::unknown;
-  std::string hardware;             // file name
+  std::string hardware;  // file name
   std::vector<std::string> keys;
-  std::vector<double> shipped;      // the hardware file's values
-  ErrorFigures at_shipped;          // validate's figures (the file's values, when on the grid)
+  std::vector<double> shipped;  // the hardware file's values
+  ErrorFigures at_shipped;      // validate's figures (the file's values, when on the grid)
   std::vector<double> in_sample_fit;
-  ErrorFigures in_sample;           // at the refit on all rows
+  ErrorFigures in_sample;  // at the refit on all rows
   std::optional<OutOfSample> k_fold;
   OutOfSample leave_one_out;
-  int failed = 0;                   // rows that did not simulate
+  int failed = 0;  // rows that did not simulate
 };
 
 // k_folds = 0: leave-one-out only. Families whose hardware has no calibration-set fit
@@ -91,15 +91,15 @@ struct KeyIdentifiability {
 
 struct Calibration {
   std::string hardware_file;
-  std::vector<std::string> ids;     // the runs fitted (simulated), in file order
+  std::vector<std::string> ids;  // the runs fitted (simulated), in file order
   std::vector<ValidationRow> failed;
   std::vector<KeyGrid> grids;
-  std::vector<double> before;       // the file's values
+  std::vector<double> before;  // the file's values
   std::vector<double> fitted;
   ErrorFigures at_before, at_fitted;
   std::vector<KeyIdentifiability> identifiability;
-  ErrorFigures loo_before;          // each run predicted with the file's values (nothing fitted)
-  OutOfSample loo_after;            // each run predicted by a fit on the others
+  ErrorFigures loo_before;  // each run predicted with the file's values (nothing fitted)
+  OutOfSample loo_after;    // each run predicted by a fit on the others
 };
 
 // Throws ConfigError naming the key when a key is not fittable (and the valid keys), is

@@ -45,9 +45,9 @@ std::vector<FittedValue> fit_registry();
 // calibrate` searches by default, and how the value is written back into a hardware file.
 struct FittableKey {
   std::string key;
-  FitGrid calibrate_grid;  // SI units
-  std::string unit;        // written after the value ("us" for latencies; "" plain)
-  double unit_scale = 1;   // SI value / unit_scale = the number written
+  FitGrid calibrate_grid;    // SI units
+  std::string unit;          // written after the value ("us" for latencies; "" plain)
+  double unit_scale = 1;     // SI value / unit_scale = the number written
   std::string exercised_by;  // which runs can move it (for "not exercised" messages)
 };
 
