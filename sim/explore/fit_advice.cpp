@@ -24,8 +24,8 @@ struct Knobs {
 };
 
 Knobs knobs_of(const ParallelPlan& p) {
-  return Knobs{p.micro_batch_size,         p.recompute_granularity, p.use_distributed_optimizer, p.zero_stage,
-               p.offload_optimizer,        p.tensor_model_parallel_size, p.pipeline_model_parallel_size};
+  return Knobs{p.micro_batch_size,  p.recompute_granularity,      p.use_distributed_optimizer,   p.zero_stage,
+               p.offload_optimizer, p.tensor_model_parallel_size, p.pipeline_model_parallel_size};
 }
 
 ParallelPlan with_knobs(ParallelPlan plan, const Knobs& k, int devices) {
@@ -149,8 +149,7 @@ Trial combined_change(const Scenario& scenario, const Knobs& original) {
   const int cp = std::max(1, scenario.plan.context_parallel_size);
   for (int tp = 2 * k.tp; !t.fits && tp * k.pp * cp <= scenario.num_devices; tp *= 2)
     attempt([&](Knobs& x) { x.tp = tp; });
-  for (int pp = 2 * k.pp; !t.fits && k.tp * pp * cp <= scenario.num_devices && pp <= scenario.model.num_layers;
-       pp *= 2)
+  for (int pp = 2 * k.pp; !t.fits && k.tp * pp * cp <= scenario.num_devices && pp <= scenario.model.num_layers; pp *= 2)
     attempt([&](Knobs& x) { x.pp = pp; });
   if (!t.fits) return Trial{};
   // Give back each change the rest does not need.
@@ -200,13 +199,11 @@ FitAdvice advise_fit(const Scenario& scenario, const MemoryReport& report) {
   const StageMemory* worst = &report.stages.front();
   for (const auto& s : report.stages)
     if (s.stage == report.worst_stage) worst = &s;
-  const std::pair<const char*, double> parts[] = {{"activations", worst->activations},
-                                                  {"weights", worst->weights},
-                                                  {"gradients", worst->gradients},
-                                                  {"optimizer states", worst->optimizer_states},
-                                                  {"transient tensors", worst->transient},
-                                                  {"communication buffers", worst->communication_buffers},
-                                                  {"allocator reserve", worst->reserve}};
+  const std::pair<const char*, double> parts[] = {
+      {"activations", worst->activations},     {"weights", worst->weights},
+      {"gradients", worst->gradients},         {"optimizer states", worst->optimizer_states},
+      {"transient tensors", worst->transient}, {"communication buffers", worst->communication_buffers},
+      {"allocator reserve", worst->reserve}};
   for (const auto& [name, bytes] : parts) {
     if (bytes > a.largest_part_bytes) a.largest_part = name, a.largest_part_bytes = bytes;
   }
@@ -244,8 +241,8 @@ FitAdvice advise_fit(const Scenario& scenario, const MemoryReport& report) {
 std::string format_fit_advice(const FitAdvice& a) {
   if (a.fits) return "";
   std::string out = "does not fit: stage " + std::to_string(a.stage) + " needs " + gib(a.peak_bytes) + " of " +
-                    gib(a.hbm_bytes) + " HBM (" + gib(a.peak_bytes - a.hbm_bytes) + " over); largest part: " +
-                    a.largest_part + " " + gib(a.largest_part_bytes);
+                    gib(a.hbm_bytes) + " HBM (" + gib(a.peak_bytes - a.hbm_bytes) +
+                    " over); largest part: " + a.largest_part + " " + gib(a.largest_part_bytes);
   if (a.largest_part == "activations")
     out += " (" + std::to_string(a.microbatches_in_flight) + " micro-batch" +
            (a.microbatches_in_flight == 1 ? "" : "es") + " in flight)";
@@ -254,8 +251,9 @@ std::string format_fit_advice(const FitAdvice& a) {
     out += "  weights + gradients + optimizer states alone exceed " + gib(a.hbm_bytes) +
            ": a smaller micro batch or recompute cannot make it fit\n";
   if (a.fitting.empty()) {
-    out += "  nothing tried fits on these devices (micro batch, recompute, distributed optimizer / ZeRO, offload, "
-           "larger TP or PP, alone and combined): more devices or a device with more memory\n";
+    out +=
+        "  nothing tried fits on these devices (micro batch, recompute, distributed optimizer / ZeRO, offload, "
+        "larger TP or PP, alone and combined): more devices or a device with more memory\n";
     return out;
   }
   const FitChange& best = a.fitting.front();

@@ -70,9 +70,9 @@ std::string write_temporary(const OutputText& output) {
   std::string temp;
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
-    temp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" +
-                   std::to_string(attempt)))
-               .string();
+    temp =
+        (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(attempt)))
+            .string();
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && (errno != EEXIST || attempt > 100)) throw fail("cannot write the file: " + error_text(errno));
   }
@@ -159,8 +159,7 @@ std::vector<Diagnostic> check_output_paths(const std::vector<OutputRequest>& out
   return problems;
 }
 
-std::vector<std::string> scenario_input_files(const std::string& scenario_path,
-                                              const std::vector<Override>& overrides,
+std::vector<std::string> scenario_input_files(const std::string& scenario_path, const std::vector<Override>& overrides,
                                               const std::vector<std::string>& search_roots,
                                               const std::vector<std::string>& extra_models,
                                               const std::vector<std::string>& extra_hardware) {

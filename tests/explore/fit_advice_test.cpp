@@ -63,7 +63,8 @@ TEST_CASE("advise_fit: activations overflow -> the largest micro batch that keep
   REQUIRE_FALSE(advice.fitting.empty());
   CHECK_FALSE(advice.combined);
   // Micro batches 16, 8 and 4 keep the global batch but do not fit; 2 does.
-  for (const char* b : {"16", "8", "4"}) CHECK_FALSE(memory_of(load("default.yaml", {{"plan.micro_batch_size", b}})).fits);
+  for (const char* b : {"16", "8", "4"})
+    CHECK_FALSE(memory_of(load("default.yaml", {{"plan.micro_batch_size", b}})).fits);
   CHECK(advice.fitting.front().settings == std::vector<std::string>{"plan.micro_batch_size=2"});
   check_every_suggestion_fits("default.yaml", overrides, advice);
   const std::string text = format_fit_advice(advice);
@@ -75,9 +76,10 @@ TEST_CASE("advise_fit: activations overflow -> the largest micro batch that keep
   CHECK(j["out_of_memory"]["over_bytes"].get<double>() == Approx(report.peak_bytes - report.hbm_bytes));
 }
 
-TEST_CASE("advise_fit: when weights, gradients and optimizer alone overflow, the advice shards the model and never "
-          "re-suggests the distributed optimizer that is already on",
-          "[explore][fit]") {
+TEST_CASE(
+    "advise_fit: when weights, gradients and optimizer alone overflow, the advice shards the model and never "
+    "re-suggests the distributed optimizer that is already on",
+    "[explore][fit]") {
   // GPT-3 175B on 1024 A100s at TP4 PP2 with the distributed optimizer on.
   const std::vector<Override> overrides{{"plan.pipeline_model_parallel_size", "2"},
                                         {"plan.virtual_pipeline_model_parallel_size", "1"},

@@ -95,7 +95,8 @@ TEST_CASE("scenario_input_files: the scenario and the model and hardware files i
   bool found = false;
   for (const auto& f : with_set) found = found || f == kRoot + "/models/llama3-8b.yaml";
   CHECK(found);
-  CHECK(scenario_input_files("/no/such/scenario.yaml", {}, {kRoot}) == std::vector<std::string>{"/no/such/scenario.yaml"});
+  CHECK(scenario_input_files("/no/such/scenario.yaml", {}, {kRoot}) ==
+        std::vector<std::string>{"/no/such/scenario.yaml"});
 }
 
 TEST_CASE("write_outputs: every file whole, and when one fails none is written and nothing is left behind",

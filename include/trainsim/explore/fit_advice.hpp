@@ -21,7 +21,7 @@ struct FitChange {
   std::vector<std::string> settings;  // "plan.micro_batch_size=2", in knob order
   double peak_bytes = 0;              // worst stage after the change
   int worst_stage = 0;
-  double estimate_step_s = 0;         // analytical step time after the change
+  double estimate_step_s = 0;  // analytical step time after the change
 };
 
 struct FitAdvice {

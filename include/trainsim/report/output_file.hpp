@@ -33,8 +33,7 @@ std::vector<Diagnostic> check_output_paths(const std::vector<OutputRequest>& out
 // as load_scenario resolves them (relative to the scenario's directory, then under each
 // search root, root/models/ and root/hardware/, each also with ".yaml"). Never throws: an
 // unreadable scenario gives just its own path (loading it reports the problem).
-std::vector<std::string> scenario_input_files(const std::string& scenario_path,
-                                              const std::vector<Override>& overrides,
+std::vector<std::string> scenario_input_files(const std::string& scenario_path, const std::vector<Override>& overrides,
                                               const std::vector<std::string>& search_roots,
                                               const std::vector<std::string>& extra_models = {},
                                               const std::vector<std::string>& extra_hardware = {});
