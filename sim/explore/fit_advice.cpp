@@ -17,6 +17,8 @@ namespace {
 struct Knobs {
   int micro_batch = 1;
   RecomputeGranularity recompute = RecomputeGranularity::none;
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;
+  int recompute_layers = 0;  // full recompute: layers per chunk (0: all)
   bool distributed_optimizer = false;
   int zero_stage = 0;
   bool offload = false;
@@ -24,13 +26,31 @@ struct Knobs {
 };
 
 Knobs knobs_of(const ParallelPlan& p) {
-  return Knobs{p.micro_batch_size,  p.recompute_granularity,      p.use_distributed_optimizer,   p.zero_stage,
-               p.offload_optimizer, p.tensor_model_parallel_size, p.pipeline_model_parallel_size};
+  Knobs k;
+  k.micro_batch = p.micro_batch_size;
+  k.recompute = p.recompute_granularity;
+  k.recompute_method = p.recompute_method;
+  k.recompute_layers = p.recompute_num_layers;
+  k.distributed_optimizer = p.use_distributed_optimizer;
+  k.zero_stage = p.zero_stage;
+  k.offload = p.offload_optimizer;
+  k.tp = p.tensor_model_parallel_size;
+  k.pp = p.pipeline_model_parallel_size;
+  return k;
+}
+
+// Full recompute of every layer, the largest saving of the recompute knob.
+void recompute_all(Knobs& k) {
+  k.recompute = RecomputeGranularity::full;
+  k.recompute_method = RecomputeMethod::uniform;
+  k.recompute_layers = 0;
 }
 
 ParallelPlan with_knobs(ParallelPlan plan, const Knobs& k, int devices) {
   plan.micro_batch_size = k.micro_batch;
   plan.recompute_granularity = k.recompute;
+  plan.recompute_method = k.recompute_method;
+  plan.recompute_num_layers = k.recompute_layers;
   plan.use_distributed_optimizer = k.distributed_optimizer;
   plan.zero_stage = k.zero_stage;
   plan.offload_optimizer = k.offload;
@@ -47,6 +67,11 @@ std::vector<std::string> settings(const Knobs& from, const Knobs& to) {
   if (to.micro_batch != from.micro_batch) out.push_back("plan.micro_batch_size=" + std::to_string(to.micro_batch));
   if (to.recompute != from.recompute)
     out.push_back(std::string("plan.recompute_granularity=") + to_string(to.recompute));
+  if (to.recompute_method != from.recompute_method)
+    out.push_back(std::string("plan.recompute_method=") +
+                  (to.recompute_method == RecomputeMethod::block ? "block" : "uniform"));
+  if (to.recompute_layers != from.recompute_layers)
+    out.push_back("plan.recompute_num_layers=" + std::to_string(to.recompute_layers));
   if (to.distributed_optimizer != from.distributed_optimizer)
     out.push_back("plan.use_distributed_optimizer=" + flag(to.distributed_optimizer));
   if (to.zero_stage != from.zero_stage) out.push_back("plan.zero_stage=" + std::to_string(to.zero_stage));
@@ -54,6 +79,26 @@ std::vector<std::string> settings(const Knobs& from, const Knobs& to) {
   if (to.tp != from.tp) out.push_back("plan.tensor_model_parallel_size=" + std::to_string(to.tp));
   if (to.pp != from.pp) out.push_back("plan.pipeline_model_parallel_size=" + std::to_string(to.pp));
   return out;
+}
+
+// The analytical step time. Its recompute term is all layers or none; block recompute of
+// n of a chunk's L layers recomputes n / L of the forward that full recompute repeats,
+// so its step lies that fraction of the way from no recompute to full.
+double estimate_step(const Scenario& s, const ParallelPlan& plan, const Workload& workload) {
+  const double full = estimate_step_time(s, plan, workload);
+  const int n = plan.recompute_num_layers;
+  if (plan.recompute_granularity != RecomputeGranularity::full || plan.recompute_method != RecomputeMethod::block ||
+      n <= 0)
+    return full;
+  const auto layers = layers_per_stage(plan, s.model.num_layers);
+  const double chunk = static_cast<double>(*std::max_element(layers.begin(), layers.end())) /
+                       std::max(1, plan.virtual_pipeline_model_parallel_size);
+  if (n >= chunk) return full;
+  ParallelPlan none = plan;
+  none.recompute_granularity = RecomputeGranularity::none;
+  none.recompute_num_layers = 0;
+  const double without = estimate_step_time(s, none, workload);
+  return without + (full - without) * n / chunk;
 }
 
 struct Trial {
@@ -75,7 +120,7 @@ Trial try_knobs(const Scenario& scenario, const Knobs& original, const Knobs& k)
     t.change.settings = settings(original, k);
     t.change.peak_bytes = report.peak_bytes;
     t.change.worst_stage = report.worst_stage;
-    if (t.fits) t.change.estimate_step_s = estimate_step_time(s, plan, workload);
+    if (t.fits) t.change.estimate_step_s = estimate_step(s, plan, workload);
   } catch (const ConfigError&) {
     t.valid = false;
   }
@@ -98,8 +143,25 @@ std::vector<std::vector<Knobs>> single_changes(const Scenario& scenario, const K
   for (int b = k.micro_batch - 1; b >= 1; --b) v.push_back(k), v.back().micro_batch = b;
   knobs.push_back(v);
   v.clear();
+  // Selective, then full recompute of the first n layers of each chunk (block), n growing,
+  // then of every layer.
   if (k.recompute == RecomputeGranularity::none) v.push_back(k), v.back().recompute = RecomputeGranularity::selective;
-  if (k.recompute != RecomputeGranularity::full) v.push_back(k), v.back().recompute = RecomputeGranularity::full;
+  const bool all = k.recompute == RecomputeGranularity::full &&
+                   (k.recompute_layers == 0 || k.recompute_method == RecomputeMethod::uniform);
+  if (!all) {
+    const auto layers = layers_per_stage(scenario.plan, scenario.model.num_layers);
+    const int chunk = *std::max_element(layers.begin(), layers.end()) /
+                      std::max(1, scenario.plan.virtual_pipeline_model_parallel_size);
+    const int first = k.recompute == RecomputeGranularity::full ? k.recompute_layers + 1 : 1;
+    for (int n = first; n < chunk; ++n) {
+      v.push_back(k);
+      v.back().recompute = RecomputeGranularity::full;
+      v.back().recompute_method = RecomputeMethod::block;
+      v.back().recompute_layers = n;
+    }
+    v.push_back(k);
+    recompute_all(v.back());
+  }
   knobs.push_back(v);
   v.clear();
   // Megatron's distributed optimizer and ZeRO-1 shard the same state: from either, only
@@ -142,7 +204,7 @@ Trial combined_change(const Scenario& scenario, const Knobs& original) {
   for (int i = 4; i > sharding_level(k); --i)
     if (attempt([&](Knobs& x) { x.distributed_optimizer = kSharding[i].first, x.zero_stage = kSharding[i].second; }))
       break;
-  attempt([](Knobs& x) { x.recompute = RecomputeGranularity::full; });
+  attempt(recompute_all);
   attempt([](Knobs& x) { x.offload = true; });
   for (int b = 1; b < k.micro_batch; ++b)
     if (attempt([&](Knobs& x) { x.micro_batch = b; })) break;
@@ -155,7 +217,11 @@ Trial combined_change(const Scenario& scenario, const Knobs& original) {
   // Give back each change the rest does not need.
   const std::function<void(Knobs&)> revert[] = {
       [&](Knobs& x) { x.micro_batch = original.micro_batch; },
-      [&](Knobs& x) { x.recompute = original.recompute; },
+      [&](Knobs& x) {
+        x.recompute = original.recompute;
+        x.recompute_method = original.recompute_method;
+        x.recompute_layers = original.recompute_layers;
+      },
       [&](Knobs& x) { x.distributed_optimizer = original.distributed_optimizer, x.zero_stage = original.zero_stage; },
       [&](Knobs& x) { x.offload = original.offload; },
       [&](Knobs& x) { x.tp = original.tp; },
@@ -210,7 +276,7 @@ FitAdvice advise_fit(const Scenario& scenario, const MemoryReport& report) {
   a.microbatches_in_flight = worst->microbatches_in_flight;
   a.model_state_bytes = worst->weights + worst->gradients + worst->optimizer_states;
   try {
-    a.estimate_step_s = estimate_step_time(scenario, scenario.plan, build_workload(scenario.model, scenario.plan));
+    a.estimate_step_s = estimate_step(scenario, scenario.plan, build_workload(scenario.model, scenario.plan));
   } catch (const ConfigError&) {
     a.estimate_step_s = 0;
   }

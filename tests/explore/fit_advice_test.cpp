@@ -143,3 +143,20 @@ TEST_CASE("advise_fit: nothing fits on a 4 GiB device, and it says so", "[explor
   CHECK_THAT(format_fit_advice(advice), Catch::Contains("nothing tried fits on these devices"));
   CHECK(fit_advice_json(advice)["out_of_memory"]["fits_with"].empty());
 }
+
+TEST_CASE("advise_fit: the smallest recompute that fits, one layer of each stage recomputed (block), not all",
+          "[explore][fit]") {
+  // LLaMA-3 405B on 16384 H100s without recompute: stage 1 needs 80.9 GiB; the scenario's own
+  // comment says recomputing one layer per stage brings it to 74 GiB.
+  const std::vector<Override> overrides{{"plan.recompute_granularity", "none"}, {"plan.recompute_num_layers", "0"}};
+  const Scenario s = load("llama3-405b-h100-16384.yaml", overrides);
+  const FitAdvice advice = advise_fit(s, memory_of(s));
+  REQUIRE_FALSE(advice.fits);
+  REQUIRE_FALSE(advice.fitting.empty());
+  CHECK(advice.fitting.front().settings ==
+        std::vector<std::string>{"plan.recompute_granularity=full", "plan.recompute_num_layers=1"});
+  CHECK(advice.fitting.front().peak_bytes / (1024.0 * 1024 * 1024) == Approx(74.2).margin(0.05));
+  // One layer of eight recomputed: 1/8 of the way from no recompute to full in the estimate.
+  CHECK(advice.fitting.front().estimate_step_s > advice.estimate_step_s);
+  check_every_suggestion_fits("llama3-405b-h100-16384.yaml", overrides, advice);
+}

@@ -2,11 +2,12 @@
 // A plan that does not fit in device memory is an answer: where it overflows (stage, the
 // largest part, by how much) and a change that fits, checked with the memory model. The
 // candidates are one plan knob at a time on the same devices and global batch: a smaller
-// micro batch, selective or full recompute, the distributed optimizer, a higher ZeRO
-// stage, optimizer offload, a larger tensor or pipeline parallel size; each must pass
-// check_plan and fit. Among those that fit, the one with the shortest estimated step
-// (the search's analytical tier) is named. When no single change fits, the knobs are
-// combined (greedily, then each dropped again while the rest still fits).
+// micro batch, selective recompute, full recompute of the first n layers of each chunk
+// (block) or of every layer, the distributed optimizer, a higher ZeRO stage, optimizer
+// offload, a larger tensor or pipeline parallel size; each must pass check_plan and fit.
+// Among those that fit, the one with the shortest estimated step (the search's analytical
+// tier) is named. When no single change fits, the knobs are combined (greedily, then each
+// dropped again while the rest still fits).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
