@@ -251,7 +251,9 @@ int main(int argc, char** argv) {
       for (const auto& part : trainsim::split(sizes, sizes.find(':') != std::string::npos ? ':' : ',')) {
         try {
           for (const double size : trainsim::parse_size_list(trainsim::trim(part), "--sizes"))
-            check_number(problems, "--sizes", size, 1, kMaxCollectiveBytes, "sizes from 1 B to 1 PiB, e.g. 1MiB:4GiB");
+            if (!(size >= 1 && size <= kMaxCollectiveBytes))  // NaN and inf too
+              problems.push_back(trainsim::Diagnostic({}, "--sizes", "'" + trainsim::trim(part) + "' is out of range",
+                                                      "sizes from 1 B to 1 PiB, e.g. 1MiB:4GiB"));
         } catch (const trainsim::ConfigError& e) {
           problems.insert(problems.end(), e.diagnostics().begin(), e.diagnostics().end());
         }
