@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/report/output_file.hpp"
 #include "trainsim/validation/calibrate.hpp"
 
 namespace {
@@ -21,12 +22,6 @@ std::string read_text(const std::string& path, const char* option) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw trainsim::ConfigError(trainsim::Diagnostic({path, 0, 0}, "--out", "cannot write the file"));
 }
 
 // "5" -> 5 folds; "loo" -> 0 (leave-one-out only).
@@ -89,14 +84,24 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--out", args->out, "write the fitted hardware file here (every other line kept)");
     cmd->callback([&action, args] {
       action = [args] {
+        // The fitted file is checked before the fit and never written over the inputs.
+        if (!args->out.empty()) {
+          auto problems = trainsim::check_output_paths({{"--out", args->out}}, {args->runs, args->hardware});
+          if (!problems.empty()) throw trainsim::ConfigError(std::move(problems));
+        }
         const auto runs = trainsim::load_measured_runs(args->runs);
         std::map<std::string, trainsim::FitGrid> grids;
         for (const auto& text : args->grid) grids.insert(trainsim::parse_fit_grid(text));
         const auto calibration = trainsim::calibrate(runs, args->hardware, args->fit, grids);
         std::fputs(trainsim::format_calibration(calibration).c_str(), stdout);
         if (!args->out.empty()) {
-          write_text(args->out, trainsim::fitted_hardware_text(read_text(args->hardware, "--hardware"), calibration));
-          std::printf("wrote %s\n", args->out.c_str());
+          const auto text = trainsim::fitted_hardware_text(read_text(args->hardware, "--hardware"), calibration);
+          if (trainsim::is_stdout_path(args->out)) {
+            std::fputs(text.c_str(), stdout);
+          } else {
+            trainsim::write_outputs({{"--out", args->out, text}});
+            std::printf("wrote %s\n", args->out.c_str());
+          }
         }
       };
     });

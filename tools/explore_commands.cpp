@@ -4,13 +4,14 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/simulation.hpp"
@@ -23,6 +24,7 @@
 #include "trainsim/explore/search.hpp"
 #include "trainsim/explore/sweep.hpp"
 #include "trainsim/report/collective_table.hpp"
+#include "trainsim/report/output_file.hpp"
 
 namespace {
 
@@ -36,11 +38,18 @@ struct CommonArgs {
     return out;
   }
   trainsim::Scenario load() const { return trainsim::load_scenario(scenario, overrides()); }
+  // Every output problem, and the scenario loaded when there is none (all reported at once).
+  trainsim::Scenario load_checked(const std::vector<trainsim::OutputRequest>& outputs, const std::string& data_dir,
+                                  std::vector<trainsim::Diagnostic> problems = {}) const {
+    const auto o = overrides();
+    const auto more = trainsim::check_output_paths(outputs, trainsim::scenario_input_files(scenario, o, {data_dir}));
+    problems.insert(problems.end(), more.begin(), more.end());
+    return load_after_checks(problems, [&] { return trainsim::load_scenario(scenario, o); });
+  }
 };
 
 // Re-simulates the schedules that ran, with their timelines, for the HTML page.
-void write_comparison_html(const std::string& path, const trainsim::Scenario& scenario,
-                           const std::vector<trainsim::ScheduleRow>& rows) {
+std::string comparison_html(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows) {
   std::vector<trainsim::Scenario> scenarios;
   std::vector<trainsim::SimResult> results;
   scenarios.reserve(rows.size());
@@ -57,9 +66,7 @@ void write_comparison_html(const std::string& path, const trainsim::Scenario& sc
     runs.push_back({row.choice.label, &scenarios[k], &results[k]});
     ++k;
   }
-  std::ofstream out(path, std::ios::binary);
-  out << trainsim::html_comparison(runs, scenario.name + ": schedules compared");
-  if (!out) throw trainsim::ConfigError(trainsim::Diagnostic({path, 0, 0}, "--html", "cannot write the file"));
+  return trainsim::html_comparison(runs, scenario.name + ": schedules compared");
 }
 
 void add_common(CLI::App* command, CommonArgs& args) {
@@ -67,10 +74,14 @@ void add_common(CLI::App* command, CommonArgs& args) {
   command->add_option("--set", args.set, "override a scenario key first, e.g. --set plan.seq_length=8192 (repeatable)");
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw trainsim::ConfigError(trainsim::Diagnostic({path, 0, 0}, "", "cannot write the file"));
+const char* const kOutputHelp = " ('-': stdout, the table then goes to stderr)";
+
+// Each device count at most the largest num_devices a scenario may have.
+void check_device_counts(std::vector<trainsim::Diagnostic>& problems, const std::vector<int>& devices,
+                         const std::string& option) {
+  for (const int n : devices)
+    check_number(problems, option, n, 1, trainsim::max_num_devices(),
+                 "device counts from 1 to " + std::to_string(trainsim::max_num_devices()));
 }
 
 // A one-line bar redrawn in place; only when stderr is a terminal.
@@ -85,7 +96,43 @@ void draw_progress(std::size_t done, std::size_t total) {
 
 }  // namespace
 
-void add_explore_commands(CLI::App& app, std::function<void()>& action) {
+std::vector<trainsim::OutputRequest> requested_outputs(const CLI::App& command,
+                                                       const std::vector<std::pair<std::string, std::string>>& options) {
+  std::vector<trainsim::OutputRequest> out;
+  for (const auto& [option, path] : options)
+    if (command.count(option) > 0) out.push_back({option, path});
+  return out;
+}
+
+std::FILE* text_stream(const std::vector<trainsim::OutputRequest>& outputs) {
+  for (const auto& o : outputs)
+    if (trainsim::is_stdout_path(o.path)) return stderr;
+  return stdout;
+}
+
+void emit_outputs(const std::vector<trainsim::OutputRequest>& outputs,
+                  const std::function<std::string(const std::string& option)>& text_of) {
+  std::vector<trainsim::OutputText> texts;
+  for (const auto& o : outputs) texts.push_back({o.option, o.path, text_of(o.option)});
+  trainsim::write_outputs(texts);
+  for (const auto& t : texts) {
+    if (!trainsim::is_stdout_path(t.path)) continue;
+    std::fwrite(t.text.data(), 1, t.text.size(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+void check_number(std::vector<trainsim::Diagnostic>& problems, const std::string& option, double value, double lo,
+                  double hi, const std::string& valid) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.15g", value);
+  if (!std::isfinite(value))
+    problems.push_back(trainsim::Diagnostic({}, option, std::string(text) + " is not a finite number", valid));
+  else if (value < lo || value > hi)
+    problems.push_back(trainsim::Diagnostic({}, option, std::string(text) + " is out of range", valid));
+}
+
+void add_explore_commands(CLI::App& app, std::function<void()>& action, const std::string& data_dir) {
   // sweep
   {
     struct Args {
@@ -98,23 +145,41 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     auto* cmd = app.add_subcommand("sweep", "Simulate every combination of a grid of overrides, best throughput first");
     add_common(cmd, args->common);
     cmd->add_option("--grid", args->grid, "KEY=V1,V2,... one axis of the grid (repeatable)")->required();
-    cmd->add_option("--csv", args->csv, "also write the rows as CSV to this file");
-    cmd->add_option("--json", args->json, "also write the rows as JSON to this file");
+    cmd->add_option("--csv", args->csv, std::string("also write the rows as CSV to this file") + kOutputHelp);
+    cmd->add_option("--json", args->json, std::string("also write the rows as JSON to this file") + kOutputHelp);
     cmd->add_option("--html", args->html, "also write a line chart (throughput vs the first grid axis) to this file");
-    cmd->add_option("--threads", args->threads, "worker threads (0: all cores)")->capture_default_str();
-    cmd->callback([&action, args] {
-      action = [args] {
+    cmd->add_option("--threads", args->threads, "worker threads (0: all cores; at most 1024)")->capture_default_str();
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
         std::vector<trainsim::GridAxis> grid;
         for (const auto& text : args->grid) grid.push_back(trainsim::parse_grid_axis(text));
+        const auto outputs =
+            requested_outputs(*cmd, {{"--csv", args->csv}, {"--json", args->json}, {"--html", args->html}});
+        std::vector<trainsim::Diagnostic> problems;
+        check_number(problems, "--threads", args->threads, 0, trainsim::kMaxThreads,
+                     "0 (all cores) to " + std::to_string(trainsim::kMaxThreads));
+        // A grid axis may name other model or hardware files: those are inputs too.
+        std::vector<std::string> models, hardware;
+        for (const auto& axis : grid) {
+          if (axis.key_path == "model") models.insert(models.end(), axis.values.begin(), axis.values.end());
+          if (axis.key_path == "hardware") hardware.insert(hardware.end(), axis.values.begin(), axis.values.end());
+        }
         trainsim::SweepOptions options;
         options.base_overrides = args->common.overrides();
+        const auto inputs = trainsim::scenario_input_files(args->common.scenario, options.base_overrides, {data_dir},
+                                                           models, hardware);
+        const auto more = trainsim::check_output_paths(outputs, inputs);
+        problems.insert(problems.end(), more.begin(), more.end());
+        if (!problems.empty()) throw trainsim::ConfigError(problems);
         options.max_threads = args->threads;
         if (isatty(fileno(stderr))) options.progress = draw_progress;
         const auto result = trainsim::sweep(args->common.scenario, grid, options);
-        std::fputs(trainsim::format_sweep_table(result).c_str(), stdout);
-        if (!args->csv.empty()) write_file(args->csv, trainsim::sweep_csv(result));
-        if (!args->json.empty()) write_file(args->json, trainsim::sweep_json(result));
-        if (!args->html.empty()) write_file(args->html, trainsim::sweep_html(result));
+        std::fputs(trainsim::format_sweep_table(result).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string& option) {
+          return option == "--csv" ? trainsim::sweep_csv(result)
+                 : option == "--json" ? trainsim::sweep_json(result)
+                                      : trainsim::sweep_html(result);
+        });
       };
     });
   }
@@ -146,15 +211,19 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         ->capture_default_str();
     cmd->add_option("--html", args->html, "also write the simulated schedules' timelines side by side to this HTML file");
     cmd->add_option("--json", args->json,
-                    "also write the rows (versioned JSON, failures with their reason) to this file");
-    cmd->callback([&action, args] {
-      action = [args] {
+                    std::string("also write the rows (versioned JSON, failures with their reason) to this file") +
+                        kOutputHelp);
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
         const auto choices = trainsim::parse_schedule_list(args->schedules);
-        const auto scenario = args->common.load();
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
+        const auto scenario = args->common.load_checked(outputs, data_dir);
         const auto rows = trainsim::compare_schedules(scenario, choices);
-        std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), stdout);
-        if (!args->json.empty()) write_file(args->json, trainsim::schedule_comparison_json(scenario, rows));
-        if (!args->html.empty()) write_comparison_html(args->html, scenario, rows);
+        std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string& option) {
+          return option == "--json" ? trainsim::schedule_comparison_json(scenario, rows)
+                                    : comparison_html(scenario, rows);
+        });
       };
     });
   }
@@ -176,30 +245,37 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
                   "replayed; top k printed");
     add_common(cmd, args->common);
     cmd->add_option("--devices", args->devices, "device count (default: the scenario's num_devices)");
-    cmd->add_option("--top", args->top, "plans to print")->capture_default_str();
+    cmd->add_option("--top", args->top, "plans to print (>= 1)")->capture_default_str();
     cmd->add_option("--objective", args->objective, "throughput, time-to-train or cost")->capture_default_str();
-    cmd->add_option("--tokens", args->tokens, "token budget for time-to-train and cost")->capture_default_str();
-    cmd->add_option("--replay", args->replay, "candidates replayed with the simulator (best estimates first)")
+    cmd->add_option("--tokens", args->tokens, "token budget for time-to-train and cost (> 0, at most 1e18)")
         ->capture_default_str();
-    cmd->add_option("--json", args->json, "also write the top plans as JSON to this file");
+    cmd->add_option("--replay", args->replay, "candidates replayed with the simulator (best estimates first, >= 1)")
+        ->capture_default_str();
+    cmd->add_option("--json", args->json, std::string("also write the top plans as JSON to this file") + kOutputHelp);
     cmd->add_option("--keep", args->keep,
                     "plan axes not searched but kept as the scenario sets them, comma-separated subset of tp, pp, cp, "
                     "ep, mbs, schedule, sp, optimizer, recompute (e.g. sp,optimizer,recompute for a framework "
                     "without sequence parallelism or a sharded optimizer)");
-    cmd->callback([&action, args] {
-      action = [args] {
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
         trainsim::SearchOptions options;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.keep = trainsim::parse_kept_axes(args->keep);
         if (isatty(fileno(stderr))) options.progress = draw_progress;
-        const auto scenario = args->common.load();
         options.devices = args->devices;
         options.top = args->top;
         options.tokens = args->tokens;
         options.replay_limit = args->replay;
+        auto problems = trainsim::check_search_options(options);
+        // Given explicitly, 0 is not "the scenario's count".
+        if (cmd->count("--devices") > 0 && args->devices == 0)
+          check_number(problems, "--devices", 0, 1, trainsim::max_num_devices(),
+                       "1 to " + std::to_string(trainsim::max_num_devices()));
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        const auto scenario = args->common.load_checked(outputs, data_dir, problems);
         const auto result = trainsim::search_plans(scenario, options);
-        std::fputs(trainsim::format_search(scenario, result).c_str(), stdout);
-        if (!args->json.empty()) write_file(args->json, trainsim::search_json(scenario, result));
+        std::fputs(trainsim::format_search(scenario, result).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string&) { return trainsim::search_json(scenario, result); });
       };
     });
   }
@@ -223,13 +299,13 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
                     "hardware files to compare, comma-separated (each replaces the scenario's hardware)")
         ->required();
     cmd->add_option("--devices", args->devices, "device count on every hardware (default: the scenario's num_devices)");
-    cmd->add_option("--tokens", args->tokens, "token budget to train")->capture_default_str();
+    cmd->add_option("--tokens", args->tokens, "token budget to train (> 0, at most 1e18)")->capture_default_str();
     cmd->add_option("--objective", args->objective,
                     "what wins: throughput, time-to-train or cost (unknown prices never win)")
         ->capture_default_str();
-    cmd->add_option("--pue", args->pue, "power usage effectiveness multiplying the board power (>= 1)")
+    cmd->add_option("--pue", args->pue, "power usage effectiveness multiplying the board power (1 to 3)")
         ->capture_default_str();
-    cmd->add_option("--json", args->json, "also write the rows as versioned JSON to this file");
+    cmd->add_option("--json", args->json, std::string("also write the rows as versioned JSON to this file") + kOutputHelp);
     cmd->footer(
         "For each hardware file: the best plan for the scenario's model, sequence length and global batch on\n"
         "the same device count (as `trainsim search` finds it), its step time, tokens/s, MFU, days to train\n"
@@ -241,14 +317,22 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
         "      --hardware hardware/ascend-910b3.yaml,hardware/a100-80gb.yaml,hardware/h100-80gb.yaml --tokens 1e12\n"
         "  trainsim choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml,hardware/h100-80gb.yaml \\\n"
         "      --devices 64 --objective cost --pue 1.2 --json choice.json");
-    cmd->callback([&action, args] {
-      action = [args] {
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
         trainsim::HardwareChoiceOptions options;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.devices = args->devices;
         options.tokens = args->tokens;
         options.pue = args->pue;
-        const auto scenario = args->common.load();
+        auto problems = trainsim::check_choice_options(options);
+        if (cmd->count("--devices") > 0 && args->devices == 0)
+          check_number(problems, "--devices", 0, 1, trainsim::max_num_devices(),
+                       "1 to " + std::to_string(trainsim::max_num_devices()));
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        // The hardware files compared are inputs too.
+        auto more = trainsim::check_output_paths(outputs, trainsim::split(args->hardware, ','));
+        problems.insert(problems.end(), more.begin(), more.end());
+        const auto scenario = args->common.load_checked(outputs, data_dir, problems);
         const auto hardware = trainsim::load_hardware_list(args->hardware);
         if (isatty(fileno(stderr))) {
           options.progress = [&hardware](std::size_t index, std::size_t done, std::size_t total) {
@@ -257,8 +341,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
           };
         }
         const auto result = trainsim::choose_hardware(scenario, hardware, options);
-        std::fputs(trainsim::format_hardware_choice(result).c_str(), stdout);
-        if (!args->json.empty()) write_file(args->json, trainsim::hardware_choice_json(result));
+        std::fputs(trainsim::format_hardware_choice(result).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string&) { return trainsim::hardware_choice_json(result); });
       };
     });
   }
@@ -288,15 +372,20 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action) {
     cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
     cmd->add_option("--html", args->html, "also write throughput and linearity charts to this file");
     cmd->add_option("--json", args->json,
-                    "also write the rows (versioned JSON, failures with their reason) to this file");
-    cmd->callback([&action, args] {
-      action = [args] {
+                    std::string("also write the rows (versioned JSON, failures with their reason) to this file") +
+                        kOutputHelp);
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
         const auto devices = trainsim::parse_device_list(args->devices, "--devices");
-        const auto scenario = args->common.load();
+        std::vector<trainsim::Diagnostic> problems;
+        check_device_counts(problems, devices, "--devices");
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
+        const auto scenario = args->common.load_checked(outputs, data_dir, problems);
         const auto result = trainsim::scale(scenario, devices);
-        std::fputs(trainsim::format_scale(scenario, result).c_str(), stdout);
-        if (!args->json.empty()) write_file(args->json, trainsim::scale_json(scenario, result));
-        if (!args->html.empty()) write_file(args->html, trainsim::scale_html(scenario, result));
+        std::fputs(trainsim::format_scale(scenario, result).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string& option) {
+          return option == "--json" ? trainsim::scale_json(scenario, result) : trainsim::scale_html(scenario, result);
+        });
       };
     });
   }

@@ -1,19 +1,24 @@
 // The `trainsim` command: parses arguments, calls the library, maps errors to exit codes
-// (2 bad input, 3 internal simulation error, 1 anything else). Nothing here is needed
-// by the library.
+// (0 an answer, 2 bad input, 3 internal error: run_command is the one place). Nothing here
+// is needed by the library.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <functional>
-#include <fstream>
+#include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "calibrate_command.hpp"
 #include "explore_commands.hpp"
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/fit_advice.hpp"
+#include "trainsim/explore/search.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/report/chrome_trace.hpp"
@@ -21,6 +26,7 @@
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/report/memory_report.hpp"
 #include "trainsim/report/op_table.hpp"
+#include "trainsim/report/output_file.hpp"
 #include "trainsim/report/summary.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/validation/validation.hpp"
@@ -30,21 +36,14 @@ namespace {
 // The project's data (models/, hardware/, tests/validation/) when no path is given.
 const std::string kDataDir = TRAINSIM_SOURCE_DIR;
 
+// The largest collective size `trainsim collective` takes: thousands of times any device's
+// memory (B200: 192 GB), and small enough that a doubling range stays a short table.
+constexpr double kMaxCollectiveBytes = 1125899906842624.0;  // 1 PiB
+
 std::vector<trainsim::Override> parse_overrides(const std::vector<std::string>& texts) {
   std::vector<trainsim::Override> overrides;
   for (const auto& text : texts) overrides.push_back(trainsim::parse_override(text));
   return overrides;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) {
-    trainsim::Diagnostic d;
-    d.where.file = path;
-    d.problem = "cannot write the file";
-    throw trainsim::ConfigError(std::move(d));
-  }
 }
 
 struct ScenarioArgs {
@@ -58,16 +57,57 @@ void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
                       "override any scenario key before validation, e.g. --set plan.micro_batch_size=2 (repeatable)");
 }
 
-// A plan that does not fit is bad input: one line saying where it overflows and what helps.
-trainsim::ConfigError out_of_memory(const trainsim::Scenario& scenario, const trainsim::MemoryReport& memory) {
-  return trainsim::ConfigError(trainsim::Diagnostic(
-      {scenario.file, 0, 0}, "plan", "does not fit in memory: " + trainsim::describe_overflow(memory) + " HBM",
-      "a smaller plan.micro_batch_size, larger tensor/pipeline parallel sizes, plan.recompute_granularity=full, "
-      "plan.use_distributed_optimizer=true or a higher plan.zero_stage"));
+// The outputs' problems (before any work), then the scenario: every problem reported at once.
+trainsim::Scenario load_checked(const ScenarioArgs& args, const std::vector<trainsim::OutputRequest>& outputs) {
+  const auto overrides = parse_overrides(args.set);
+  const auto problems =
+      trainsim::check_output_paths(outputs, trainsim::scenario_input_files(args.scenario, overrides, {kDataDir}));
+  return load_after_checks(problems, [&] { return trainsim::load_scenario(args.scenario, overrides); });
 }
 
-trainsim::Scenario load(const ScenarioArgs& args) {
-  return trainsim::load_scenario(args.scenario, parse_overrides(args.set));
+// The run's JSON summary with the memory verdict: "status" right after the schema version,
+// and for a plan that does not fit, "out_of_memory" (where it overflows, what fits) at the end.
+std::string summary_json_with_status(const std::string& summary, const trainsim::FitAdvice& advice) {
+  const auto parsed = nlohmann::ordered_json::parse(summary);
+  const auto verdict = trainsim::fit_advice_json(advice);
+  nlohmann::ordered_json out;
+  for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+    out[it.key()] = it.value();
+    if (it.key() == "schema_version") out["status"] = verdict["status"];
+  }
+  if (verdict.contains("out_of_memory")) out["out_of_memory"] = verdict["out_of_memory"];
+  return out.dump(2) + "\n";
+}
+
+std::string memory_json_with_status(const trainsim::MemoryReport& report, const trainsim::FitAdvice& advice) {
+  auto j = trainsim::memory_report_json(report);
+  const auto verdict = trainsim::fit_advice_json(advice);
+  j["status"] = verdict["status"].get<std::string>();
+  if (verdict.contains("out_of_memory")) j["out_of_memory"] = nlohmann::json::parse(verdict["out_of_memory"].dump());
+  return j.dump(2) + "\n";
+}
+
+// The one place that maps an outcome to an exit code. Bad input is a ConfigError (the
+// library turns every user mistake into one): exit 2, one line per problem. Anything else
+// escaping the library is a bug, whatever its type: exit 3, saying so.
+int run_command(const std::function<void()>& work) {
+  const char* const report = "this is a bug in trainsim, please report it with the command and its input files";
+  try {
+    work();
+    return 0;
+  } catch (const trainsim::ConfigError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 2;
+  } catch (const trainsim::SimError& e) {
+    std::fprintf(stderr, "trainsim: internal error: %s; %s\n", e.what(), report);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "trainsim: internal error: out of host memory (std::bad_alloc); %s\n", report);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trainsim: internal error: unexpected exception: %s; %s\n", e.what(), report);
+  } catch (...) {
+    std::fprintf(stderr, "trainsim: internal error: unknown exception; %s\n", report);
+  }
+  return 3;
 }
 
 }  // namespace
@@ -89,14 +129,18 @@ int main(int argc, char** argv) {
       "  trainsim explain scenarios/llama2-70b-910b3-1024.yaml   # what limits this plan, with what-if replays\n"
       "  trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml\n"
       "  trainsim validate --trends tests/validation/trends.yaml\n"
-      "Exit codes: 0 ok, 2 bad input (the message names file:line:col, the key and what is valid), 3 internal error.");
+      "Output files (--json, --csv, --trace, --html) are checked before any work and written whole; '-' is stdout.\n"
+      "Exit codes: 0 an answer (a plan that does not fit in memory too: where it overflows and what fits),\n"
+      "  2 bad input (one line per problem: file:line:col: key.path: what; valid: ...), 3 internal error (a bug).");
   app.require_subcommand(1);
 
   ScenarioArgs run_args;
   std::string run_json, run_trace, run_html, mode = "representative";
   auto* run = app.add_subcommand("run", "Simulate one training step of a scenario and print its summary");
   add_scenario_args(run, run_args);
-  run->add_option("--json", run_json, "also write the versioned JSON summary to this file");
+  run->add_option("--json", run_json,
+                  "also write the versioned JSON summary (with \"status\": ok or does_not_fit) to this file ('-': stdout, "
+                  "the summary then goes to stderr)");
   run->add_option("--trace", run_trace, "also write a Chrome trace (open it in Perfetto)");
   run->add_option("--html", run_html, "also write a self-contained HTML report (timeline, breakdown, memory)");
   run->add_option("--mode", mode, "replay one rank per pipeline stage (representative) or every rank (full)")
@@ -107,15 +151,19 @@ int main(int argc, char** argv) {
   std::string memory_json;
   auto* memory = app.add_subcommand("memory", "Print the per-stage memory breakdown and the out-of-memory verdict");
   add_scenario_args(memory, memory_args);
-  memory->add_option("--json", memory_json, "also write the breakdown as JSON to this file");
+  memory->add_option("--json", memory_json,
+                     "also write the breakdown as JSON (with \"status\") to this file ('-': stdout, the table then goes "
+                     "to stderr)");
 
   ScenarioArgs ops_args;
   std::string ops_csv, ops_json;
   auto* ops = app.add_subcommand(
       "ops", "Per-op cost of each layer kind on one device for one micro-batch: FLOPs, bytes, time, rate, bound");
   add_scenario_args(ops, ops_args);
-  ops->add_option("--csv", ops_csv, "also write one line per op and collective as CSV to this file");
-  ops->add_option("--json", ops_json, "also write the table as JSON to this file");
+  ops->add_option("--csv", ops_csv,
+                  "also write one line per op and collective as CSV to this file ('-': stdout, the table then goes to "
+                  "stderr)");
+  ops->add_option("--json", ops_json, "also write the table as JSON to this file ('-': stdout)");
 
   std::string hardware_file, op = "all_reduce", devices = "8", sizes = "1MiB:4GiB";
   auto* collective = app.add_subcommand(
@@ -133,7 +181,8 @@ int main(int argc, char** argv) {
       app.add_subcommand("validate", "Predict published measured runs and report the error per run and family");
   validate->add_option("file", validate_file, "measured runs (calibration.yaml format)")->capture_default_str();
   validate->add_option("--trends", trends_file, "report grouped comparisons (trends.yaml format) instead");
-  validate->add_option("--json", validate_json, "also write the report as JSON to this file");
+  validate->add_option("--json", validate_json,
+                       "also write the report as JSON to this file ('-': stdout, the report then goes to stderr)");
   validate->add_option("--hardware-dir", hardware_dir, "directory with the hardware files")->capture_default_str();
   std::vector<std::string> show_ids;
   validate->add_option("--show", show_ids, "print the full step summary of these run ids (repeatable)");
@@ -141,9 +190,13 @@ int main(int argc, char** argv) {
   validate->add_flag("--ops", show_ops, "with --show: also print each shown run's per-op table (as trainsim ops)");
 
   std::function<void()> explore_action;  // set when sweep / max-batch / compare / scale is parsed
-  add_explore_commands(app, explore_action);
+  add_explore_commands(app, explore_action, kDataDir);
   add_calibrate_commands(app, explore_action);
 
+  // A usage error is one line like any other bad input.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("trainsim: ") + e.what() + "; valid: see trainsim --help\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -151,41 +204,87 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
 
-  try {
+  return run_command([&] {
     if (explore_action) {
       explore_action();
     } else if (*run) {
-      const auto scenario = load(run_args);
+      const auto outputs = requested_outputs(*run, {{"--json", run_json}, {"--trace", run_trace}, {"--html", run_html}});
+      const auto scenario = load_checked(run_args, outputs);
       trainsim::SimOptions options;
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
       options.record_timeline = !run_trace.empty() || !run_html.empty();
       const auto result = trainsim::simulate(scenario, options);
-      if (!result.memory.fits) throw out_of_memory(scenario, result.memory);
-      std::fputs(trainsim::format_summary(scenario, result).c_str(), stdout);
-      if (!run_json.empty()) write_file(run_json, trainsim::json_summary(scenario, result));
-      if (!run_trace.empty()) write_file(run_trace, trainsim::chrome_trace(result.timeline));
-      if (!run_html.empty()) write_file(run_html, trainsim::html_report(scenario, result));
+      // A plan that does not fit is an answer: the step as simulated, where it overflows and what fits.
+      const auto advice = trainsim::advise_fit(scenario, result.memory);
+      std::FILE* text = text_stream(outputs);
+      std::fputs(trainsim::format_summary(scenario, result).c_str(), text);
+      if (!advice.fits) std::fputs(("\n" + trainsim::format_fit_advice(advice)).c_str(), text);
+      emit_outputs(outputs, [&](const std::string& option) {
+        if (option == "--json") return summary_json_with_status(trainsim::json_summary(scenario, result), advice);
+        if (option == "--trace") return trainsim::chrome_trace(result.timeline);
+        return trainsim::html_report(scenario, result);
+      });
     } else if (*memory) {
-      const auto scenario = load(memory_args);
+      const auto outputs = requested_outputs(*memory, {{"--json", memory_json}});
+      const auto scenario = load_checked(memory_args, outputs);
       const auto report = trainsim::estimate_memory(scenario, trainsim::build_workload(scenario.model, scenario.plan));
-      std::fputs(trainsim::format_memory_table(report).c_str(), stdout);
-      if (!memory_json.empty()) write_file(memory_json, trainsim::memory_report_json(report).dump(2) + "\n");
-      if (!report.fits) throw out_of_memory(scenario, report);
+      const auto advice = trainsim::advise_fit(scenario, report);
+      std::FILE* text = text_stream(outputs);
+      std::fputs(trainsim::format_memory_table(report).c_str(), text);
+      std::fputs(trainsim::format_fit_advice(advice).c_str(), text);
+      emit_outputs(outputs, [&](const std::string&) { return memory_json_with_status(report, advice); });
     } else if (*ops) {
-      const auto table = trainsim::build_op_table(load(ops_args));
-      std::fputs(trainsim::format_op_table(table).c_str(), stdout);
-      if (!ops_csv.empty()) write_file(ops_csv, trainsim::op_table_csv(table));
-      if (!ops_json.empty()) write_file(ops_json, trainsim::op_table_json(table).dump(2) + "\n");
+      const auto outputs = requested_outputs(*ops, {{"--csv", ops_csv}, {"--json", ops_json}});
+      const auto table = trainsim::build_op_table(load_checked(ops_args, outputs));
+      std::fputs(trainsim::format_op_table(table).c_str(), text_stream(outputs));
+      emit_outputs(outputs, [&](const std::string& option) {
+        return option == "--csv" ? trainsim::op_table_csv(table) : trainsim::op_table_json(table).dump(2) + "\n";
+      });
     } else if (*collective) {
       const auto hardware = trainsim::load_hardware(hardware_file);
       const auto kind = trainsim::parse_collective_kind(op, "--op");
-      const auto rows = trainsim::collective_table(hardware, kind, trainsim::parse_device_list(devices, "--devices"),
-                                                   trainsim::parse_size_list(sizes, "--sizes"));
+      const auto counts = trainsim::parse_device_list(devices, "--devices");
+      std::vector<trainsim::Diagnostic> problems;
+      for (const int n : counts)
+        check_number(problems, "--devices", n, 1, trainsim::max_num_devices(),
+                     "device counts from 1 to " + std::to_string(trainsim::max_num_devices()));
+      // Each end of a range (or each listed size) on its own first: a range expands by doubling,
+      // so it must end at a finite size, and no collective moves more than any device holds.
+      for (const auto& part : trainsim::split(sizes, sizes.find(':') != std::string::npos ? ':' : ',')) {
+        try {
+          for (const double size : trainsim::parse_size_list(trainsim::trim(part), "--sizes"))
+            if (!(size >= 1 && size <= kMaxCollectiveBytes))  // NaN and inf too
+              problems.push_back(trainsim::Diagnostic({}, "--sizes", "'" + trainsim::trim(part) + "' is out of range",
+                                                      "sizes from 1 B to 1 PiB, e.g. 1MiB:4GiB"));
+        } catch (const trainsim::ConfigError& e) {
+          problems.insert(problems.end(), e.diagnostics().begin(), e.diagnostics().end());
+        }
+      }
+      if (!problems.empty()) throw trainsim::ConfigError(problems);
+      const auto rows =
+          trainsim::collective_table(hardware, kind, counts, trainsim::parse_size_list(sizes, "--sizes"));
       std::fputs(trainsim::format_collective_table(hardware, kind, rows).c_str(), stdout);
     } else if (*validate) {
       trainsim::ValidationOptions options;
       options.hardware_dir = hardware_dir;
-      const auto runs = trainsim::load_measured_runs(trends_file.empty() ? validate_file : trends_file);
+      const auto outputs = requested_outputs(*validate, {{"--json", validate_json}});
+      std::vector<std::string> inputs{validate_file, trends_file};
+      std::vector<trainsim::Diagnostic> problems;
+      std::error_code ec;
+      if (!std::filesystem::is_directory(hardware_dir, ec)) {
+        problems.push_back(trainsim::Diagnostic({}, "--hardware-dir", "'" + hardware_dir + "' is not a directory",
+                                                "a directory with the hardware files, e.g. " + kDataDir + "/hardware"));
+      }
+      // The hardware and model files the runs read are inputs too (error_code: a directory
+      // that cannot be listed simply adds nothing).
+      for (const auto& dir : {hardware_dir, kDataDir + "/models"}) {
+        for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+          inputs.push_back(it->path().string());
+      }
+      const auto more = trainsim::check_output_paths(outputs, inputs);
+      problems.insert(problems.end(), more.begin(), more.end());
+      const auto runs = load_after_checks(
+          problems, [&] { return trainsim::load_measured_runs(trends_file.empty() ? validate_file : trends_file); });
       for (const auto& id : show_ids) {
         const auto found = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.id == id; });
         if (found == runs.end()) throw trainsim::ConfigError(trainsim::Diagnostic({}, "--show", "no run '" + id + "'"));
@@ -195,26 +294,16 @@ int main(int argc, char** argv) {
         std::fputs("\n", stdout);
         if (show_ops) std::fputs((trainsim::format_op_table(trainsim::build_op_table(scenario)) + "\n").c_str(), stdout);
       }
-      if (!show_ids.empty()) return 0;
+      if (!show_ids.empty()) return;
       if (!trends_file.empty()) {
         const auto report = trainsim::validate_trends(runs, options);
-        std::fputs(trainsim::format_trends(report).c_str(), stdout);
-        if (!validate_json.empty()) write_file(validate_json, trainsim::trends_json(report));
+        std::fputs(trainsim::format_trends(report).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string&) { return trainsim::trends_json(report); });
       } else {
         const auto report = trainsim::validate_runs(runs, options);
-        std::fputs(trainsim::format_validation(report).c_str(), stdout);
-        if (!validate_json.empty()) write_file(validate_json, trainsim::validation_json(report));
+        std::fputs(trainsim::format_validation(report).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string&) { return trainsim::validation_json(report); });
       }
     }
-  } catch (const trainsim::ConfigError& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return 2;
-  } catch (const trainsim::SimError& e) {
-    std::fprintf(stderr, "trainsim: internal error: %s\n", e.what());
-    return 3;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "trainsim: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  });
 }

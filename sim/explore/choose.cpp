@@ -3,6 +3,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -93,15 +94,24 @@ double objective_key(const HardwareChoiceRow& row, SearchObjective objective) {
 
 }  // namespace
 
+std::vector<Diagnostic> check_choice_options(const HardwareChoiceOptions& options) {
+  SearchOptions search;
+  search.devices = options.devices;
+  search.tokens = options.tokens;
+  search.replay_limit = options.replay_limit;
+  search.max_threads = options.max_threads;
+  std::vector<Diagnostic> problems = check_search_options(search);
+  if (!std::isfinite(options.pue) || !(options.pue >= 1.0) || options.pue > kMaxPue)
+    problems.push_back(Diagnostic{SourceLocation{}, "--pue", format_number("%g", options.pue) + " is out of range",
+                                  "a number from 1 (board power only) to 3 (facility power / IT power), e.g. 1.2"});
+  return problems;
+}
+
 HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector<HardwareSpec>& hardware,
                                      const HardwareChoiceOptions& options) {
   if (hardware.empty())
     throw ConfigError(Diagnostic{SourceLocation{}, "--hardware", "no hardware file", "e.g. hardware/a100-80gb.yaml"});
-  if (options.tokens <= 0)
-    throw ConfigError(Diagnostic{SourceLocation{}, "--tokens", "must be > 0", "a token budget such as 1e12"});
-  if (!(options.pue >= 1.0))
-    throw ConfigError(Diagnostic{SourceLocation{}, "--pue", "must be >= 1 (facility power / IT power)",
-                                 "e.g. 1.0 (board power only), 1.2, 1.5"});
+  if (auto problems = check_choice_options(options); !problems.empty()) throw ConfigError(problems);
   HardwareChoiceResult result;
   result.scenario_file = scenario.file;
   result.model_name = scenario.model.name;

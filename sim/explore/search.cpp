@@ -4,6 +4,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <mutex>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/config/schema.hpp"
 
 namespace trainsim {
 
@@ -300,7 +302,35 @@ double objective_key(const SearchCandidate& c, SearchObjective objective) {
 
 }  // namespace
 
+int max_num_devices() {
+  for (const KeySpec& spec : key_schema(FileKind::scenario))
+    if (std::string(spec.path) == "num_devices") return static_cast<int>(spec.max);
+  return 1;
+}
+
+std::vector<Diagnostic> check_search_options(const SearchOptions& options) {
+  std::vector<Diagnostic> problems;
+  auto add = [&](const char* option, const std::string& problem, const std::string& valid) {
+    problems.push_back(Diagnostic{SourceLocation{}, option, problem, valid});
+  };
+  const int most = max_num_devices();
+  if (options.devices < 0 || options.devices > most)
+    add("--devices", std::to_string(options.devices) + " is out of range",
+        "1 to " + std::to_string(most) + " (the scenario's num_devices when not given)");
+  if (!std::isfinite(options.tokens) || !(options.tokens > 0) || options.tokens > kMaxTokens)
+    add("--tokens", format_number("%g", options.tokens) + " is not a token budget",
+        "a finite number > 0 and <= 1e18, e.g. 1e12");
+  if (options.top < 1) add("--top", std::to_string(options.top) + " is out of range", ">= 1 plans to print");
+  if (options.replay_limit < 1)
+    add("--replay", std::to_string(options.replay_limit) + " is out of range", ">= 1 candidates to replay");
+  if (options.max_threads < 0 || options.max_threads > kMaxThreads)
+    add("--threads", std::to_string(options.max_threads) + " is out of range",
+        "0 (all cores) to " + std::to_string(kMaxThreads));
+  return problems;
+}
+
 SearchResult search_plans(const Scenario& scenario, const SearchOptions& options) {
+  if (auto problems = check_search_options(options); !problems.empty()) throw ConfigError(problems);
   SearchResult result;
   result.devices = options.devices > 0 ? options.devices : scenario.num_devices;
   result.objective = options.objective;

@@ -18,7 +18,7 @@ trainsim_cli_test(choose_invalid_hardware_file_names_file_and_key 2 "bad_hardwar
   choose scenarios/default.yaml --hardware tests/config/data/bad_hardware.yaml)
 trainsim_cli_test(choose_unknown_objective_is_bad_input 2 "unknown objective 'speed'"
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --objective speed)
-trainsim_cli_test(choose_pue_below_one_is_bad_input 2 "--pue: must be >= 1"
+trainsim_cli_test(choose_pue_below_one_is_bad_input 2 "--pue: 0.5 is out of range"
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --pue 0.5)
 trainsim_cli_test(compare_writes_json 0 "1f1b.*interleaved:2"
   compare scenarios/default.yaml --schedules 1f1b,interleaved:2 --json ${CMAKE_CURRENT_BINARY_DIR}/compare.json)

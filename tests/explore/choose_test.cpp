@@ -1,6 +1,7 @@
 #include "trainsim/explore/choose.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
@@ -216,4 +217,24 @@ TEST_CASE("hardware_choice_json: versioned, one entry per row, reasons and winne
   CHECK(ok["energy_mwh"].get<double>() == r.rows[1].energy_mwh);
   CHECK(ok["device_hours"].get<double>() == r.rows[1].device_hours);
   CHECK(ok["price_per_hour"] == 3.0);
+}
+
+TEST_CASE("check_choice_options: a PUE or token budget that is not a finite number in range is bad input",
+          "[explore][choose]") {
+  CHECK(check_choice_options(HardwareChoiceOptions{}).empty());
+  HardwareChoiceOptions o;
+  o.tokens = std::nan("");
+  o.pue = HUGE_VAL;
+  std::vector<std::string> lines;
+  for (const auto& d : check_choice_options(o)) lines.push_back(d.str());
+  CHECK(lines == std::vector<std::string>{
+                     "--tokens: nan is not a token budget; valid: a finite number > 0 and <= 1e18, e.g. 1e12",
+                     "--pue: inf is out of range; valid: a number from 1 (board power only) to 3 (facility power / IT "
+                     "power), e.g. 1.2"});
+  for (const double pue : {0.99, 3.01, -HUGE_VAL}) {
+    HardwareChoiceOptions p;
+    p.pue = pue;
+    INFO(pue);
+    CHECK(check_choice_options(p).size() == 1);
+  }
 }

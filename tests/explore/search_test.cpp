@@ -1,6 +1,7 @@
 #include "trainsim/explore/search.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
@@ -171,4 +172,33 @@ TEST_CASE("Kept axes stay as the scenario sets them in every enumerated plan", "
     tp_varies |= p.tensor_model_parallel_size > 1;
   }
   CHECK(tp_varies);  // the other axes are still searched
+}
+
+TEST_CASE("check_search_options: NaN, negative or out-of-range options are bad input before any work, one line each",
+          "[explore][search]") {
+  CHECK(check_search_options(SearchOptions{}).empty());
+  SearchOptions o;
+  o.devices = -1;
+  o.tokens = std::nan("");
+  o.top = 0;
+  o.replay_limit = -3;
+  o.max_threads = 100000;
+  std::vector<std::string> lines;
+  for (const auto& d : check_search_options(o)) lines.push_back(d.str());
+  CHECK(lines == std::vector<std::string>{
+                     "--devices: -1 is out of range; valid: 1 to 10000000 (the scenario's num_devices when not given)",
+                     "--tokens: nan is not a token budget; valid: a finite number > 0 and <= 1e18, e.g. 1e12",
+                     "--top: 0 is out of range; valid: >= 1 plans to print",
+                     "--replay: -3 is out of range; valid: >= 1 candidates to replay",
+                     "--threads: 100000 is out of range; valid: 0 (all cores) to 1024"});
+  for (const double tokens : {-1.0, 0.0, HUGE_VAL, 2e18}) {
+    SearchOptions t;
+    t.tokens = tokens;
+    INFO(tokens);
+    CHECK(check_search_options(t).size() == 1);
+  }
+  o = SearchOptions{};
+  o.devices = -1;
+  // Before this check -1 silently meant the scenario's device count.
+  CHECK_THROWS_WITH(search_plans(small_case(), o), Catch::StartsWith("--devices: -1 is out of range"));
 }

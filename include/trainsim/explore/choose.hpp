@@ -67,8 +67,13 @@ struct HardwareChoiceResult {
   int winner = -1;
 };
 
+// The option ranges: devices and tokens as check_search_options; pue a finite number from
+// 1 (board power only) to kMaxPue. One Diagnostic per problem, keyed by the option.
+constexpr double kMaxPue = 3.0;  // above the worst averages surveyed (Uptime Institute 2007: 2.5)
+std::vector<Diagnostic> check_choice_options(const HardwareChoiceOptions& options);
+
 // Runs the plan search once per hardware (each search uses all cores). Throws ConfigError
-// for an empty hardware list, devices < 1, tokens <= 0 or pue < 1.
+// for an empty hardware list or any problem of check_choice_options.
 HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector<HardwareSpec>& hardware,
                                      const HardwareChoiceOptions& options = {});
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/evaluate.hpp"
 #include "trainsim/model/workload.hpp"
@@ -77,6 +78,16 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 // scenario.num_devices must be the search's device count; workload = build_workload(model, plan).
 double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, const Workload& workload);
 
+// The option ranges (search_plans and choose_hardware check them before any work):
+// devices 0 (the scenario's) or 1 to the largest num_devices a scenario may have; tokens
+// a finite number in (0, kMaxTokens]; top and replay_limit >= 1; max_threads 0 to
+// kMaxThreads. One Diagnostic per problem, keyed by the command-line option.
+constexpr double kMaxTokens = 1e18;  // 66,000 x Llama 3's 15T tokens; keeps every product finite
+constexpr int kMaxThreads = 1024;    // TBB crashes when asked for ~100,000 workers
+int max_num_devices();               // the scenario schema's num_devices maximum
+std::vector<Diagnostic> check_search_options(const SearchOptions& options);
+
+// Throws ConfigError listing every problem of check_search_options.
 SearchResult search_plans(const Scenario& scenario, const SearchOptions& options);
 
 std::string format_search(const Scenario& scenario, const SearchResult& result);
