@@ -35,7 +35,11 @@ constexpr double kMaxPositions = 1073741824;  // 2^30: 100x Llama 4 Scout's 10M 
 constexpr double kMaxExperts = 65536;         // 256x DeepSeek-V3's 256
 // Devices: B200 dense BF16 2.25e15 FLOP/s, 192 GB HBM at 8 TB/s, 1 kW; NVLink 5 900 GB/s per
 // direction; 800 Gb/s NICs; PCIe 6 x16 128 GB/s.
+// Lower bounds keep the step time of a real scenario far from the replay's integer picosecond
+// range (~107 days); they refuse nothing that trains.
 constexpr double kMinFlops = 1e9;              // 1 GFLOP/s: one CPU core does 10-100x more
+constexpr double kMinHbmBandwidth = 1e9;       // 1 GB/s: one DDR3 channel does 10x more
+constexpr double kMinLinkBandwidth = 1e8;      // 100 MB/s: ~1 Gb/s Ethernet, the slowest link in use
 constexpr double kMaxFlops = 1e18;             // 1 EFLOP/s per device: 440x a B200
 constexpr double kMaxBytes = 1e15;              // 1 PB: 5000x a B200's 192 GB of HBM
 constexpr double kMaxHbmBandwidth = 1e15;      // 1 PB/s: 125x a B200's 8 TB/s
@@ -84,7 +88,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.peak_flops_fp8", T::quantity, D::flops_rate, "0FLOPS", false, 0, kMaxFlops, "", "dense FP8 FLOP/s; 0 = no FP8 units"},
   {"device.peak_flops_fp32", T::quantity, D::flops_rate, "", true, kMinFlops, kMaxFlops, "", "FP32 (vector) FLOP/s"},
   {"device.hbm_bytes", T::quantity, D::bytes, "", true, 1, kMaxBytes, "", "device memory capacity"},
-  {"device.hbm_bandwidth", T::quantity, D::bandwidth, "", true, 1, kMaxHbmBandwidth, "", "nominal HBM bandwidth"},
+  {"device.hbm_bandwidth", T::quantity, D::bandwidth, "", true, kMinHbmBandwidth, kMaxHbmBandwidth, "", "nominal HBM bandwidth"},
   {"device.memory_bound_efficiency", T::number, D::none, "0.8", false, 0.01, 1, "", "achieved fraction of hbm_bandwidth, elementwise ops"},
   {"device.gemm.large", T::number, D::none, "0.8", false, 0.01, 1, "", "GEMM efficiency for large shapes"},
   {"device.gemm.small", T::number, D::none, "0.3", false, 0.01, 1, "", "GEMM efficiency for tiny shapes"},
@@ -100,7 +104,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.power", T::quantity, D::power, "0W", false, 0, kMaxPower, "", "board power"},
   {"node.devices_per_node", T::integer, D::none, "8", false, 1, 1024, "", "devices in one server"},
   {"node.fabric", T::choice, D::none, "switched", false, 0, 0, "full_mesh|switched", "intra-node fabric"},
-  {"node.link_bandwidth", T::quantity, D::bandwidth, "", true, 1, kMaxLinkBandwidth, "", "switched: per device into the switch; full_mesh: per pair link (per direction)"},
+  {"node.link_bandwidth", T::quantity, D::bandwidth, "", true, kMinLinkBandwidth, kMaxLinkBandwidth, "", "switched: per device into the switch; full_mesh: per pair link (per direction)"},
   {"node.link_latency", T::quantity, D::time, "", true, 0, 1, "", "intra-node link latency"},
   {"node.achievable_fraction", T::number, D::none, "0.8", false, 0.01, 1, "", "measured busbw / peak inside a node"},
   {"node.in_switch_reduction", T::boolean, D::none, "false", false, 0, 0, "", "NVLink SHARP (NVLS)"},
@@ -108,7 +112,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"node.ll_bandwidth_fraction", T::number, D::none, "1", false, 0.01, 1, "", "NCCL low-latency (LL) protocol: share of achievable link bandwidth (1: one protocol, as before)"},
   {"node.bulk_protocol_latency", T::quantity, D::time, "0us", false, 0, 1, "", "NCCL bulk (Simple) protocol: fixed latency per intra-node collective on top of link_latency steps"},
   {"cluster.nics_per_node", T::integer, D::none, "8", false, 1, 64, "", "NICs per server"},
-  {"cluster.nic_bandwidth", T::quantity, D::bandwidth, "", true, 1, kMaxLinkBandwidth, "", "per NIC per direction"},
+  {"cluster.nic_bandwidth", T::quantity, D::bandwidth, "", true, kMinLinkBandwidth, kMaxLinkBandwidth, "", "per NIC per direction"},
   {"cluster.hop_latency", T::quantity, D::time, "", true, 0, 1, "", "latency per switch hop"},
   {"cluster.nic_latency", T::quantity, D::time, "0us", false, 0, 1, "", "software + NIC latency per inter-node message, on top of hops"},
   {"cluster.hops", T::integer, D::none, "3", false, 1, 16, "", "switch hops between two servers"},

@@ -38,7 +38,7 @@ trainsim_cli_test(input_model_integers_past_int 2
   "^${_data}/huge_model\\.yaml:4:20: num_hidden_layers: 4294967328 is out of range; valid: integer in \\[1, 16384\\]\n${_data}/huge_model\\.yaml:6:20: intermediate_size: 99999999999999999999999 is out of range; valid: integer in \\[1, 4194304\\]\n${_data}/huge_model\\.yaml:11:22: num_experts_per_tok: 2147483648 is out of range; valid: integer in \\[1, 65536\\].$"
   run ${_data}/huge_model_scenario.yaml)
 trainsim_cli_test(input_infinite_hardware 2
-  "^${_data}/infinite_hardware\\.yaml:12:20: device\\.peak_flops_bf16: '1e300TFLOPS' is out of range; valid: FLOP/s in \\[1GFLOPS, 1000PFLOPS\\]\n${_data}/infinite_hardware\\.yaml:16:14: device\\.hbm_bytes: '1e300GiB' is out of range; valid: bytes in \\[1B, 1PB\\]\n${_data}/infinite_hardware\\.yaml:17:18: device\\.hbm_bandwidth: '\\.nan' is not a number with a unit; write e\\.g\\. 56GB/s; valid: bytes/s in \\[1B/s, 1PB/s\\].$"
+  "^${_data}/infinite_hardware\\.yaml:12:20: device\\.peak_flops_bf16: '1e300TFLOPS' is out of range; valid: FLOP/s in \\[1GFLOPS, 1000PFLOPS\\]\n${_data}/infinite_hardware\\.yaml:16:14: device\\.hbm_bytes: '1e300GiB' is out of range; valid: bytes in \\[1B, 1PB\\]\n${_data}/infinite_hardware\\.yaml:17:18: device\\.hbm_bandwidth: '\\.nan' is not a number with a unit; write e\\.g\\. 56GB/s; valid: bytes/s in \\[1GB/s, 1PB/s\\].$"
   run ${_data}/infinite_hardware_scenario.yaml)
 trainsim_cli_test(input_set_nan 2
   "^--set: data\\.sample_load_time: 'nan' is not a number with a unit; write e\\.g\\. 2us; valid: seconds in \\[0s, 3\\.6ks\\].$"

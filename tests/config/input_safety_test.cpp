@@ -184,7 +184,7 @@ TEST_CASE("numbers and quantities must be finite, in files and in --set", "[conf
         f + ":12:20: device.peak_flops_bf16: '1e300TFLOPS' is out of range; valid: FLOP/s in [1GFLOPS, 1000PFLOPS]\n" + f +
             ":16:14: device.hbm_bytes: '1e300GiB' is out of range; valid: bytes in [1B, 1PB]\n" + f +
             ":17:18: device.hbm_bandwidth: '.nan' is not a number with a unit; write e.g. 56GB/s; valid: bytes/s in "
-            "[1B/s, 1PB/s]");
+            "[1GB/s, 1PB/s]");
   Scratch s("finite");
   std::ifstream in(root + "/hardware/a100-80gb.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -255,4 +255,11 @@ TEST_CASE("an input file is read up to a cap, not to the end of /dev/zero", "[co
   if (!fs::exists("/dev/zero")) return;
   CHECK(config_error([] { load_model("/dev/zero"); }) ==
         "/dev/zero: cannot open file (larger than 16 MiB; input files are a few KB)");
+}
+
+TEST_CASE("a gradient bucket is 0 (the default) or at least 1 MiB", "[config][input]") {
+  CHECK(config_error([] { load_scenario(default_scenario, {parse_override("plan.grad_bucket_size=1kB")}); }) ==
+        "--set: plan.grad_bucket_size: 1kB is below 1MiB; valid: 0B (Megatron's default) or 1MiB to 1PB");
+  CHECK(load_scenario(default_scenario, {parse_override("plan.grad_bucket_size=1MiB")}).plan.grad_bucket_bytes == 1048576);
+  CHECK(load_scenario(default_scenario, {parse_override("plan.grad_bucket_size=0B")}).plan.grad_bucket_bytes == 0);
 }
