@@ -4,15 +4,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <system_error>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/input_file.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/plan/plan_check.hpp"
@@ -28,44 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The most an input file may hold. Shipped files are a few KB; the cap keeps a mistaken
-// path (/dev/zero, a multi-GB log) from being read into memory before it is refused.
-constexpr std::size_t kMaxInputBytes = std::size_t{16} << 20;
-
-// What is wrong with `path` as an input file ("" if nothing is known to be): missing, a
-// directory, or any error the file system reports (a name too long, no permission, a loop).
-std::string file_problem(const fs::path& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (status.type() == fs::file_type::not_found) return "no such file";
-  if (ec) return ec.message();
-  if (fs::is_directory(status)) return "it is a directory; expected a YAML file";
-  return "";
-}
-
-// The whole file as text; every failure is a ConfigError naming the file.
-std::string read_text(const std::string& path) {
-  auto fail = [&](const std::string& what) -> std::string {
-    throw ConfigError(Diagnostic{SourceLocation{path, 0, 0}, "", "cannot open file (" + what + ")", ""});
-  };
-  if (path.empty()) fail("no file name given");
-  if (const std::string why = file_problem(path); !why.empty()) fail(why);
-  try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(std::strerror(errno));
-    std::string text(kMaxInputBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    if (in.bad()) fail("read error");
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxInputBytes)
-      fail("larger than " + std::to_string(kMaxInputBytes >> 20) + " MiB; input files are a few KB");
-    return text;
-  } catch (const std::ios_base::failure& e) {  // libstdc++ throws from underflow on some errors
-    fail(e.code().message());
-  }
-  return {};
-}
-
 // The line (1-based) of the `---` that starts the document whose content yaml-cpp marks at
 // `mark_line` (0-based): the nearest such line at or before it.
 int document_start_line(const std::string& text, int mark_line) {
@@ -77,7 +36,7 @@ int document_start_line(const std::string& text, int mark_line) {
 
 // One YAML document (JSON is YAML). Null for an empty file; validate_tree says so.
 YAML::Node read_yaml(const std::string& path) {
-  const std::string text = read_text(path);
+  const std::string text = read_input_file(path);
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
@@ -322,7 +281,7 @@ Resolved resolve(const std::string& name, const fs::path& base, const std::vecto
     fs::path with_ext = c;
     with_ext += ".yaml";
     for (const fs::path& p : {c, with_ext}) {
-      const std::string why = file_problem(p);
+      const std::string why = input_file_problem(p.string());
       if (why.empty()) return {p.lexically_normal().string(), ""};
       if (out.problem.empty() && why != "no such file")
         out.problem = "'" + echo(p.lexically_normal().string()) + "': " + why;
