@@ -12,6 +12,7 @@
 #include "trainsim/common/input_file.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "validate.hpp"
 
@@ -119,7 +120,8 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
 }
 
 // Cross-key checks of a model (need several keys at once).
-void check_model(const ModelSpec& m, const Validated& v, bool json, std::vector<Diagnostic>& out) {
+void check_model(const ModelSpec& m, const Validated& v, const std::string& path, bool json,
+                 std::vector<Diagnostic>& out) {
   auto at = [&](const std::string& key) { return v.has(key) ? v.values.at(key).where : SourceLocation{}; };
   if (m.num_key_value_heads > 0 && m.num_attention_heads % m.num_key_value_heads != 0)
     out.push_back({at("num_key_value_heads"), "num_key_value_heads",
@@ -143,6 +145,17 @@ void check_model(const ModelSpec& m, const Validated& v, bool json, std::vector<
     out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
                    "also set num_local_experts"});
   }
+  // Each key's bound leaves headroom over every published model, but their product does not
+  // bound the model: 16384 layers of h 2^18 and ffn 2^22 are 5e16 parameters, whose gradient
+  // buckets alone (one record per ~80 MB) exhaust memory. The largest published models have
+  // ~1.6e12 parameters (Switch-C 1.6T; Kimi K2 1.04T); 1e14 is 60x that.
+  constexpr double kMaxParameters = 1e14;
+  if (!out.empty()) return;  // count_parameters needs a consistent model
+  if (const double n = count_parameters(m).total; n > kMaxParameters)
+    out.push_back({SourceLocation{path, 0, 0}, "",
+                   "the model has " + format_number("%.3g", n) + " parameters",
+                   "at most " + format_number("%.0e", kMaxParameters) +
+                       " (60x the largest published model, Switch-C's 1.6e12)"});
 }
 
 HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
@@ -341,7 +354,7 @@ ModelSpec load_model(const std::string& path) {
   const Validated v = validate_tree(root, FileKind::model, options, problems);
   if (!problems.empty()) throw ConfigError(problems);
   ModelSpec model = fill_model(v, path);
-  check_model(model, v, options.ignore_unknown, problems);
+  check_model(model, v, path, options.ignore_unknown, problems);
   if (!problems.empty()) throw ConfigError(problems);
   return model;
 }

@@ -263,3 +263,16 @@ TEST_CASE("a gradient bucket is 0 (the default) or at least 1 MiB", "[config][in
   CHECK(load_scenario(default_scenario, {parse_override("plan.grad_bucket_size=1MiB")}).plan.grad_bucket_bytes == 1048576);
   CHECK(load_scenario(default_scenario, {parse_override("plan.grad_bucket_size=0B")}).plan.grad_bucket_bytes == 0);
 }
+
+TEST_CASE("a model within every key's bound but past 1e14 parameters is refused at load", "[config][input]") {
+  Scratch s("params");
+  const std::string f = s.write("worst.yaml",
+                                "hidden_size: 262144\nnum_hidden_layers: 16384\nnum_attention_heads: 2048\n"
+                                "intermediate_size: 4194304\nvocab_size: 16777216\nmax_position_embeddings: 4096\n"
+                                "hidden_act: silu\n");
+  CHECK(config_error([&] { load_model(f); }) ==
+        f + ": the model has 5.86e+16 parameters; valid: at most 1e+14 (60x the largest published model, Switch-C's "
+            "1.6e12)");
+  // The largest shipped model (Megatron 1T) loads.
+  CHECK(load_model(root + "/models/megatron-1t.yaml").num_layers == 128);
+}
