@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "trainsim/common/text.hpp"
+
 namespace trainsim {
 
 const char* dimension_name(Dimension dim) {
@@ -123,9 +125,13 @@ bool parse_quantity(const std::string& text, Dimension dim, double& value, std::
   const char* begin = text.c_str();
   char* end = nullptr;
   const double number = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(number)) {
-    error = "'" + text + "' is not a number" + (dim == Dimension::none ? "" : std::string(" with a unit"));
+  if (end == begin || std::isnan(number)) {
+    error = "'" + echo(text) + "' is not a number" + (dim == Dimension::none ? "" : std::string(" with a unit"));
     if (dim != Dimension::none) error += std::string("; write e.g. ") + dimension_example(dim);
+    return false;
+  }
+  if (std::isinf(number)) {  // "inf", or a literal past the double range such as 1e400
+    error = "'" + echo(text) + "' is not a finite number";
     return false;
   }
   std::string unit(end);
@@ -133,7 +139,7 @@ bool parse_quantity(const std::string& text, Dimension dim, double& value, std::
   while (!unit.empty() && unit.back() == ' ') unit.pop_back();
   if (dim == Dimension::none) {
     if (!unit.empty()) {
-      error = "'" + text + "' should be a plain number without a unit";
+      error = "'" + echo(text) + "' should be a plain number without a unit";
       return false;
     }
     value = number;
@@ -152,7 +158,12 @@ bool parse_quantity(const std::string& text, Dimension dim, double& value, std::
   }
   // Sub-unit prefixes (m, u, n, p) only make sense for time.
   if (base == 0 || (factor < 1.0 && dim != Dimension::time)) {
-    error = "unknown unit '" + unit + "' for " + dimension_name(dim) + "; valid units: " + valid_units(dim);
+    error = "unknown unit '" + echo(unit) + "' for " + dimension_name(dim) + "; valid units: " + valid_units(dim);
+    return false;
+  }
+  // A finite number times a prefix can still overflow (1e300TFLOPS).
+  if (!std::isfinite(number * factor * base)) {
+    error = "'" + echo(text) + "' is out of range";
     return false;
   }
   value = number * factor * base;

@@ -1,13 +1,18 @@
 // Loads model, hardware and scenario files: parse YAML, apply --set overrides, validate
 // against the key schema (one pass, every problem), then fill the value types.
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/input_file.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "validate.hpp"
 
@@ -21,34 +26,70 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The line (1-based) of the `---` that starts the document whose content yaml-cpp marks at
+// `mark_line` (0-based): the nearest such line at or before it.
+int document_start_line(const std::string& text, int mark_line) {
+  const std::vector<std::string> lines = split(text, '\n');
+  for (int i = std::min(mark_line, static_cast<int>(lines.size()) - 1); i >= 0; --i)
+    if (lines[static_cast<std::size_t>(i)].rfind("---", 0) == 0) return i + 1;
+  return mark_line + 1;
+}
+
+// One YAML document (JSON is YAML). Null for an empty file; validate_tree says so.
 YAML::Node read_yaml(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(Diagnostic{SourceLocation{path, 0, 0}, "", "cannot open file (does it exist?)", ""});
+  const std::string text = read_input_file(path);
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::Load(in);
-  } catch (const YAML::ParserException& e) {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp 0.7 labels this one "bad file"
+    throw ConfigError(Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
+                                 "malformed YAML: nested " + std::to_string(e.depth()) + " levels deep", ""});
+  } catch (const YAML::Exception& e) {
     SourceLocation at{path, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
     throw ConfigError(Diagnostic{at, "", "malformed YAML: " + e.msg, ""});
   }
+  if (documents.size() > 1) {
+    // yaml-cpp's Load would keep the first and drop the rest, unknown keys and all.
+    const YAML::Mark mark = documents[1].Mark();
+    const int line = document_start_line(text, mark.is_null() ? 0 : mark.line);
+    throw ConfigError(Diagnostic{SourceLocation{path, line, 1}, "",
+                                 "a second YAML document starts here; a file holds one document",
+                                 "remove the '---' line (and what follows, or merge it into the first document)"});
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
+}
+
+std::string join_names(const std::vector<std::string>& names, const std::string& separator) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
+  return out;
 }
 
 bool is_json(const std::string& path) { return fs::path(path).extension() == ".json"; }
 
-int as_int(const Validated& v, const std::string& path) { return static_cast<int>(v.num(path)); }
+// The schema bounds every integer key within int (schema_test checks each bound), so a value
+// outside is a hole in the table, not bad input: an internal error rather than a wrapped int.
+std::int64_t as_int64(const Validated& v, const std::string& path) {
+  const double x = v.num(path);
+  if (!(x >= INT_MIN && x <= INT_MAX) || x != std::floor(x))
+    throw SimError("config: " + path + " = " + v.str(path) + " passed validation but is not an int; bound it in the schema");
+  return static_cast<std::int64_t>(x);
+}
+int as_int(const Validated& v, const std::string& path) { return static_cast<int>(as_int64(v, path)); }
 bool as_bool(const Validated& v, const std::string& path) { return v.num(path) != 0; }
 
 ModelSpec fill_model(const Validated& v, const std::string& path) {
   ModelSpec m;
-  m.name = v.has("name") ? v.str("name") : fs::path(path).stem().string();
+  m.name = v.has("name") ? v.str("name") : to_valid_utf8(fs::path(path).stem().string());
   if (v.has("source")) m.source = v.str("source");
-  m.hidden_size = static_cast<std::int64_t>(v.num("hidden_size"));
+  m.hidden_size = as_int64(v, "hidden_size");
   m.num_layers = as_int(v, "num_hidden_layers");
   m.num_attention_heads = as_int(v, "num_attention_heads");
   m.num_key_value_heads = v.has("num_key_value_heads") ? as_int(v, "num_key_value_heads") : m.num_attention_heads;
-  m.head_dim = v.has("head_dim") ? static_cast<std::int64_t>(v.num("head_dim")) : m.hidden_size / m.num_attention_heads;
-  m.intermediate_size = static_cast<std::int64_t>(v.num("intermediate_size"));
-  m.vocab_size = static_cast<std::int64_t>(v.num("vocab_size"));
-  m.max_position_embeddings = static_cast<std::int64_t>(v.num("max_position_embeddings"));
+  m.head_dim = v.has("head_dim") ? as_int64(v, "head_dim") : m.hidden_size / m.num_attention_heads;
+  m.intermediate_size = as_int64(v, "intermediate_size");
+  m.vocab_size = as_int64(v, "vocab_size");
+  m.max_position_embeddings = as_int64(v, "max_position_embeddings");
   m.hidden_act = v.str("hidden_act");
   const bool gated_act =
       m.hidden_act == "silu" || m.hidden_act == "swish" || m.hidden_act == "swiglu" || m.hidden_act == "geglu";
@@ -63,11 +104,11 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
     moe.num_experts = as_int(v, key);
     moe.experts_per_token = v.has("num_experts_per_tok") ? as_int(v, "num_experts_per_tok") : 1;
     moe.expert_intermediate_size = v.has("moe_intermediate_size")
-                                       ? static_cast<std::int64_t>(v.num("moe_intermediate_size"))
+                                       ? as_int64(v, "moe_intermediate_size")
                                        : m.intermediate_size;
     moe.num_shared_experts = v.has("n_shared_experts") ? as_int(v, "n_shared_experts") : 0;
     if (v.has("shared_expert_intermediate_size")) {
-      moe.shared_intermediate_size = static_cast<std::int64_t>(v.num("shared_expert_intermediate_size"));
+      moe.shared_intermediate_size = as_int64(v, "shared_expert_intermediate_size");
       if (moe.num_shared_experts == 0 && moe.shared_intermediate_size > 0) moe.num_shared_experts = 1;  // Qwen2-MoE
     }
     moe.first_dense_layers = v.has("first_k_dense_replace") ? as_int(v, "first_k_dense_replace") : 0;
@@ -79,7 +120,8 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
 }
 
 // Cross-key checks of a model (need several keys at once).
-void check_model(const ModelSpec& m, const Validated& v, bool json, std::vector<Diagnostic>& out) {
+void check_model(const ModelSpec& m, const Validated& v, const std::string& path, bool json,
+                 std::vector<Diagnostic>& out) {
   auto at = [&](const std::string& key) { return v.has(key) ? v.values.at(key).where : SourceLocation{}; };
   if (m.num_key_value_heads > 0 && m.num_attention_heads % m.num_key_value_heads != 0)
     out.push_back({at("num_key_value_heads"), "num_key_value_heads",
@@ -103,6 +145,17 @@ void check_model(const ModelSpec& m, const Validated& v, bool json, std::vector<
     out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
                    "also set num_local_experts"});
   }
+  // Each key's bound leaves headroom over every published model, but their product does not
+  // bound the model: 16384 layers of h 2^18 and ffn 2^22 are 5e16 parameters, whose gradient
+  // buckets alone (one record per ~80 MB) exhaust memory. The largest published models have
+  // ~1.6e12 parameters (Switch-C 1.6T; Kimi K2 1.04T); 1e14 is 60x that.
+  constexpr double kMaxParameters = 1e14;
+  if (!out.empty()) return;  // count_parameters needs a consistent model
+  if (const double n = count_parameters(m).total; n > kMaxParameters)
+    out.push_back({SourceLocation{path, 0, 0}, "",
+                   "the model has " + format_number("%.3g", n) + " parameters",
+                   "at most " + format_number("%.0e", kMaxParameters) +
+                       " (60x the largest published model, Switch-C's 1.6e12)"});
 }
 
 HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
@@ -202,9 +255,7 @@ bool is_known_path(const std::string& path, FileKind kind) {
 
 // Sets `path` (a.b.c) in `root` to the YAML value of `text`.
 void set_path(YAML::Node root, const std::string& path, const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream ss(path);
-  for (std::string part; std::getline(ss, part, '.');) parts.push_back(part);
+  const std::vector<std::string> parts = split(path, '.');
   YAML::Node node = root;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     if (!node[parts[i]] || !node[parts[i]].IsMap()) node[parts[i]] = YAML::Node(YAML::NodeType::Map);
@@ -220,23 +271,76 @@ void set_path(YAML::Node root, const std::string& path, const std::string& text)
   node[parts.back()] = value;
 }
 
+// Where `name` was found, or why not.
+struct Resolved {
+  std::string path;     // "" when not found
+  std::string problem;  // why the first existing-but-unusable candidate was refused, if any
+};
+
 // `name` as written, relative to the scenario's directory, then under each search root
 // (root/name, root/models/name or root/hardware/name), each also with ".yaml" appended.
-std::string resolve(const std::string& name, const fs::path& base, const std::vector<std::string>& roots,
-                    const char* subdir) {
+// File-system errors (a name too long, no permission) and directories are reasons, not throws.
+Resolved resolve(const std::string& name, const fs::path& base, const std::vector<std::string>& roots,
+                 const char* subdir) {
+  if (name.empty()) return {"", "no file name given"};
   std::vector<fs::path> candidates{base / name};
   for (const auto& root : roots) {
     candidates.push_back(fs::path(root) / name);
     candidates.push_back(fs::path(root) / subdir / name);
   }
   if (fs::path(name).is_absolute()) candidates = {fs::path(name)};
+  Resolved out;
   for (const auto& c : candidates) {
-    if (fs::is_regular_file(c)) return c.lexically_normal().string();
     fs::path with_ext = c;
     with_ext += ".yaml";
-    if (fs::is_regular_file(with_ext)) return with_ext.lexically_normal().string();
+    for (const fs::path& p : {c, with_ext}) {
+      const std::string why = input_file_problem(p.string());
+      if (why.empty()) return {p.lexically_normal().string(), ""};
+      if (out.problem.empty() && why != "no such file")
+        out.problem = "'" + echo(p.lexically_normal().string()) + "': " + why;
+    }
   }
-  return "";
+  return out;
+}
+
+}  // namespace
+
+Override parse_override(const std::string& text) {
+  const SourceLocation at{"--set", 0, 0};
+  const std::string example = "e.g. plan.tensor_model_parallel_size=4";
+  const auto eq = text.find('=');
+  if (eq == std::string::npos)  // the text is presumably the key
+    throw ConfigError(Diagnostic{at, echo(text), "expected KEY=VALUE", example});
+  const std::string key = trim(text.substr(0, eq));
+  const std::string value = text.substr(eq + 1);
+  if (key.empty()) throw ConfigError(Diagnostic{at, "", "'" + echo(text) + "' has no key before '='", example});
+  if (trim(value).empty()) throw ConfigError(Diagnostic{at, key, "expected KEY=VALUE, got no value", example});
+  return Override{key, value};
+}
+
+namespace {
+
+// An --set key the scenario table does not have: suggest the nearest key, else list the
+// keys of its section (or the top level).
+Diagnostic unknown_override(const std::string& key) {
+  std::vector<std::string> all;
+  for (const auto& spec : key_schema(FileKind::scenario)) all.push_back(spec.path);
+  const SourceLocation at{"--set", 0, 0};
+  const std::vector<std::string> under = keys_under(FileKind::scenario, key);
+  if (!under.empty())  // "plan": a section, not a key
+    return Diagnostic{at, key, "'" + key + "' is a section; set one of its keys",
+                      key + "." + join_names(under, ", " + key + ".")};
+  const std::string near = closest_key(key, all);
+  if (!near.empty()) return Diagnostic{at, key, "unknown key '" + echo(key) + "', did you mean '" + near + "'?"};
+  const auto dot = key.rfind('.');
+  const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+  std::vector<std::string> siblings = keys_under(FileKind::scenario, section);
+  std::string prefix = section.empty() ? "" : section + ".";
+  if (siblings.empty()) {
+    siblings = keys_under(FileKind::scenario, "");
+    prefix.clear();
+  }
+  return Diagnostic{at, key, "unknown key '" + echo(key) + "'", prefix + join_names(siblings, ", " + prefix)};
 }
 
 }  // namespace
@@ -250,7 +354,7 @@ ModelSpec load_model(const std::string& path) {
   const Validated v = validate_tree(root, FileKind::model, options, problems);
   if (!problems.empty()) throw ConfigError(problems);
   ModelSpec model = fill_model(v, path);
-  check_model(model, v, options.ignore_unknown, problems);
+  check_model(model, v, path, options.ignore_unknown, problems);
   if (!problems.empty()) throw ConfigError(problems);
   return model;
 }
@@ -265,14 +369,6 @@ HardwareSpec load_hardware(const std::string& path) {
   return fill_hardware(v, path);
 }
 
-Override parse_override(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
-    throw ConfigError(Diagnostic{SourceLocation{"--set", 0, 0}, text, "expected KEY=VALUE",
-                                 "e.g. plan.tensor_model_parallel_size=4"});
-  return Override{text.substr(0, eq), text.substr(eq + 1)};
-}
-
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
                        const std::vector<std::string>& search_roots) {
   YAML::Node root = read_yaml(path);
@@ -281,12 +377,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   options.file = path;
   for (const auto& o : overrides) {
     if (!is_known_path(o.key_path, FileKind::scenario)) {
-      std::vector<std::string> names;
-      for (const auto& spec : key_schema(FileKind::scenario)) names.push_back(spec.path);
-      const std::string near = closest_key(o.key_path, names);
-      problems.push_back({SourceLocation{"--set", 0, 0}, o.key_path,
-                          "unknown key '" + o.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"),
-                          ""});
+      problems.push_back(unknown_override(o.key_path));
       continue;
     }
     if (root.IsMap() || root.IsNull()) set_path(root, o.key_path, o.value);
@@ -299,9 +390,16 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
 
   Scenario scenario;
   scenario.file = path;
-  scenario.name = v.has("name") ? v.str("name") : fs::path(path).stem().string();
+  scenario.name = v.has("name") ? v.str("name") : to_valid_utf8(fs::path(path).stem().string());
   scenario.num_devices = as_int(v, "num_devices");
   scenario.plan = fill_plan(v);
+  // 0 means Megatron's default. A set bucket is at least 1 MiB: the replay prices and keeps
+  // each bucket (grad bytes / bucket size of them), so 1 kB buckets of a 7B model took 20 s
+  // and 4.6 GB; PyTorch DDP's default is 25 MB, Megatron's 40M parameters.
+  constexpr double kMinGradBucketBytes = 1 << 20;
+  if (const double bucket = scenario.plan.grad_bucket_bytes; bucket > 0 && bucket < kMinGradBucketBytes)
+    problems.push_back({v.values.at("plan.grad_bucket_size").where, "plan.grad_bucket_size",
+                        echo(v.str("plan.grad_bucket_size")) + " is below 1MiB", "0B (Megatron's default) or 1MiB to 1PB"});
   scenario.data.sample_load_s = v.num("data.sample_load_time");
   scenario.data.loader_workers = as_int(v, "data.loader_workers");
 
@@ -310,18 +408,23 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   const fs::path base = fs::path(path).parent_path();
   bool have_inputs = true;
   auto load_part = [&](const char* key, const char* subdir, auto loader, auto& target) {
-    const std::string found = resolve(v.str(key), base, roots, subdir);
-    if (found.empty()) {
-      problems.push_back({v.values.at(key).where, key, "file '" + v.str(key) + "' not found",
+    const Resolved found = resolve(v.str(key), base, roots, subdir);
+    if (found.path.empty()) {
+      const std::string what = found.problem.empty() ? "file '" + echo(v.str(key)) + "' not found"
+                                                     : "cannot use " + found.problem;
+      problems.push_back({v.values.at(key).where, key, what,
                           "a path relative to " + (base.empty() ? std::string(".") : base.string()) + " or to " +
                               subdir + "/ under " + roots.front()});
       have_inputs = false;
       return;
     }
     try {
-      target = loader(found);
+      target = loader(found.path);
     } catch (const ConfigError& e) {
-      problems.insert(problems.end(), e.diagnostics().begin(), e.diagnostics().end());
+      for (Diagnostic d : e.diagnostics()) {
+        if (d.key_path.empty() && d.where.line == 0) d.key_path = key;  // file-level: say which key named it
+        problems.push_back(std::move(d));
+      }
       have_inputs = false;
     }
   };

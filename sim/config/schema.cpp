@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -14,23 +15,51 @@ namespace trainsim {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 using T = ValueType;
 using D = Dimension;
+
+// Upper bounds. Every key has a finite one, so every number the simulator derives from the
+// input is finite (and every integer fits an int: see checked_int in scenario_loader.cpp).
+// Each bound refuses no published model or device, with ample headroom over the largest:
+//
+// Models (largest shipped or published): Megatron-1T h 25600, 128 layers, 160 heads, ffn
+// 102400 (models/megatron-1t.yaml); LLaMA-3 405B h 16384, 126 layers, ffn 53248; PaLM 540B
+// vocab 256k, Gemma 256000; DeepSeek-V3 256 routed experts, top-8; Llama 4 Scout 10M context.
+constexpr double kMaxWidth = 262144;          // 2^18: h, 10x Megatron-1T, 16x LLaMA-3 405B
+constexpr double kMaxLayers = 16384;          // 128x Megatron-1T / LLaMA-3 405B
+constexpr double kMaxHeads = 16384;           // 100x Megatron-1T's 160 (a head is >= 1 column of h)
+constexpr double kMaxHeadDim = 16384;         // 64x the widest head in use (256, Gemma)
+constexpr double kMaxFfn = 4194304;           // 2^22: 41x Megatron-1T's 102400, 79x LLaMA-3 405B
+constexpr double kMaxVocab = 16777216;        // 2^24: 64x the 256k vocabularies of PaLM / Gemma
+constexpr double kMaxPositions = 1073741824;  // 2^30: 100x Llama 4 Scout's 10M tokens
+constexpr double kMaxExperts = 65536;         // 256x DeepSeek-V3's 256
+// Devices: B200 dense BF16 2.25e15 FLOP/s, 192 GB HBM at 8 TB/s, 1 kW; NVLink 5 900 GB/s per
+// direction; 800 Gb/s NICs; PCIe 6 x16 128 GB/s.
+// Lower bounds keep the step time of a real scenario far from the replay's integer picosecond
+// range (~107 days); they refuse nothing that trains.
+constexpr double kMinFlops = 1e9;              // 1 GFLOP/s: one CPU core does 10-100x more
+constexpr double kMinHbmBandwidth = 1e9;       // 1 GB/s: one DDR3 channel does 10x more
+constexpr double kMinLinkBandwidth = 1e8;      // 100 MB/s: ~1 Gb/s Ethernet, the slowest link in use
+constexpr double kMaxFlops = 1e18;             // 1 EFLOP/s per device: 440x a B200
+constexpr double kMaxBytes = 1e15;              // 1 PB: 5000x a B200's 192 GB of HBM
+constexpr double kMaxHbmBandwidth = 1e15;      // 1 PB/s: 125x a B200's 8 TB/s
+constexpr double kMaxLinkBandwidth = 1e14;     // 100 TB/s: 110x NVLink 5, 1000x an 800 Gb/s NIC
+constexpr double kMaxPower = 1e6;              // 1 MW per device: 1000x a B200
+constexpr double kMaxPrice = 1e6;              // per device-hour: 1e5x cloud H100 prices (~$2-10)
 
 // clang-format off
 const std::vector<KeySpec> kModelKeys = {
   {"name", T::string, D::none, "", false, 0, 0, "", "model name (default: file name)"},
   {"source", T::string, D::none, "", false, 0, 0, "", "where the dimensions were published"},
   {"model_type", T::string, D::none, "", false, 0, 0, "", "HF model_type (informational)"},
-  {"hidden_size", T::integer, D::none, "", true, 1, kInf, "", "model width h"},
-  {"num_hidden_layers", T::integer, D::none, "", true, 1, kInf, "", "transformer layers l"},
-  {"num_attention_heads", T::integer, D::none, "", true, 1, kInf, "", "query heads a"},
-  {"num_key_value_heads", T::integer, D::none, "", false, 1, kInf, "", "KV heads (GQA/MQA); default num_attention_heads"},
-  {"head_dim", T::integer, D::none, "", false, 1, kInf, "", "per-head width; default hidden_size / num_attention_heads"},
-  {"intermediate_size", T::integer, D::none, "", true, 1, kInf, "", "dense MLP width"},
-  {"vocab_size", T::integer, D::none, "", true, 1, kInf, "", "vocabulary V"},
-  {"max_position_embeddings", T::integer, D::none, "", true, 1, kInf, "", "longest trained sequence"},
+  {"hidden_size", T::integer, D::none, "", true, 1, kMaxWidth, "", "model width h"},
+  {"num_hidden_layers", T::integer, D::none, "", true, 1, kMaxLayers, "", "transformer layers l"},
+  {"num_attention_heads", T::integer, D::none, "", true, 1, kMaxHeads, "", "query heads a"},
+  {"num_key_value_heads", T::integer, D::none, "", false, 1, kMaxHeads, "", "KV heads (GQA/MQA); default num_attention_heads"},
+  {"head_dim", T::integer, D::none, "", false, 1, kMaxHeadDim, "", "per-head width; default hidden_size / num_attention_heads"},
+  {"intermediate_size", T::integer, D::none, "", true, 1, kMaxFfn, "", "dense MLP width"},
+  {"vocab_size", T::integer, D::none, "", true, 1, kMaxVocab, "", "vocabulary V"},
+  {"max_position_embeddings", T::integer, D::none, "", true, 1, kMaxPositions, "", "longest trained sequence"},
   {"hidden_act", T::choice, D::none, "gelu", false, 0, 0,
    "gelu|gelu_new|gelu_fast|gelu_pytorch_tanh|quick_gelu|relu|silu|swish|swiglu|geglu", "MLP activation; silu/swish/swiglu/geglu imply a gated MLP"},
   {"gated_mlp", T::boolean, D::none, "", false, 0, 0, "", "three MLP matrices; default implied by hidden_act"},
@@ -38,43 +67,44 @@ const std::vector<KeySpec> kModelKeys = {
   {"learned_position_embeddings", T::boolean, D::none, "false", false, 0, 0, "", "GPT-style absolute positions (else rotary/ALiBi)"},
   {"use_bias", T::boolean, D::none, "false", false, 0, 0, "", "linear layers carry bias vectors"},
   {"norm", T::choice, D::none, "rmsnorm", false, 0, 0, "rmsnorm|layernorm", "normalization"},
-  {"num_local_experts", T::integer, D::none, "", false, 1, kInf, "", "MoE experts (Mixtral name)"},
-  {"num_experts", T::integer, D::none, "", false, 1, kInf, "", "MoE experts (Qwen-MoE name)"},
-  {"n_routed_experts", T::integer, D::none, "", false, 1, kInf, "", "MoE experts (DeepSeek name)"},
-  {"num_experts_per_tok", T::integer, D::none, "", false, 1, kInf, "", "MoE top-k"},
-  {"moe_intermediate_size", T::integer, D::none, "", false, 1, kInf, "", "per-expert FFN width; default intermediate_size"},
-  {"n_shared_experts", T::integer, D::none, "", false, 0, kInf, "", "always-active shared experts (DeepSeek)"},
-  {"shared_expert_intermediate_size", T::integer, D::none, "", false, 0, kInf, "", "width of each shared expert (Qwen2-MoE)"},
-  {"first_k_dense_replace", T::integer, D::none, "", false, 0, kInf, "", "leading dense layers (DeepSeek)"},
-  {"capacity_factor", T::number, D::none, "1.0", false, 0.01, kInf, "", "MoE capacity relative to a balanced share"},
+  {"num_local_experts", T::integer, D::none, "", false, 1, kMaxExperts, "", "MoE experts (Mixtral name)"},
+  {"num_experts", T::integer, D::none, "", false, 1, kMaxExperts, "", "MoE experts (Qwen-MoE name)"},
+  {"n_routed_experts", T::integer, D::none, "", false, 1, kMaxExperts, "", "MoE experts (DeepSeek name)"},
+  {"num_experts_per_tok", T::integer, D::none, "", false, 1, kMaxExperts, "", "MoE top-k"},
+  {"moe_intermediate_size", T::integer, D::none, "", false, 1, kMaxFfn, "", "per-expert FFN width; default intermediate_size"},
+  {"n_shared_experts", T::integer, D::none, "", false, 0, kMaxExperts, "", "always-active shared experts (DeepSeek)"},
+  {"shared_expert_intermediate_size", T::integer, D::none, "", false, 0, kMaxFfn, "", "width of each shared expert (Qwen2-MoE)"},
+  {"first_k_dense_replace", T::integer, D::none, "", false, 0, kMaxLayers, "", "leading dense layers (DeepSeek)"},
+  // Past num_experts / top-k an expert takes every token, so kMaxExperts covers every model.
+  {"capacity_factor", T::number, D::none, "1.0", false, 0.01, kMaxExperts, "", "MoE capacity relative to a balanced share"},
 };
 
 const std::vector<KeySpec> kHardwareKeys = {
   {"name", T::string, D::none, "", true, 0, 0, "", "hardware name"},
   {"source", T::string, D::none, "", false, 0, 0, "", "where the numbers come from"},
   {"device.name", T::string, D::none, "", true, 0, 0, "", "accelerator name"},
-  {"device.peak_flops_bf16", T::quantity, D::flops_rate, "", true, 1, kInf, "", "dense BF16 tensor FLOP/s"},
-  {"device.peak_flops_fp16", T::quantity, D::flops_rate, "", false, 1, kInf, "", "dense FP16 FLOP/s; default = bf16"},
-  {"device.peak_flops_fp8", T::quantity, D::flops_rate, "0FLOPS", false, 0, kInf, "", "dense FP8 FLOP/s; 0 = no FP8 units"},
-  {"device.peak_flops_fp32", T::quantity, D::flops_rate, "", true, 1, kInf, "", "FP32 (vector) FLOP/s"},
-  {"device.hbm_bytes", T::quantity, D::bytes, "", true, 1, kInf, "", "device memory capacity"},
-  {"device.hbm_bandwidth", T::quantity, D::bandwidth, "", true, 1, kInf, "", "nominal HBM bandwidth"},
+  {"device.peak_flops_bf16", T::quantity, D::flops_rate, "", true, kMinFlops, kMaxFlops, "", "dense BF16 tensor FLOP/s"},
+  {"device.peak_flops_fp16", T::quantity, D::flops_rate, "", false, kMinFlops, kMaxFlops, "", "dense FP16 FLOP/s; default = bf16"},
+  {"device.peak_flops_fp8", T::quantity, D::flops_rate, "0FLOPS", false, 0, kMaxFlops, "", "dense FP8 FLOP/s; 0 = no FP8 units"},
+  {"device.peak_flops_fp32", T::quantity, D::flops_rate, "", true, kMinFlops, kMaxFlops, "", "FP32 (vector) FLOP/s"},
+  {"device.hbm_bytes", T::quantity, D::bytes, "", true, 1, kMaxBytes, "", "device memory capacity"},
+  {"device.hbm_bandwidth", T::quantity, D::bandwidth, "", true, kMinHbmBandwidth, kMaxHbmBandwidth, "", "nominal HBM bandwidth"},
   {"device.memory_bound_efficiency", T::number, D::none, "0.8", false, 0.01, 1, "", "achieved fraction of hbm_bandwidth, elementwise ops"},
   {"device.gemm.large", T::number, D::none, "0.8", false, 0.01, 1, "", "GEMM efficiency for large shapes"},
   {"device.gemm.small", T::number, D::none, "0.3", false, 0.01, 1, "", "GEMM efficiency for tiny shapes"},
-  {"device.gemm.half_flops", T::number, D::none, "1e9", false, 1, kInf, "", "GEMM FLOPs at which efficiency is halfway"},
+  {"device.gemm.half_flops", T::number, D::none, "1e9", false, 1, kMaxFlops, "", "GEMM FLOPs at which efficiency is halfway"},
   {"device.gemm.misaligned_factor", T::number, D::none, "1", false, 0.01, 1, "", "efficiency factor when n or k is not a multiple of 64"},
   {"device.gemm.fp8_relative_efficiency", T::number, D::none, "1", false, 0.01, 1, "", "FP8 GEMM efficiency relative to BF16 (MAMF ratio)"},
   {"device.sustained_compute_fraction", T::number, D::none, "1", false, 0.05, 1, "", "share of microbenchmarked GEMM/attention speed sustained in training"},
   {"device.overlap_slowdown", T::number, D::none, "0", false, 0, 1, "", "compute time lost per second of TP/CP/EP collective overlapped with it"},
   {"device.attention_efficiency", T::number, D::none, "0.6", false, 0.01, 1, "", "fused attention, fraction of peak"},
   {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "host dispatch time per kernel"},
-  {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kInf, "", "runtime context, workspace, fragmentation"},
-  {"device.price_per_hour", T::number, D::none, "0", false, 0, kInf, "", "currency units per device-hour (0: unknown)"},
-  {"device.power", T::quantity, D::power, "0W", false, 0, kInf, "", "board power"},
+  {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "runtime context, workspace, fragmentation"},
+  {"device.price_per_hour", T::number, D::none, "0", false, 0, kMaxPrice, "", "currency units per device-hour (0: unknown)"},
+  {"device.power", T::quantity, D::power, "0W", false, 0, kMaxPower, "", "board power"},
   {"node.devices_per_node", T::integer, D::none, "8", false, 1, 1024, "", "devices in one server"},
   {"node.fabric", T::choice, D::none, "switched", false, 0, 0, "full_mesh|switched", "intra-node fabric"},
-  {"node.link_bandwidth", T::quantity, D::bandwidth, "", true, 1, kInf, "", "switched: per device into the switch; full_mesh: per pair link (per direction)"},
+  {"node.link_bandwidth", T::quantity, D::bandwidth, "", true, kMinLinkBandwidth, kMaxLinkBandwidth, "", "switched: per device into the switch; full_mesh: per pair link (per direction)"},
   {"node.link_latency", T::quantity, D::time, "", true, 0, 1, "", "intra-node link latency"},
   {"node.achievable_fraction", T::number, D::none, "0.8", false, 0.01, 1, "", "measured busbw / peak inside a node"},
   {"node.in_switch_reduction", T::boolean, D::none, "false", false, 0, 0, "", "NVLink SHARP (NVLS)"},
@@ -82,14 +112,15 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"node.ll_bandwidth_fraction", T::number, D::none, "1", false, 0.01, 1, "", "NCCL low-latency (LL) protocol: share of achievable link bandwidth (1: one protocol, as before)"},
   {"node.bulk_protocol_latency", T::quantity, D::time, "0us", false, 0, 1, "", "NCCL bulk (Simple) protocol: fixed latency per intra-node collective on top of link_latency steps"},
   {"cluster.nics_per_node", T::integer, D::none, "8", false, 1, 64, "", "NICs per server"},
-  {"cluster.nic_bandwidth", T::quantity, D::bandwidth, "", true, 1, kInf, "", "per NIC per direction"},
+  {"cluster.nic_bandwidth", T::quantity, D::bandwidth, "", true, kMinLinkBandwidth, kMaxLinkBandwidth, "", "per NIC per direction"},
   {"cluster.hop_latency", T::quantity, D::time, "", true, 0, 1, "", "latency per switch hop"},
   {"cluster.nic_latency", T::quantity, D::time, "0us", false, 0, 1, "", "software + NIC latency per inter-node message, on top of hops"},
   {"cluster.hops", T::integer, D::none, "3", false, 1, 16, "", "switch hops between two servers"},
   {"cluster.topology", T::choice, D::none, "fat_tree", false, 0, 0, "fat_tree|rail_optimized", "inter-node network"},
-  {"cluster.oversubscription", T::number, D::none, "1", false, 1, kInf, "", "1 = full bisection"},
+  // 1024: 256x the 4:1 of the most tapered fat trees in use.
+  {"cluster.oversubscription", T::number, D::none, "1", false, 1, 1024, "", "1 = full bisection"},
   {"cluster.achievable_fraction", T::number, D::none, "0.8", false, 0.01, 1, "", "measured busbw / NIC line rate"},
-  {"cluster.host_link_bandwidth", T::quantity, D::bandwidth, "0B/s", false, 0, kInf, "", "device <-> host (PCIe), for offload"},
+  {"cluster.host_link_bandwidth", T::quantity, D::bandwidth, "0B/s", false, 0, kMaxLinkBandwidth, "", "device <-> host (PCIe), for offload"},
 };
 
 const std::vector<KeySpec> kScenarioKeys = {
@@ -97,7 +128,8 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"description", T::string, D::none, "", false, 0, 0, "", "free text"},
   {"model", T::string, D::none, "", true, 0, 0, "", "model file (models/*.yaml or a HF config.json)"},
   {"hardware", T::string, D::none, "", true, 0, 0, "", "hardware file (hardware/*.yaml)"},
-  {"num_devices", T::integer, D::none, "", true, 1, 1e7, "", "devices in the job"},
+  // 2^20: 10x the largest clusters built (~100k GPUs), 64x LLaMA-3 405B's 16384.
+  {"num_devices", T::integer, D::none, "", true, 1, 1048576, "", "devices in the job"},
   {"data.sample_load_time", T::quantity, D::time, "0s", false, 0, 3600, "", "host time to read and prepare one sequence (0: free)"},
   {"data.loader_workers", T::integer, D::none, "2", false, 0, 1024, "", "background data-loader workers per rank (0: load inside the training loop)"},
   {"plan.tensor_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "TP"},
@@ -111,7 +143,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.seq_length", T::integer, D::none, "", true, 1, 1e8, "", "tokens per sequence"},
   {"plan.recompute_granularity", T::choice, D::none, "none", false, 0, 0, "none|selective|full", "activation recomputation"},
   {"plan.recompute_method", T::choice, D::none, "uniform", false, 0, 0, "uniform|block", "full recompute: how layers are chosen"},
-  {"plan.recompute_num_layers", T::integer, D::none, "0", false, 0, 1e6, "", "full recompute: layers per stage (0: all)"},
+  {"plan.recompute_num_layers", T::integer, D::none, "0", false, 0, kMaxLayers, "", "full recompute: layers per stage (0: all)"},
   {"plan.use_distributed_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "Megatron: shard optimizer state over DP"},
   {"plan.zero_stage", T::integer, D::none, "0", false, 0, 3, "", "DeepSpeed ZeRO stage"},
   {"plan.offload_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "ZeRO-Offload: optimizer on the host"},
@@ -124,11 +156,25 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.collective_algorithm", T::choice, D::none, "auto", false, 0, 0, "auto|ring|tree|hierarchical|full_mesh", "force a collective algorithm (auto: by size and group shape)"},
   {"plan.collective_pipeline_tiers", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: pipeline the intra- and inter-server phases"},
   {"plan.collective_split_intra", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: split an intra-server all-reduce between HCCS and RoCE"},
-  {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kInf, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
-  {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, 1e6, "", "explicit pipeline split, one entry per stage"},
+  {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
+  {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, kMaxLayers, "", "explicit pipeline split, one entry per stage"},
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
 };
 // clang-format on
+
+// Names directly under `prefix` (keys and sections), in table order.
+std::vector<std::string> names_under(const std::vector<KeySpec>& schema, const std::string& prefix) {
+  std::vector<std::string> names;
+  const std::string head = prefix.empty() ? "" : prefix + ".";
+  for (const auto& spec : schema) {
+    const std::string path = spec.path;
+    if (path.compare(0, head.size(), head) != 0) continue;
+    const std::string rest = path.substr(head.size());
+    const std::string name = rest.substr(0, rest.find('.'));
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -145,16 +191,18 @@ std::string number_text(double x) {
 std::string range_text(const KeySpec& spec) {
   auto fmt = [&](double x) { return spec.type == T::quantity ? format_quantity(x, spec.dim) : number_text(x); };
   const std::string kind = spec.type == T::integer || spec.type == T::int_list ? "integer" : dimension_name(spec.dim);
-  if (std::isinf(spec.max)) return kind + " >= " + fmt(spec.min);
   return kind + " in [" + fmt(spec.min) + ", " + fmt(spec.max) + "]";
 }
 
+// Base-10 integer, the whole text. A value past the long long range is clamped to it (and then
+// fails the key's range check, which is within int), never wrapped.
 bool parse_integer(const std::string& text, double& out) {
   if (text.empty()) return false;
   char* end = nullptr;
+  errno = 0;
   const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (*end != '\0') return false;
-  out = static_cast<double>(v);
+  if (end == text.c_str() || *end != '\0') return false;
+  out = static_cast<double>(v);  // on ERANGE v is LLONG_MIN / LLONG_MAX
   return true;
 }
 
@@ -162,12 +210,26 @@ bool parse_number(const std::string& text, double& out) {
   if (text.empty()) return false;
   char* end = nullptr;
   out = std::strtod(text.c_str(), &end);
-  return *end == '\0' && std::isfinite(out);
+  return end != text.c_str() && *end == '\0' && std::isfinite(out);
 }
 
 // Parses one scalar `text` for `spec` into `value`; returns the problem or "".
 std::string parse_scalar(const KeySpec& spec, const std::string& text, Value& value, std::string& valid) {
   value.text = text;
+  // Every string the simulator keeps ends up in reports and JSON, which must be UTF-8.
+  std::size_t bad = 0;
+  if (!is_valid_utf8(text, &bad)) {
+    valid = "UTF-8 text";
+    return "'" + echo(text) + "' is not valid UTF-8 (byte " + std::to_string(bad) + ")";
+  }
+  // Nor control bytes (NUL, terminal escapes); tab and line breaks are text.
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      valid = "text without control characters";
+      return "'" + echo(text) + "' holds a control character (byte " + std::to_string(i) + ")";
+    }
+  }
   switch (spec.type) {
     case T::string:
       return "";
@@ -181,25 +243,25 @@ std::string parse_scalar(const KeySpec& spec, const std::string& text, Value& va
         return "";
       }
       valid = "true, false";
-      return "expected true or false, got '" + text + "'";
+      return "expected true or false, got '" + echo(text) + "'";
     case T::choice: {
       const auto choices = split(spec.choices, '|');
       if (std::find(choices.begin(), choices.end(), text) != choices.end()) return "";
       valid = join(choices, ", ");
       const std::string near = closest_key(text, choices);
-      return "'" + text + "' is not a valid value" + (near.empty() ? "" : ", did you mean '" + near + "'?");
+      return "'" + echo(text) + "' is not a valid value" + (near.empty() ? "" : ", did you mean '" + near + "'?");
     }
     case T::integer:
     case T::int_list:
       if (!parse_integer(text, value.number)) {
         valid = range_text(spec);
-        return "expected an integer, got '" + text + "'";
+        return "expected an integer, got '" + echo(text) + "'";
       }
       break;
     case T::number:
       if (!parse_number(text, value.number)) {
         valid = range_text(spec);
-        return "expected a number, got '" + text + "'";
+        return "expected a finite number, got '" + echo(text) + "'";
       }
       break;
     case T::quantity: {
@@ -213,7 +275,7 @@ std::string parse_scalar(const KeySpec& spec, const std::string& text, Value& va
   }
   if (value.number < spec.min || value.number > spec.max) {
     valid = range_text(spec);
-    return text + " is out of range";
+    return echo(text) + " is out of range";
   }
   return "";
 }
@@ -224,7 +286,8 @@ struct Walker {
   std::vector<Diagnostic>& diagnostics;
   Validated out;
   std::set<std::string> section_names;
-  std::set<std::string> seen;  // paths written in the file, valid or not
+  std::set<std::string> seen;      // paths written in the file, valid or not (duplicates)
+  std::set<std::string> reported;  // paths with a problem already (not "missing" as well)
 
   const KeySpec* find(const std::string& path) const {
     for (const auto& spec : schema)
@@ -237,21 +300,10 @@ struct Walker {
     return location_of(node, options.file);
   }
 
-  // Names directly under `prefix` (keys and sections), for "did you mean".
-  std::vector<std::string> children(const std::string& prefix) const {
-    std::vector<std::string> names;
-    const std::string head = prefix.empty() ? "" : prefix + ".";
-    for (const auto& spec : schema) {
-      const std::string path = spec.path;
-      if (path.compare(0, head.size(), head) != 0) continue;
-      const std::string rest = path.substr(head.size());
-      const std::string name = rest.substr(0, rest.find('.'));
-      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-    }
-    return names;
-  }
+  std::vector<std::string> children(const std::string& prefix) const { return names_under(schema, prefix); }
 
   void problem(SourceLocation where, const std::string& path, std::string what, std::string valid = "") {
+    reported.insert(path);
     diagnostics.push_back(Diagnostic{std::move(where), path, std::move(what), std::move(valid)});
   }
 
@@ -260,6 +312,11 @@ struct Walker {
       // Copies: yaml-cpp's iterator hands out references to a temporary pair.
       const YAML::Node key_node = it->first;
       const YAML::Node node = it->second;
+      if (!key_node.IsScalar()) {  // "? [a, b]" or "{a: 1}: 2"
+        problem(where(key_node, prefix), prefix, "a key must be a plain name, not a list or mapping",
+                join(children(prefix), ", "));
+        continue;
+      }
       const std::string key = key_node.Scalar();
       const std::string path = prefix.empty() ? key : prefix + "." + key;
       if (section_names.count(path)) {
@@ -281,15 +338,17 @@ struct Walker {
         const auto names = children(prefix);
         const std::string near = closest_key(key, names);
         if (!near.empty()) {
-          problem(where(key_node, path), path, "unknown key '" + key + "', did you mean '" + near + "'?");
+          problem(where(key_node, path), path, "unknown key '" + echo(key) + "', did you mean '" + near + "'?");
         } else {
-          problem(where(key_node, path), path, "unknown key '" + key + "'", join(names, ", "));
+          problem(where(key_node, path), path, "unknown key '" + echo(key) + "'", join(names, ", "));
         }
         continue;
       }
       if (node.IsNull()) {
-        if (options.ignore_unknown) continue;  // JSON null: the HF config leaves it unset
-        problem(where(node, path), path, "has no value", range_or_choices(*spec));
+        // JSON null: the HF config leaves an optional key unset; a required one is missing.
+        if (options.ignore_unknown && !spec->required) continue;
+        // At the key: yaml-cpp marks an empty value at the next token, often the next line.
+        problem(where(key_node, path), path, "has no value (null)", range_or_choices(*spec));
         continue;
       }
       check(*spec, node, path);
@@ -347,7 +406,9 @@ struct Walker {
 
   void finish(const YAML::Node& root) {
     for (const auto& spec : schema) {
-      if (out.has(spec.path) || seen.count(spec.path)) continue;
+      // Written and valid, or written and already reported. (A JSON null is neither: the key
+      // takes its default.)
+      if (out.has(spec.path) || reported.count(spec.path)) continue;
       const std::string path = spec.path;
       if (spec.required) {
         const auto dot = path.rfind('.');
@@ -450,6 +511,10 @@ std::string closest_key(const std::string& key, const std::vector<std::string>& 
   return best;
 }
 
+std::vector<std::string> keys_under(FileKind kind, const std::string& section) {
+  return names_under(key_schema(kind), section);
+}
+
 SourceLocation location_of(const YAML::Node& node, const std::string& file) {
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return SourceLocation{file, 0, 0};
@@ -458,7 +523,7 @@ SourceLocation location_of(const YAML::Node& node, const std::string& file) {
 
 Validated validate_tree(const YAML::Node& root, FileKind kind, const ValidateOptions& options,
                         std::vector<Diagnostic>& diagnostics) {
-  Walker walker{key_schema(kind), options, diagnostics, {}, {}, {}};
+  Walker walker{key_schema(kind), options, diagnostics, {}, {}, {}, {}};
   for (const auto& spec : walker.schema) {
     std::string path = spec.path;
     for (auto dot = path.rfind('.'); dot != std::string::npos; dot = path.rfind('.')) {
@@ -467,8 +532,16 @@ Validated validate_tree(const YAML::Node& root, FileKind kind, const ValidateOpt
     }
   }
   if (!root.IsMap()) {
-    diagnostics.push_back(
-        Diagnostic{location_of(root, options.file), "", "expected a mapping of keys at the top level", ""});
+    std::vector<std::string> required;
+    for (const auto& spec : walker.schema)
+      if (spec.required) required.push_back(spec.path);
+    const std::string valid = "'key: value' lines with at least " + join(required, ", ");
+    SourceLocation at = location_of(root, options.file);
+    if (at.line == 0) at = SourceLocation{options.file, 1, 1};
+    const std::string what = root.IsNull()      ? "the file has no keys (it is empty or only comments)"
+                             : root.IsSequence() ? "expected a mapping of keys at the top level, not a list"
+                                                 : "expected a mapping of keys at the top level, not a single value";
+    diagnostics.push_back(Diagnostic{at, "", what, valid});
     return {};
   }
   walker.walk(root, "");

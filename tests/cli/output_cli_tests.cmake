@@ -85,27 +85,27 @@ trainsim_cli_test(choose_nan_tokens_and_infinite_pue_are_bad_input 2
 trainsim_cli_test(search_negative_tokens_is_bad_input 2
   "^--tokens: -1 is not a token budget; valid: a finite number > 0 and <= 1e18, e\\.g\\. 1e12\n$"
   search scenarios/default.yaml --tokens -1)
-trainsim_cli_test(search_zero_devices_is_bad_input 2 "^--devices: 0 is out of range; valid: 1 to 10000000\n$"
+trainsim_cli_test(search_zero_devices_is_bad_input 2 "^--devices: 0 is out of range; valid: 1 to 1048576\n$"
   search scenarios/default.yaml --devices 0)
 trainsim_cli_test(search_negative_devices_is_bad_input 2
-  "^--devices: -1 is out of range; valid: 1 to 10000000 \\(the scenario's num_devices when not given\\)\n$"
+  "^--devices: -1 is out of range; valid: 1 to 1048576 \\(the scenario's num_devices when not given\\)\n$"
   search scenarios/default.yaml --devices -1)
 trainsim_cli_test(search_top_and_replay_must_be_positive 2
   "^--top: 0 is out of range; valid: >= 1 plans to print\n--replay: 0 is out of range; valid: >= 1 candidates to replay\n$"
   search scenarios/default.yaml --top 0 --replay 0)
-trainsim_cli_test(choose_zero_devices_is_bad_input 2 "^--devices: 0 is out of range; valid: 1 to 10000000\n$"
+trainsim_cli_test(choose_zero_devices_is_bad_input 2 "^--devices: 0 is out of range; valid: 1 to 1048576\n$"
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --devices 0)
 trainsim_cli_test(sweep_threads_out_of_range_is_bad_input 2
   "^--threads: 100000 is out of range; valid: 0 \\(all cores\\) to 1024\n$"
   sweep scenarios/default.yaml --grid plan.micro_batch_size=1 --threads 100000)
 trainsim_cli_test(scale_device_count_beyond_any_scenario_is_bad_input 2
-  "^--devices: 100000000 is out of range; valid: device counts from 1 to 10000000\n$"
+  "^--devices: 100000000 is out of range; valid: device counts from 1 to 1048576\n$"
   scale scenarios/default.yaml --devices 8,100000000)
 trainsim_cli_test(collective_infinite_size_range_is_bad_input 2
   "^--sizes: '1e300TiB' is out of range; valid: sizes from 1 B to 1 PiB, e\\.g\\. 1MiB:4GiB\n$"
   collective --hardware hardware/a100-80gb.yaml --sizes 1B:1e300TiB)
 trainsim_cli_test(collective_device_count_beyond_any_scenario_is_bad_input 2
-  "^--devices: 100000000 is out of range; valid: device counts from 1 to 10000000\n$"
+  "^--devices: 100000000 is out of range; valid: device counts from 1 to 1048576\n$"
   collective --hardware hardware/a100-80gb.yaml --devices 100000000)
 trainsim_cli_test(usage_error_is_one_line 2 "^trainsim: Could not convert: --top = abc; valid: see trainsim --help\n$"
   search scenarios/default.yaml --top abc)

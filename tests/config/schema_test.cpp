@@ -50,5 +50,5 @@ TEST_CASE("describe_schema prints each key with type, default, range and doc", "
   CHECK_THAT(text, Catch::Contains("plan.tensor_model_parallel_size  integer  1  [integer in [1, 1024]]  TP\n"));
   CHECK_THAT(text, Catch::Contains("plan.recompute_granularity  choice  none  [none, selective, full]"));
   CHECK_THAT(describe_schema(FileKind::hardware),
-             Catch::Contains("device.hbm_bandwidth  bytes/s  (required)  [bytes/s >= 1B/s]  nominal HBM bandwidth\n"));
+             Catch::Contains("device.hbm_bandwidth  bytes/s  (required)  [bytes/s in [1GB/s, 1PB/s]]  nominal HBM bandwidth\n"));
 }

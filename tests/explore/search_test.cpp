@@ -186,7 +186,7 @@ TEST_CASE("check_search_options: NaN, negative or out-of-range options are bad i
   std::vector<std::string> lines;
   for (const auto& d : check_search_options(o)) lines.push_back(d.str());
   CHECK(lines == std::vector<std::string>{
-                     "--devices: -1 is out of range; valid: 1 to 10000000 (the scenario's num_devices when not given)",
+                     "--devices: -1 is out of range; valid: 1 to 1048576 (the scenario's num_devices when not given)",
                      "--tokens: nan is not a token budget; valid: a finite number > 0 and <= 1e18, e.g. 1e12",
                      "--top: 0 is out of range; valid: >= 1 plans to print",
                      "--replay: -3 is out of range; valid: >= 1 candidates to replay",

@@ -46,6 +46,10 @@ struct Validated {
   const std::string& str(const std::string& path) const { return values.at(path).text; }
 };
 
+// The names directly under `section` ("" for the top level, "plan"): keys and sub-sections, in
+// table order, for "valid: ..." lists.
+std::vector<std::string> keys_under(FileKind kind, const std::string& section);
+
 // The table as text, one key per line: "path  type  default  valid  doc" (for `trainsim explain`).
 std::string describe_schema(FileKind kind);
 
