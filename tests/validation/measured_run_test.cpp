@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -129,8 +130,10 @@ std::string run_yaml() {
          "    step_time_s: 1.0\n";
 }
 
+// Per process: ctest runs test cases in parallel processes.
 std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string file = (std::filesystem::temp_directory_path() / name).string();
+  const std::string file =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
   std::ofstream(file) << text;
   return file;
 }
