@@ -33,7 +33,8 @@ namespace {
 //    recomputation
 //  - [layers_per_stage (uneven split)]: layers not divisible by PP (no interleaving): as even
 //    as possible, the extra layers on stages 1, 2, ... (stage 0 also holds the embedding)
-//  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions (see below)
+//  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions, and
+//    [vocab=50257 (NeMo GPT-2 BPE)] for NeMo GPT3 rows without a vocabulary (see below)
 //  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
 //    from its hardware file's is an error (the hardware file's topology would be wrong)
 // Not defaults but rules read from the source (not named per row):
@@ -148,24 +149,24 @@ void apply_published_architecture(ModelSpec& m) {
 // Model dimensions a source leaves out but names by a published configuration: NeMo's GPT3
 // 5B and 20B (nemo/collections/llm/gpt/model/base.py GPTConfig5B / GPTConfig20B, the same in
 // the NeMo launcher's conf/training/gpt3/{5b,20b}.yaml), whose tokenizer is GPT-2 BPE (50257
-// entries; Megatron pads it). Returns whether it filled anything.
-bool fill_published_dimensions(MeasuredRun& run) {
-  if (!starts_with(run.id, "nemo") || run.model_name.rfind("GPT3-", 0) != 0) return false;
-  bool filled = false;
+// entries; Megatron pads it). Names what it filled in `defaults`.
+void fill_published_dimensions(MeasuredRun& run, std::vector<std::string>& defaults) {
+  if (!starts_with(run.id, "nemo") || run.model_name.rfind("GPT3-", 0) != 0) return;
   if (!run.layers && !run.hidden) {
     if (run.model_name == "GPT3-5B") {
       run.layers = 24, run.hidden = 4096, run.heads = 32, run.ffn = 16384;
     } else if (run.model_name == "GPT3-20B") {
       run.layers = 44, run.hidden = 6144, run.heads = 48, run.ffn = 24576;
     }
-    if (run.layers) run.kv_heads = run.heads;
-    filled = run.layers.has_value();
+    if (run.layers) {
+      run.kv_heads = run.heads;
+      defaults.emplace_back("model dims (NeMo GPTConfig)");
+    }
   }
   if (!run.vocab) {
     run.vocab = 50257;
-    filled = true;
+    defaults.emplace_back("vocab=50257 (NeMo GPT-2 BPE)");
   }
-  return filled;
 }
 
 // MindSpeed-LLM divides by 354 TFLOPS for any device named 910B (its flops_base.py).
@@ -227,7 +228,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
                           std::vector<std::string>* defaults_used) {
   std::vector<std::string> defaults;
   MeasuredRun run = measured;
-  if (fill_published_dimensions(run)) defaults.emplace_back("model dims (NeMo GPTConfig)");
+  fill_published_dimensions(run, defaults);
   std::vector<Diagnostic> problems;
   auto use_default = [&](const char* field) { defaults.emplace_back(field); };
 

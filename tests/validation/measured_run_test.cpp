@@ -94,10 +94,14 @@ TEST_CASE("NeMo GPT3 5B and 20B rows without dimensions take NeMo's published GP
   CHECK(s20.model.num_layers == 44);
   CHECK(s20.model.hidden_size == 6144);
   CHECK(s20.model.num_attention_heads == 48);
-  // A row that gives its dimensions keeps them.
-  const Scenario s175 = scenario_for_run(find(runs, "nemo2407-h100-fp8-GPT3-175B-128gpu"), options);
+  // A row that gives its dimensions keeps them; only its vocabulary is filled, and named so.
+  std::vector<std::string> defaults175;
+  const Scenario s175 = scenario_for_run(find(runs, "nemo2407-h100-fp8-GPT3-175B-128gpu"), options, &defaults175);
   CHECK(s175.model.num_layers == 96);
   CHECK(s175.model.hidden_size == 12288);
+  CHECK(s175.model.vocab_size == 50257);
+  CHECK(std::find(defaults175.begin(), defaults175.end(), "vocab=50257 (NeMo GPT-2 BPE)") != defaults175.end());
+  CHECK(std::find(defaults175.begin(), defaults175.end(), "model dims (NeMo GPTConfig)") == defaults175.end());
 }
 
 namespace {
