@@ -72,7 +72,15 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
   }
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    // Every document, so that a second one (after ---) is refused rather than ignored.
+    const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
+    if (documents.size() > 1) {
+      const auto mark = documents[1].Mark();
+      throw ConfigError(Diagnostic({path, std::max(1, mark.line + 1), std::max(1, mark.column + 1)}, "",
+                                   "a second YAML document; it would be ignored",
+                                   "one document: a list of runs"));
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::BadFile&) {
     Diagnostic d;
     d.where.file = path;

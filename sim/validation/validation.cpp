@@ -701,7 +701,8 @@ std::string validation_json(const ValidationReport& report) {
                              {"memory_worst_id", f.memory_worst_id},
                              {"memory_worst_error", f.memory_worst_error}});
   }
-  return j.dump(2) + "\n";
+  // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
@@ -828,7 +829,8 @@ std::string trends_json(const TrendsReport& report) {
   j["groups_unsupported"] = report.groups_unsupported;
   j["rows_unsupported"] = report.rows_unsupported;
   j["rows_failed"] = report.rows_failed;
-  return j.dump(2) + "\n";
+  // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainsim

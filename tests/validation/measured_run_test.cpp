@@ -322,3 +322,14 @@ TEST_CASE("rows follow their notes: reused memory figures are marked, a stated d
     CHECK(figures[i].first != figures[i - 1].first);
   }
 }
+
+TEST_CASE("a second YAML document in a validation file is refused, not ignored", "[validation]") {
+  CHECK_THAT(load_error(run_yaml() + "---\n" + run_yaml()), Catch::Contains("a second YAML document"));
+  CHECK_NOTHROW(load_measured_runs(write_temp("trainsim_one_doc.yaml", "---\n" + run_yaml())));
+}
+
+TEST_CASE("validate --json writes a report whose ids are not valid UTF-8 (replaced, not thrown)", "[validation]") {
+  const auto runs = load_measured_runs(write_temp("trainsim_utf8.yaml", edit(run_yaml(), "- id: t", "- id: t\xff")));
+  const std::string json = validation_json(validate_runs(runs, shipped_hardware()));
+  CHECK_THAT(json, Catch::Contains("\"id\": \"t\xEF\xBF\xBD\""));  // U+FFFD
+}
