@@ -2,6 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
 #include "trainsim/common/error.hpp"
 
 namespace trainsim {
@@ -28,6 +33,31 @@ struct RowReader {
     }
   }
 
+  // A count, dimension or parallel size: null (unknown) or at least `minimum`. A 0 would
+  // reach a division in the scenario (tp: 0 was a floating point exception).
+  template <typename T>
+  std::optional<T> at_least(const YAML::Node& parent, const char* key, const std::string& path, T minimum) const {
+    auto value = optional<T>(parent, key, path);
+    if (value && *value < minimum) {
+      problems.push_back(at(parent[key], path + "." + key,
+                            std::to_string(*value) + " is out of range; valid: >= " + std::to_string(minimum) +
+                                " (or null when the source does not say)"));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // A measured figure: null or a finite number > 0 (a 0 gave an error of "+inf%").
+  std::optional<double> measured(const YAML::Node& parent, const char* key, const std::string& path) const {
+    auto value = optional<double>(parent, key, path);
+    if (value && !(std::isfinite(*value) && *value > 0)) {
+      problems.push_back(at(parent[key], path + "." + key,
+                            parent[key].Scalar() + " is not a measurement; valid: a finite number > 0, or null"));
+      return std::nullopt;
+    }
+    return value;
+  }
+
   std::string text(const YAML::Node& parent, const char* key) const {
     const YAML::Node node = parent[key];
     return node && node.IsScalar() ? node.Scalar() : std::string();
@@ -37,9 +67,20 @@ struct RowReader {
 }  // namespace
 
 std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    throw ConfigError(Diagnostic({path, 0, 0}, "", "is a directory", "a calibration.yaml-style file"));
+  }
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    // Every document, so that a second one (after ---) is refused rather than ignored.
+    const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
+    if (documents.size() > 1) {
+      const auto mark = documents[1].Mark();
+      throw ConfigError(Diagnostic({path, std::max(1, mark.line + 1), std::max(1, mark.column + 1)}, "",
+                                   "a second YAML document; it would be ignored",
+                                   "one document: a list of runs"));
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::BadFile&) {
     Diagnostic d;
     d.where.file = path;
@@ -54,24 +95,30 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
   }
   if (!root.IsSequence()) {
     Diagnostic d;
-    d.where = SourceLocation{path, 1, 1};
-    d.problem = "expected a list of runs";
-    d.valid = "- id: ... entries";
+    d.where = SourceLocation{path, std::max(1, root.Mark().line + 1), std::max(1, root.Mark().column + 1)};
+    d.problem = "expected a list of runs, found " + std::string(root.IsMap() ? "a mapping" : root.IsNull() ? "nothing" : "a scalar");
+    d.valid = "- id: ... entries, as in tests/validation/calibration.yaml";
     throw ConfigError(std::move(d));
   }
   std::vector<Diagnostic> problems;
   const RowReader read{path, problems};
   std::vector<MeasuredRun> runs;
+  std::vector<YAML::Node> memory_of_nodes;  // per run: where its memory_of was written
   for (std::size_t i = 0; i < root.size(); ++i) {
     const YAML::Node row = root[i];
+    if (!row.IsMap()) {
+      problems.push_back(read.at(row, "[" + std::to_string(i) + "]", "a run must be a mapping (id:, model:, hardware:, plan:, measured:)"));
+      continue;
+    }
     MeasuredRun run;
     run.id = read.text(row, "id");
     const std::string where = run.id.empty() ? "[" + std::to_string(i) + "]" : run.id;
+    const std::size_t problems_before = problems.size();
     if (run.id.empty()) problems.push_back(read.at(row, where, "run has no id"));
     for (const char* section : {"model", "hardware", "plan", "measured"}) {
       if (!row[section] || !row[section].IsMap()) problems.push_back(read.at(row, where + "." + section, "missing section"));
     }
-    if (!problems.empty()) continue;
+    if (problems.size() != problems_before) continue;
     run.group = read.text(row, "group");
     run.schedule = read.text(row, "schedule");
     run.source = read.text(row, "source");
@@ -80,50 +127,75 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     const YAML::Node model = row["model"];
     const std::string mp = where + ".model";
     run.model_name = read.text(model, "name");
-    run.layers = read.optional<long long>(model, "layers", mp);
-    run.hidden = read.optional<long long>(model, "hidden", mp);
-    run.heads = read.optional<long long>(model, "heads", mp);
-    run.kv_heads = read.optional<long long>(model, "kv_heads", mp);
-    run.ffn = read.optional<long long>(model, "ffn", mp);
-    run.vocab = read.optional<long long>(model, "vocab", mp);
-    run.seq_len = read.optional<long long>(model, "seq_len", mp);
+    run.layers = read.at_least<long long>(model, "layers", mp, 1);
+    run.hidden = read.at_least<long long>(model, "hidden", mp, 1);
+    run.heads = read.at_least<long long>(model, "heads", mp, 1);
+    run.kv_heads = read.at_least<long long>(model, "kv_heads", mp, 1);
+    run.ffn = read.at_least<long long>(model, "ffn", mp, 1);
+    run.vocab = read.at_least<long long>(model, "vocab", mp, 1);
+    run.seq_len = read.at_least<long long>(model, "seq_len", mp, 1);
     if (model["moe"] && model["moe"].IsMap()) {
       const YAML::Node moe = model["moe"];
-      run.moe_experts = read.optional<long long>(moe, "experts", mp + ".moe");
-      run.moe_topk = read.optional<long long>(moe, "topk", mp + ".moe");
-      run.moe_ffn = read.optional<long long>(moe, "moe_ffn", mp + ".moe");
-      run.moe_shared_experts = read.optional<long long>(moe, "shared_experts", mp + ".moe");
+      run.moe_experts = read.at_least<long long>(moe, "experts", mp + ".moe", 1);
+      run.moe_topk = read.at_least<long long>(moe, "topk", mp + ".moe", 1);
+      run.moe_ffn = read.at_least<long long>(moe, "moe_ffn", mp + ".moe", 1);
+      run.moe_shared_experts = read.at_least<long long>(moe, "shared_experts", mp + ".moe", 0);
     }
 
     const YAML::Node hardware = row["hardware"];
     run.accelerator = read.text(hardware, "accelerator");
-    run.count = read.optional<int>(hardware, "count", where + ".hardware").value_or(0);
-    run.per_node = read.optional<int>(hardware, "per_node", where + ".hardware").value_or(8);
+    run.count = read.at_least<int>(hardware, "count", where + ".hardware", 1).value_or(0);
+    run.per_node = read.at_least<int>(hardware, "per_node", where + ".hardware", 1);
 
     const YAML::Node plan = row["plan"];
     const std::string pp = where + ".plan";
-    run.tp = read.optional<int>(plan, "tp", pp);
-    run.pp = read.optional<int>(plan, "pp", pp);
-    run.dp = read.optional<int>(plan, "dp", pp);
-    run.vpp = read.optional<int>(plan, "vpp", pp);
-    run.cp = read.optional<int>(plan, "cp", pp);
-    run.ep = read.optional<int>(plan, "ep", pp);
-    run.micro_batch = read.optional<int>(plan, "micro_batch", pp);
-    run.global_batch = read.optional<int>(plan, "global_batch", pp);
-    run.zero = read.optional<int>(plan, "zero", pp);
+    run.tp = read.at_least<int>(plan, "tp", pp, 1);
+    run.pp = read.at_least<int>(plan, "pp", pp, 1);
+    run.dp = read.at_least<int>(plan, "dp", pp, 1);
+    run.vpp = read.at_least<int>(plan, "vpp", pp, 1);
+    run.cp = read.at_least<int>(plan, "cp", pp, 1);
+    run.ep = read.at_least<int>(plan, "ep", pp, 1);
+    run.micro_batch = read.at_least<int>(plan, "micro_batch", pp, 1);
+    run.global_batch = read.at_least<int>(plan, "global_batch", pp, 1);
+    run.zero = read.at_least<int>(plan, "zero", pp, 0);
+    if (run.zero && *run.zero > 3) {
+      problems.push_back(read.at(plan["zero"], pp + ".zero", std::to_string(*run.zero) + " is out of range; valid: 0, 1, 2, 3"));
+    }
     run.sp = read.optional<bool>(plan, "sp", pp);
     run.recompute = read.optional<std::string>(plan, "recompute", pp);
 
     const YAML::Node measured = row["measured"];
     const std::string mm = where + ".measured";
-    run.step_time_s = read.optional<double>(measured, "step_time_s", mm);
-    run.tflops_per_device = read.optional<double>(measured, "tflops_per_device", mm);
-    run.mfu = read.optional<double>(measured, "mfu", mm);
-    run.hfu = read.optional<double>(measured, "hfu", mm);
-    run.tokens_per_s_per_device = read.optional<double>(measured, "tokens_per_s_per_device", mm);
-    run.memory_gb = read.optional<double>(measured, "memory_gb", mm);
-    run.memory_gib = read.optional<double>(measured, "memory_gib", mm);
+    run.step_time_s = read.measured(measured, "step_time_s", mm);
+    run.tflops_per_device = read.measured(measured, "tflops_per_device", mm);
+    run.mfu = read.measured(measured, "mfu", mm);
+    run.hfu = read.measured(measured, "hfu", mm);
+    run.tokens_per_s_per_device = read.measured(measured, "tokens_per_s_per_device", mm);
+    run.memory_gb = read.measured(measured, "memory_gb", mm);
+    run.memory_gib = read.measured(measured, "memory_gib", mm);
+    run.memory_of = read.text(measured, "memory_of");
+    memory_of_nodes.push_back(measured["memory_of"]);
     runs.push_back(std::move(run));
+  }
+  // memory_of names an earlier or later row of the same file that measured this very figure.
+  std::map<std::string, const MeasuredRun*> by_id;
+  for (const auto& run : runs) by_id.emplace(run.id, &run);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& run = runs[i];
+    if (run.memory_of.empty()) continue;
+    const std::string key = run.id + ".measured.memory_of";
+    const auto found = by_id.find(run.memory_of);
+    if (found == by_id.end()) {
+      problems.push_back(read.at(memory_of_nodes[i], key, "no run '" + run.memory_of + "' in this file"));
+      continue;
+    }
+    const MeasuredRun& origin = *found->second;
+    if (!origin.memory_of.empty() || &origin == &run) {
+      problems.push_back(read.at(memory_of_nodes[i], key, "'" + run.memory_of + "' does not hold its own measurement"));
+    } else if (origin.memory_gib != run.memory_gib || origin.memory_gb != run.memory_gb) {
+      problems.push_back(read.at(memory_of_nodes[i], key,
+                                 "'" + run.memory_of + "' has a different memory figure; valid: the figure of the run it names"));
+    }
   }
   if (!problems.empty()) throw ConfigError(std::move(problems));
   return runs;

@@ -14,20 +14,33 @@
 namespace trainsim {
 namespace {
 
-// Defaults for fields a source leaves null. Megatron-LM's defaults unless the
-// source's era says otherwise; every row lists the defaults it used.
-//  - tp, pp, cp, ep, vpp: 1; dp: devices / (tp * pp * cp)
-//  - micro_batch: 1 (Megatron's default --micro-batch-size)
-//  - sp: off (Megatron's default); zero: 0
-//  - heads: hidden / 128 (head dimension 128, Megatron's GPT configs); kv_heads: heads (MHA)
-//  - ffn: 4 * hidden; vocab: 51200 (Megatron's padded GPT-2 vocabulary)
-//  - recompute: none, except where the source's FLOP count includes recompute
-//    (Narayanan 2021 Eq. 3, 96Bslh^2): those runs used full recomputation
-//  - flash attention: off for runs published before FlashAttention (2021-2022
-//    Megatron papers, BigScience 2022), on otherwise
-//  - precision: fp8 / fp16 when the source says so, else bf16
-//  - layers not divisible by PP (no interleaving): as even as possible, the extra
-//    layers on stages 1, 2, ... (stage 0 also holds the embedding)
+// Defaults for fields a source leaves null: Megatron-LM's defaults unless the source's era
+// or recipe says otherwise. This is the one list; each row names, in `validate`'s output
+// (the `*` column, and "defaults" in --json), every default it took, by the name in [ ]:
+//  - [tp], [pp]: 1; [vpp]: 1 (no interleaving; named only when PP > 1); [cp]: 1; [ep]: 1
+//    (named only for MoE rows); dp = devices / (tp * pp * cp)
+//  - [micro_batch]: 1 (Megatron's default --micro-batch-size)
+//  - [sp]: off (Megatron's default), [sp=on (recipe)] for the recipes below; named when TP > 1
+//  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below
+//  - [heads]: hidden / 128 (head dimension 128, Megatron's GPT configs); [kv_heads]: heads (MHA)
+//  - [ffn]: 4 * hidden
+//  - [vocab]: 51200 (Megatron's padded GPT-2 vocabulary), for GPT-style rows only: a
+//    LLaMA-style row without a vocabulary is an error (its tokenizer is never GPT-2's)
+//  - MoE: [moe.topk]: 2 (Megatron's --moe-router-topk default), [moe.moe_ffn]: the dense ffn,
+//    [moe.shared_experts]: 0
+//  - [recompute]: none; [recompute=full (source counts recompute FLOPs)] where the source's
+//    FLOP count includes recompute (Narayanan 2021 Eq. 3, 96Bslh^2): those runs used full
+//    recomputation
+//  - [layers_per_stage (uneven split)]: layers not divisible by PP (no interleaving): as even
+//    as possible, the extra layers on stages 1, 2, ... (stage 0 also holds the embedding)
+//  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions, and
+//    [vocab=50257 (NeMo GPT-2 BPE)] for NeMo GPT3 rows without a vocabulary (see below)
+//  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
+//    from its hardware file's is an error (the hardware file's topology would be wrong)
+// Not defaults but rules read from the source (not named per row):
+//  - flash attention: off for runs published before FlashAttention (ids narayanan21-,
+//    korthikanti22-, bigsci-, bmtrain-: 2021-2022 Megatron papers, BigScience 2022), on otherwise
+//  - precision: fp8 / fp16 when the id or notes say so, else bf16
 //  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
 //    --overlap-param-gather" (so the distributed optimizer), "--tp-comm-overlap" (so
 //    sequence parallelism) for these runs
@@ -65,7 +78,8 @@ bool megatron_core_recipe(const MeasuredRun& run) {
 }
 
 bool predates_flash_attention(const MeasuredRun& run) {
-  for (const char* prefix : {"narayanan21", "korthikanti22", "bigscience", "bmtrain"}) {
+  // Every BigScience row's id starts with "bigsci-" (their groups with "bigscience-").
+  for (const char* prefix : {"narayanan21-", "korthikanti22-", "bigsci-", "bmtrain-"}) {
     if (run.id.rfind(prefix, 0) == 0) return true;
   }
   return false;
@@ -135,30 +149,61 @@ void apply_published_architecture(ModelSpec& m) {
 // Model dimensions a source leaves out but names by a published configuration: NeMo's GPT3
 // 5B and 20B (nemo/collections/llm/gpt/model/base.py GPTConfig5B / GPTConfig20B, the same in
 // the NeMo launcher's conf/training/gpt3/{5b,20b}.yaml), whose tokenizer is GPT-2 BPE (50257
-// entries; Megatron pads it). Returns whether it filled anything.
-bool fill_published_dimensions(MeasuredRun& run) {
-  if (!starts_with(run.id, "nemo") || run.model_name.rfind("GPT3-", 0) != 0) return false;
-  bool filled = false;
+// entries; Megatron pads it). Names what it filled in `defaults`.
+void fill_published_dimensions(MeasuredRun& run, std::vector<std::string>& defaults) {
+  if (!starts_with(run.id, "nemo") || run.model_name.rfind("GPT3-", 0) != 0) return;
   if (!run.layers && !run.hidden) {
     if (run.model_name == "GPT3-5B") {
       run.layers = 24, run.hidden = 4096, run.heads = 32, run.ffn = 16384;
     } else if (run.model_name == "GPT3-20B") {
       run.layers = 44, run.hidden = 6144, run.heads = 48, run.ffn = 24576;
     }
-    if (run.layers) run.kv_heads = run.heads;
-    filled = run.layers.has_value();
+    if (run.layers) {
+      run.kv_heads = run.heads;
+      defaults.emplace_back("model dims (NeMo GPTConfig)");
+    }
   }
   if (!run.vocab) {
     run.vocab = 50257;
-    filled = true;
+    defaults.emplace_back("vocab=50257 (NeMo GPT-2 BPE)");
   }
-  return filled;
 }
 
 // MindSpeed-LLM divides by 354 TFLOPS for any device named 910B (its flops_base.py).
 constexpr double kMindSpeedPeakFlops = 354e12;
 
 }  // namespace
+
+const std::vector<UnsupportedEntry>& unsupported_runs() {
+  using M = UnsupportedEntry::Match;
+  static const std::vector<UnsupportedEntry> entries = {
+      {M::schedule, "ZB-2p", "the ZB-2p schedule (Qi et al. 2024, twice 1F1B's activation memory); trainsim replays ZB-H1"},
+      {M::schedule, "ZB-2p*", "the ZB-2p* schedule (Qi et al. 2024 Table 6); trainsim replays ZB-H1"},
+      {M::schedule, "ZB-V", "the ZB-V schedule (two V-shaped chunks per device); trainsim replays ZB-H1"},
+      {M::schedule, "1F1B-I", "the virtual stage count of this interleaved 1F1B run, which the source does not give"},
+      {M::id, "qi24-zb-appF-14.6B-mQ-1F1B-b2", "the micro-batch count and global batch (the paper's m=32 is a misprint)"},
+      {M::id, "qi24-zb-appF-14.6B-mQ-ZB-1p-b2", "the micro-batch count and global batch (the paper's m=32 is a misprint)"},
+      {M::group, "narayanan21-fused-ops-175B",
+       "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
+      {M::group, "bmtrain-13B-32xV100-zero-stage-vs-mp", "a V100 hardware file (hardware/ has A100, H100, B200, 910B3)"},
+      {M::group, "bigscience-tr11-3d-topology-0220", "the model's layers and hidden size, which the source does not state"},
+      {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220",
+       "the model's layers and hidden size, which the source does not state"},
+      {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220",
+       "the model's layers and hidden size, which the source does not state"},
+  };
+  return entries;
+}
+
+const UnsupportedEntry* unsupported_entry(const MeasuredRun& run) {
+  for (const auto& entry : unsupported_runs()) {
+    const std::string& field = entry.match == UnsupportedEntry::Match::schedule ? run.schedule
+                               : entry.match == UnsupportedEntry::Match::group  ? run.group
+                                                                                : run.id;
+    if (field == entry.name) return &entry;
+  }
+  return nullptr;
+}
 
 const char* to_string(AcceleratorFamily family) {
   switch (family) {
@@ -183,7 +228,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
                           std::vector<std::string>* defaults_used) {
   std::vector<std::string> defaults;
   MeasuredRun run = measured;
-  if (fill_published_dimensions(run)) defaults.emplace_back("model dims (NeMo GPTConfig)");
+  fill_published_dimensions(run, defaults);
   std::vector<Diagnostic> problems;
   auto use_default = [&](const char* field) { defaults.emplace_back(field); };
 
@@ -197,6 +242,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   s.hardware = options.hardware_for ? options.hardware_for(family)
                                     : load_hardware(options.hardware_dir + "/" + hardware_file_of(family));
   s.num_devices = run.count;
+  if (run.per_node && *run.per_node != s.hardware.node.devices_per_node) {
+    problems.push_back(problem(run, "hardware.per_node",
+                               std::to_string(*run.per_node) + " devices per server, but " + hardware_file_of(family) +
+                                   " has " + std::to_string(s.hardware.node.devices_per_node),
+                               "the hardware file's devices_per_node"));
+  }
 
   // Model.
   if (!run.layers || !run.hidden || !run.seq_len) {
@@ -214,7 +265,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     use_default("heads");
   }
   m.num_key_value_heads = run.kv_heads ? static_cast<int>(*run.kv_heads) : m.num_attention_heads;
-  if (!run.kv_heads && run.heads) use_default("kv_heads");
+  if (!run.kv_heads) use_default("kv_heads");
   m.head_dim = m.hidden_size / m.num_attention_heads;
   if (run.ffn) {
     m.intermediate_size = *run.ffn;
@@ -222,14 +273,19 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     m.intermediate_size = 4 * m.hidden_size;
     use_default("ffn");
   }
+  const bool gpt_style = m.intermediate_size == 4 * m.hidden_size;
   if (run.vocab) {
     m.vocab_size = *run.vocab;
-  } else {
+  } else if (gpt_style) {
     m.vocab_size = 51200;
     use_default("vocab");
+  } else {
+    problems.push_back(problem(run, "model.vocab",
+                               "required for a LLaMA-style (SwiGLU) row: 51200 is Megatron's padded GPT-2 vocabulary",
+                               "the vocab_size of the model's published config"));
+    m.vocab_size = 1;
   }
   m.max_position_embeddings = *run.seq_len;
-  const bool gpt_style = m.intermediate_size == 4 * m.hidden_size;
   m.gated_mlp = !gpt_style;
   m.hidden_act = gpt_style ? "gelu" : "silu";
   m.learned_position_embeddings = gpt_style;
@@ -240,8 +296,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     MoeSpec moe;
     moe.num_experts = static_cast<int>(*run.moe_experts);
     moe.experts_per_token = static_cast<int>(run.moe_topk.value_or(2));
+    if (!run.moe_topk) use_default("moe.topk");
     moe.expert_intermediate_size = run.moe_ffn.value_or(m.intermediate_size);
+    if (!run.moe_ffn) use_default("moe.moe_ffn");
     moe.num_shared_experts = static_cast<int>(run.moe_shared_experts.value_or(0));
+    if (!run.moe_shared_experts) use_default("moe.shared_experts");
     m.moe = moe;
   }
 
@@ -256,8 +315,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   };
   p.tensor_model_parallel_size = take(run.tp, 1, "tp");
   p.pipeline_model_parallel_size = take(run.pp, 1, "pp");
-  p.context_parallel_size = run.cp.value_or(1);
+  p.context_parallel_size = take(run.cp, 1, "cp");
   p.expert_model_parallel_size = run.ep.value_or(1);
+  if (!run.ep && m.moe) use_default("ep");
   p.virtual_pipeline_model_parallel_size = run.vpp.value_or(1);
   if (!run.vpp && p.pipeline_model_parallel_size > 1) use_default("vpp");
   p.schedule = p.virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::interleaved
@@ -321,6 +381,17 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   return s;
 }
 
+namespace {
+
+// The schedules trainsim replays, as the validation files name them ("" unknown: 1F1B or
+// interleaved by the row's vpp).
+bool replayable_schedule(const std::string& schedule) {
+  return schedule.empty() || schedule == "1F1B" || contains(schedule, "interleav") || contains(schedule, "gpipe") ||
+         contains(schedule, "ZB-1p") || contains(schedule, "ZB-H1");
+}
+
+}  // namespace
+
 ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& options) {
   ValidationRow row;
   row.id = run.id;
@@ -329,6 +400,15 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
   row.family = family_of(run.accelerator);
   row.hardware = hardware_file_of(row.family);
   row.devices = run.count;
+  row.memory_of = run.memory_of;
+  if (const UnsupportedEntry* entry = unsupported_entry(run)) {
+    row.unsupported = entry->needs;
+    return row;
+  }
+  if (!replayable_schedule(run.schedule)) {
+    row.failure = "schedule '" + run.schedule + "' is not one trainsim replays, and no entry of unsupported_runs() lists it";
+    return row;
+  }
   if (run.step_time_s) {
     row.metric = "step_time_s";
     row.measured = *run.step_time_s;
@@ -401,6 +481,10 @@ std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
     double sum = 0, memory_sum = 0;
     for (const auto& row : rows) {
       if (row.family != family) continue;
+      if (!row.unsupported.empty()) {
+        ++f.unsupported;
+        continue;
+      }
       if (!row.failure.empty()) {
         ++f.failed;
         continue;
@@ -415,6 +499,8 @@ std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
       }
       if (row.memory_error) {
         ++f.memory_runs;
+        if (!row.memory_of.empty()) continue;  // the same measurement as its memory_of row: counted once
+        ++f.memory_measurements;
         memory_sum += std::abs(*row.memory_error);
         if (std::abs(*row.memory_error) > f.memory_worst_error || f.memory_worst_id.empty()) {
           f.memory_worst_error = std::abs(*row.memory_error);
@@ -422,9 +508,9 @@ std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
         }
       }
     }
-    if (f.runs + f.failed == 0) continue;
+    if (f.runs + f.failed + f.unsupported == 0) continue;
     f.mape = f.runs ? sum / f.runs : 0;
-    f.memory_mape = f.memory_runs ? memory_sum / f.memory_runs : 0;
+    f.memory_mape = f.memory_measurements ? memory_sum / f.memory_measurements : 0;
     out.push_back(f);
   }
   return out;
@@ -449,24 +535,52 @@ std::string format_rows(const std::vector<ValidationRow>& rows) {
                 "measured", "predicted", "error", "mem_meas", "mem_pred", "mem_err");
   out += line;
   for (const auto& row : rows) {
-    if (!row.failure.empty()) {
-      std::snprintf(line, sizeof line, "%-52s %-5s %6d not simulated: %s\n", row.id.c_str(), to_string(row.family),
-                    row.devices, row.failure.c_str());
-      out += line;
+    if (!row.unsupported.empty() || !row.failure.empty()) {
+      out += row.id;
+      out += row.unsupported.empty() ? "  NOT SIMULATED (a gate failure): " + row.failure
+                                     : "  unsupported, needs " + row.unsupported;
+      out += "\n";
       continue;
     }
     std::string memory = "        -         -        -";
     if (row.memory_error) {
       char m[96];
-      std::snprintf(m, sizeof m, "%7.2fGi %7.2fGi %+7.1f%%", *row.memory_measured_gib, *row.memory_predicted_gib,
-                    100 * *row.memory_error);
+      std::snprintf(m, sizeof m, "%7.2fGi %7.2fGi %+7.1f%%%s", *row.memory_measured_gib, *row.memory_predicted_gib,
+                    100 * *row.memory_error, row.memory_of.empty() ? "" : "=");
       memory = m;
     }
-    const std::string marks = std::string(row.defaults.empty() ? "" : " *") + (row.note.empty() ? "" : " +");
+    std::string marks = row.note.empty() ? "" : " +";
+    if (!row.defaults.empty()) {
+      marks += " *";
+      for (std::size_t i = 0; i < row.defaults.size(); ++i) marks += (i ? "," : " ") + row.defaults[i];
+    }
     std::snprintf(line, sizeof line, "%-52s %-5s %6d %-24s %10s %10s %+7.1f%% %s%s\n", row.id.c_str(),
                   to_string(row.family), row.devices, row.metric.c_str(), format_value(row.metric, row.measured).c_str(),
                   format_value(row.metric, row.predicted).c_str(), 100 * row.error, memory.c_str(), marks.c_str());
     out += line;
+  }
+  return out;
+}
+
+// The unsupported rows, by the feature each needs (unsupported_runs() is the one list).
+std::string format_unsupported(const std::vector<const ValidationRow*>& rows) {
+  std::string out;
+  std::vector<std::string> needs;
+  for (const auto* row : rows) {
+    if (!row->unsupported.empty() && std::find(needs.begin(), needs.end(), row->unsupported) == needs.end()) {
+      needs.push_back(row->unsupported);
+    }
+  }
+  if (needs.empty()) return out;
+  out += "unsupported rows (not simulated; the list is unsupported_runs() in sim/validation/validation.cpp):\n";
+  for (const auto& need : needs) {
+    std::string ids;
+    int count = 0;
+    for (const auto* row : rows) {
+      if (row->unsupported != need) continue;
+      ids += (count++ ? ", " : "") + row->id;
+    }
+    out += "  " + std::to_string(count) + " need " + need + ": " + ids + "\n";
   }
   return out;
 }
@@ -479,6 +593,10 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
   j["family"] = to_string(row.family);
   j["hardware"] = row.hardware;
   j["devices"] = row.devices;
+  if (!row.unsupported.empty()) {
+    j["unsupported"] = row.unsupported;
+    return j;
+  }
   if (!row.failure.empty()) {
     j["failure"] = row.failure;
     return j;
@@ -491,6 +609,7 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
     j["memory_measured_gib"] = *row.memory_measured_gib;
     j["memory_predicted_gib"] = *row.memory_predicted_gib;
     j["memory_error"] = *row.memory_error;
+    if (!row.memory_of.empty()) j["memory_of"] = row.memory_of;
   }
   j["defaults"] = row.defaults;
   if (!row.note.empty()) j["note"] = row.note;
@@ -499,7 +618,37 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
 
 }  // namespace
 
+namespace {
+
+// The hardware files the runs need load from options.hardware_dir, or the whole validation
+// is bad input: a missing directory must not become "MAPE 0.0% over 0 runs".
+void check_hardware_dir(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
+  std::vector<AcceleratorFamily> checked;
+  for (const auto& run : runs) {
+    const AcceleratorFamily family = family_of(run.accelerator);
+    if (family == AcceleratorFamily::unknown || unsupported_entry(run) ||
+        std::find(checked.begin(), checked.end(), family) != checked.end()) {
+      continue;
+    }
+    checked.push_back(family);
+    const std::string file = options.hardware_dir + "/" + hardware_file_of(family);
+    try {
+      load_hardware(file);
+    } catch (const ConfigError& e) {
+      std::string why = e.what();
+      std::replace(why.begin(), why.end(), '\n', ' ');
+      throw ConfigError(Diagnostic({}, "--hardware-dir",
+                                   "'" + options.hardware_dir + "' gives no usable " + hardware_file_of(family) +
+                                       " (needed by " + run.id + "): " + why,
+                                   "a directory holding a100-80gb.yaml, h100-80gb.yaml, b200.yaml, ascend-910b3.yaml"));
+    }
+  }
+}
+
+}  // namespace
+
 ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
+  check_hardware_dir(runs, options);
   ValidationReport report;
   for (const auto& run : runs) report.rows.push_back(validate_run(run, options));
   report.families = summarize(report.rows);
@@ -508,19 +657,26 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const Valid
 
 std::string format_validation(const ValidationReport& report) {
   std::string out = format_rows(report.rows);
-  out += "(* a null field was filled with a documented default; + the metric is counted as the source counts it)\n";
+  out += "(* the null fields filled with the documented defaults, named; + the metric is counted as the source counts\n"
+         " it; = the memory figure is another row's measurement (memory_of), compared but not counted again)\n";
+  std::vector<const ValidationRow*> rows;
+  for (const auto& row : report.rows) rows.push_back(&row);
+  out += format_unsupported(rows);
   char line[512];
   for (const auto& f : report.families) {
+    std::string extra;
+    if (f.failed) extra += ", " + std::to_string(f.failed) + " NOT SIMULATED";
+    if (f.unsupported) extra += ", " + std::to_string(f.unsupported) + " unsupported";
     std::snprintf(line, sizeof line, "%s MAPE: %.1f%% over %d runs (worst: %s %.1f%%)%s\n", to_string(f.family),
-                  100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error,
-                  f.failed ? (", " + std::to_string(f.failed) + " not simulated").c_str() : "");
+                  100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error, extra.c_str());
     out += line;
   }
   for (const auto& f : report.families) {
     if (f.memory_runs == 0) continue;
-    std::snprintf(line, sizeof line, "%s peak memory MAPE: %.1f%% over %d runs (worst: %s %.1f%%)\n",
-                  to_string(f.family), 100 * f.memory_mape, f.memory_runs, f.memory_worst_id.c_str(),
-                  100 * f.memory_worst_error);
+    std::snprintf(line, sizeof line,
+                  "%s peak memory MAPE: %.1f%% over %d distinct measurements (%d rows compared; worst: %s %.1f%%)\n",
+                  to_string(f.family), 100 * f.memory_mape, f.memory_measurements, f.memory_runs,
+                  f.memory_worst_id.c_str(), 100 * f.memory_worst_error);
     out += line;
   }
   return out;
@@ -536,18 +692,22 @@ std::string validation_json(const ValidationReport& report) {
     j["families"].push_back({{"family", to_string(f.family)},
                              {"runs", f.runs},
                              {"failed", f.failed},
+                             {"unsupported", f.unsupported},
                              {"mape", f.mape},
                              {"worst_id", f.worst_id},
                              {"worst_error", f.worst_error},
                              {"memory_runs", f.memory_runs},
+                             {"memory_measurements", f.memory_measurements},
                              {"memory_mape", f.memory_mape},
                              {"memory_worst_id", f.memory_worst_id},
                              {"memory_worst_error", f.memory_worst_error}});
   }
-  return j.dump(2) + "\n";
+  // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
+  check_hardware_dir(runs, options);
   TrendsReport report;
   std::vector<std::string> order;
   std::map<std::string, TrendGroup> groups;
@@ -557,21 +717,7 @@ TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const Validat
       order.push_back(name);
       groups[name].group = name;
     }
-    ValidationRow row;
-    // "1F1B-I" is interleaved 1F1B; without the source's virtual stage count it cannot be replayed.
-    const bool interleaved_without_v = contains(run.schedule, "1F1B-I") && !run.vpp;
-    if (interleaved_without_v ||
-        (!run.schedule.empty() && !contains(run.schedule, "1F1B") && !contains(run.schedule, "interleav") &&
-         !contains(run.schedule, "gpipe") && !contains(run.schedule, "ZB-1p") && !contains(run.schedule, "ZB-H1"))) {
-      row.id = run.id;
-      row.group = run.group;
-      row.schedule = run.schedule;
-      row.family = family_of(run.accelerator);
-      row.devices = run.count;
-      row.failure = "unsupported schedule " + run.schedule + (interleaved_without_v ? " (no virtual stage count)" : "");
-    } else {
-      row = validate_run(run, options);
-    }
+    ValidationRow row = validate_run(run, options);
     groups[name].rows.push_back(std::move(row));
   }
   for (const auto& name : order) {
@@ -592,6 +738,13 @@ TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const Validat
       if (ok) supported.push_back(&row);
     }
     group.supported = static_cast<int>(supported.size());
+    for (const auto& row : group.rows) {
+      group.failed += !row.failure.empty();
+      group.unsupported += !row.unsupported.empty();
+    }
+    report.rows_failed += group.failed;
+    report.rows_unsupported += group.unsupported;
+    if (group.supported < 2 && group.failed == 0) ++report.groups_unsupported;
     for (std::size_t i = 0; i < supported.size(); ++i) {
       for (std::size_t k = i + 1; k < supported.size(); ++k) {
         const double dm = supported[k]->measured - supported[i]->measured;
@@ -617,16 +770,18 @@ std::string format_trends(const TrendsReport& report) {
   char line[512];
   for (const auto& group : report.groups) {
     std::snprintf(line, sizeof line, "group %s: %s\n", group.group.c_str(),
-                  group.supported < 2 ? "fewer than two supported rows"
+                  group.failed ? "NOT COMPARED: a row did not simulate (a gate failure)"
+                  : group.supported < 2 ? "not compared: fewer than two supported rows, the others listed unsupported"
                   : group.order_matches ? "predicted order matches"
                   : group.significant_order_violation ? "ORDER WRONG (measured gap > 5%)"
                                                       : "order differs only where measured gap <= 5%");
     out += line;
     for (std::size_t i = 0; i < group.rows.size(); ++i) {
       const auto& row = group.rows[i];
-      if (!row.failure.empty()) {
-        std::snprintf(line, sizeof line, "  %-52s %-8s %s\n", row.id.c_str(), row.schedule.c_str(),
-                      row.failure.c_str());
+      if (!row.unsupported.empty() || !row.failure.empty()) {
+        std::snprintf(line, sizeof line, "  %-52s %-8s %s%s\n", row.id.c_str(), row.schedule.c_str(),
+                      row.unsupported.empty() ? "NOT SIMULATED: " : "unsupported, needs ",
+                      (row.unsupported.empty() ? row.failure : row.unsupported).c_str());
       } else {
         const double ratio_error = group.measured_ratio[i] > 0
                                        ? (group.predicted_ratio[i] - group.measured_ratio[i]) / group.measured_ratio[i]
@@ -639,8 +794,15 @@ std::string format_trends(const TrendsReport& report) {
       out += line;
     }
   }
-  std::snprintf(line, sizeof line, "trends: %d of %d groups in the measured order\n", report.groups_in_order,
-                report.groups_compared);
+  std::vector<const ValidationRow*> rows;
+  for (const auto& group : report.groups)
+    for (const auto& row : group.rows) rows.push_back(&row);
+  out += format_unsupported(rows);
+  std::snprintf(line, sizeof line,
+                "trends: %d of %d groups in the measured order; %d groups not compared (every other row unsupported); "
+                "%d rows unsupported, %d NOT SIMULATED\n",
+                report.groups_in_order, report.groups_compared, report.groups_unsupported, report.rows_unsupported,
+                report.rows_failed);
   out += line;
   return out;
 }
@@ -665,7 +827,11 @@ std::string trends_json(const TrendsReport& report) {
   }
   j["groups_in_order"] = report.groups_in_order;
   j["groups_compared"] = report.groups_compared;
-  return j.dump(2) + "\n";
+  j["groups_unsupported"] = report.groups_unsupported;
+  j["rows_unsupported"] = report.rows_unsupported;
+  j["rows_failed"] = report.rows_failed;
+  // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainsim

@@ -11,3 +11,4 @@ trainsim_cli_test(ops_bad_plan_fails 2 "tensor_model_parallel_size: 3 does not d
 trainsim_cli_test(validate_show_ops_prints_op_table 0 "step time.*moe x 3:.*expert_gate_up +gemm +24576x3072x5120/20" validate --show simumax-b200-deepseekv2_tp1_ep8_pp1_dp8_l4_mbc4_cef --ops)
 include(${CMAKE_CURRENT_LIST_DIR}/calibrate_cli_tests.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/input_cli_tests.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/validation_cli_tests.cmake)

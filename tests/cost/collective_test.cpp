@@ -14,6 +14,11 @@ namespace {
 constexpr double MiB = 1048576.0;
 constexpr double GiB = 1073741824.0;
 
+// The [calibration] tests check what ships: hardware/*.yaml, not the C++ fixtures.
+HardwareSpec shipped(const std::string& name) {
+  return load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/" + name + ".yaml");
+}
+
 double busbw(const HardwareSpec& h, CollectiveKind kind, const GroupShape& shape, double bytes,
              const CollectiveOptions& options = {}) {
   const double t = estimate_collective(h, kind, shape, bytes, options).time_s;
@@ -58,7 +63,7 @@ TEST_CASE("one-tier ring all-reduce equals 2(n-1)/n*S/B + 2(n-1)*latency exactly
 }
 
 TEST_CASE("8 x A100 all-reduce busbw at >= 256 MiB is within 10% of nccl-tests (234.89 GB/s)", "[cost][calibration]") {
-  const HardwareSpec h = test::a100_dgx();
+  const HardwareSpec h = shipped("a100-80gb");
   const GroupShape node = contiguous_group_shape(8, 8);
   for (double S = 256 * MiB; S <= 16 * GiB; S *= 2) {
     CHECK(busbw(h, CollectiveKind::all_reduce, node, S) / 1e9 == Approx(234.89).epsilon(0.10));
@@ -73,7 +78,7 @@ TEST_CASE("8 x A100 all-reduce busbw at >= 256 MiB is within 10% of nccl-tests (
 }
 
 TEST_CASE("H100 NVLS all-reduce busbw at 8 GPUs is near 480 GB/s and ring all-gather near 365", "[cost][calibration]") {
-  const HardwareSpec h = test::h100_dgx();
+  const HardwareSpec h = shipped("h100-80gb");
   const GroupShape node = contiguous_group_shape(8, 8);
   CHECK(busbw(h, CollectiveKind::all_reduce, node, 8 * GiB) / 1e9 == Approx(480).epsilon(0.05));
   CHECK(estimate_collective(h, CollectiveKind::all_reduce, node, 8 * GiB).algorithm == CollectiveAlgorithm::in_switch);
@@ -81,13 +86,13 @@ TEST_CASE("H100 NVLS all-reduce busbw at 8 GPUs is near 480 GB/s and ring all-ga
 }
 
 TEST_CASE("across 4 DGX A100 the all-reduce busbw is near NVIDIA's 192 GB/s", "[cost][calibration]") {
-  const HardwareSpec h = test::a100_dgx();
+  const HardwareSpec h = shipped("a100-80gb");
   CHECK(busbw(h, CollectiveKind::all_reduce, contiguous_group_shape(32, 8), 4 * GiB) / 1e9 ==
         Approx(192).epsilon(0.10));
 }
 
 TEST_CASE("910B full-mesh busbw rises with card count 2 -> 4 -> 8", "[cost][calibration]") {
-  const HardwareSpec h = test::ascend_910b3();
+  const HardwareSpec h = shipped("ascend-910b3");
   for (CollectiveKind kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather}) {
     const double b2 = busbw(h, kind, contiguous_group_shape(2, 8), 1 * GiB);
     const double b4 = busbw(h, kind, contiguous_group_shape(4, 8), 1 * GiB);
@@ -98,7 +103,7 @@ TEST_CASE("910B full-mesh busbw rises with card count 2 -> 4 -> 8", "[cost][cali
     CHECK(b8 / 1e9 == Approx(7 * 56 * 0.38).epsilon(0.01));
   }
   // An NVSwitch server gives 2 GPUs the full port already: busbw does not grow with count.
-  const HardwareSpec a = test::a100_dgx();
+  const HardwareSpec a = shipped("a100-80gb");
   CHECK(busbw(a, CollectiveKind::all_gather, contiguous_group_shape(2, 8), 1 * GiB) ==
         Approx(busbw(a, CollectiveKind::all_gather, contiguous_group_shape(8, 8), 1 * GiB)).epsilon(0.01));
 }
@@ -233,25 +238,25 @@ TEST_CASE("estimates report each rank's bytes per tier: hierarchical sends 2(g-1
   CHECK(inside.inter_node_bytes == 0);
 }
 
-TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 8 B latency and 4-NIC busbw", "[cost][calibration]") {
-  HardwareSpec h = test::a100_dgx();
-  // 2 nodes x 1 GPU: 8 B all-reduce 19.90 us out-of-place [NT-150].
-  GroupShape pair;
-  pair.ranks = 2, pair.ranks_per_node = 1, pair.nodes = 2;
-  CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) * 1e6 == Approx(19.90).epsilon(0.10));
+TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 4-NIC busbw", "[cost][calibration]") {
+  HardwareSpec h = shipped("a100-80gb");
   // 3 nodes x 8 A100 with 4 x HDR per node: peak ~96 GB/s busbw [NT-119].
   h.cluster.nics_per_node = 4;
   CHECK(busbw(h, CollectiveKind::all_reduce, contiguous_group_shape(24, 8), 128 * MiB) / 1e9 ==
         Approx(96).epsilon(0.10));
 }
 
-namespace {
-
-HardwareSpec shipped(const std::string& name) {
-  return load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/" + name + ".yaml");
+TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 8 B all-reduce latency", "[cost][calibration]") {
+  // A fixture, not the shipped file: cluster.nic_latency 8.5 us was fitted to this figure
+  // with hop_latency 0.5 us; hardware/a100-80gb.yaml now has hop_latency 1 us (an
+  // assumption) without a refit, which gives 23.0 us (+16%). The commit that refits the
+  // shipped file switches this test to shipped("a100-80gb").
+  HardwareSpec h = test::a100_dgx();
+  // 2 nodes x 1 GPU: 8 B all-reduce 19.90 us out-of-place [NT-150].
+  GroupShape pair;
+  pair.ranks = 2, pair.ranks_per_node = 1, pair.nodes = 2;
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) * 1e6 == Approx(19.90).epsilon(0.10));
 }
-
-}  // namespace
 
 TEST_CASE("intra-server ring is the faster of LL (S/(f B), steps x latency) and bulk (S/B, steps x latency + fixed)",
           "[cost][protocol]") {

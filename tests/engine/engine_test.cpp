@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <utility>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/graph/task_graph.hpp"
@@ -88,8 +89,17 @@ TEST_CASE("ZB-H1 has less bubble than 1F1B and the same peak activation memory",
   }
   CHECK(idle_zb < idle_1f1b);
   CHECK(peak_zb <= peak_1f1b + 1);
-  // Qi et al.: ZB-H1's bubble is (p-1)*(T_F + T_B - T_W), B the input-gradient pass.
-  for (const auto& d : zb.devices) CHECK(d.idle_s == Approx((p - 1) * (kTf + kTb / 2 - kTb / 2)).epsilon(1e-9));
+  // Qi et al.: ZB-H1's bubble is (p-1)*(T_F + T_B - T_W), B the input-gradient pass (for
+  // T_W <= T_B, where each deferred W fits a bubble). With B != W the expected value tells
+  // them apart: swapping B and W, or dropping the W term, changes it.
+  for (const auto& [tb, tw] : {std::pair{1.2e-3, 0.8e-3}, std::pair{1.5e-3, 0.5e-3}}) {
+    CAPTURE(tb, tw);
+    ChunkCosts c = chunk();
+    c.backward_input_s = tb;
+    c.backward_weight_s = tw;
+    const auto uneven = run(uniform_pipeline_costs(PipelineSchedule::zero_bubble_h1, p, 1, m, c));
+    for (const auto& d : uneven.devices) CHECK(d.idle_s == Approx((p - 1) * (kTf + tb - tw)).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("A replay runs every task once and keeps each stream's spans disjoint", "[engine]") {

@@ -202,3 +202,33 @@ TEST_CASE("check_search_options: NaN, negative or out-of-range options are bad i
   // Before this check -1 silently meant the scenario's device count.
   CHECK_THROWS_WITH(search_plans(small_case(), o), Catch::StartsWith("--devices: -1 is out of range"));
 }
+
+TEST_CASE("the search estimate's pipeline bubble is (p-1)/(m+p-1), a third of it for ZB-H1", "[explore][search]") {
+  // PP4 on 4 devices (DP 1: no gradient reduction), micro-batch 1: the estimate is
+  // E(m) = m T / (1 - bubble(m)) + R, T the per-micro-batch time and R the terms that do not
+  // grow with m (fill/drain sends, optimizer step). For 1F1B that is exactly T (m + p - 1) + R,
+  // a straight line in m; from two points T and R follow and pin every other point, and ZB-H1's
+  // m T / (1 - (p-1) / (3 (m+p-1))) + R.
+  Scenario s = load("default.yaml", {{"num_devices", "4"}, {"plan.pipeline_model_parallel_size", "4"},
+                                     {"plan.global_batch_size", "8"}});
+  const int p = 4;
+  auto estimate = [&](int m, PipelineSchedule schedule) {
+    ParallelPlan plan = s.plan;
+    plan.global_batch_size = m;
+    plan.schedule = schedule;
+    derive_plan(plan, s.num_devices);
+    REQUIRE(plan.data_parallel_size == 1);
+    REQUIRE(plan.num_microbatches() == m);
+    return estimate_step_time(s, plan, build_workload(s.model, plan));
+  };
+  const double e8 = estimate(8, PipelineSchedule::one_f_one_b), e16 = estimate(16, PipelineSchedule::one_f_one_b);
+  const double T = (e16 - e8) / 8, R = e8 - T * (8 + p - 1);
+  REQUIRE(T > 0);
+  REQUIRE(R >= 0);
+  for (int m : {1, 3, 4, 32, 100}) {
+    CAPTURE(m);
+    CHECK(estimate(m, PipelineSchedule::one_f_one_b) == Approx(T * (m + p - 1) + R).epsilon(1e-9));
+    const double zb_bubble = (p - 1.0) / (m + p - 1) / 3;
+    CHECK(estimate(m, PipelineSchedule::zero_bubble_h1) == Approx(m * T / (1 - zb_bubble) + R).epsilon(1e-9));
+  }
+}

@@ -1,4 +1,7 @@
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -91,8 +94,242 @@ TEST_CASE("NeMo GPT3 5B and 20B rows without dimensions take NeMo's published GP
   CHECK(s20.model.num_layers == 44);
   CHECK(s20.model.hidden_size == 6144);
   CHECK(s20.model.num_attention_heads == 48);
-  // A row that gives its dimensions keeps them.
-  const Scenario s175 = scenario_for_run(find(runs, "nemo2407-h100-fp8-GPT3-175B-128gpu"), options);
+  // A row that gives its dimensions keeps them; only its vocabulary is filled, and named so.
+  std::vector<std::string> defaults175;
+  const Scenario s175 = scenario_for_run(find(runs, "nemo2407-h100-fp8-GPT3-175B-128gpu"), options, &defaults175);
   CHECK(s175.model.num_layers == 96);
   CHECK(s175.model.hidden_size == 12288);
+  CHECK(s175.model.vocab_size == 50257);
+  CHECK(std::find(defaults175.begin(), defaults175.end(), "vocab=50257 (NeMo GPT-2 BPE)") != defaults175.end());
+  CHECK(std::find(defaults175.begin(), defaults175.end(), "model dims (NeMo GPTConfig)") == defaults175.end());
+}
+
+namespace {
+
+// One GPT-style A100 run, block style so every field has its own line; `edit` replaces
+// one line's text ("    tp: 1" -> "    tp: 0").
+std::string run_yaml() {
+  return "- id: t\n"
+         "  model:\n"
+         "    name: test\n"
+         "    layers: 2\n"
+         "    hidden: 1024\n"
+         "    heads: 8\n"
+         "    kv_heads: 8\n"
+         "    ffn: 4096\n"
+         "    vocab: 51200\n"
+         "    seq_len: 1024\n"
+         "  hardware:\n"
+         "    accelerator: NVIDIA A100 SXM 80GB\n"
+         "    count: 8\n"
+         "    per_node: 8\n"
+         "  plan:\n"
+         "    tp: 1\n"
+         "    pp: 1\n"
+         "    vpp: 1\n"
+         "    cp: 1\n"
+         "    micro_batch: 1\n"
+         "    global_batch: 8\n"
+         "  measured:\n"
+         "    step_time_s: 1.0\n";
+}
+
+// Per process: ctest runs test cases in parallel processes.
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string file =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name)).string();
+  std::ofstream(file) << text;
+  return file;
+}
+
+std::string edit(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+std::string load_error(const std::string& text) {
+  const std::string file = write_temp("trainsim_measured_run_test.yaml", text);
+  try {
+    load_measured_runs(file);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+ValidationOptions shipped_hardware() {
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a zero count, dimension or parallel size is refused at load with file:line:col and the field",
+          "[validation]") {
+  // Each of these reached a division by zero (a floating point exception) before.
+  const struct {
+    const char* line;
+    int line_number;
+    const char* key;
+  } cases[] = {{"    tp: 1", 16, "t.plan.tp"},
+               {"    pp: 1", 17, "t.plan.pp"},
+               {"    vpp: 1", 18, "t.plan.vpp"},
+               {"    cp: 1", 19, "t.plan.cp"},
+               {"    heads: 8", 6, "t.model.heads"},
+               {"    micro_batch: 1", 20, "t.plan.micro_batch"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.key);
+    std::string zeroed = c.line;
+    zeroed.back() = '0';
+    const std::string message = load_error(edit(run_yaml(), c.line, zeroed));
+    CHECK_THAT(message, Catch::Contains("trainsim_measured_run_test.yaml:" + std::to_string(c.line_number) + ":") &&
+                            Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: >= 1"));
+  }
+  CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: -2")), Catch::Contains("t.plan.tp: -2 is out of range"));
+}
+
+TEST_CASE("a measured value <= 0 is refused at load, naming the field (it gave an error of +inf%)", "[validation]") {
+  CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", "step_time_s: 0")),
+             Catch::Contains(":23:") && Catch::Contains("t.measured.step_time_s: 0 is not a measurement"));
+  CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", "step_time_s: -3")),
+             Catch::Contains("t.measured.step_time_s: -3 is not a measurement"));
+  CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", "step_time_s: .nan")),
+             Catch::Contains("t.measured.step_time_s"));
+}
+
+TEST_CASE("a validation file that is not a list of run mappings is one clear error", "[validation]") {
+  CHECK_THAT(load_error("id: t\nmodel: {}\n"), Catch::Contains(":1:1: ") && Catch::Contains("expected a list of runs, found a mapping"));
+  CHECK_THAT(load_error("- [1, 2]\n- 3\n"),
+             Catch::Contains(":1:3: [0]: a run must be a mapping") && Catch::Contains(":2:3: [1]: a run must be a mapping"));
+  CHECK_THAT(load_error(""), Catch::Contains("expected a list of runs, found nothing"));
+  CHECK_THAT(load_error("- id: x\n"), Catch::Contains("x.model: missing section"));
+}
+
+TEST_CASE("memory_of names a row of the file holding the same figure", "[validation]") {
+  const std::string with_memory = edit(run_yaml(), "step_time_s: 1.0", "step_time_s: 1.0\n    memory_gib: 10");
+  const std::string second = edit(edit(with_memory, "- id: t", "- id: u"), "memory_gib: 10", "memory_gib: 10\n    memory_of: t");
+  const auto runs = load_measured_runs(write_temp("trainsim_memory_of.yaml", with_memory + second));
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[1].memory_of == "t");
+  CHECK_THAT(load_error(with_memory + edit(second, "memory_of: t", "memory_of: nobody")),
+             Catch::Contains("u.measured.memory_of: no run 'nobody'"));
+  CHECK_THAT(load_error(with_memory + edit(second, "memory_gib: 10\n", "memory_gib: 11\n")),
+             Catch::Contains("u.measured.memory_of: 't' has a different memory figure"));
+}
+
+TEST_CASE("validate with a hardware directory that lacks the files is a config error naming --hardware-dir",
+          "[validation]") {
+  const auto runs = load_measured_runs(write_temp("trainsim_hw_dir.yaml", run_yaml()));
+  ValidationOptions options;
+  options.hardware_dir = "/nonexistent";
+  CHECK_THROWS_WITH(validate_runs(runs, options), Catch::Contains("--hardware-dir: '/nonexistent' gives no usable a100-80gb.yaml"));
+  CHECK_THROWS_WITH(validate_trends(runs, options), Catch::Contains("--hardware-dir"));
+  // The shipped directory works and the run simulates.
+  const auto report = validate_runs(runs, shipped_hardware());
+  REQUIRE(report.rows.size() == 1);
+  CHECK(report.rows[0].failure.empty());
+}
+
+TEST_CASE("a LLaMA-style row without a vocabulary, or a per_node its hardware file does not have, is refused",
+          "[validation]") {
+  const std::string llama = edit(run_yaml(), "ffn: 4096", "ffn: 2816");
+  const auto no_vocab = load_measured_runs(write_temp("trainsim_llama.yaml", edit(llama, "vocab: 51200", "vocab: null")));
+  CHECK_THROWS_WITH(scenario_for_run(no_vocab[0], shipped_hardware()),
+                    Catch::Contains("t.model.vocab: required for a LLaMA-style (SwiGLU) row"));
+  const auto gpt = load_measured_runs(write_temp("trainsim_gpt.yaml", edit(run_yaml(), "vocab: 51200", "vocab: null")));
+  CHECK(scenario_for_run(gpt[0], shipped_hardware()).model.vocab_size == 51200);
+  const auto per_node = load_measured_runs(write_temp("trainsim_pn.yaml", edit(run_yaml(), "per_node: 8", "per_node: 4")));
+  CHECK_THROWS_WITH(scenario_for_run(per_node[0], shipped_hardware()),
+                    Catch::Contains("t.hardware.per_node: 4 devices per server, but a100-80gb.yaml has 8"));
+}
+
+TEST_CASE("every default filled into a run is the documented value and is named", "[validation]") {
+  // A MoE run with every nullable field null.
+  std::string text = run_yaml();
+  for (const char* field : {"heads: 8", "kv_heads: 8", "ffn: 4096", "vocab: 51200", "tp: 1", "pp: 1", "vpp: 1", "cp: 1",
+                            "micro_batch: 1"}) {
+    std::string name = field;
+    text = edit(text, "    " + name, "    " + name.substr(0, name.find(':')) + ": null");
+  }
+  text = edit(text, "    seq_len: 1024\n", "    seq_len: 1024\n    moe:\n      experts: 8\n");
+  const auto runs = load_measured_runs(write_temp("trainsim_defaults.yaml", text));
+  std::vector<std::string> defaults;
+  const Scenario s = scenario_for_run(runs[0], shipped_hardware(), &defaults);
+  CHECK(s.model.num_attention_heads == 1024 / 128);
+  CHECK(s.model.num_key_value_heads == 1024 / 128);
+  CHECK(s.model.intermediate_size == 4 * 1024);
+  CHECK(s.model.vocab_size == 51200);
+  REQUIRE(s.model.moe.has_value());
+  CHECK(s.model.moe->experts_per_token == 2);
+  CHECK(s.model.moe->expert_intermediate_size == 4 * 1024);
+  CHECK(s.model.moe->num_shared_experts == 0);
+  CHECK(s.plan.tensor_model_parallel_size == 1);
+  CHECK(s.plan.pipeline_model_parallel_size == 1);
+  CHECK(s.plan.context_parallel_size == 1);
+  CHECK(s.plan.expert_model_parallel_size == 1);
+  CHECK(s.plan.micro_batch_size == 1);
+  CHECK(s.plan.recompute_granularity == RecomputeGranularity::none);
+  CHECK_FALSE(s.plan.use_distributed_optimizer);
+  CHECK(s.plan.zero_stage == 0);
+  CHECK_FALSE(s.plan.sequence_parallel);
+  std::sort(defaults.begin(), defaults.end());
+  const std::vector<std::string> expected = {"cp",        "ep",        "ffn",       "heads",      "kv_heads",
+                                             "micro_batch", "moe.moe_ffn", "moe.shared_experts", "moe.topk", "pp",
+                                             "recompute", "tp",        "vocab",     "zero"};
+  CHECK(defaults == expected);
+}
+
+TEST_CASE("rows follow their notes: reused memory figures are marked, a stated distributed optimizer is used",
+          "[validation]") {
+  auto runs = load_measured_runs(kCalibration);
+  const std::size_t calibration_size = runs.size();
+  const auto trends = load_measured_runs(kTrends);
+  runs.insert(runs.end(), trends.begin(), trends.end());
+  auto lower = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+  };
+  int reused = 0, stated = 0;
+  std::vector<std::pair<double, std::string>> figures;  // distinct measurements
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& run = runs[i];
+    INFO(run.id);
+    const std::string notes = lower(run.notes);
+    const bool says_reused = notes.find("memory reused") != std::string::npos;
+    CHECK(says_reused == !run.memory_of.empty());
+    reused += says_reused;
+    const auto memory = run.memory_gib ? run.memory_gib : run.memory_gb;
+    // calibration.yaml's figures (the memory MAPE's) are given to 0.01 GiB; trends.yaml's
+    // are whole GB from paper tables, where equal figures are common.
+    if (memory && run.memory_of.empty() && i < calibration_size) figures.emplace_back(*memory, run.id);
+    const bool says_distributed = notes.find("distributed optimizer") != std::string::npos &&
+                                  notes.find("no distributed optimizer") == std::string::npos &&
+                                  notes.find("distributed optimizer only where stated") == std::string::npos;
+    if (says_distributed && !unsupported_entry(run)) {
+      ++stated;
+      const Scenario s = scenario_for_run(run, shipped_hardware());
+      CHECK((s.plan.use_distributed_optimizer || s.plan.zero_stage >= 1));
+    }
+  }
+  CHECK(reused == 12);
+  CHECK(stated > 0);
+  // Two distinct measurements with the very same 4-digit figure are almost surely one reused.
+  std::sort(figures.begin(), figures.end());
+  for (std::size_t i = 1; i < figures.size(); ++i) {
+    INFO(figures[i - 1].second << " and " << figures[i].second);
+    CHECK(figures[i].first != figures[i - 1].first);
+  }
+}
+
+TEST_CASE("a second YAML document in a validation file is refused, not ignored", "[validation]") {
+  CHECK_THAT(load_error(run_yaml() + "---\n" + run_yaml()), Catch::Contains("a second YAML document"));
+  CHECK_NOTHROW(load_measured_runs(write_temp("trainsim_one_doc.yaml", "---\n" + run_yaml())));
+}
+
+TEST_CASE("validate --json writes a report whose ids are not valid UTF-8 (replaced, not thrown)", "[validation]") {
+  const auto runs = load_measured_runs(write_temp("trainsim_utf8.yaml", edit(run_yaml(), "- id: t", "- id: t\xff")));
+  const std::string json = validation_json(validate_runs(runs, shipped_hardware()));
+  CHECK_THAT(json, Catch::Contains("\"id\": \"t\xEF\xBF\xBD\""));  // U+FFFD
 }

@@ -22,7 +22,8 @@ struct MeasuredRun {
   // hardware
   std::string accelerator;
   int count = 0;
-  int per_node = 8;
+  std::optional<int> per_node;  // checked against the hardware file's devices_per_node
+
 
   // plan
   std::optional<int> tp, pp, dp, vpp, cp, ep, micro_batch, global_batch, zero;
@@ -31,9 +32,14 @@ struct MeasuredRun {
 
   // measured
   std::optional<double> step_time_s, tflops_per_device, mfu, hfu, tokens_per_s_per_device, memory_gb, memory_gib;
+  // measured.memory_of: the id of the row whose memory figure this row reuses (the source
+  // measured memory once per topology). Compared, but not counted again in the memory MAPE.
+  std::string memory_of;
 };
 
-// Throws ConfigError naming the file, the row and the field on malformed input.
+// Throws ConfigError naming the file, line:col, the row and the field on malformed input:
+// a top level that is not a list of mappings, a count, dimension or parallel size below 1,
+// a measured value <= 0, a memory_of that names no row or a different figure.
 std::vector<MeasuredRun> load_measured_runs(const std::string& path);
 
 }  // namespace trainsim

@@ -37,18 +37,34 @@ struct ValidationRow {
   std::optional<double> memory_error;
   std::vector<std::string> defaults;  // fields filled by documented defaults
   std::string note;       // how the metric was counted, when it differs from ours
-  std::string failure;    // non-empty: the run could not be simulated (and why)
+  std::string failure;    // non-empty: the run could not be simulated (and why); a gate failure
+  std::string unsupported;  // non-empty: listed in unsupported_runs() with this missing feature; not simulated
   std::string schedule;   // trends: the row's schedule as the source names it
+  std::string memory_of;  // the row whose memory figure this one reuses (compared, not counted again)
 };
+
+// The one list of measured runs trainsim cannot simulate, each with the feature it needs.
+// A row that does not simulate and is not matched here is a failure, never a silent skip.
+struct UnsupportedEntry {
+  enum class Match { schedule, group, id };
+  Match match = Match::id;
+  std::string name;   // the schedule, group or id, exactly as the validation file spells it
+  std::string needs;  // the missing feature or fact
+};
+const std::vector<UnsupportedEntry>& unsupported_runs();
+// The entry that lists this run, or nullptr.
+const UnsupportedEntry* unsupported_entry(const MeasuredRun& run);
 
 struct FamilySummary {
   AcceleratorFamily family = AcceleratorFamily::unknown;
   int runs = 0;
-  int failed = 0;
+  int failed = 0;       // rows that did not simulate and are not listed unsupported
+  int unsupported = 0;  // rows listed in unsupported_runs()
   double mape = 0;
   std::string worst_id;
   double worst_error = 0;  // absolute
-  int memory_runs = 0;
+  int memory_runs = 0;          // rows whose memory is compared
+  int memory_measurements = 0;  // distinct measurements (rows without memory_of): the MAPE's count
   double memory_mape = 0;
   std::string memory_worst_id;
   double memory_worst_error = 0;
@@ -72,6 +88,8 @@ Scenario scenario_for_run(const MeasuredRun& run, const ValidationOptions& optio
                           std::vector<std::string>* defaults_used = nullptr);
 
 ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& options);
+// Both throw ConfigError (key "--hardware-dir") when a hardware file the runs need is
+// missing or invalid in options.hardware_dir: no row is reported as failed for it.
 ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const ValidationOptions& options);
 
 // Trends: groups of rows from one published comparison.
@@ -83,12 +101,17 @@ struct TrendGroup {
   bool order_matches = true;            // predicted order of supported rows == measured order
   bool significant_order_violation = false;  // a wrong pair whose measured gap exceeds 5%
   int supported = 0;
+  int failed = 0;       // rows that did not simulate and are not listed unsupported
+  int unsupported = 0;  // rows listed in unsupported_runs()
 };
 
 struct TrendsReport {
   std::vector<TrendGroup> groups;
   int groups_in_order = 0;
-  int groups_compared = 0;  // groups with at least two supported rows
+  int groups_compared = 0;     // groups with at least two supported rows
+  int groups_unsupported = 0;  // fewer than two supported rows, every other row listed unsupported
+  int rows_failed = 0;         // rows that did not simulate and are not listed: a gate failure
+  int rows_unsupported = 0;
 };
 
 TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const ValidationOptions& options);
