@@ -177,6 +177,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
   d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
   d.attention_efficiency = v.num("device.attention_efficiency");
+  d.eager_attention_memory_efficiency = v.num("device.eager_attention_memory_efficiency");
   d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");
   d.overlap_slowdown = v.num("device.overlap_slowdown");
   d.kernel_launch_s = v.num("device.kernel_launch");

@@ -98,6 +98,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.sustained_compute_fraction", T::number, D::none, "1", false, 0.05, 1, "", "share of microbenchmarked GEMM/attention speed sustained in training"},
   {"device.overlap_slowdown", T::number, D::none, "0", false, 0, 1, "", "compute time lost per second of TP/CP/EP collective overlapped with it"},
   {"device.attention_efficiency", T::number, D::none, "0.6", false, 0.01, 1, "", "fused attention, fraction of peak"},
+  {"device.eager_attention_memory_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth over the s x s score passes of attention without flash kernels; 0 = memory_bound_efficiency"},
   {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "host dispatch time per kernel"},
   {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "runtime context, workspace, fragmentation"},
   {"device.price_per_hour", T::number, D::none, "0", false, 0, kMaxPrice, "", "currency units per device-hour (0: unknown)"},

@@ -55,6 +55,23 @@ double fp8_cast_s(const Op& op, const DeviceSpec& device, Precision precision, i
   return 3.0 * elements / (device.hbm_bandwidth * device.memory_bound_efficiency);
 }
 
+// Efficiency of a batched GEMM (attention without flash kernels): the FLOP curve over the
+// whole batch (one kernel), the misalignment factor over one item's n and k.
+double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double flops) {
+  double efficiency = gemm_efficiency_for_flops(device.gemm, flops);
+  const auto aligned = [](std::int64_t dim) { return dim % 64 == 0; };
+  if (!aligned(op.gemm_n) || !aligned(op.gemm_k)) efficiency *= device.gemm.misaligned_factor;
+  return efficiency;
+}
+
+// HBM efficiency of an op's traffic: the score-matrix passes of attention without flash
+// kernels run at their own measured rate (hardware file), everything else at the
+// elementwise rate.
+double memory_efficiency(const Op& op, const DeviceSpec& device) {
+  if (op.score_matrix && device.eager_attention_memory_efficiency > 0) return device.eager_attention_memory_efficiency;
+  return device.memory_bound_efficiency;
+}
+
 // One pass of one op: roofline, floored by the host issuing its kernels.
 OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes,
                    int kernels) {
@@ -77,6 +94,15 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         break;
       }
       case OpClass::attention:
+        if (op.gemm_m > 0) {
+          // Attention without flash kernels: a batched GEMM (cuBLAS strided batched, one grid
+          // over all b x heads pairs, so the batch fills the device as one GEMM of the same
+          // FLOPs would), in 16 bit, computing the full s x s (no causal skip). A head dim
+          // that is not a multiple of 64 pays the misalignment factor.
+          rate = peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
+                 batched_gemm_efficiency(device, op, flops);
+          break;
+        }
         // Flash attention runs in 16 bit even under FP8 training (Transformer Engine).
         // Decoder attention is causal: the fused kernel skips the masked half of the
         // s x s blocks, so it does half the FLOPs the model count (full s^2, as
@@ -101,7 +127,7 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
   }
   double memory = 0;
   if (bytes > 0) {
-    const double bandwidth = device.hbm_bandwidth * device.memory_bound_efficiency;
+    const double bandwidth = device.hbm_bandwidth * memory_efficiency(op, device);
     if (!(bandwidth > 0)) {
       throw device_error("device.hbm_bandwidth", "no HBM bandwidth for op " + op.name, "a positive bandwidth");
     }

@@ -234,6 +234,17 @@ class Builder {
   LayerWorkload& layer_;
 };
 
+// Megatron-LM's FusedScaleMaskSoftmax (megatron/model/fused_softmax.py) runs its fused CUDA
+// kernel for 16-bit inputs of at most 2048 keys: the 2020-early 2021 code asks for
+// sk <= 2048 and sq == sk; the later rewrite (BigScience's 2022 fork too) for 16 < sk <= 2048,
+// sq % 4 == 0 and b x np divisible by 4 and by the kernel's batches per block. Only the
+// sequence condition is applied: the batch condition depends on the Megatron version, which
+// the plan does not name (Narayanan et al. 2021's 18.4B and 76.1B runs, 6 and 10 heads per
+// rank, run at full speed). Longer sequences take the torch path.
+bool megatron_fused_softmax(double sq, double sk) {
+  return sk > 16 && sk <= 2048 && std::llround(sq) % 4 == 0;
+}
+
 // Attention block: input norm .. residual. Returns nothing; appends ops and comms.
 void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
   const double h = d(m.hidden_size);
@@ -307,30 +318,70 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     op.activation_bytes = qkv_keep + kFp32 * sh.b * heads_local * sh.s;
     B.add(op);
   } else {
+    // Attention without flash kernels, as Megatron-LM's CoreAttention ran it in 2021-2022
+    // (megatron/model/transformer.py): baddbmm QK^T (scale folded in, beta = 0, so the score
+    // buffer is only written), FusedScaleMaskSoftmax, torch dropout, bmm with V. Every pass
+    // moves the b x a/t x s x s score matrix through HBM in 16 bit; per element:
+    //   QK^T   fwd write 2          bwd dQ and dK each read dS: 4
+    //   softmax (fused) fwd 2 + 2   bwd grad + output in, grad out: 6
+    //   dropout fwd 2 in, 2 out, 1-byte mask    bwd 2 in, mask 1, 2 out: 5 each way
+    //   PV     fwd read 2           bwd dP write 2, dV reads P 2: 4
+    // The two bmm are batched GEMMs over b x a/t (batch, head) pairs with K = head_dim
+    // (QK^T) or N = head_dim (PV): cuBLAS computes the full s x s, masked half included.
+    const double batch = sh.b * heads_local;
+    const auto rows = static_cast<std::int64_t>(std::llround(batch * sh.s));
+    const int groups = static_cast<int>(std::llround(batch));
     Op score;
     score.name = "attention_scores";  // QK^T (baddbmm with the 1/sqrt(d) scale)
     score.op_class = OpClass::attention;
+    score.score_matrix = true;
+    score.gemm_m = rows;
+    score.gemm_n = static_cast<std::int64_t>(std::llround(sh.s_full));
+    score.gemm_k = static_cast<std::int64_t>(std::llround(a.qk_head_dim));
+    score.gemm_groups = groups;
     score.forward_flops = qk_flops;
     score.backward_flops = 2.0 * qk_flops;
     score.forward_bytes = kHalf * (sh.T * (a.q_width + a.k_width) / sh.t + scores);
     score.backward_bytes = kHalf * (2.0 * scores + 2.0 * sh.T * (a.q_width + a.k_width) / sh.t);
     score.activation_bytes = qkv_keep;  // inputs of the recomputed region, kept under selective
     B.add(score);
-    // Korthikanti 4.1: softmax keeps its output, 2as²b.
-    Op softmax = memory_op("attention_softmax", scores, scores, 5.0, kHalf * scores);
-    softmax.name = "attention_mask_softmax";
-    softmax.dropped_by_selective_recompute = true;
-    B.add(softmax);
+    if (megatron_fused_softmax(sh.s, sh.s_full)) {
+      // Korthikanti 4.1: softmax keeps its output, 2as²b.
+      Op softmax = memory_op("attention_mask_softmax", scores, scores, 5.0, kHalf * scores);
+      softmax.dropped_by_selective_recompute = true;
+      softmax.score_matrix = true;
+      B.add(softmax);
+    } else {
+      // FusedScaleMaskSoftmax.forward_torch_softmax: with query-key layer scaling (Megatron's
+      // default then) the softmax runs in fp32: .float() (read 2, write 4), * scale (4 + 4),
+      // masked_fill_ (4 + 4), softmax (4 + 4), .half() (4 + 2) = 36 bytes per element in 5
+      // kernels; backward mirrors them (6 + 12 + 8 + 8 + 6 = 40) and keeps the fp32 softmax
+      // output (4 bytes per element) instead of the fused kernel's 16-bit one.
+      Op softmax = memory_op("attention_mask_softmax_unfused", scores, scores, 5.0, kFp32 * scores, 5);
+      softmax.forward_bytes = 36.0 * scores;
+      softmax.backward_bytes = 40.0 * scores;
+      softmax.dropped_by_selective_recompute = true;
+      softmax.score_matrix = true;
+      B.add(softmax);
+    }
     const bool attn_dropout = m.attention_dropout > 0;
     if (attn_dropout) {
       // Korthikanti 4.1: the dropout mask, as²b (1 byte per element).
       Op drop = memory_op("attention_dropout", scores, scores, 2.0, 1.0 * scores);
+      drop.forward_bytes = 5.0 * scores;
+      drop.backward_bytes = 5.0 * scores;
       drop.dropped_by_selective_recompute = true;
+      drop.score_matrix = true;
       B.add(drop);
     }
     Op pv;
     pv.name = "attention_over_v";
     pv.op_class = OpClass::attention;
+    pv.score_matrix = true;
+    pv.gemm_m = rows;
+    pv.gemm_n = static_cast<std::int64_t>(std::llround(a.v_head_dim));
+    pv.gemm_k = static_cast<std::int64_t>(std::llround(sh.s_full));
+    pv.gemm_groups = groups;
     pv.forward_flops = pv_flops;
     pv.backward_flops = 2.0 * pv_flops;
     pv.forward_bytes = kHalf * (scores + sh.T * (a.v_width + a.out_width) / sh.t);

@@ -1,6 +1,8 @@
 #include "trainsim/cost/cost_model.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <utility>
 
 #include "test_hardware.hpp"
 
@@ -147,4 +149,107 @@ TEST_CASE("the plan can force a collective algorithm; auto picks the fastest can
   CHECK(ring != tree);
   CHECK(automatic == Approx(std::min(ring, tree)));
   CHECK(collective_options(plan).algorithm == CollectiveAlgorithm::double_binary_tree);
+}
+
+namespace {
+// A GPT layer with h = 4096 and `heads` heads, TP 2, micro-batch 4, s = 2048, no flash.
+LayerWorkload eager_layer(int heads) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.hidden_size = 4096;
+  m.num_layers = 2;
+  m.num_attention_heads = heads;
+  m.num_key_value_heads = heads;
+  m.head_dim = 4096 / heads;
+  m.intermediate_size = 4 * 4096;
+  m.vocab_size = 51200;
+  m.max_position_embeddings = 2048;
+  m.learned_position_embeddings = true;
+  m.norm = "layernorm";
+  ParallelPlan p;
+  p.tensor_model_parallel_size = 2;
+  p.micro_batch_size = 4;
+  p.global_batch_size = 4;
+  p.seq_length = 2048;
+  p.use_flash_attn = false;
+  return build_workload(m, p).layer_types[0];
+}
+}  // namespace
+
+TEST_CASE("attention without flash kernels: batched GEMMs at the GEMM curve, full s x s, passes at the eager rate",
+          "[cost][compute][attention]") {
+  HardwareSpec h = test::a100_dgx();
+  h.device.eager_attention_memory_efficiency = 0.5;
+  h.device.sustained_compute_fraction = 0.9;
+  const LayerWorkload layer = eager_layer(32);
+  const double b = 4, heads = 16, s = 2048, d = 128, scores = b * heads * s * s;
+  const double bw = h.device.hbm_bandwidth * 0.5;
+  for (const auto& op : layer.ops) {
+    if (op.name == "attention_mask_softmax") {
+      CHECK(op_forward_s(op, h.device, Precision::bf16) == Approx(4 * scores / bw).epsilon(1e-12));
+      CHECK(op_backward_s(op, h.device, Precision::bf16) == Approx(6 * scores / bw).epsilon(1e-12));
+    }
+    if (op.name == "attention_scores") {
+      // cuBLAS computes every score, masked half included, at the efficiency of the whole batch.
+      const double flops = 2 * b * heads * s * s * d;
+      const double compute =
+          flops / (h.device.peak_flops_bf16 * gemm_efficiency_for_flops(h.device.gemm, flops) * 0.9);
+      const OpTiming t = op_forward_timing(op, h.device, Precision::bf16);
+      CHECK(t.compute_s == Approx(compute).epsilon(1e-12));
+      CHECK(t.memory_s == Approx(op.forward_bytes / bw).epsilon(1e-12));
+      CHECK(t.total_s() == Approx(std::max(compute, op.forward_bytes / bw)).epsilon(1e-12));
+    }
+  }
+  // Without a measured eager rate the passes fall back to the elementwise rate.
+  h.device.eager_attention_memory_efficiency = 0;
+  for (const auto& op : layer.ops)
+    if (op.name == "attention_mask_softmax")
+      CHECK(op_forward_s(op, h.device, Precision::bf16) ==
+            Approx(4 * scores / (h.device.hbm_bandwidth * h.device.memory_bound_efficiency)).epsilon(1e-12));
+}
+
+TEST_CASE("doubling the heads at a fixed hidden size adds exactly the s x s passes' time (22 bytes per element)",
+          "[cost][compute][attention]") {
+  HardwareSpec h = test::a100_dgx();
+  h.device.eager_attention_memory_efficiency = 0.5;
+  const double bw = h.device.hbm_bandwidth * 0.5;
+  const auto memory_time = [&](const LayerWorkload& layer) {
+    double sum = 0;
+    for (const auto& op : layer.ops) {
+      if (!op.score_matrix) continue;
+      sum += op_forward_timing(op, h.device, Precision::bf16).memory_s;
+      sum += op_backward_timing(op, h.device, Precision::bf16).memory_s;
+    }
+    return sum;
+  };
+  // No attention dropout in this model: QK^T 2 + 4, softmax 4 + 6, PV 2 + 4 bytes per element.
+  const double t32 = memory_time(eager_layer(32));
+  const double t64 = memory_time(eager_layer(64));
+  const double added_scores = 4.0 * (64 - 32) / 2 * 2048.0 * 2048;
+  CHECK(t64 - t32 == Approx(22 * added_scores / bw).epsilon(1e-9));
+  // The matmul FLOPs do not change; the layer's forward time grows.
+  const auto matmul_flops_and_time = [&](const LayerWorkload& layer) {
+    double flops = 0, time = 0;
+    for (const auto& op : layer.ops) {
+      if (op.op_class != OpClass::memory_bound) flops += op.forward_flops;
+      time += op_forward_s(op, h.device, Precision::bf16);
+    }
+    return std::pair<double, double>{flops, time};
+  };
+  const auto [f32, s32] = matmul_flops_and_time(eager_layer(32));
+  const auto [f64, s64] = matmul_flops_and_time(eager_layer(64));
+  CHECK(f64 == Approx(f32).epsilon(1e-12));
+  CHECK(s64 > s32);
+}
+
+TEST_CASE("GEMM efficiency grows with M toward the large-shape value", "[cost][compute]") {
+  const DeviceSpec d = test::a100_dgx().device;
+  double previous = 0;
+  for (double m : {64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0}) {
+    const double e = gemm_efficiency(d, m, 4608, 12288);
+    CHECK(e > previous);
+    CHECK(e < d.gemm.large);
+    previous = e;
+  }
+  CHECK(gemm_efficiency(d, 1e7, 4608, 12288) == Approx(d.gemm.large).epsilon(1e-3));
 }

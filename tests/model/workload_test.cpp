@@ -438,3 +438,55 @@ TEST_CASE("unvalidated impossible inputs raise SimError instead of producing num
   CHECK_THROWS_AS(build_workload(m, plan(1, 1, 1, 1, 1, 4096)), SimError);
   CHECK_THROWS_WITH(build_workload(llama2_7b(), plan(1, 1, 1, 0, 1, 4096)), Catch::Contains("non-positive"));
 }
+
+TEST_CASE("attention without flash kernels: score-matrix passes move 2+4+5+2 bytes per element forward, 4+6+5+4 back",
+          "[model][attention]") {
+  // Megatron CoreAttention 2021-2022: baddbmm writes the scores, the fused scale-mask-softmax
+  // reads and writes them, dropout adds a 1-byte mask, the bmm with V reads them.
+  const ModelSpec m = plain_gpt(4096, 2, 32, 51200, 2048);
+  ParallelPlan p = plan(2, 1, 1, 4, 4, 2048);
+  p.use_flash_attn = false;
+  const LayerWorkload layer = build_workload(m, p).layer_types[0];
+  const double b = 4, heads = 32 / 2, s = 2048, d = 128;
+  const double scores = b * heads * s * s;
+  const double qk_bytes = 2.0 * b * s * 2 * 4096 / 2;  // Q and K, 16 bit, sharded by TP
+  const Op& score = find_op(layer, "attention_scores");
+  CHECK(rel(score.forward_bytes, 2 * scores + qk_bytes) < 1e-12);
+  CHECK(rel(score.backward_bytes, 4 * scores + 2 * qk_bytes) < 1e-12);
+  const Op& softmax = find_op(layer, "attention_mask_softmax");
+  CHECK(rel(softmax.forward_bytes, 4 * scores) < 1e-12);
+  CHECK(rel(softmax.backward_bytes, 6 * scores) < 1e-12);
+  CHECK(softmax.kernels == 1);
+  const Op& drop = find_op(layer, "attention_dropout");
+  CHECK(rel(drop.forward_bytes, 5 * scores) < 1e-12);
+  CHECK(rel(drop.backward_bytes, 5 * scores) < 1e-12);
+  int passes = 0;
+  for (const auto& op : layer.ops) passes += op.score_matrix ? 1 : 0;
+  CHECK(passes == 4);
+  // The two bmm are batched GEMMs over the b x heads/t pairs: s x s x d and s x d x s.
+  CHECK(score.gemm_groups == 64);
+  CHECK(score.gemm_m == 64 * 2048);
+  CHECK(score.gemm_n == 2048);
+  CHECK(score.gemm_k == 128);
+  const Op& pv = find_op(layer, "attention_over_v");
+  CHECK(pv.gemm_groups == 64);
+  CHECK(pv.gemm_n == 128);
+  CHECK(pv.gemm_k == 2048);
+  CHECK(rel(pv.forward_flops, 2 * b * heads * s * s * d) < 1e-12);
+}
+
+TEST_CASE("beyond 2048 keys Megatron's softmax runs unfused in fp32: 36 / 40 bytes per element in 5 kernels",
+          "[model][attention]") {
+  const ModelSpec m = plain_gpt(4096, 2, 32, 51200, 4096);
+  ParallelPlan p = plan(2, 1, 1, 1, 1, 4096);
+  p.use_flash_attn = false;
+  const LayerWorkload layer = build_workload(m, p).layer_types[0];
+  const double scores = 1.0 * 16 * 4096.0 * 4096;
+  const Op& softmax = find_op(layer, "attention_mask_softmax_unfused");
+  CHECK(rel(softmax.forward_bytes, 36 * scores) < 1e-12);
+  CHECK(rel(softmax.backward_bytes, 40 * scores) < 1e-12);
+  CHECK(softmax.kernels == 5);
+  CHECK(rel(softmax.activation_bytes, 4 * scores) < 1e-12);  // the fp32 softmax output
+  CHECK(softmax.dropped_by_selective_recompute);
+  for (const auto& op : layer.ops) CHECK(op.name != "attention_mask_softmax");
+}

@@ -32,6 +32,10 @@ struct DeviceSpec {
   double memory_bound_efficiency = 0.8;  // achieved fraction of hbm_bandwidth for elementwise ops
   GemmEfficiency gemm;
   double attention_efficiency = 0.6;
+  // Added for attention without flash kernels (issue 15): achieved fraction of hbm_bandwidth
+  // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
+  // 0 = memory_bound_efficiency.
+  double eager_attention_memory_efficiency = 0.0;
   // Fraction of the microbenchmarked GEMM / attention throughput a device sustains
   // through whole training steps (clocks fall under sustained power and heat); fitted
   // per hardware to the calibration set, 1 = the microbenchmarks hold.

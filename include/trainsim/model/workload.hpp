@@ -33,6 +33,12 @@ struct Op {
   // rows each (gemm_m is the total over groups). Each group runs at the efficiency of its
   // own shape: a per-expert GEMM is small when tokens x k spread over many experts.
   int gemm_groups = 1;
+  // Added by the cost work (issue 15): the op reads or writes the b x a x s x s score matrix
+  // of attention without flash kernels (the batched QK^T and PV GEMMs, softmax, dropout). Its
+  // HBM traffic runs at device.eager_attention_memory_efficiency, measured on exactly these
+  // kernels, not at the fused elementwise rate. An attention-class op with a gemm shape is a
+  // batched GEMM: gemm_groups = b x heads, each gemm_m / gemm_groups x gemm_n x gemm_k.
+  bool score_matrix = false;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
