@@ -29,6 +29,7 @@
 #include "trainsim/report/output_file.hpp"
 #include "trainsim/report/summary.hpp"
 #include "trainsim/simulation.hpp"
+#include "trainsim/validation/confidence.hpp"
 #include "trainsim/validation/validation.hpp"
 
 namespace {
@@ -55,6 +56,20 @@ void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
   command->add_option("scenario", args.scenario, "scenario YAML (see scenarios/)")->required();
   command->add_option("--set", args.set,
                       "override any scenario key before validation, e.g. --set plan.micro_batch_size=2 (repeatable)");
+}
+
+// The step time's interval for this scenario: its family's calibration runs predicted
+// leave-one-out (confidence.hpp), computed once here for this one scenario.
+trainsim::SummaryConfidence summary_confidence(const trainsim::Scenario& scenario) {
+  trainsim::SummaryConfidence confidence;
+  const auto family = trainsim::family_of_scenario(scenario);
+  if (family == trainsim::AcceleratorFamily::unknown) return confidence;
+  trainsim::ValidationOptions options;
+  options.hardware_dir = kDataDir + "/hardware";
+  const auto data = trainsim::confidence_data(
+      trainsim::load_measured_runs(kDataDir + "/tests/validation/calibration.yaml"), options, family);
+  confidence.interval = trainsim::error_interval(data, scenario);
+  return confidence;
 }
 
 // The outputs' problems (before any work), then the scenario: every problem reported at once.
@@ -217,10 +232,11 @@ int main(int argc, char** argv) {
       // A plan that does not fit is an answer: the step as simulated, where it overflows and what fits.
       const auto advice = trainsim::advise_fit(scenario, result.memory);
       std::FILE* text = text_stream(outputs);
-      std::fputs(trainsim::format_summary(scenario, result).c_str(), text);
+      const auto confidence = summary_confidence(scenario);
+      std::fputs(trainsim::format_summary(scenario, result, &confidence).c_str(), text);
       if (!advice.fits) std::fputs(("\n" + trainsim::format_fit_advice(advice)).c_str(), text);
       emit_outputs(outputs, [&](const std::string& option) {
-        if (option == "--json") return summary_json_with_status(trainsim::json_summary(scenario, result), advice);
+        if (option == "--json") return summary_json_with_status(trainsim::json_summary(scenario, result, &confidence), advice);
         if (option == "--trace") return trainsim::chrome_trace(result.timeline);
         return trainsim::html_report(scenario, result);
       });

@@ -43,13 +43,17 @@ double tier_bandwidth_use(const Scenario& sc, const StepMetrics& m, int tier) {
   return t.busy_s > 0 && bw > 0 ? t.bytes / (t.busy_s * bw) : 0.0;
 }
 
-std::string format_summary(const Scenario& sc, const SimResult& r) {
+std::string format_summary(const Scenario& sc, const SimResult& r, const SummaryConfidence* confidence) {
   const StepMetrics& m = r.metrics;
   std::string out;
   out += sc.name + " on " + std::to_string(sc.num_devices) + " x " + sc.hardware.device.name + "\n";
   out += "  plan: " + plan_line(sc) + "\n";
   out += "  step time " + format_number("%.4f", m.step_time_s) + " s   MFU " + format_number("%.1f", 100 * m.mfu) + " %   HFU " +
          format_number("%.1f", 100 * m.hfu) + " %   bubble " + format_number("%.1f", 100 * m.bubble_fraction) + " %\n";
+  if (confidence) {
+    out += "  step time " + format_number("%.4f", m.step_time_s) + " s (" +
+           describe_interval(m.step_time_s, confidence->interval) + ")\n";
+  }
   out += "  throughput " + si(m.tokens_per_s) + "tokens/s (" + si(m.tokens_per_s_per_device) + "per device), " +
          si(m.samples_per_s) + "samples/s, " + format_number("%.1f", m.tflops_per_device) + " TFLOPS/device, " +
          si(m.tokens_per_day) + "tokens/day (1T tokens in " + format_number("%.1f", time_to_train_s(m, 1e12) / 86400.0) +
@@ -85,7 +89,7 @@ std::string format_summary(const Scenario& sc, const SimResult& r) {
   return out;
 }
 
-std::string json_summary(const Scenario& sc, const SimResult& r) {
+std::string json_summary(const Scenario& sc, const SimResult& r, const SummaryConfidence* confidence) {
   using nlohmann::ordered_json;
   const StepMetrics& m = r.metrics;
   ordered_json j;
@@ -164,6 +168,28 @@ std::string json_summary(const Scenario& sc, const SimResult& r) {
                      {"peak_bandwidth_bytes_per_s", tier_bandwidth(sc.hardware, k)},
                      {"bandwidth_use", tier_bandwidth_use(sc, m, k)}});
   j["network_tiers"] = std::move(tiers);
+  if (confidence) {
+    // The measured step time's 80% interval (confidence.hpp); nulls when no measured run backs it.
+    const auto& i = confidence->interval;
+    ordered_json interval{{"coverage", kIntervalCoverage}, {"method", "leave-one-out"}};
+    if (i) {
+      const auto [low, high] = step_time_interval(m.step_time_s, *i);
+      interval["low_s"] = low;
+      interval["high_s"] = high;
+      interval["runs"] = i->runs;
+      interval["family"] = to_string(i->family);
+      interval["similar_features"] = i->similar ? describe(i->features) : "all features";
+      interval["bias"] = i->bias;
+      interval["error_low"] = i->low;
+      interval["error_high"] = i->high;
+    } else {
+      interval["low_s"] = nullptr;
+      interval["high_s"] = nullptr;
+      interval["runs"] = 0;
+      interval["reason"] = "no measured runs";
+    }
+    j["step_time_interval"] = std::move(interval);
+  }
   return j.dump(2) + "\n";
 }
 

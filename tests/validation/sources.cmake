@@ -4,3 +4,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/accuracy_test.cp
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fit_registry_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cross_validation_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/calibrate_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/confidence_test.cpp)

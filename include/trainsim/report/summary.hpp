@@ -1,10 +1,12 @@
 #pragma once
 // What a person reads after `trainsim run`: a ten-second text summary, and the versioned
 // JSON summary (byte-identical across runs: insertion-ordered keys, no timestamps).
+#include <optional>
 #include <string>
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/simulation.hpp"
+#include "trainsim/validation/confidence.hpp"
 
 namespace trainsim {
 
@@ -16,7 +18,15 @@ double tier_bandwidth(const HardwareSpec& hardware, int tier);
 // Bytes moved / (busy time x tier_bandwidth); 0 when the tier never ran.
 double tier_bandwidth_use(const Scenario& scenario, const StepMetrics& metrics, int tier);
 
-std::string format_summary(const Scenario& scenario, const SimResult& result);
-std::string json_summary(const Scenario& scenario, const SimResult& result);
+// `confidence`: when given, the step time's interval from similar measured runs
+// (confidence.hpp) is printed under the step time, and in the JSON as "step_time_interval"
+// (null fields when the hardware has no measured runs). Without it, neither appears.
+struct SummaryConfidence {
+  std::optional<ErrorInterval> interval;  // nullopt: no measured runs of this hardware
+};
+std::string format_summary(const Scenario& scenario, const SimResult& result,
+                           const SummaryConfidence* confidence = nullptr);
+std::string json_summary(const Scenario& scenario, const SimResult& result,
+                         const SummaryConfidence* confidence = nullptr);
 
 }  // namespace trainsim
