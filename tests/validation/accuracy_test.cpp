@@ -7,6 +7,7 @@
 #include <set>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/validation/calibrate.hpp"
 #include "trainsim/validation/validation.hpp"
 
 using namespace trainsim;
@@ -120,4 +121,52 @@ TEST_CASE("every unsupported entry lists shipped rows, and a row listed for a mi
     }
     CHECK(matched > 0);
   }
+}
+
+// Out of sample: each family's calibration-set keys refitted leave-one-out (calibrate.hpp),
+// each held-out run predicted by the fit on the others. One computation (~5 s of CPU)
+// for all four gates. Bounds: the next whole percent above the figures measured when the
+// gate was set (A100 3.3%, H100 9.8%, B200 7.6%, 910B 10.0%); tighten with the model.
+TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[validation][accuracy]") {
+  const auto families =
+      cross_validate_families(load_measured_runs(kDir + "/tests/validation/calibration.yaml"), shipped_hardware(), 0);
+  INFO(format_cross_validation(families));
+  REQUIRE(families.size() == 4);
+  for (const auto& f : families) {
+    INFO(to_string(f.family));
+    CHECK(f.failed == 0);
+    CHECK(f.leave_one_out.figures.runs == calibration_rows(f.family));
+    const double bound = f.family == AcceleratorFamily::a100   ? 0.04
+                         : f.family == AcceleratorFamily::h100 ? 0.10
+                         : f.family == AcceleratorFamily::b200 ? 0.08
+                                                               : 0.11;
+    CHECK(f.leave_one_out.figures.mape <= bound);
+  }
+}
+
+// The zero-bubble paper's rows (trends.yaml groups qi24-zb*) that simulate: their absolute
+// step-time error, not only their order. They are all predicted fast: the bias is an open
+// model gap (the paper's A100 cluster runs slower than our A100 fit of other sources), not
+// something fitted away. Bounds just above the figures when the gate was set: 35 rows, MAPE 15.8%,
+// bias -15.8% (every row fast).
+TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within its bound", "[validation][accuracy]") {
+  const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
+  int rows = 0;
+  double abs_sum = 0, bias_sum = 0;
+  for (const auto& group : report.groups) {
+    if (group.group.rfind("qi24-zb", 0) != 0) continue;
+    for (const auto& row : group.rows) {
+      if (!row.unsupported.empty() || !row.failure.empty() || row.metric.empty()) continue;
+      ++rows;
+      const double e = step_time_error(row.metric, row.error);
+      abs_sum += std::abs(e);
+      bias_sum += e;
+    }
+  }
+  REQUIRE(rows > 0);
+  const double mape = abs_sum / rows, bias = bias_sum / rows;
+  INFO("zero-bubble rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
+  CHECK(rows == 35);  // 1F1B and ZB-H1 rows; ZB-2p / ZB-V rows are listed unsupported
+  CHECK(mape <= 0.16);
+  CHECK(bias >= -0.16);  // predicted fast: bias negative; it must not grow
 }
