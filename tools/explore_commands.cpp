@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "trainsim/explore/scale.hpp"
 #include "trainsim/explore/search.hpp"
 #include "trainsim/explore/sweep.hpp"
+#include "trainsim/validation/confidence.hpp"
 #include "trainsim/report/collective_table.hpp"
 #include "trainsim/report/output_file.hpp"
 
@@ -49,6 +52,49 @@ struct CommonArgs {
 };
 
 // Re-simulates the schedules that ran, with their timelines, for the HTML page.
+// The confidence data of the scenario's family (confidence.hpp): computed once per command,
+// before any plan is compared; empty for hardware without measured runs.
+trainsim::ConfidenceData confidence_for(const trainsim::Scenario& scenario, const std::string& data_dir) {
+  const auto family = trainsim::family_of_scenario(scenario);
+  if (family == trainsim::AcceleratorFamily::unknown) return {};
+  trainsim::ValidationOptions options;
+  options.hardware_dir = data_dir + "/hardware";
+  return trainsim::confidence_data(trainsim::load_measured_runs(data_dir + "/tests/validation/calibration.yaml"),
+                                   options, family);
+}
+
+// When the fastest schedule and the runner-up are inside the error (p < 0.9): the fitted
+// key that moves one more than the other (explain.hpp), and what to measure to pin it.
+std::string close_choice_advice(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows,
+                                const trainsim::ConfidenceData& confidence) {
+  std::vector<const trainsim::ScheduleRow*> ok;
+  for (const auto& r : rows) {
+    if (r.outcome.status == trainsim::PlanStatus::ok) ok.push_back(&r);
+  }
+  if (ok.size() < 2) return "";
+  std::stable_sort(ok.begin(), ok.end(), [](auto* a, auto* b) { return a->outcome.step_time_s < b->outcome.step_time_s; });
+  const auto a = trainsim::with_schedule(scenario, ok[0]->choice);
+  const auto b = trainsim::with_schedule(scenario, ok[1]->choice);
+  const auto interval = trainsim::error_interval(confidence, a);
+  if (!interval ||
+      trainsim::beats_probability(ok[0]->outcome.step_time_s, ok[1]->outcome.step_time_s, interval->pair_sigma) >= 0.9)
+    return "";
+  const auto advice = trainsim::measurement_advice(a, &b, 1);
+  const std::string pair = ok[0]->choice.label + " vs " + ok[1]->choice.label;
+  if (advice.empty()) return "close choice (" + pair + "): no fitted key moves one more than the other; measure both\n";
+  const auto& m = advice.front();
+  std::string out = "close choice (" + pair + "): " + m.key + " 10% larger moves them " +
+                    trainsim::format_number("%+.2f", 100 * m.change) + "% vs " +
+                    trainsim::format_number("%+.2f", 100 * m.other_change) + "%";
+  // A 10% error in the key moves the ratio by |change - other_change|: below half the gap,
+  // pinning it cannot reverse the choice, and saying "measure it" would not be true.
+  const double gap = std::log(ok[1]->outcome.step_time_s / ok[0]->outcome.step_time_s);
+  if (std::abs(m.change - m.other_change) < gap / 2)
+    return out + ", far less than the " + trainsim::format_number("%.1f", 100 * gap) +
+           "% gap: no fitted value decides it (the gap rests on the model of what differs); measure both plans\n";
+  return out + "; to narrow it, " + m.measurement + "\n";
+}
+
 std::string comparison_html(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows) {
   std::vector<trainsim::Scenario> scenarios;
   std::vector<trainsim::SimResult> results;
@@ -174,7 +220,14 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         options.max_threads = args->threads;
         if (isatty(fileno(stderr))) options.progress = draw_progress;
         const auto result = trainsim::sweep(args->common.scenario, grid, options);
-        std::fputs(trainsim::format_sweep_table(result).c_str(), text_stream(outputs));
+        // The base scenario's interval, unless an axis changes the hardware (then no one family backs it).
+        std::optional<trainsim::ErrorInterval> interval;
+        if (hardware.empty()) {
+          const auto base = args->common.load();
+          interval = trainsim::error_interval(confidence_for(base, data_dir), base);
+        }
+        std::fputs(trainsim::format_sweep_table(result, hardware.empty() ? &interval : nullptr).c_str(),
+                   text_stream(outputs));
         emit_outputs(outputs, [&](const std::string& option) {
           return option == "--csv" ? trainsim::sweep_csv(result)
                  : option == "--json" ? trainsim::sweep_json(result)
@@ -219,7 +272,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
         const auto scenario = args->common.load_checked(outputs, data_dir);
         const auto rows = trainsim::compare_schedules(scenario, choices);
-        std::fputs(trainsim::format_schedule_comparison(scenario, rows).c_str(), text_stream(outputs));
+        const auto confidence = confidence_for(scenario, data_dir);
+        std::fputs(trainsim::format_schedule_comparison(scenario, rows, &confidence).c_str(), text_stream(outputs));
+        std::fputs(close_choice_advice(scenario, rows, confidence).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string& option) {
           return option == "--json" ? trainsim::schedule_comparison_json(scenario, rows)
                                     : comparison_html(scenario, rows);
@@ -274,7 +329,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
         const auto scenario = args->common.load_checked(outputs, data_dir, problems);
         const auto result = trainsim::search_plans(scenario, options);
-        std::fputs(trainsim::format_search(scenario, result).c_str(), text_stream(outputs));
+        const auto confidence = confidence_for(scenario, data_dir);
+        std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string&) { return trainsim::search_json(scenario, result); });
       };
     });

@@ -80,7 +80,8 @@ std::vector<ScheduleRow> compare_schedules(const Scenario& scenario, const std::
   return rows;
 }
 
-std::string format_schedule_comparison(const Scenario& scenario, const std::vector<ScheduleRow>& rows) {
+std::string format_schedule_comparison(const Scenario& scenario, const std::vector<ScheduleRow>& rows,
+                                       const ConfidenceData* confidence) {
   const auto& p = scenario.plan;
   std::string out = scenario.name + " on " + std::to_string(scenario.num_devices) + " x " +
                     scenario.hardware.device.name + ": PP " + std::to_string(p.pipeline_model_parallel_size) + ", " +
@@ -107,6 +108,21 @@ std::string format_schedule_comparison(const Scenario& scenario, const std::vect
       out += buf + std::string(to_string(o.status)) + ": " + o.reason;
       if (!peaks.empty()) out += " [" + peaks + "]";
       out += "\n";
+    }
+  }
+  if (confidence) {
+    // The fastest simulated row against each other one: is the gap inside the model's error?
+    const ScheduleRow* best = nullptr;
+    for (const auto& r : rows) {
+      if (r.outcome.status == PlanStatus::ok && (!best || r.outcome.step_time_s < best->outcome.step_time_s)) best = &r;
+    }
+    std::vector<std::pair<std::string, double>> others;
+    for (const auto& r : rows) {
+      if (r.outcome.status == PlanStatus::ok && &r != best) others.emplace_back(r.choice.label, r.outcome.step_time_s);
+    }
+    if (best) {
+      out += format_beats(error_interval(*confidence, with_schedule(scenario, best->choice)), best->choice.label,
+                          best->outcome.step_time_s, others);
     }
   }
   return out;

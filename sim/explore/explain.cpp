@@ -1,11 +1,13 @@
 #include "trainsim/explore/explain.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
 #include "trainsim/report/op_table.hpp"
 #include "trainsim/simulation.hpp"
+#include "trainsim/validation/fit_registry.hpp"
 
 namespace trainsim {
 namespace {
@@ -40,7 +42,67 @@ void rank_ops(const Scenario& scenario, Explanation& out) {
   out.heaviest_ops = std::move(all);
 }
 
+// One server's worth of the plan: TP as planned (at most a server), no PP, DP filling the server.
+std::string one_server_plan(const Scenario& s) {
+  const int per_node = std::max(1, s.hardware.node.devices_per_node);
+  const int tp = std::min(s.plan.tensor_model_parallel_size, per_node);
+  return "one step of " + s.model.name + " on one " + s.hardware.device.name + " server (TP " + std::to_string(tp) +
+         ", PP 1, DP " + std::to_string(std::max(1, per_node / tp)) + ", micro-batch " +
+         std::to_string(s.plan.micro_batch_size) + ", seq " + std::to_string(s.plan.seq_length) +
+         ", fewer layers if it does not fit)";
+}
+
+// What to measure on one server to pin each fitted key.
+std::string measurement_for(const std::string& key, const Scenario& s) {
+  if (key == "device.sustained_compute_fraction") return "measure " + one_server_plan(s) + ": its step time fixes " + key;
+  if (key == "device.overlap_slowdown")
+    return "measure " + one_server_plan(s) + " with tp_comm_overlap on and off: the difference fixes " + key;
+  if (key == "device.gemm.small" || key == "device.gemm.half_flops")
+    return "measure this plan's GEMM shapes on one device (hidden " + std::to_string(s.model.hidden_size) + " / TP " +
+           std::to_string(s.plan.tensor_model_parallel_size) + "), a square-size sweep: it fixes " + key;
+  if (key == "device.eager_attention_memory_efficiency")
+    return "measure the attention kernel at seq " + std::to_string(s.plan.seq_length) + " on one device: it fixes " + key;
+  if (key == "cluster.nic_latency") return "measure an 8 B all-reduce across two servers (nccl-tests): it fixes " + key;
+  return "measure an all-reduce size sweep on one server (nccl-tests, 32 KiB-1 GiB): it fixes " + key;
+}
+
+// Relative step-time change of each fitted key made 10% larger (one grid step when it is 0).
+std::vector<std::pair<std::string, double>> key_sensitivities(const Scenario& scenario) {
+  const double step = step_of(scenario);
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& key : fittable_keys()) {
+    Scenario changed = scenario;
+    const double value = fitted_value(changed.hardware, key.key);
+    const double moved = value != 0 ? value * 1.1 : key.calibrate_grid.step;
+    set_fitted_value(changed.hardware, key.key, moved);
+    // A fraction above 1 is not a valid value: move it down instead (same magnitude).
+    if (key.key.find("fraction") != std::string::npos && moved > 1) set_fitted_value(changed.hardware, key.key, value / 1.1);
+    const double change = step > 0 ? step_of(changed) / step - 1 : 0;
+    out.emplace_back(key.key, moved > 1 && key.key.find("fraction") != std::string::npos ? -change : change);
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<MeasurementAdvice> measurement_advice(const Scenario& a, const Scenario* b, std::size_t top) {
+  const auto sa = key_sensitivities(a);
+  const auto sb = b ? key_sensitivities(*b) : decltype(sa){};
+  std::vector<MeasurementAdvice> out;
+  for (std::size_t k = 0; k < sa.size(); ++k) {
+    MeasurementAdvice m;
+    m.key = sa[k].first;
+    m.change = sa[k].second;
+    m.other_change = b ? sb[k].second : 0;
+    m.measurement = measurement_for(m.key, a);
+    if (std::abs(m.change - m.other_change) > 1e-4) out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MeasurementAdvice& x, const MeasurementAdvice& y) {
+    return std::abs(x.change - x.other_change) > std::abs(y.change - y.other_change);
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
+}
 
 Explanation explain(const Scenario& scenario) {
   Explanation out;
@@ -135,6 +197,7 @@ Explanation explain(const Scenario& scenario) {
                             "% of the op time: fused kernels or a larger micro-batch raise arithmetic intensity "
                             "(see `trainsim ops`)");
   if (out.diagnoses.empty()) out.diagnoses.push_back("compute-bound: GEMMs dominate; the plan uses the devices well");
+  out.measurements = measurement_advice(scenario);
   return out;
 }
 
@@ -168,6 +231,14 @@ std::string format_explanation(const Scenario& scenario, const Explanation& e) {
   }
   out += "diagnosis:\n";
   for (const auto& d : e.diagnoses) out += "  - " + d + "\n";
+  if (!e.measurements.empty()) {
+    out += "what would most narrow this prediction (fitted keys by effect: step change if the key were 10% larger):\n";
+    for (const auto& m : e.measurements) {
+      std::snprintf(line, sizeof line, "  %-40s %+6.1f%%\n", m.key.c_str(), 100 * m.change);
+      out += line;
+      out += "    " + m.measurement + "\n";
+    }
+  }
   return out;
 }
 

@@ -440,7 +440,7 @@ std::string plan_label(const ParallelPlan& p) {
 
 }  // namespace
 
-std::string format_search(const Scenario& scenario, const SearchResult& r) {
+std::string format_search(const Scenario& scenario, const SearchResult& r, const ConfidenceData* confidence) {
   char buf[512];
   std::string out;
   std::snprintf(buf, sizeof buf,
@@ -481,6 +481,13 @@ std::string format_search(const Scenario& scenario, const SearchResult& r) {
                   100 * o.mfu, 100 * o.bubble_fraction, c.tp_exposed_s, c.pp_exposed_s, c.dp_exposed_s,
                   c.cp_exposed_s + c.ep_exposed_s, o.peak_memory_bytes / kBytesPerGiB, last);
     out += buf;
+  }
+  if (confidence && r.best.size() >= 2) {
+    // Same devices and global batch: step times compare the two plans under any objective's ranking.
+    Scenario best = scenario;
+    best.plan = r.best[0].plan;
+    out += format_beats(error_interval(*confidence, best), "#1", r.best[0].outcome.step_time_s,
+                        {{"#2", r.best[1].outcome.step_time_s}});
   }
   return out;
 }

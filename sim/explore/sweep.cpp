@@ -148,7 +148,7 @@ SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>&
   return result;
 }
 
-std::string format_sweep_table(const SweepResult& result) {
+std::string format_sweep_table(const SweepResult& result, const std::optional<ErrorInterval>* interval) {
   std::vector<std::size_t> width;
   for (const auto& key : result.keys) {
     const auto dot = key.rfind('.');
@@ -184,6 +184,21 @@ std::string format_sweep_table(const SweepResult& result) {
   std::size_t ok = 0;
   for (const auto& row : result.rows) ok += row.outcome.status == PlanStatus::ok;
   out += std::to_string(result.rows.size()) + " combinations, " + std::to_string(ok) + " simulated\n";
+  if (interval && ok >= 2) {
+    // Rows are by tokens/s: the first two are the best and the runner-up; time per token
+    // compares them when a grid axis changes the batch.
+    auto label = [](const SweepRow& row) {
+      std::string text;
+      for (const auto& o : row.overrides) {
+        const auto dot = o.key_path.rfind('.');
+        text += (text.empty() ? "" : ",") + o.key_path.substr(dot == std::string::npos ? 0 : dot + 1) + "=" + o.value;
+      }
+      return text;
+    };
+    const auto& a = result.rows[0];
+    const auto& b = result.rows[1];
+    out += format_beats(*interval, label(a), 1 / a.outcome.tokens_per_s, {{label(b), 1 / b.outcome.tokens_per_s}});
+  }
   return out;
 }
 

@@ -12,3 +12,4 @@ trainsim_cli_test(validate_show_ops_prints_op_table 0 "step time.*moe x 3:.*expe
 include(${CMAKE_CURRENT_LIST_DIR}/calibrate_cli_tests.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/input_cli_tests.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/validation_cli_tests.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/confidence_cli_tests.cmake)

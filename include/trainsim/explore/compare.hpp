@@ -7,6 +7,7 @@
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/evaluate.hpp"
+#include "trainsim/validation/confidence.hpp"
 
 namespace trainsim {
 
@@ -31,7 +32,10 @@ struct ScheduleRow {
 // The rows in the order of `choices` (simulated in parallel).
 std::vector<ScheduleRow> compare_schedules(const Scenario& scenario, const std::vector<ScheduleChoice>& choices);
 
-std::string format_schedule_comparison(const Scenario& scenario, const std::vector<ScheduleRow>& rows);
+// `confidence`: when given, each simulated row against the fastest: "A beats B with
+// probability p" (confidence.hpp, the scenario's family).
+std::string format_schedule_comparison(const Scenario& scenario, const std::vector<ScheduleRow>& rows,
+                                       const ConfidenceData* confidence = nullptr);
 
 constexpr int kCompareSchemaVersion = 1;
 // {"schema_version", "scenario", "hardware", "num_devices", "rows": [{"schedule", "status",

@@ -27,6 +27,21 @@ struct OpShare {
   double tflops = 0;   // achieved, forward + backward
 };
 
+// A fitted key (fit_registry.hpp) the prediction leans on, and the single-server
+// measurement that pins it.
+struct MeasurementAdvice {
+  std::string key;          // "device.sustained_compute_fraction"
+  double change = 0;        // relative step-time change when the key is 10% larger (finite difference)
+  double other_change = 0;  // the same for the second plan (measurement_advice with two plans)
+  std::string measurement;  // "measure one step of ... on one server with ..."
+};
+
+// The fitted keys ranked by how much they move the prediction (one plan), or how much
+// they move the two plans' ratio (|change_a - change_b|): a key both plans lean on alike
+// cancels in the choice. At most `top` keys with a nonzero effect. A key whose value is 0
+// is moved by one step of its calibrate grid instead of 10%.
+std::vector<MeasurementAdvice> measurement_advice(const Scenario& a, const Scenario* b = nullptr, std::size_t top = 2);
+
 struct Explanation {
   StepMetrics baseline;
   int critical_stage = 0;                          // stage with the most busy time
@@ -35,6 +50,7 @@ struct Explanation {
   std::vector<OpShare> heaviest_ops;              // largest share first, at most five
   double memory_bound_share = 0;                   // ops bound by HBM or kernel launch
   std::vector<std::string> diagnoses;
+  std::vector<MeasurementAdvice> measurements;     // the one or two that most narrow the prediction
 };
 
 Explanation explain(const Scenario& scenario);

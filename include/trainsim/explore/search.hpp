@@ -11,6 +11,7 @@
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/evaluate.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/validation/confidence.hpp"
 
 namespace trainsim {
 
@@ -90,7 +91,9 @@ std::vector<Diagnostic> check_search_options(const SearchOptions& options);
 // Throws ConfigError listing every problem of check_search_options.
 SearchResult search_plans(const Scenario& scenario, const SearchOptions& options);
 
-std::string format_search(const Scenario& scenario, const SearchResult& result);
+// `confidence`: when given, #1 against #2: "A beats B with probability p" (confidence.hpp).
+std::string format_search(const Scenario& scenario, const SearchResult& result,
+                          const ConfidenceData* confidence = nullptr);
 constexpr int kSearchSchemaVersion = 1;
 std::string search_json(const Scenario& scenario, const SearchResult& result);
 

@@ -4,11 +4,13 @@
 // result is stored at its grid index, then sorted by a total order.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/evaluate.hpp"
+#include "trainsim/validation/confidence.hpp"
 
 namespace trainsim {
 
@@ -54,7 +56,9 @@ SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>&
 
 constexpr int kSweepSchemaVersion = 1;
 
-std::string format_sweep_table(const SweepResult& result);
+// `interval`: when given, the best row against the runner-up: "A beats B with probability
+// p" on time per token (confidence.hpp); the caller gives the base scenario's interval.
+std::string format_sweep_table(const SweepResult& result, const std::optional<ErrorInterval>* interval = nullptr);
 // One header line, one line per row: the grid keys, status, reason, then the metrics.
 std::string sweep_csv(const SweepResult& result);
 // {"schema_version", "scenario", "keys", "rows": [{"overrides": {key: value}, "status",
