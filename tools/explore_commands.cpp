@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -271,8 +272,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         const auto choices = trainsim::parse_schedule_list(args->schedules);
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
         const auto scenario = args->common.load_checked(outputs, data_dir);
+        auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
         const auto rows = trainsim::compare_schedules(scenario, choices);
-        const auto confidence = confidence_for(scenario, data_dir);
+        const auto confidence = pending.get();
         std::fputs(trainsim::format_schedule_comparison(scenario, rows, &confidence).c_str(), text_stream(outputs));
         std::fputs(close_choice_advice(scenario, rows, confidence).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string& option) {
@@ -328,8 +330,10 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                        "1 to " + std::to_string(trainsim::max_num_devices()));
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
         const auto scenario = args->common.load_checked(outputs, data_dir, problems);
+        // The confidence data does not depend on the search: computed beside it, on its own thread.
+        auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
         const auto result = trainsim::search_plans(scenario, options);
-        const auto confidence = confidence_for(scenario, data_dir);
+        const auto confidence = pending.get();
         std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string&) { return trainsim::search_json(scenario, result); });
       };

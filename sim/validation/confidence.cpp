@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
+#include <optional>
 
 #include "trainsim/common/text.hpp"
 #include "trainsim/validation/calibrate.hpp"
@@ -47,6 +49,93 @@ std::vector<double> window(const std::vector<double>& values, double shipped, st
   return {values.begin() + static_cast<long>(low), values.begin() + static_cast<long>(high) + 1};
 }
 
+// The runs' errors on the grid's points (the last key fastest), as calibrate.hpp's
+// predict_on_grid, with every simulation shared: the first point is the row itself, and a
+// key that does not move a run (same prediction at its first and last value) is
+// simulated at its first value only. Rows without a metric or that fail are left out.
+// Each run's simulations so far, by point: kept across calls (a widened window re-uses them).
+struct RunCache {
+  std::optional<ValidationRow> row;  // as validated at the first point simulated
+  std::map<std::vector<double>, std::pair<double, bool>> errors;  // point -> error, failed
+};
+
+PredictionTable errors_on_grid(const std::vector<MeasuredRun>& runs, const ValidationOptions& base,
+                               const std::vector<KeyGrid>& keys, std::vector<RunCache>& caches) {
+  PredictionTable table;
+  table.keys = keys;
+  table.points = {{}};
+  for (const auto& key : keys) {
+    std::vector<std::vector<double>> next;
+    for (const auto& point : table.points) {
+      for (double value : key.values) {
+        next.push_back(point);
+        next.back().push_back(value);
+      }
+    }
+    table.points = std::move(next);
+  }
+  auto options_at = [&](const std::vector<double>& point) {
+    ValidationOptions options = base;
+    options.hardware_for = [&base, &keys, point](AcceleratorFamily family) {
+      HardwareSpec hardware = base.hardware_for(family);
+      for (std::size_t k = 0; k < keys.size(); ++k) set_fitted_value(hardware, keys[k].key, point[k]);
+      return hardware;
+    };
+    return options;
+  };
+  const std::vector<double>& first = table.points.front();
+  // Each run on its own thread (a search or compare needs the answer in wall time).
+  struct Result {
+    bool kept = false;
+    ValidationRow row;
+    std::vector<double> errors;
+    std::vector<bool> moves;
+  };
+  std::vector<Result> results(runs.size());
+  tbb::parallel_for(std::size_t{0}, runs.size(), [&](std::size_t i) {
+    const MeasuredRun& run = runs[i];
+    RunCache& cache = caches[i];
+    bool failed = false;
+    auto error_at = [&](const std::vector<double>& point) {
+      auto found = cache.errors.find(point);
+      if (found == cache.errors.end()) {
+        ValidationRow at = validate_run(run, options_at(point));
+        found = cache.errors.emplace(point, std::make_pair(at.error, !at.failure.empty())).first;
+        if (!cache.row) cache.row = std::move(at);
+      }
+      failed = failed || found->second.second;
+      return found->second.first;
+    };
+    error_at(first);
+    if (cache.row->metric.empty() || failed) return;
+    ValidationRow row = *cache.row;
+    std::vector<bool> moves(keys.size());
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+      std::vector<double> other = first;
+      other[k] = keys[k].values.back();
+      moves[k] = error_at(other) != error_at(first);
+    }
+    std::vector<double> errors;
+    for (const auto& point : table.points) {
+      std::vector<double> effective = point;
+      for (std::size_t k = 0; k < keys.size(); ++k) {
+        if (!moves[k]) effective[k] = first[k];
+      }
+      errors.push_back(error_at(effective));
+    }
+    if (failed) return;
+    results[i] = {true, std::move(row), std::move(errors), std::move(moves)};
+  });
+  for (auto& r : results) {
+    if (!r.kept) continue;
+    table.metrics.push_back(r.row.metric);
+    table.rows.push_back(std::move(r.row));
+    table.errors.push_back(std::move(r.errors));
+    table.moves.push_back(std::move(r.moves));
+  }
+  return table;
+}
+
 // One family's runs, each predicted by the fit on the family's other runs.
 std::vector<RunError> family_errors(AcceleratorFamily family, const std::vector<MeasuredRun>& runs,
                                     const ValidationOptions& options) {
@@ -66,13 +155,14 @@ std::vector<RunError> family_errors(AcceleratorFamily family, const std::vector<
     family_options.hardware_for = [base](AcceleratorFamily) { return base; };
   }
   const HardwareSpec shipped = family_options.hardware_for(family);
-  // Start with +-3 steps around the shipped values; a fold whose fit lands on a window
+  std::vector<RunCache> caches(family_runs.size());
+  // Start with +-1 step around the shipped values; a fold whose fit lands on a window
   // edge inside the grid widens the window (doubling) until none does: the fits are then
   // those of the whole grid wherever the MAPE has one minimum along each key.
-  for (std::size_t steps = 3;; steps *= 2) {
+  for (std::size_t steps = 1;; steps *= 2) {
     std::vector<KeyGrid> grids = full;
     for (auto& g : grids) g.values = window(g.values, fitted_value(shipped, g.key), steps);
-    const PredictionTable table = predict_on_grid(family_runs, family_options, grids);
+    const PredictionTable table = errors_on_grid(family_runs, family_options, grids, caches);
     const std::size_t n = table.rows.size();
     if (n < 2) return {};
     std::vector<RunError> out;
