@@ -69,3 +69,19 @@ TEST_CASE("explain: a 128-token micro-batch is diagnosed as memory-bound", "[exp
   for (const auto& d : e.diagnoses) said = said || d.find("memory-bound ops take") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("measurement_advice: the key a compute-bound plan leans on, and nothing between a plan and itself",
+          "[explore]") {
+  const auto plan = load("default.yaml");
+  const auto advice = measurement_advice(plan);
+  REQUIRE_FALSE(advice.empty());
+  CHECK(advice.size() <= 2);
+  // Compute-bound (explain's diagnosis): 10% more sustained compute makes the step faster,
+  // by less than 1 - 1/1.1 (not everything in the step is compute).
+  CHECK(advice.front().key == "device.sustained_compute_fraction");
+  CHECK(advice.front().change < 0);
+  CHECK(advice.front().change > 1 / 1.1 - 1 - 1e-9);
+  CHECK(advice.front().measurement.find("on one Ascend-910B3 server (TP 1, PP 1, DP 8") != std::string::npos);
+  // Every key moves a plan and itself alike: no measurement narrows that choice.
+  CHECK(measurement_advice(plan, &plan).empty());
+}

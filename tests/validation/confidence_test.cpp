@@ -153,3 +153,20 @@ TEST_CASE("confidence_data on the shipped A100 rows: the held-out errors cross-v
   REQUIRE(families.size() == 1);
   CHECK(bias == Approx(families.front().leave_one_out.figures.bias).margin(1e-12));
 }
+
+TEST_CASE("format_beats: legend, one line per other plan, and no probability without measured runs",
+          "[validation][confidence]") {
+  ErrorInterval i;
+  i.family = AcceleratorFamily::h100;
+  i.pair_sigma = 0.05;
+  i.pairs = 10;
+  i.same_stack_pairs = true;
+  const std::string text = format_beats(i, "a", 1.0, {{"b", std::exp(0.05)}, {"c", 2.0}});
+  CHECK(text ==
+        "P(A beats B) = Phi(log(tB / tA) / 0.050): normal on the log ratio, sigma the RMS difference of leave-one-out "
+        "log errors over 10 pairs of H100 runs of one software stack (shared error cancels)\n"
+        "  a beats b with probability 0.84\n"
+        "  a beats c beyond the model's error (p > 0.99)\n");
+  CHECK(format_beats(std::nullopt, "a", 1.0, {{"b", 1.1}}) == "no measured runs: no probability\n");
+  CHECK(format_beats(i, "a", 1.0, {}).empty());
+}
