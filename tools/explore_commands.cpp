@@ -408,13 +408,38 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
   }
   // explain
   {
-    auto args = std::make_shared<CommonArgs>();
+    struct Args {
+      CommonArgs common;
+      std::vector<std::string> versus;
+    };
+    auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("explain", "What limits this plan: where the step goes and what-if replays");
-    add_common(cmd, *args);
+    add_common(cmd, args->common);
+    cmd->add_option("--versus", args->versus,
+                    "a second plan: the scenario with these overrides too (repeatable, e.g. --versus "
+                    "plan.schedule=zb-h1); names the fitted keys and measurements that would narrow the choice");
     cmd->callback([&action, args] {
       action = [args] {
-        const auto scenario = args->load();
+        const auto scenario = args->common.load();
         std::fputs(trainsim::format_explanation(scenario, trainsim::explain(scenario)).c_str(), stdout);
+        if (args->versus.empty()) return;
+        auto overrides = args->common.overrides();
+        for (const auto& text : args->versus) overrides.push_back(trainsim::parse_override(text));
+        const auto other = trainsim::load_scenario(args->common.scenario, overrides);
+        const double a = trainsim::simulate(scenario).metrics.step_time_s;
+        const double b = trainsim::simulate(other).metrics.step_time_s;
+        std::string with;
+        for (const auto& text : args->versus) with += (with.empty() ? "" : ", ") + text;
+        std::string out = "against the plan with " + with + ": step " +
+                          trainsim::format_number("%.4f", a) + " s vs " + trainsim::format_number("%.4f", b) + " s\n";
+        const auto advice = trainsim::measurement_advice(scenario, &other, 2);
+        if (advice.empty()) out += "  no fitted key moves one plan more than the other: no measurement of one narrows it\n";
+        for (const auto& m : advice) {
+          out += "  " + m.key + " 10% larger: " + trainsim::format_number("%+.2f", 100 * m.change) + "% vs " +
+                 trainsim::format_number("%+.2f", 100 * m.other_change) + "% (ratio moves " +
+                 trainsim::format_number("%+.2f", 100 * (m.change - m.other_change)) + "%)\n    " + m.measurement + "\n";
+        }
+        std::fputs(out.c_str(), stdout);
       };
     });
   }

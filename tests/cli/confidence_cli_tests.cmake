@@ -13,3 +13,6 @@ trainsim_cli_test(run_json_has_the_interval 0 "\"step_time_interval\": {[^}]*\"c
 trainsim_cli_test(explain_names_the_measurement_that_narrows_the_prediction 0
   "what would most narrow this prediction.*device\\.sustained_compute_fraction +-[0-9.]+%.*measure one step of .* on one Ascend-910B3 server \\(TP [0-9]+, PP 1"
   explain scenarios/default.yaml)
+trainsim_cli_test(explain_versus_names_the_key_that_moves_the_ratio 0
+  "against the plan with plan.tensor_model_parallel_size=2: step [0-9.]+ s vs [0-9.]+ s\n  device\\.sustained_compute_fraction 10% larger: -[0-9.]+% vs -[0-9.]+% \\(ratio moves -[0-9.]+%\\)\n    measure one step of"
+  explain scenarios/default.yaml --versus plan.tensor_model_parallel_size=2)
