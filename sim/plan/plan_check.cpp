@@ -18,6 +18,8 @@
 #include <numeric>
 #include <string>
 
+#include "trainsim/framework/framework.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -181,10 +183,15 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     add("plan.precision", "fp8 but " + hardware.device.name + " has no FP8 units (peak_flops_fp8 = 0)", "bf16, fp16");
 
   // Optimizer sharding: one of ZeRO (DeepSpeed) or the distributed optimizer (Megatron).
-  if (plan.zero_stage >= 2 && pp > 1)
+  // Which ZeRO stages run with PP is the framework's (trainsim/framework): DeepSpeed's
+  // pipeline engine and Megatron take 0-1, torchtitan runs FSDP (ZeRO-3) with PP.
+  const FrameworkEntry& framework = framework_entry(plan.framework);
+  if (plan.zero_stage > framework.max_zero_stage_with_pp.value && pp > 1)
     add("plan.zero_stage",
-        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows stage 0 or 1)",
-        "0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1");
+        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism in " + framework.name +
+            " (DeepSpeed's pipeline engine allows stage 0 or 1)",
+        "0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or framework: fsdp (torchtitan runs FSDP with "
+        "PP)");
   if (plan.use_distributed_optimizer && plan.zero_stage > 0)
     add("plan.use_distributed_optimizer", "true together with zero_stage " + str(plan.zero_stage) + ": pick one",
         "use_distributed_optimizer: false, or zero_stage: 0");

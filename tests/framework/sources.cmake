@@ -1,0 +1,2 @@
+# Tests of the framework module.
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_test.cpp)
