@@ -133,6 +133,10 @@ FrameworkEntry mindspeed() {
   e.id = Framework::mindspeed;
   e.name = "mindspeed";
   e.versions = "MindSpeed (Ascend) over Megatron-Core";
+  e.sharded_collectives_ring_only = {false,
+                                     "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
+                                     "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
+                                     "model's automatic choice"};
   return e;
 }
 

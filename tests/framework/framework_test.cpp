@@ -50,6 +50,9 @@ TEST_CASE("FSDP (torchtitan) gathers per layer, reduces in fp32 and runs with PP
   CHECK(mcore.grad_bucket_params.value == 0);  // max(40M, 1M x DP), computed from DP
   CHECK(has(mcore.grad_bucket_params.source, "max(40000000, 1000000 * dp_size)"));
   CHECK_FALSE(mcore.blocking_p2p.value);
+  // NCCL has only rings for all-gather / reduce-scatter across servers; HCCL has more.
+  CHECK(mcore.sharded_collectives_ring_only.value);
+  CHECK_FALSE(framework_entry(Framework::mindspeed).sharded_collectives_ring_only.value);
 }
 
 TEST_CASE("No framework-table value is a fitted one: each names its source, none a fit", "[framework]") {
