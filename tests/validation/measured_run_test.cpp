@@ -355,3 +355,10 @@ TEST_CASE("a run's framework, when its source leaves it null, is read from the s
   CHECK(scenario_for_run(stated, options, &defaults).plan.framework == Framework::fsdp);
   CHECK(std::count(defaults.begin(), defaults.end(), "framework=megatron-lm") == 0);
 }
+
+TEST_CASE("a run's plan.framework names a framework of the table, or the load says which are valid",
+          "[validation][framework]") {
+  CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: 1\n    framework: jax")),
+             Catch::Contains(":17:") && Catch::Contains("t.plan.framework: 'jax' is not a framework; valid: "
+                                                        "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed"));
+}
