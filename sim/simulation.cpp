@@ -1,16 +1,105 @@
 // Scenario -> Workload -> PipelineCosts -> schedule -> TaskGraph -> replay -> metrics.
 #include "trainsim/simulation.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/engine.hpp"
+#include "trainsim/engine/limits.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
+namespace {
+
+std::string str(double x, const char* format = "%.4g") { return format_number(format, x); }
+
+// Days of simulated time, for messages about the clock's limit.
+std::string days(double seconds) { return str(seconds / 86400.0) + " days"; }
+const std::string kClockText = "the replay's clock holds (" + days(kMaxStepTime_s) + " of int64 picoseconds)";
+
+// The replay's size, counted before the graph is built: tasks x ranks replayed per stage.
+void check_replay_size(const Scenario& scenario, const PipelineCosts& costs, const std::vector<StageOrder>& orders,
+                       bool full) {
+  const std::int64_t tasks = count_tasks(costs, orders);
+  const std::int64_t ranks = full ? std::max(1, costs.ranks_per_stage()) : 1;
+  const std::int64_t devices = ranks * costs.num_stages();
+  if (devices > kMaxReplayedDevices)
+    throw ConfigError(Diagnostic({scenario.file, 0, 0}, "num_devices",
+                                 "full mode replays all " + std::to_string(devices) +
+                                     " devices, more than a replay follows (" + std::to_string(kMaxReplayedDevices) +
+                                     ": ~800 B of state each)",
+                                 "--mode representative (" + std::to_string(costs.num_stages()) +
+                                     " devices, one per stage; the same step on a uniform cluster)"));
+  if (tasks * ranks <= kMaxTaskInstances) return;
+  const std::string limit = "more than a replay takes (" + std::to_string(kMaxTaskInstances) +
+                            ": ~24 B of state and ~0.6 us of replay each)";
+  if (!full)
+    throw ConfigError(Diagnostic({scenario.file, 0, 0}, "plan", "the step has " + std::to_string(tasks) + " tasks, " + limit,
+                                 "a smaller plan.global_batch_size or a larger plan.grad_bucket_size"));
+  throw ConfigError(Diagnostic(
+      {scenario.file, 0, 0}, "num_devices",
+      "full mode replays " + std::to_string(ranks) + " ranks per stage x " + std::to_string(tasks) + " tasks = " +
+          std::to_string(tasks * ranks) + " task instances, " + limit,
+      "--mode representative (" + std::to_string(tasks) +
+          " task instances; the same step on a uniform cluster), or at most " +
+          std::to_string(kMaxTaskInstances / std::max<std::int64_t>(tasks, 1)) + " ranks per stage in full mode"));
+}
+
+// Background loading longer than the clock holds (simulate() makes the step wait for it).
+void check_background_load(const Scenario& scenario) {
+  const double load_s = background_load_s(scenario);
+  if (load_s <= kMaxStepTime_s) return;
+  const ParallelPlan& plan = scenario.plan;
+  const double sequences = static_cast<double>(plan.num_microbatches()) * plan.micro_batch_size;
+  throw ConfigError(Diagnostic(
+      {scenario.file, 0, 0}, "data.sample_load_time",
+      str(scenario.data.sample_load_s) + " s a sequence for " + str(sequences, "%.0f") + " sequences a step over " +
+          std::to_string(scenario.data.loader_workers) + " loader workers is " + days(load_s) +
+          " of loading a step, more than " + kClockText,
+      "sample_load_time <= " + str(kMaxStepTime_s * scenario.data.loader_workers / sequences) +
+          "s, more data.loader_workers or a smaller plan.global_batch_size"));
+}
+
+// A step whose tasks could outlast the clock is refused before it is replayed.
+void check_step_time(const Scenario& scenario, const TaskGraph& graph, const ReplayOptions& options) {
+  const double bound = replay_time_bound_s(graph, options);
+  if (bound <= kMaxStepTime_s) return;
+  const ParallelPlan& plan = scenario.plan;
+  double data = 0;
+  for (const Task& t : graph.tasks)
+    if (t.category == SpanCategory::data) data += t.duration_s;
+  const int m = std::max(1, graph.microbatches);
+  if (data >= bound / 2)
+    throw ConfigError(Diagnostic({scenario.file, 0, 0}, "data.sample_load_time",
+                                 str(scenario.data.sample_load_s) + " s a sequence makes a step of " + std::to_string(m) +
+                                     " micro-batches x " + std::to_string(plan.micro_batch_size) +
+                                     " sequences last up to " + days(bound) + " of simulated time, more than " +
+                                     kClockText,
+                                 "a step under " + days(kMaxStepTime_s) +
+                                     ": a shorter sample_load_time or a smaller plan.global_batch_size"));
+  // The step grows about linearly in its micro-batches: the global batch that fits.
+  std::string valid = "a step under " + days(kMaxStepTime_s) + ": ";
+  const double q = plan.schedule == PipelineSchedule::interleaved ? graph.stages : 1;  // micro-batches in steps of q
+  const double max_m = std::floor(kMaxStepTime_s / (bound / m) / q) * q;
+  if (max_m >= 1)
+    valid += "about plan.global_batch_size <= " +
+             str(max_m * plan.micro_batch_size * std::max(1, plan.data_parallel_size), "%.0f") + ", ";
+  valid += "a shorter plan.seq_length or a smaller plan.micro_batch_size";
+  throw ConfigError(Diagnostic({scenario.file, 0, 0}, "plan",
+                               "a step of " + std::to_string(m) + " micro-batches of " +
+                                   std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.seq_length) +
+                                   " tokens may last up to " + days(bound) +
+                                   " of simulated time (the sum of its tasks' durations), more than " + kClockText,
+                               valid));
+}
+
+}  // namespace
 
 double background_load_s(const Scenario& scenario) {
   const DataLoading& d = scenario.data;
@@ -29,6 +118,8 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   PipelineCosts costs = build_pipeline_costs(scenario, result.workload, cost, result.memory);
   const auto orders =
       build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks());
+  check_replay_size(scenario, costs, orders, options.mode == ReplayMode::full);
+  check_background_load(scenario);
   TaskGraph graph = build_task_graph(costs, orders);
 
   ReplayOptions replay_options;
@@ -62,6 +153,7 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
     }
     replay_options.link_speed = options.link_speed;
   }
+  check_step_time(scenario, graph, replay_options);
   ReplayResult replayed = replay(graph, replay_options);
   // Background data loaders prefetch across steps, so in steady state they have the whole
   // step to prepare the next one; the step waits only for what they cannot finish in it.
@@ -72,6 +164,7 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
     costs.stages.front().data_s = load_s - step_s;
     costs.stages.back().data_s = load_s - step_s;
     graph = build_task_graph(costs, orders);
+    check_step_time(scenario, graph, replay_options);
     replayed = replay(graph, replay_options);
   }
 

@@ -76,4 +76,8 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
 // Builds the step's graph. `orders` come from build_schedule for costs.schedule.
 TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders);
 
+// How many tasks build_task_graph(costs, orders) makes, counted without building it: the
+// replay's limits (engine/limits.hpp) are checked before anything is allocated.
+std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrder>& orders);
+
 }  // namespace trainsim
