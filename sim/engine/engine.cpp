@@ -297,13 +297,6 @@ class Replayer {
                                    std::to_string(instances_) + " task instances, more than a replay takes (" +
                                        std::to_string(kMaxTaskInstances) + ")",
                                    "fewer tasks or ranks"));
-    const double bound_s = replay_time_bound_s(g, o);
-    // Each duration is rounded to a whole picosecond: half a picosecond more per task at most.
-    if (!(bound_s * kPsPerS + 0.5 * static_cast<double>(n_) < static_cast<double>(kClockEnd)))
-      throw ConfigError(Diagnostic({}, "replay",
-                                   "the tasks' durations add up to " + std::to_string(bound_s / 86400.0) +
-                                       " days, past the end of the replay's clock (int64 picoseconds: 106.7 days)",
-                                   "a step under 106 days of simulated time"));
 
     // Rank groups per (kind, rank in stage); a task whose group has more than one rank is a
     // rendezvous.
@@ -330,6 +323,7 @@ class Replayer {
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
+    double compute_s = 0, comm_s = 0;  // replay_time_bound_s's sums, taken on the way
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
@@ -352,6 +346,9 @@ class Replayer {
         f.tier = task.tier;
         f.shared = f.tier == 1 && o.share_links;
         any_shared = any_shared || f.shared;
+        comm_s += f.shared ? task.duration_s * kMaxFlowsPerLink : task.duration_s;
+      } else {
+        compute_s += task.duration_s;
       }
       f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
       f.succ_begin = g.successor_begin[static_cast<std::size_t>(t)];
@@ -395,6 +392,15 @@ class Replayer {
         if (s != 1.0) slow_links_ = true;
       }
     }
+    // The step's bound (replay_time_bound_s) within the clock; each duration is rounded to a
+    // whole picosecond, half a picosecond more per task at most.
+    const double bound_s = Full ? compute_s * max_stretch(o.device_speed) + comm_s * max_stretch(o.link_speed)
+                                : compute_s + comm_s;
+    if (!(bound_s * kPsPerS + 0.5 * static_cast<double>(n_) < static_cast<double>(kClockEnd)))
+      throw ConfigError(Diagnostic({}, "replay",
+                                   "the tasks' durations add up to " + std::to_string(bound_s / 86400.0) +
+                                       " days, past the end of the replay's clock (int64 picoseconds: 106.7 days)",
+                                   "a step under 106 days of simulated time"));
     out_.devices.resize(static_cast<std::size_t>(devices_));
     for (int d = 0; d < devices_; ++d) {
       auto& a = out_.devices[static_cast<std::size_t>(d)];
@@ -765,7 +771,7 @@ class Replayer {
   // its rate (n <= 16) advances kWorkUnits / n units per picosecond, and the result does not
   // depend on how often progress is taken (representative and full mode agree).
   static constexpr std::int64_t kWorkUnits = 720720;  // lcm(1..16)
-  static constexpr int kMaxShare = 16;  // replay_time_bound_s assumes it
+  static constexpr int kMaxShare = kMaxFlowsPerLink;
 
   struct Flow {
     std::vector<std::int32_t> insts;  // member task instances, finished together
@@ -781,6 +787,13 @@ class Replayer {
     // without visiting its links: a collective of a 500,000-rank DP group has a million, and
     // every transfer that starts or ends on one of them re-shares it.
     std::array<std::int32_t, kMaxShare + 2> links_at{};
+    std::uint32_t counts_mask = 0;  // bit k: links_at[k] > 0
+    void add_link_at(std::size_t k) {
+      if (links_at[k]++ == 0) counts_mask |= 1u << k;
+    }
+    void remove_link_at(std::size_t k) {
+      if (--links_at[k] == 0) counts_mask &= ~(1u << k);
+    }
   };
   struct FlowEvent {
     SimTime time;
@@ -793,11 +806,7 @@ class Replayer {
     }
   };
 
-  static int share_of(const Flow& fl) {
-    for (int k = kMaxShare; k > 1; --k)
-      if (fl.links_at[static_cast<std::size_t>(k)] > 0) return k;
-    return 1;
-  }
+  static int share_of(const Flow& fl) { return fl.counts_mask > 1 ? 31 - __builtin_clz(fl.counts_mask) : 1; }
 
   // Flow `id` joins or leaves link l; the flows on it move to their new count.
   void join_link(std::int32_t l, std::int32_t id) {
@@ -806,21 +815,21 @@ class Replayer {
     if (before + 1 > static_cast<std::size_t>(kMaxShare))
       throw SimError("replay: more than " + std::to_string(kMaxShare) + " flows share one NIC link");
     for (std::int32_t f : on) {
-      auto& at = flows_[static_cast<std::size_t>(f)].links_at;
-      --at[before];
-      ++at[before + 1];
+      Flow& other = flows_[static_cast<std::size_t>(f)];
+      other.remove_link_at(before);
+      other.add_link_at(before + 1);
     }
     on.push_back(id);
-    ++flows_[static_cast<std::size_t>(id)].links_at[before + 1];
+    flows_[static_cast<std::size_t>(id)].add_link_at(before + 1);
   }
   void leave_link(std::int32_t l, std::int32_t id) {
     auto& on = link_flows_[static_cast<std::size_t>(l)];
     on.erase(std::find(on.begin(), on.end(), id));
     const std::size_t after = on.size();
     for (std::int32_t f : on) {
-      auto& at = flows_[static_cast<std::size_t>(f)].links_at;
-      --at[after + 1];
-      ++at[after];
+      Flow& other = flows_[static_cast<std::size_t>(f)];
+      other.remove_link_at(after + 1);
+      other.add_link_at(after);
     }
   }
 
@@ -886,6 +895,7 @@ class Replayer {
     bool alone = true;
     for (std::int32_t l : fl.links) alone = alone && link_flows_[static_cast<std::size_t>(l)].empty();
     fl.links_at.fill(0);
+    fl.counts_mask = 0;
     for (std::int32_t l : fl.links) join_link(l, id);
     if (alone) {
       fl.share = 1;
@@ -981,17 +991,16 @@ class Replayer {
 double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options) {
   // Until the step ends some task is always in progress (the clock only moves to the end of
   // one), so the step is at most the sum of its tasks' wall times. A transfer sharing a NIC
-  // runs at no less than 1 / kMaxShare of its rate. In full mode the ranks of a stage run in
+  // runs at no less than 1 / kMaxFlowsPerLink of its rate. In full mode the ranks of a stage run in
   // lockstep on a uniform cluster (the same step as one rank per stage); speed factors
   // stretch compute and transfers by at most their slowest device or link.
-  constexpr double kMaxShare = 16;  // Replayer::kMaxShare
   double compute = 0, comm = 0;
   for (const Task& t : graph.tasks) {
     const double d = std::max(0.0, t.duration_s);  // the replay refuses negative durations
     if (kCommKind[static_cast<std::size_t>(t.category)] < 0)
       compute += d;
     else
-      comm += d * (t.tier == 1 && options.share_links ? kMaxShare : 1.0);
+      comm += d * (t.tier == 1 && options.share_links ? kMaxFlowsPerLink : 1.0);
   }
   if (!options.full) return compute + comm;
   return compute * max_stretch(options.device_speed) + comm * max_stretch(options.link_speed);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
 namespace {
@@ -424,6 +425,28 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
     }
   }
   return n;
+}
+
+StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch, double comm_stretch) {
+  const double m = costs.microbatches;
+  const double p2p_share = costs.p2p_inter_node ? kMaxFlowsPerLink : 1.0;
+  const double dp_share = costs.dp_inter_node ? kMaxFlowsPerLink : 1.0;
+  double compute = 0, comm = 0, data = 0;
+  for (const StageCosts& sc : costs.stages) {
+    for (const ChunkCosts& cc : sc.chunks) {
+      compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
+                      sc.data_per_microbatch_s);
+      data += m * sc.data_per_microbatch_s;
+      comm += m * (cc.tp_forward_s + cc.tp_backward_s + cc.cp_forward_s + cc.cp_backward_s + cc.ep_forward_s +
+                   cc.ep_backward_s);
+      if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way
+      for (const GradBucket& b : cc.buckets) comm += b.time_s * dp_share;
+    }
+    compute += sc.data_s + sc.optimizer_s;
+    data += sc.data_s;
+    comm += (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s + sc.after_step_comm_s) * dp_share;
+  }
+  return {compute * compute_stretch + comm * comm_stretch, data * compute_stretch};
 }
 
 TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {

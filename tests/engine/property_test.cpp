@@ -12,6 +12,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
@@ -158,7 +159,14 @@ TEST_CASE("Every valid random plan keeps the engine's, memory model's and metric
     const PipelineCosts costs = build_pipeline_costs(s, res.workload, cost, res.memory);
     const auto orders = build_schedule(s.plan.schedule, s.plan.pipeline_model_parallel_size,
                                        s.plan.num_microbatches(), costs.num_chunks());
-    CHECK(count_tasks(costs, orders) == build_task_graph(costs, orders).num_tasks());
+    const TaskGraph graph = build_task_graph(costs, orders);
+    CHECK(count_tasks(costs, orders) == graph.num_tasks());
+    // The clock's limit is checked on bounds: the costs' bound >= the graph's >= the step, up
+    // to the rounding of each task to a whole picosecond (and of the sums).
+    const double rounding = 0.5e-12 * graph.num_tasks();
+    CHECK(step_time_bound(costs).total_s >= replay_time_bound_s(graph) * (1 - 1e-12));
+    if (background_load_s(s) < m.step_time_s)  // else the step waited for the loaders: not this graph
+      CHECK(replay_time_bound_s(graph) + rounding >= m.step_time_s * (1 - 1e-12));
 
     // Full mode on a uniform cluster: the same step (every rank in lockstep).
     if (checked % 3 == 0) {

@@ -42,4 +42,10 @@ inline constexpr std::int64_t kMaxReplayedDevices = std::int64_t{1} << 21;
 // room below the clock's end. Checked by simulate() and, on any graph, by replay().
 inline constexpr double kMaxStepTime_s = 9.2e6;
 
+// Flows one NIC link carries at once (each runs at 1 / n of its rate). A device's send link
+// carries its DP and pipeline-send transfers, its receive link DP and pipeline receives, so
+// two is the most the replay makes; more is a SimError. The step's time bound takes every
+// NIC-shared transfer at 1 / 16 of its rate.
+inline constexpr int kMaxFlowsPerLink = 16;
+
 }  // namespace trainsim
