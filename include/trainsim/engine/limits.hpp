@@ -16,8 +16,10 @@ inline constexpr long long kMaxScheduleItems = 1LL << 22;
 // Data-parallel gradient buckets of a step, over all stages and chunks. Each one is a
 // GradBucket (24 B) and two tasks (a backward piece and its reduction, ~130 B each in the
 // graph and the replay): 2^20 buckets are ~0.3 GB. Real buckets hold tens of MB (PyTorch
-// DDP 25 MB, Megatron 40 M parameters): this refuses only buckets below ~1.5 MB on a 405B
-// model, ~270 kB on a 70B one. Checked by build_pipeline_costs (plan.grad_bucket_size).
+// DDP 25 MB, Megatron 40 M parameters); the buckets cut the gradients one rank of each stage
+// holds, so this refuses only buckets below ~1.5 MB for all of a 405B model on one rank, and
+// below 33 KiB for the shipped LLaMA-2 70B scenario (TP8). Checked by build_pipeline_costs,
+// which names the smallest plan.grad_bucket_size that fits.
 inline constexpr long long kMaxGradBuckets = 1LL << 20;
 
 // Task instances one replay runs: tasks x ranks replayed per stage (1 in representative
