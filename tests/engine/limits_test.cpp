@@ -119,3 +119,16 @@ TEST_CASE("Every shipped scenario runs inside the limits in both modes", "[limit
 TEST_CASE("LLaMA-3 405B on 131,072 H100 runs in full mode inside the limits", "[limits][full][.slow]") {
   CHECK(refusal(scenario("llama3-405b-h100-16384.yaml", {{"num_devices", "131072"}}), ReplayMode::full) == "");
 }
+
+TEST_CASE("Full mode over a 16,000-rank DP group whose pipeline transfers share its NICs keeps the representative step",
+          "[limits][full]") {
+  // TP1 PP2 DP16000: stage neighbours sit 16,000 ranks apart, in other servers, so every
+  // pipeline transfer re-shares a NIC link of the DP group's collective (once a visit of all
+  // its 32,000 links each: minutes at 64,000 devices).
+  const Scenario s = scenario("default.yaml", {{"num_devices", "32000"}, {"plan.global_batch_size", "32000"}});
+  SimOptions options;
+  options.record_timeline = false;
+  const double representative = simulate(s, options).metrics.step_time_s;
+  options.mode = ReplayMode::full;
+  CHECK(simulate(s, options).metrics.step_time_s == representative);
+}
