@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
 
@@ -102,6 +104,37 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, Recompute
   }
 }
 
+// One chunk's gradients of one reduction group (dense over DP, experts over expert DP),
+// cut into buckets of at most the plan's bucket size.
+struct BucketedGradients {
+  ChunkCosts* chunk = nullptr;
+  double bytes = 0;
+  CommGroup group = CommGroup::dp;
+};
+
+double bucket_count(double bytes, double bucket_bytes) { return std::max(1.0, std::ceil(bytes / bucket_bytes)); }
+
+// At most kMaxGradBuckets buckets a step. The smallest bucket size that stays inside: with n
+// groups of gradients, sum(ceil(bytes_g / size)) <= sum(bytes_g) / size + n, so a size of
+// sum(bytes_g) / (limit - n) (rounded up to a whole KiB) always fits.
+void check_bucket_count(const std::vector<BucketedGradients>& groups, double bucket_bytes) {
+  double count = 0, bytes = 0;
+  for (const auto& g : groups) {
+    count += bucket_count(g.bytes, bucket_bytes);
+    bytes += g.bytes;
+  }
+  if (count <= static_cast<double>(kMaxGradBuckets)) return;
+  const double slack = static_cast<double>(kMaxGradBuckets) - static_cast<double>(groups.size());
+  const double smallest_kib = std::ceil(bytes / std::max(1.0, slack) / 1024.0);
+  char problem[256], valid[96];
+  std::snprintf(problem, sizeof problem,
+                "%.6g B cuts the gradients of one rank per stage (%.3g B) into %.3g buckets, more than the replay "
+                "takes (%lld: two tasks each)",
+                bucket_bytes, bytes, count, kMaxGradBuckets);
+  std::snprintf(valid, sizeof valid, "grad_bucket_size >= %.0fKiB, or 0 (Megatron's default)", smallest_kib);
+  throw ConfigError(Diagnostic({}, "plan.grad_bucket_size", problem, valid));
+}
+
 }  // namespace
 
 CostFunctions cost_functions(const CostModel& cost) {
@@ -174,6 +207,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
           ? plan.grad_bucket_bytes
           : std::max(40e6, 1e6 * plan.data_parallel_size * plan.context_parallel_size) * grad_bytes_per_param;
 
+  std::vector<BucketedGradients> bucketed;
   int layer = 0;
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
   std::vector<double> stage_expert_params(static_cast<std::size_t>(p), 0.0);
@@ -218,19 +252,23 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.activation_bytes = memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch / v;
 
     // Gradient buckets in backward order (last layers first); experts reduce over expert_dp.
-    const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
-    const double expert_bytes = expert_params * grad_bytes_per_param;
-    auto add_buckets = [&](double bytes, CommGroup group) {
-      if (bytes <= 0 || plan.data_parallel_size * plan.context_parallel_size <= 1) return;
-      const int count = std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
-      // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
-      const double b = bytes / count;
-      const GroupCollective reduce = cost.group_collective(grad_kind, group, b);
-      chunk.buckets.insert(chunk.buckets.end(), static_cast<std::size_t>(count),
-                           GradBucket{b, reduce.time_s, reduce.tier_bytes});
-    };
-    add_buckets(dense_bytes, CommGroup::dp);
-    add_buckets(expert_bytes, CommGroup::expert_dp);
+    if (plan.data_parallel_size * plan.context_parallel_size > 1) {
+      const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
+      const double expert_bytes = expert_params * grad_bytes_per_param;
+      if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp});
+      if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp});
+    }
+  }
+  // Counted before any is made: a tiny plan.grad_bucket_size would otherwise ask for
+  // billions of buckets (and as many tasks).
+  check_bucket_count(bucketed, bucket_bytes);
+  for (const BucketedGradients& g : bucketed) {
+    const double count = bucket_count(g.bytes, bucket_bytes);
+    // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
+    const double b = g.bytes / count;
+    const GroupCollective reduce = cost.group_collective(grad_kind, g.group, b);
+    g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count),
+                            GradBucket{b, reduce.time_s, reduce.tier_bytes});
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit
