@@ -58,7 +58,7 @@ for spec in $runs_spec; do
     -dict="tests/fuzz/$target.dict" -max_len=4096 -timeout=25 -rss_limit_mb=3072 -malloc_limit_mb=2048 \
     -artifact_prefix="$findings/" "$corpus" "tests/fuzz/corpus/$target" > "$log" 2>&1 || true
   seconds=$(( $(date +%s) - start ))
-  executions=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+  executions=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
   executions=${executions:-0}
   total_runs=$((total_runs + executions))
 
