@@ -7,7 +7,7 @@
 # Environment (defaults in brackets):
 #   TRAINSIM_FUZZ_BUILD_DIR       build directory [build-fuzz]
 #   TRAINSIM_FUZZ_RUNS            executions per target, "target=runs ..." [scenario=650000 measured_run=400000]
-#   TRAINSIM_FUZZ_MAX_SECONDS     time cap per target; the run stops at whichever comes first [420]
+#   TRAINSIM_FUZZ_MAX_SECONDS     time cap per target; the run stops at whichever comes first [480]
 #   TRAINSIM_FUZZ_WORKERS         parallel fuzzing processes per target [2]
 #   TRAINSIM_FUZZ_SEED            libFuzzer -seed, for a repeatable run [1]
 #   TRAINSIM_FUZZ_FAIL_ON_FINDINGS 1: exit 1 on a reproducible finding; 0: report only [1]
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.."
 root="$PWD"
 build="${TRAINSIM_FUZZ_BUILD_DIR:-build-fuzz}"
 runs_spec="${TRAINSIM_FUZZ_RUNS:-scenario=650000 measured_run=400000}"
-max_seconds="${TRAINSIM_FUZZ_MAX_SECONDS:-420}"
+max_seconds="${TRAINSIM_FUZZ_MAX_SECONDS:-480}"
 workers="${TRAINSIM_FUZZ_WORKERS:-2}"
 seed="${TRAINSIM_FUZZ_SEED:-1}"
 fail_on_findings="${TRAINSIM_FUZZ_FAIL_ON_FINDINGS:-1}"
