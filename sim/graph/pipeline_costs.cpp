@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
 
@@ -100,6 +102,41 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, Recompute
   } else if (recompute == RecomputeGranularity::selective) {
     chunk.recompute_s += c.selective_recompute_s;
   }
+}
+
+// One chunk's gradients of one reduction group (dense over DP, experts over expert DP),
+// cut into buckets of at most the plan's bucket size.
+struct BucketedGradients {
+  ChunkCosts* chunk = nullptr;
+  double bytes = 0;
+  CommGroup group = CommGroup::dp;
+  int layer_buckets = 0;  // > 0: one bucket per wrapped layer (FSDP), not by bucket size
+};
+
+double bucket_count(const BucketedGradients& g, double bucket_bytes) {
+  if (g.layer_buckets > 0) return g.layer_buckets;
+  return std::max(1.0, std::ceil(g.bytes / bucket_bytes));
+}
+
+// At most kMaxGradBuckets buckets a step. The smallest bucket size that stays inside: with n
+// groups of gradients, sum(ceil(bytes_g / size)) <= sum(bytes_g) / size + n, so a size of
+// sum(bytes_g) / (limit - n) (rounded up to a whole KiB) always fits.
+void check_bucket_count(const std::vector<BucketedGradients>& groups, double bucket_bytes) {
+  double count = 0, bytes = 0;
+  for (const auto& g : groups) {
+    count += bucket_count(g, bucket_bytes);
+    bytes += g.bytes;
+  }
+  if (count <= static_cast<double>(kMaxGradBuckets)) return;
+  const double slack = static_cast<double>(kMaxGradBuckets) - static_cast<double>(groups.size());
+  const double smallest_kib = std::ceil(bytes / std::max(1.0, slack) / 1024.0);
+  char problem[256], valid[96];
+  std::snprintf(problem, sizeof problem,
+                "%.6g B cuts the gradients of one rank per stage (%.3g B) into %.3g buckets, more than the replay "
+                "takes (%lld: two tasks each)",
+                bucket_bytes, bytes, count, kMaxGradBuckets);
+  std::snprintf(valid, sizeof valid, "grad_bucket_size >= %.0fKiB, or 0 (Megatron's default)", smallest_kib);
+  throw ConfigError(Diagnostic({}, "plan.grad_bucket_size", problem, valid));
 }
 
 }  // namespace
@@ -237,6 +274,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
 
+  std::vector<BucketedGradients> bucketed;
   int layer = 0;
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
   std::vector<double> stage_expert_params(static_cast<std::size_t>(p), 0.0);
@@ -285,20 +323,25 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.activation_bytes = memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch / v;
 
     // Gradient buckets in backward order (last layers first); experts reduce over expert_dp.
-    const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
-    const double expert_bytes = expert_params * grad_bytes_per_param;
-    auto add_buckets = [&](double bytes, CommGroup group) {
-      if (bytes <= 0 || plan.data_parallel_size * plan.context_parallel_size <= 1) return;
-      const int count = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == p * v - 1))
-                                          : std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
-      // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
-      const double b = bytes / count;
-      const GroupCollective reduce = sharded_comm(grad_kind, group, b);
-      chunk.buckets.insert(chunk.buckets.end(), static_cast<std::size_t>(count),
-                           GradBucket{b, reduce.time_s, reduce.tier_bytes});
-    };
-    add_buckets(dense_bytes, CommGroup::dp);
-    add_buckets(expert_bytes, CommGroup::expert_dp);
+    if (plan.data_parallel_size * plan.context_parallel_size > 1) {
+      const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
+      const double expert_bytes = expert_params * grad_bytes_per_param;
+      // FSDP reduces each wrapped layer's gradients on its own (the embedding and the head too).
+      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == p * v - 1)) : 0;
+      if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets});
+      if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets});
+    }
+  }
+  // Counted before any is made: a tiny plan.grad_bucket_size would otherwise ask for
+  // billions of buckets (and as many tasks).
+  check_bucket_count(bucketed, bucket_bytes);
+  for (const BucketedGradients& g : bucketed) {
+    const double count = bucket_count(g, bucket_bytes);
+    // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
+    const double b = g.bytes / count;
+    const GroupCollective reduce = sharded_comm(grad_kind, g.group, b);
+    g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count),
+                            GradBucket{b, reduce.time_s, reduce.tier_bytes});
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit

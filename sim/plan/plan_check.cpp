@@ -46,8 +46,8 @@ std::string str(long long x) { return std::to_string(x); }
 }  // namespace
 
 void derive_plan(ParallelPlan& plan, int num_devices) {
-  const int mp = plan.model_parallel_size();
-  plan.data_parallel_size = mp > 0 ? std::max(num_devices / mp, 0) : 0;
+  const long long mp = plan.model_parallel_size();
+  plan.data_parallel_size = mp > 0 ? static_cast<int>(std::max(num_devices / mp, 0LL)) : 0;
 }
 
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
