@@ -1,16 +1,119 @@
 // Scenario -> Workload -> PipelineCosts -> schedule -> TaskGraph -> replay -> metrics.
 #include "trainsim/simulation.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/engine.hpp"
+#include "trainsim/engine/limits.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
+namespace {
+
+std::string str(double x, const char* format = "%.4g") { return format_number(format, x); }
+
+// Days of simulated time, for messages about the clock's limit.
+std::string days(double seconds) { return str(seconds / 86400.0) + " days"; }
+const std::string kClockText = "the replay's clock holds (" + days(kMaxStepTime_s) + " of int64 picoseconds)";
+
+// The replay's size, counted before the graph is built: tasks x ranks replayed per stage.
+void check_replay_size(const Scenario& scenario, const PipelineCosts& costs, const std::vector<StageOrder>& orders,
+                       bool full) {
+  const std::int64_t ranks = full ? std::max(1, costs.ranks_per_stage()) : 1;
+  const std::int64_t devices = ranks * costs.num_stages();
+  if (devices > kMaxReplayedDevices)
+    throw ConfigError(Diagnostic({scenario.file, 0, 0}, "num_devices",
+                                 "full mode replays all " + std::to_string(devices) +
+                                     " devices, more than a replay follows (" + std::to_string(kMaxReplayedDevices) +
+                                     ": ~800 B of state each)",
+                                 "--mode representative (" + std::to_string(costs.num_stages()) +
+                                     " devices, one per stage; the same step on a uniform cluster)"));
+  // At most 9 tasks an item (data, recompute, host, compute, three collectives, a send and a
+  // receive), two a bucket, five a stage: counted exactly only when that could be too many.
+  std::int64_t items = 0, buckets = 0;
+  for (const auto& order : orders) items += static_cast<std::int64_t>(order.size());
+  for (const auto& st : costs.stages)
+    for (const auto& cc : st.chunks) buckets += static_cast<std::int64_t>(cc.buckets.size());
+  if ((9 * items + 2 * buckets + 5 * costs.num_stages()) * ranks <= kMaxTaskInstances) return;
+  const std::int64_t tasks = count_tasks(costs, orders);
+  if (tasks * ranks <= kMaxTaskInstances) return;
+  const std::string limit = "more than a replay takes (" + std::to_string(kMaxTaskInstances) +
+                            ": ~24 B of state and ~0.6 us of replay each)";
+  if (!full)
+    throw ConfigError(Diagnostic({scenario.file, 0, 0}, "plan", "the step has " + std::to_string(tasks) + " tasks, " + limit,
+                                 "a smaller plan.global_batch_size or a larger plan.grad_bucket_size"));
+  throw ConfigError(Diagnostic(
+      {scenario.file, 0, 0}, "num_devices",
+      "full mode replays " + std::to_string(ranks) + " ranks per stage x " + std::to_string(tasks) + " tasks = " +
+          std::to_string(tasks * ranks) + " task instances, " + limit,
+      "--mode representative (" + std::to_string(tasks) +
+          " task instances; the same step on a uniform cluster), or at most " +
+          std::to_string(kMaxTaskInstances / std::max<std::int64_t>(tasks, 1)) + " ranks per stage in full mode"));
+}
+
+// Background loading longer than the clock holds (simulate() makes the step wait for it).
+void check_background_load(const Scenario& scenario) {
+  const double load_s = background_load_s(scenario);
+  if (load_s <= kMaxStepTime_s) return;
+  const ParallelPlan& plan = scenario.plan;
+  const double sequences = static_cast<double>(plan.num_microbatches()) * plan.micro_batch_size;
+  throw ConfigError(Diagnostic(
+      {scenario.file, 0, 0}, "data.sample_load_time",
+      str(scenario.data.sample_load_s) + " s a sequence for " + str(sequences, "%.0f") + " sequences a step over " +
+          std::to_string(scenario.data.loader_workers) + " loader workers is " + days(load_s) +
+          " of loading a step, more than " + kClockText,
+      "sample_load_time <= " + str(kMaxStepTime_s * scenario.data.loader_workers / sequences) +
+          "s, more data.loader_workers or a smaller plan.global_batch_size"));
+}
+
+// The slowest factor of a full-mode speed list (a speed s stretches a duration by 1 / s).
+double stretch(const std::vector<double>& speeds) {
+  double m = 1.0;
+  for (double s : speeds)
+    if (s > 0) m = std::max(m, 1.0 / s);
+  return m;
+}
+
+// A step whose tasks could outlast the clock is refused before its graph is built.
+void check_step_time(const Scenario& scenario, const PipelineCosts& costs, const ReplayOptions& options) {
+  const StepTimeBound b = options.full ? step_time_bound(costs, stretch(options.device_speed), stretch(options.link_speed))
+                                       : step_time_bound(costs);
+  const double bound = b.total_s;
+  if (bound <= kMaxStepTime_s) return;
+  const ParallelPlan& plan = scenario.plan;
+  const int m = std::max(1, costs.microbatches);
+  if (b.data_s >= bound / 2)
+    throw ConfigError(Diagnostic({scenario.file, 0, 0}, "data.sample_load_time",
+                                 str(scenario.data.sample_load_s) + " s a sequence makes a step of " + std::to_string(m) +
+                                     " micro-batches x " + std::to_string(plan.micro_batch_size) +
+                                     " sequences last up to " + days(bound) + " of simulated time, more than " +
+                                     kClockText,
+                                 "a step under " + days(kMaxStepTime_s) +
+                                     ": a shorter sample_load_time or a smaller plan.global_batch_size"));
+  // The step grows about linearly in its micro-batches: the global batch that fits.
+  std::string valid = "a step under " + days(kMaxStepTime_s) + ": ";
+  const double q = plan.schedule == PipelineSchedule::interleaved ? costs.num_stages() : 1;  // micro-batches in steps of q
+  const double max_m = std::floor(kMaxStepTime_s / (bound / m) / q) * q;
+  if (max_m >= 1)
+    valid += "about plan.global_batch_size <= " +
+             str(max_m * plan.micro_batch_size * std::max(1, plan.data_parallel_size), "%.0f") + ", ";
+  valid += "a shorter plan.seq_length or a smaller plan.micro_batch_size";
+  throw ConfigError(Diagnostic({scenario.file, 0, 0}, "plan",
+                               "a step of " + std::to_string(m) + " micro-batches of " +
+                                   std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.seq_length) +
+                                   " tokens may last up to " + days(bound) +
+                                   " of simulated time (the sum of its tasks' durations), more than " + kClockText,
+                               valid));
+}
+
+}  // namespace
 
 double background_load_s(const Scenario& scenario) {
   const DataLoading& d = scenario.data;
@@ -29,7 +132,8 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   PipelineCosts costs = build_pipeline_costs(scenario, result.workload, cost, result.memory);
   const auto orders =
       build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks());
-  TaskGraph graph = build_task_graph(costs, orders);
+  check_replay_size(scenario, costs, orders, options.mode == ReplayMode::full);
+  check_background_load(scenario);
 
   ReplayOptions replay_options;
   replay_options.full = options.mode == ReplayMode::full;
@@ -42,26 +146,28 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
       d.valid = "--mode full";
       throw ConfigError(d);
     }
-    if (static_cast<int>(options.device_speed.size()) != graph.stages * graph.ranks_per_stage) {
+    if (static_cast<int>(options.device_speed.size()) != costs.num_stages() * costs.ranks_per_stage()) {
       Diagnostic d;
       d.key_path = "device_speed";
       d.problem = std::to_string(options.device_speed.size()) + " speed factors for " +
-                  std::to_string(graph.stages * graph.ranks_per_stage) + " devices";
+                  std::to_string(costs.num_stages() * costs.ranks_per_stage()) + " devices";
       d.valid = "one factor per device";
       throw ConfigError(d);
     }
     replay_options.device_speed = options.device_speed;
   }
   if (!options.link_speed.empty()) {
-    if (!replay_options.full || static_cast<int>(options.link_speed.size()) != graph.stages * graph.ranks_per_stage) {
+    if (!replay_options.full || static_cast<int>(options.link_speed.size()) != costs.num_stages() * costs.ranks_per_stage()) {
       Diagnostic d;
       d.key_path = "link_speed";
       d.problem = "per-device link speed factors need the full replay mode and one factor per device";
-      d.valid = "--mode full, " + std::to_string(graph.stages * graph.ranks_per_stage) + " factors";
+      d.valid = "--mode full, " + std::to_string(costs.num_stages() * costs.ranks_per_stage()) + " factors";
       throw ConfigError(d);
     }
     replay_options.link_speed = options.link_speed;
   }
+  check_step_time(scenario, costs, replay_options);
+  TaskGraph graph = build_task_graph(costs, orders);
   ReplayResult replayed = replay(graph, replay_options);
   // Background data loaders prefetch across steps, so in steady state they have the whole
   // step to prepare the next one; the step waits only for what they cannot finish in it.
@@ -71,6 +177,7 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   if (load_s > step_s) {
     costs.stages.front().data_s = load_s - step_s;
     costs.stages.back().data_s = load_s - step_s;
+    check_step_time(scenario, costs, replay_options);
     graph = build_task_graph(costs, orders);
     replayed = replay(graph, replay_options);
   }

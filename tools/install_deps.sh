@@ -4,7 +4,13 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libboost-graph-dev libyaml-cpp-dev libeigen3-dev
           libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libtbb-dev libbenchmark-dev)
 # With --test: also Debian's Chromium, for the browser test of the HTML report.
-[ "${1:-}" = "--test" ] && packages+=(chromium)
+# With --fuzz: also clang with libFuzzer and the sanitizer runtimes, for tests/fuzz/run.sh.
+for option in "$@"; do
+  case "$option" in
+    --test) packages+=(chromium) ;;
+    --fuzz) packages+=(clang libfuzzer-14-dev libclang-rt-14-dev) ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,6 +14,7 @@
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "validate.hpp"
 
 #ifndef TRAINSIM_DATA_DIR
@@ -226,6 +227,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.recompute_method = v.str("plan.recompute_method") == "block" ? RecomputeMethod::block : RecomputeMethod::uniform;
   p.recompute_num_layers = as_int(v, "plan.recompute_num_layers");
   p.use_distributed_optimizer = as_bool(v, "plan.use_distributed_optimizer");
+  p.framework = parse_framework(v.str("plan.framework")).value_or(Framework::megatron_core);
   p.zero_stage = as_int(v, "plan.zero_stage");
   p.offload_optimizer = as_bool(v, "plan.offload_optimizer");
   const std::string& s = v.str("plan.schedule");

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
 namespace {
@@ -176,14 +177,42 @@ class EventQueue {
   std::uint64_t sequence_ = 0;
 };
 
+constexpr SimTime kClockEnd = std::numeric_limits<SimTime>::max();  // 9.22e18 ps, 106.7 days
+
 // std::llround for a finite x >= 0, without the library call: below 2^62 the integer part
 // is exact, and so is x - trunc(x) (Sterbenz), so ">= 0.5" rounds halves away from zero.
+// Saturates at the clock's end: a time past it is never wrapped (the replay refuses a graph
+// whose tasks could reach it, replay_time_bound_s).
 SimTime round_ps(double x) {
   if (x < 4.0e18) {
     const auto i = static_cast<SimTime>(x);
     return x - static_cast<double>(i) >= 0.5 ? i + 1 : i;
   }
-  return std::llround(x);
+  return x < 0x1p63 ? std::llround(x) : kClockEnd;
+}
+
+// now + dur without signed overflow: past the clock's end the sum comes out negative, which
+// the event loop reports as a step too long to represent (it never runs on with it).
+SimTime later(SimTime now, SimTime dur) {
+  return static_cast<SimTime>(static_cast<std::uint64_t>(now) + static_cast<std::uint64_t>(dur));
+}
+
+// A time earlier than the clock: either the step ran past the clock's end (an event time
+// wrapped) or a real bug.
+[[noreturn]] void time_went_back(SimTime time) {
+  if (time < 0)
+    throw ConfigError(Diagnostic({}, "replay",
+                                 "the step runs past the end of the replay's clock (int64 picoseconds end at 106.7 days)",
+                                 "a step under 106 days of simulated time"));
+  throw SimError("replay: time went back");
+}
+
+// The largest of the factors, at least 1 (a speed factor s stretches a duration by 1 / s).
+double max_stretch(const std::vector<double>& speeds) {
+  double m = 1.0;
+  for (double s : speeds)
+    if (s > 0) m = std::max(m, 1.0 / s);
+  return m;
 }
 
 // What the replay tracks per task instance: dependencies still pending (-1 once started),
@@ -262,7 +291,12 @@ class Replayer {
     r_ = o.full ? rfull_ : 1;
     devices_ = g.stages * r_;
     instances_ = static_cast<std::int64_t>(n_) * r_;
-    if (instances_ > kMaxInstances) throw SimError("replay: too many task instances");
+    static_assert(kMaxTaskInstances <= kMaxInstances);
+    if (instances_ > kMaxTaskInstances)
+      throw ConfigError(Diagnostic({}, "replay",
+                                   std::to_string(instances_) + " task instances, more than a replay takes (" +
+                                       std::to_string(kMaxTaskInstances) + ")",
+                                   "fewer tasks or ranks"));
 
     // Rank groups per (kind, rank in stage); a task whose group has more than one rank is a
     // rendezvous.
@@ -289,6 +323,7 @@ class Replayer {
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     bool any_shared = false;
+    double compute_s = 0, comm_s = 0;  // replay_time_bound_s's sums, taken on the way
     for (int t = 0; t < n_; ++t) {
       const Task& task = g.task(t);
       FlatTask& f = tasks_[static_cast<std::size_t>(t)];
@@ -311,6 +346,9 @@ class Replayer {
         f.tier = task.tier;
         f.shared = f.tier == 1 && o.share_links;
         any_shared = any_shared || f.shared;
+        comm_s += f.shared ? task.duration_s * kMaxFlowsPerLink : task.duration_s;
+      } else {
+        compute_s += task.duration_s;
       }
       f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
       f.succ_begin = g.successor_begin[static_cast<std::size_t>(t)];
@@ -354,6 +392,15 @@ class Replayer {
         if (s != 1.0) slow_links_ = true;
       }
     }
+    // The step's bound (replay_time_bound_s) within the clock; each duration is rounded to a
+    // whole picosecond, half a picosecond more per task at most.
+    const double bound_s = Full ? compute_s * max_stretch(o.device_speed) + comm_s * max_stretch(o.link_speed)
+                                : compute_s + comm_s;
+    if (!(bound_s * kPsPerS + 0.5 * static_cast<double>(n_) < static_cast<double>(kClockEnd)))
+      throw ConfigError(Diagnostic({}, "replay",
+                                   "the tasks' durations add up to " + std::to_string(bound_s / 86400.0) +
+                                       " days, past the end of the replay's clock (int64 picoseconds: 106.7 days)",
+                                   "a step under 106 days of simulated time"));
     out_.devices.resize(static_cast<std::size_t>(devices_));
     for (int d = 0; d < devices_; ++d) {
       auto& a = out_.devices[static_cast<std::size_t>(d)];
@@ -382,7 +429,7 @@ class Replayer {
           flow_events_.pop();
           const Flow& fl = flows_[static_cast<std::size_t>(e.flow)];
           if (!fl.active || fl.version != e.version) continue;  // stale: the flow was re-shared
-          if (e.time < now_) throw SimError("replay: time went back");
+          if (e.time < now_) time_went_back(e.time);
           now_ = e.time;
           ++out_.events;
           end_flow(e.flow);
@@ -392,7 +439,7 @@ class Replayer {
       if (heap_.empty()) break;
       SimTime time = 0;
       const std::int32_t inst = heap_.pop(time);
-      if (time < now_) throw SimError("replay: time went back");
+      if (time < now_) time_went_back(time);
       now_ = time;
       ++out_.events;
       finish(inst);
@@ -572,7 +619,7 @@ class Replayer {
     if (f.comm < 0) {
       dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
       if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
-        dur = std::llround(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
+        dur = round_ps(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
       // A transfer of one rank (begin_transfer's work, inline: this is the hot path).
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
@@ -586,13 +633,13 @@ class Replayer {
         return;
       }
     }
-    push(now_ + dur, inst);
+    push(later(now_, dur), inst);
   }
 
   // A transfer runs at the pace of its slowest link (ReplayOptions::link_speed).
   SimTime scaled(int t, double inv) const {
     return inv == 1.0 ? tasks_[static_cast<std::size_t>(t)].duration_ps
-                      : std::llround(g_.task(t).duration_s * kPsPerS * inv);
+                      : round_ps(g_.task(t).duration_s * kPsPerS * inv);
   }
 
   void begin_transfer(std::int32_t inst, SimTime dur) {
@@ -601,7 +648,7 @@ class Replayer {
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
     if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
-    if (!f.shared) push(now_ + dur, inst);
+    if (!f.shared) push(later(now_, dur), inst);
   }
 
   void complete_collective(int t, int first, int stride, int count) {
@@ -618,7 +665,7 @@ class Replayer {
       a.collective_wait_s += wait;
       a.collective_s += wait + (shared ? 0.0 : static_cast<double>(dur) / kPsPerS);
       begin_transfer(inst, dur);
-      if (!shared) record_span(inst, now_, now_ + dur);
+      if (!shared) record_span(inst, now_, later(now_, dur));
     }
     if (shared) {
       members_.clear();
@@ -643,7 +690,7 @@ class Replayer {
       const std::int32_t inst = members[k] * r_ + r;
       const SimTime dur = scaled(members[k], inv);
       begin_transfer(inst, dur);
-      const int span = record_span(inst, now_, now_ + dur);
+      const int span = record_span(inst, now_, later(now_, dur));
       if (k == 0)
         first_span = span;
       else if (span >= 0)
@@ -724,7 +771,7 @@ class Replayer {
   // its rate (n <= 16) advances kWorkUnits / n units per picosecond, and the result does not
   // depend on how often progress is taken (representative and full mode agree).
   static constexpr std::int64_t kWorkUnits = 720720;  // lcm(1..16)
-  static constexpr int kMaxShare = 16;
+  static constexpr int kMaxShare = kMaxFlowsPerLink;
 
   struct Flow {
     std::vector<std::int32_t> insts;  // member task instances, finished together
@@ -736,6 +783,17 @@ class Replayer {
     std::uint32_t version = 0;   // bumped at every reschedule; older finish events are stale
     std::uint32_t priority = 7;  // of its finish events: its members' lowest stream
     bool active = false;
+    // links_at[k]: how many of its links carry k flows. Its share is the largest such k, found
+    // without visiting its links: a collective of a 500,000-rank DP group has a million, and
+    // every transfer that starts or ends on one of them re-shares it.
+    std::array<std::int32_t, kMaxShare + 2> links_at{};
+    std::uint32_t counts_mask = 0;  // bit k: links_at[k] > 0
+    void add_link_at(std::size_t k) {
+      if (links_at[k]++ == 0) counts_mask |= 1u << k;
+    }
+    void remove_link_at(std::size_t k) {
+      if (--links_at[k] == 0) counts_mask &= ~(1u << k);
+    }
   };
   struct FlowEvent {
     SimTime time;
@@ -748,23 +806,44 @@ class Replayer {
     }
   };
 
-  int share_of(const Flow& fl) const {
-    std::size_t n = 1;
-    for (std::int32_t l : fl.links) n = std::max(n, link_flows_[static_cast<std::size_t>(l)].size());
-    if (n > static_cast<std::size_t>(kMaxShare))
+  static int share_of(const Flow& fl) { return fl.counts_mask > 1 ? 31 - __builtin_clz(fl.counts_mask) : 1; }
+
+  // Flow `id` joins or leaves link l; the flows on it move to their new count.
+  void join_link(std::int32_t l, std::int32_t id) {
+    auto& on = link_flows_[static_cast<std::size_t>(l)];
+    const std::size_t before = on.size();
+    if (before + 1 > static_cast<std::size_t>(kMaxShare))
       throw SimError("replay: more than " + std::to_string(kMaxShare) + " flows share one NIC link");
-    return static_cast<int>(n);
+    for (std::int32_t f : on) {
+      Flow& other = flows_[static_cast<std::size_t>(f)];
+      other.remove_link_at(before);
+      other.add_link_at(before + 1);
+    }
+    on.push_back(id);
+    flows_[static_cast<std::size_t>(id)].add_link_at(before + 1);
+  }
+  void leave_link(std::int32_t l, std::int32_t id) {
+    auto& on = link_flows_[static_cast<std::size_t>(l)];
+    on.erase(std::find(on.begin(), on.end(), id));
+    const std::size_t after = on.size();
+    for (std::int32_t f : on) {
+      Flow& other = flows_[static_cast<std::size_t>(f)];
+      other.remove_link_at(after + 1);
+      other.add_link_at(after);
+    }
   }
 
   [[gnu::noinline]] void schedule_flow(std::int32_t id) {
     Flow& fl = flows_[static_cast<std::size_t>(id)];
     ++fl.version;
     const std::int64_t per_ps = kWorkUnits / fl.share;
-    // 64-bit division whenever the work fits (transfers under ~3 hours at full rate).
+    // 64-bit division whenever the work fits (transfers under ~3 hours at full rate); past
+    // the clock's end the time saturates, and later() makes it an error at its event.
     const auto dt = fl.remaining < (static_cast<__int128>(1) << 62)
                         ? static_cast<SimTime>((static_cast<std::int64_t>(fl.remaining) + per_ps - 1) / per_ps)
-                        : static_cast<SimTime>((fl.remaining + per_ps - 1) / per_ps);
-    flow_events_.push(FlowEvent{now_ + std::max<SimTime>(dt, 0), fl.priority, flow_sequence_++, id, fl.version});
+                        : static_cast<SimTime>(
+                              std::min<__int128>((fl.remaining + per_ps - 1) / per_ps, kClockEnd));
+    flow_events_.push(FlowEvent{later(now_, std::max<SimTime>(dt, 0)), fl.priority, flow_sequence_++, id, fl.version});
   }
 
   // Re-shares every active flow on `links` whose share changed.
@@ -815,7 +894,9 @@ class Replayer {
     // Alone on its links (the common case): full rate, and no other flow changes pace.
     bool alone = true;
     for (std::int32_t l : fl.links) alone = alone && link_flows_[static_cast<std::size_t>(l)].empty();
-    for (std::int32_t l : fl.links) link_flows_[static_cast<std::size_t>(l)].push_back(id);
+    fl.links_at.fill(0);
+    fl.counts_mask = 0;
+    for (std::int32_t l : fl.links) join_link(l, id);
     if (alone) {
       fl.share = 1;
       schedule_flow(id);
@@ -828,10 +909,7 @@ class Replayer {
   void end_flow(std::int32_t id) {
     Flow& fl = flows_[static_cast<std::size_t>(id)];
     fl.active = false;
-    for (std::int32_t l : fl.links) {
-      auto& v = link_flows_[static_cast<std::size_t>(l)];
-      v.erase(std::find(v.begin(), v.end(), id));
-    }
+    for (std::int32_t l : fl.links) leave_link(l, id);
     // Taken out of the slot (swapped, not copied): the slot is reused as soon as a member's
     // successor starts a flow, which refills its lists.
     std::vector<std::int32_t>& links = end_links_;
@@ -909,6 +987,24 @@ class Replayer {
 };
 
 }  // namespace
+
+double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options) {
+  // Until the step ends some task is always in progress (the clock only moves to the end of
+  // one), so the step is at most the sum of its tasks' wall times. A transfer sharing a NIC
+  // runs at no less than 1 / kMaxFlowsPerLink of its rate. In full mode the ranks of a stage run in
+  // lockstep on a uniform cluster (the same step as one rank per stage); speed factors
+  // stretch compute and transfers by at most their slowest device or link.
+  double compute = 0, comm = 0;
+  for (const Task& t : graph.tasks) {
+    const double d = std::max(0.0, t.duration_s);  // the replay refuses negative durations
+    if (kCommKind[static_cast<std::size_t>(t.category)] < 0)
+      compute += d;
+    else
+      comm += d * (t.tier == 1 && options.share_links ? kMaxFlowsPerLink : 1.0);
+  }
+  if (!options.full) return compute + comm;
+  return compute * max_stretch(options.device_speed) + comm * max_stretch(options.link_speed);
+}
 
 ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
   if (options.full) return Replayer<true>(graph, options).run();

@@ -3,6 +3,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -55,7 +56,7 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices) {
 
   const ParallelPlan& base = scenario.plan;
   const long long per_replica_batch = static_cast<long long>(base.micro_batch_size) * base.num_microbatches();
-  const int mp = base.model_parallel_size();
+  const long long mp = base.model_parallel_size();
 
   ScaleResult result;
   result.rows.resize(devices.size());
@@ -64,11 +65,13 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices) {
     row.num_devices = devices[i];
     Scenario s = scenario;
     s.num_devices = devices[i];
-    row.data_parallel_size = mp > 0 ? devices[i] / mp : 0;
+    row.data_parallel_size = mp > 0 ? static_cast<int>(devices[i] / mp) : 0;
     // Keep micro-batches per replica: the global batch grows with DP. When N is not a
     // multiple of TP*PP*CP the plan check reports it; the batch then is left unscaled.
     if (mp > 0 && devices[i] % mp == 0)
-      s.plan.global_batch_size = static_cast<int>(per_replica_batch * row.data_parallel_size);
+      // Past what an int holds the batch is saturated, and the plan's own limits refuse it.
+      s.plan.global_batch_size = static_cast<int>(
+          std::min<long long>(per_replica_batch * row.data_parallel_size, std::numeric_limits<int>::max()));
     row.global_batch_size = s.plan.global_batch_size;
     row.outcome = evaluate_plan(std::move(s));
     row.exposed = exposed_comm(row.outcome.stages);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
 
@@ -102,6 +104,41 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, Recompute
   }
 }
 
+// One chunk's gradients of one reduction group (dense over DP, experts over expert DP),
+// cut into buckets of at most the plan's bucket size.
+struct BucketedGradients {
+  ChunkCosts* chunk = nullptr;
+  double bytes = 0;
+  CommGroup group = CommGroup::dp;
+  int layer_buckets = 0;  // > 0: one bucket per wrapped layer (FSDP), not by bucket size
+};
+
+double bucket_count(const BucketedGradients& g, double bucket_bytes) {
+  if (g.layer_buckets > 0) return g.layer_buckets;
+  return std::max(1.0, std::ceil(g.bytes / bucket_bytes));
+}
+
+// At most kMaxGradBuckets buckets a step. The smallest bucket size that stays inside: with n
+// groups of gradients, sum(ceil(bytes_g / size)) <= sum(bytes_g) / size + n, so a size of
+// sum(bytes_g) / (limit - n) (rounded up to a whole KiB) always fits.
+void check_bucket_count(const std::vector<BucketedGradients>& groups, double bucket_bytes) {
+  double count = 0, bytes = 0;
+  for (const auto& g : groups) {
+    count += bucket_count(g, bucket_bytes);
+    bytes += g.bytes;
+  }
+  if (count <= static_cast<double>(kMaxGradBuckets)) return;
+  const double slack = static_cast<double>(kMaxGradBuckets) - static_cast<double>(groups.size());
+  const double smallest_kib = std::ceil(bytes / std::max(1.0, slack) / 1024.0);
+  char problem[256], valid[96];
+  std::snprintf(problem, sizeof problem,
+                "%.6g B cuts the gradients of one rank per stage (%.3g B) into %.3g buckets, more than the replay "
+                "takes (%lld: two tasks each)",
+                bucket_bytes, bytes, count, kMaxGradBuckets);
+  std::snprintf(valid, sizeof valid, "grad_bucket_size >= %.0fKiB, or 0 (Megatron's default)", smallest_kib);
+  throw ConfigError(Diagnostic({}, "plan.grad_bucket_size", problem, valid));
+}
+
 }  // namespace
 
 CostFunctions cost_functions(const CostModel& cost) {
@@ -115,12 +152,57 @@ CostFunctions cost_functions(const CostModel& cost) {
   f.memory_bound_s = [&cost](double b) { return cost.memory_bound_s(b); };
   f.crosses_nodes = [&cost](CommGroup g) { return cost.shape_of(g).nodes > 1; };
   f.p2p_crosses_nodes = [&cost] { return cost.p2p_crosses_nodes(); };
+  f.ring_collective = [&cost](CollectiveKind k, CommGroup g, double b) {
+    CollectiveOptions options = cost.options();
+    options.algorithm = CollectiveAlgorithm::ring;
+    const GroupShape shape = cost.shape_of(g);
+    const CollectiveEstimate e = estimate_collective(cost.hardware(), k, shape, b, options);
+    return GroupCollective{e.time_s, shape.nodes > 1 ? e.inter_node_bytes : e.intra_node_bytes};
+  };
   return f;
 }
 
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
                                    const MemoryReport& memory) {
   return build_pipeline_costs(scenario, workload, cost_functions(cost), memory);
+}
+
+void make_p2p_blocking(PipelineCosts& costs) {
+  const int p = costs.num_stages(), v = costs.num_chunks();
+  if (p <= 1 || costs.p2p_s <= 0) return;
+  for (int s = 0; s < p; ++s) {
+    for (int c = 0; c < v; ++c) {
+      ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
+      const int vs = c * p + s;
+      if (vs < p * v - 1) chunk.forward_s += costs.p2p_s;  // sends its activations on
+      if (vs > 0) chunk.backward_input_s += costs.p2p_s;   // sends its input gradients back
+    }
+  }
+  costs.p2p_s = 0;
+  costs.p2p_bytes = 0;
+}
+
+std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry& framework) {
+  const double dense = layer.parameters - layer.expert_parameters;
+  std::vector<double> units;
+  if (dense <= 0) return units;
+  if (framework.zero3_gather_unit.value == GatherUnit::sub_module) {
+    // One unit per weight GEMM (each Linear sub-module); grouped expert GEMMs are the
+    // expert part, gathered over their own group.
+    double weights = 0;
+    for (const Op& op : layer.ops)
+      if (op.op_class == OpClass::gemm && op.gemm_groups == 1) weights += static_cast<double>(op.gemm_n) * op.gemm_k;
+    if (weights > 0) {
+      for (const Op& op : layer.ops) {
+        if (op.op_class != OpClass::gemm || op.gemm_groups != 1) continue;
+        const double u = dense * static_cast<double>(op.gemm_n) * op.gemm_k / weights;
+        if (u >= framework.param_persistence_threshold.value) units.push_back(u);
+      }
+      return units;
+    }
+  }
+  if (dense >= framework.param_persistence_threshold.value) units.push_back(dense);
+  return units;
 }
 
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostFunctions& cost,
@@ -164,19 +246,39 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // updated weights after the step, below).
   const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
+  // What the framework does (trainsim/framework, each value with its source).
+  const FrameworkEntry& framework = framework_entry(plan.framework);
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
-  // fp16 runs reduce in fp16.
-  const double grad_bytes_per_param = plan.precision == Precision::fp16 ? 2.0 : 4.0;
-  // Megatron-Core DDP's default bucket: max(40M, 1M x DP) parameters.
+  // fp16 runs reduce in fp16. Other frameworks say their own dtype.
+  const double grad_bytes_per_param = framework.grad_reduce_bytes.value > 0 ? framework.grad_reduce_bytes.value
+                                      : plan.precision == Precision::fp16  ? 2.0
+                                                                           : 4.0;
+  // ZeRO-3 / FSDP: parameters gathered and gradients reduce-scattered at the framework's
+  // granularity, each collective priced with the algorithms NCCL has for it (ring only).
+  const bool zero3 = plan.zero_stage >= 3 && !plan.use_distributed_optimizer &&
+                     framework.zero3_gather_unit.value != GatherUnit::whole_stage;
+  auto sharded_comm = [&](CollectiveKind kind, CommGroup group, double bytes) {
+    return zero3 && framework.sharded_collectives_ring_only.value && cost.ring_collective
+               ? cost.ring_collective(kind, group, bytes)
+               : cost.group_collective(kind, group, bytes);
+  };
+  // Megatron-Core DDP's default bucket: max(40M, 1M x DP) parameters; DeepSpeed's
+  // reduce_bucket_size.
   const double bucket_bytes =
-      plan.grad_bucket_bytes > 0
-          ? plan.grad_bucket_bytes
-          : std::max(40e6, 1e6 * plan.data_parallel_size * plan.context_parallel_size) * grad_bytes_per_param;
+      plan.grad_bucket_bytes > 0                 ? plan.grad_bucket_bytes
+      : framework.grad_bucket_params.value > 0 ? framework.grad_bucket_params.value * grad_bytes_per_param
+                                               : std::max(40e6, 1e6 * plan.data_parallel_size *
+                                                                    plan.context_parallel_size) *
+                                                     grad_bytes_per_param;
+  // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
+  const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
 
+  std::vector<BucketedGradients> bucketed;
   int layer = 0;
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
   std::vector<double> stage_expert_params(static_cast<std::size_t>(p), 0.0);
+  std::vector<std::vector<const LayerWorkload*>> stage_layers(static_cast<std::size_t>(p));
   for (int vs = 0; vs < p * v; ++vs) {
     const int s = vs % p;
     const int c = vs / p;
@@ -192,16 +294,19 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (vs == 0) {
       add_layer(chunk, cost_layer(workload.embedding, cost), launch_s, RecomputeGranularity::none, false);
       params += workload.embedding.parameters;
+      stage_layers[static_cast<std::size_t>(s)].push_back(&workload.embedding);
     }
     for (int i = 0; i < n && layer < layers; ++i, ++layer) {
       const auto type = static_cast<std::size_t>(workload.layer_type_of[static_cast<std::size_t>(layer)]);
       add_layer(chunk, type_cost[type], launch_s, plan.recompute_granularity, i < recompute_layers);
       params += workload.layer_types[type].parameters;
       expert_params += workload.layer_types[type].expert_parameters;
+      stage_layers[static_cast<std::size_t>(s)].push_back(&workload.layer_types[type]);
     }
     if (vs == p * v - 1) {
       add_layer(chunk, cost_layer(workload.head, cost), launch_s, RecomputeGranularity::none, false);
       params += workload.head.parameters;
+      stage_layers[static_cast<std::size_t>(s)].push_back(&workload.head);
     }
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
@@ -218,19 +323,25 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.activation_bytes = memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch / v;
 
     // Gradient buckets in backward order (last layers first); experts reduce over expert_dp.
-    const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
-    const double expert_bytes = expert_params * grad_bytes_per_param;
-    auto add_buckets = [&](double bytes, CommGroup group) {
-      if (bytes <= 0 || plan.data_parallel_size * plan.context_parallel_size <= 1) return;
-      const int count = std::max(1, static_cast<int>(std::ceil(bytes / bucket_bytes)));
-      // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
-      const double b = bytes / count;
-      const GroupCollective reduce = cost.group_collective(grad_kind, group, b);
-      chunk.buckets.insert(chunk.buckets.end(), static_cast<std::size_t>(count),
-                           GradBucket{b, reduce.time_s, reduce.tier_bytes});
-    };
-    add_buckets(dense_bytes, CommGroup::dp);
-    add_buckets(expert_bytes, CommGroup::expert_dp);
+    if (plan.data_parallel_size * plan.context_parallel_size > 1) {
+      const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
+      const double expert_bytes = expert_params * grad_bytes_per_param;
+      // FSDP reduces each wrapped layer's gradients on its own (the embedding and the head too).
+      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == p * v - 1)) : 0;
+      if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets});
+      if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets});
+    }
+  }
+  // Counted before any is made: a tiny plan.grad_bucket_size would otherwise ask for
+  // billions of buckets (and as many tasks).
+  check_bucket_count(bucketed, bucket_bytes);
+  for (const BucketedGradients& g : bucketed) {
+    const double count = bucket_count(g, bucket_bytes);
+    // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
+    const double b = g.bytes / count;
+    const GroupCollective reduce = sharded_comm(grad_kind, g.group, b);
+    g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count),
+                            GradBucket{b, reduce.time_s, reduce.tier_bytes});
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit
@@ -265,7 +376,29 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     } else {
       sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
     }
-    if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
+    if (zero3 && dp_total > 1) {
+      // Every unit gathered on its own (DeepSpeed: each sub-module, fetch_sub_module; FSDP:
+      // each wrapped layer), forward and again for backward unless the framework keeps the
+      // weights (FSDP with PP); on the DP stream, prefetched under the compute.
+      GroupCollective once{0.0, 0.0};
+      for (const LayerWorkload* lw : stage_layers[static_cast<std::size_t>(s)]) {
+        for (double unit : zero3_units(*lw, framework)) {
+          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp, unit * 2.0);
+          once.time_s += g.time_s;
+          once.tier_bytes += g.tier_bytes;
+        }
+        if (lw->expert_parameters > 0 && expert_dp > 1) {
+          const GroupCollective g =
+              cost.group_collective(CollectiveKind::all_gather, CommGroup::expert_dp, lw->expert_parameters * 2.0);
+          once.time_s += g.time_s;
+          once.tier_bytes += g.tier_bytes;
+        }
+      }
+      const int per_microbatch = p > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
+                                       : framework.zero3_gathers_per_microbatch.value;
+      sc.sharded_state_comm_s = per_microbatch * m * once.time_s;
+      sc.sharded_state_comm_bytes = per_microbatch * m * once.tier_bytes;
+    } else if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
       const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, dense * 2.0, experts * 2.0);
       // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch
       // gathers them again for its forward and its backward. The distributed optimizer
@@ -282,7 +415,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.after_step_comm_s = gather.time_s;
       sc.after_step_comm_bytes = gather.tier_bytes;
     }
-    if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
+    if (zero3 && dp_total > 1 && m > 1) {
+      // The other m - 1 micro-batches reduce-scatter in the same buckets as the last.
+      double t = 0, bytes = 0;
+      for (const ChunkCosts& chunk : sc.chunks)
+        for (const GradBucket& b : chunk.buckets) t += b.time_s, bytes += b.moved_bytes();
+      sc.microbatch_grad_reduce_s = (m - 1) * t;
+      sc.microbatch_grad_reduce_bytes = (m - 1) * bytes;
+    } else if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer && dp_total > 1 && m > 1) {
       // ZeRO-2/3 keep only their gradient shard, so every micro-batch's backward
       // reduce-scatters its gradients; the buckets after the last micro-batch are priced
       // above, the other m - 1 reductions run on the DP stream under the step's compute.
@@ -302,6 +442,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     costs.stages.front().data_per_microbatch_s = per_microbatch;
     costs.stages.back().data_per_microbatch_s = per_microbatch;
   }
+  if (framework.blocking_p2p.value) make_p2p_blocking(costs);
   return costs;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
 namespace {
@@ -55,6 +56,45 @@ struct ItemTasks {
 };
 
 enum ItemSlot { slot_forward = 0, slot_backward = 1, slot_weight = 2 };
+
+// What one schedule item computes and dispatches (seconds) and the activation bytes its end
+// frees; build_task_graph and count_tasks read the same numbers.
+struct ItemWork {
+  double compute = 0, host = 0, freed = 0;
+};
+ItemWork item_work(const ChunkCosts& cc, WorkKind kind) {
+  switch (kind) {
+    case WorkKind::forward:
+      return {cc.forward_s, cc.host_forward_s, 0};
+    case WorkKind::backward:
+      return {cc.backward_s(), cc.host_backward_s, cc.activation_bytes + cc.recompute_bytes};
+    case WorkKind::backward_input:
+      return {cc.backward_input_s, cc.host_backward_s * 0.5,
+              cc.activation_bytes * (1 - cc.weight_grad_activation_fraction) + cc.recompute_bytes};
+    case WorkKind::backward_weight:
+      return {cc.backward_weight_s, cc.host_backward_s * 0.5, cc.activation_bytes * cc.weight_grad_activation_fraction};
+  }
+  return {};
+}
+
+// Loading inside the training loop: the first stage's first chunk (tokens) and the last
+// stage's last chunk (labels) load before each forward.
+bool loads_data(const StageCosts& sc, const WorkItem& w, int s, int p, int v) {
+  return w.kind == WorkKind::forward && sc.data_per_microbatch_s > 0 &&
+         ((s == 0 && w.chunk == 0) || (s == p - 1 && w.chunk == v - 1));
+}
+
+// Last backward-producing item of each chunk: where its gradient buckets become ready.
+std::vector<int> last_grad_item_index(const PipelineCosts& costs, const StageOrder& order) {
+  std::vector<int> last(static_cast<std::size_t>(costs.num_chunks()), -1);
+  const bool split = costs.schedule == PipelineSchedule::zero_bubble_h1;
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+    const auto& w = order[static_cast<std::size_t>(i)];
+    const bool grads = split ? w.kind == WorkKind::backward_weight : w.kind == WorkKind::backward;
+    if (grads) last[static_cast<std::size_t>(w.chunk)] = i;
+  }
+  return last;
+}
 
 class Builder {
  public:
@@ -140,19 +180,6 @@ class Builder {
     return last_id();
   }
 
-  // Last backward-producing item of each chunk: where its gradient buckets become ready.
-  std::vector<int> last_grad_item_index(int s) const {
-    std::vector<int> last(static_cast<std::size_t>(v_), -1);
-    const auto& order = orders_[static_cast<std::size_t>(s)];
-    const bool split = costs_.schedule == PipelineSchedule::zero_bubble_h1;
-    for (int i = 0; i < static_cast<int>(order.size()); ++i) {
-      const auto& w = order[static_cast<std::size_t>(i)];
-      const bool grads = split ? w.kind == WorkKind::backward_weight : w.kind == WorkKind::backward;
-      if (grads) last[static_cast<std::size_t>(w.chunk)] = i;
-    }
-    return last;
-  }
-
   void build_stage(int s) {
     const auto& sc = costs_.stages[static_cast<std::size_t>(s)];
     const auto& order = orders_[static_cast<std::size_t>(s)];
@@ -169,7 +196,7 @@ class Builder {
       add_dp(s, -1, WorkKind::backward, sc.microbatch_grad_reduce_s, sc.microbatch_grad_reduce_bytes);
     if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
 
-    const std::vector<int> last_grad = last_grad_item_index(s);
+    const std::vector<int> last_grad = last_grad_item_index(costs_, order);
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
       const WorkItem& w = order[static_cast<std::size_t>(i)];
       const auto& cc = sc.chunks[static_cast<std::size_t>(w.chunk)];
@@ -187,9 +214,7 @@ class Builder {
       int first_compute = -1;
 
       // Loading inside the training loop: the consuming forward waits for its micro-batch.
-      const bool loads = is_forward && sc.data_per_microbatch_s > 0 &&
-                         ((s == 0 && w.chunk == 0) || (s == p_ - 1 && w.chunk == v_ - 1));
-      if (loads) {
+      if (loads_data(sc, w, s, p_, v_)) {
         const int id =
             add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::data, w.kind, sc.data_per_microbatch_s);
         edges_from(head, id);
@@ -207,30 +232,7 @@ class Builder {
         first_compute = id;
       }
 
-      double compute = 0;
-      double host = 0;
-      double freed = 0;
-      switch (w.kind) {
-        case WorkKind::forward:
-          compute = cc.forward_s;
-          host = cc.host_forward_s;
-          break;
-        case WorkKind::backward:
-          compute = cc.backward_s();
-          host = cc.host_backward_s;
-          freed = cc.activation_bytes + cc.recompute_bytes;
-          break;
-        case WorkKind::backward_input:
-          compute = cc.backward_input_s;
-          host = cc.host_backward_s * 0.5;
-          freed = cc.activation_bytes * (1 - cc.weight_grad_activation_fraction) + cc.recompute_bytes;
-          break;
-        case WorkKind::backward_weight:
-          compute = cc.backward_weight_s;
-          host = cc.host_backward_s * 0.5;
-          freed = cc.activation_bytes * cc.weight_grad_activation_fraction;
-          break;
-      }
+      const auto [compute, host, freed] = item_work(cc, w.kind);
       const SpanCategory cat = is_forward ? SpanCategory::forward : SpanCategory::backward;
       if (host > compute) {  // host-bound: the device idles while kernels are dispatched
         const int id = add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute);
@@ -387,6 +389,64 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
   g.tasks = std::move(tasks);
   set_edges(g, edges);
   return g;
+}
+
+std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {
+  const int p = costs.num_stages(), v = costs.num_chunks();
+  std::int64_t n = 0;
+  for (int s = 0; s < p && s < static_cast<int>(orders.size()); ++s) {
+    const StageCosts& sc = costs.stages[static_cast<std::size_t>(s)];
+    const StageOrder& order = orders[static_cast<std::size_t>(s)];
+    n += (sc.sharded_state_comm_s > 0) + (sc.microbatch_grad_reduce_s > 0) + (sc.data_s > 0) + (sc.optimizer_s > 0) +
+         (sc.after_step_comm_s > 0);
+    if (!costs.overlap_grad_reduce)
+      for (const auto& cc : sc.chunks) n += static_cast<std::int64_t>(cc.buckets.size());
+    const std::vector<int> last_grad = last_grad_item_index(costs, order);
+    for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+      const WorkItem& w = order[static_cast<std::size_t>(i)];
+      const ChunkCosts& cc = sc.chunks[static_cast<std::size_t>(w.chunk)];
+      const bool forward = w.kind == WorkKind::forward;
+      const bool weight = w.kind == WorkKind::backward_weight;
+      const ItemWork work = item_work(cc, w.kind);
+      n += loads_data(sc, w, s, p, v);
+      n += !forward && !weight && cc.recompute_s > 0;
+      n += work.host > work.compute;
+      const bool split =
+          last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs.overlap_grad_reduce;
+      n += split ? 2 * static_cast<std::int64_t>(cc.buckets.size()) : 1;  // pieces and their reductions
+      if (!weight) {
+        n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0)
+                     : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0);
+      }
+      // A send and a receive when the item's input comes from another stage (connect_stage).
+      const int vs = w.chunk * p + s;
+      const bool from_other_stage = p > 1 && (forward ? vs != 0 : !weight && vs != p * v - 1);
+      n += from_other_stage ? 2 : 0;
+    }
+  }
+  return n;
+}
+
+StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch, double comm_stretch) {
+  const double m = costs.microbatches;
+  const double p2p_share = costs.p2p_inter_node ? kMaxFlowsPerLink : 1.0;
+  const double dp_share = costs.dp_inter_node ? kMaxFlowsPerLink : 1.0;
+  double compute = 0, comm = 0, data = 0;
+  for (const StageCosts& sc : costs.stages) {
+    for (const ChunkCosts& cc : sc.chunks) {
+      compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
+                      sc.data_per_microbatch_s);
+      data += m * sc.data_per_microbatch_s;
+      comm += m * (cc.tp_forward_s + cc.tp_backward_s + cc.cp_forward_s + cc.cp_backward_s + cc.ep_forward_s +
+                   cc.ep_backward_s);
+      if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way
+      for (const GradBucket& b : cc.buckets) comm += b.time_s * dp_share;
+    }
+    compute += sc.data_s + sc.optimizer_s;
+    data += sc.data_s;
+    comm += (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s + sc.after_step_comm_s) * dp_share;
+  }
+  return {compute * compute_stretch + comm * comm_stretch, data * compute_stretch};
 }
 
 TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {

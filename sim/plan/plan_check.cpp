@@ -18,6 +18,8 @@
 #include <numeric>
 #include <string>
 
+#include "trainsim/framework/framework.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -44,8 +46,8 @@ std::string str(long long x) { return std::to_string(x); }
 }  // namespace
 
 void derive_plan(ParallelPlan& plan, int num_devices) {
-  const int mp = plan.model_parallel_size();
-  plan.data_parallel_size = mp > 0 ? std::max(num_devices / mp, 0) : 0;
+  const long long mp = plan.model_parallel_size();
+  plan.data_parallel_size = mp > 0 ? static_cast<int>(std::max(num_devices / mp, 0LL)) : 0;
 }
 
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
@@ -181,10 +183,15 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     add("plan.precision", "fp8 but " + hardware.device.name + " has no FP8 units (peak_flops_fp8 = 0)", "bf16, fp16");
 
   // Optimizer sharding: one of ZeRO (DeepSpeed) or the distributed optimizer (Megatron).
-  if (plan.zero_stage >= 2 && pp > 1)
+  // Which ZeRO stages run with PP is the framework's (trainsim/framework): DeepSpeed's
+  // pipeline engine and Megatron take 0-1, torchtitan runs FSDP (ZeRO-3) with PP.
+  const FrameworkEntry& framework = framework_entry(plan.framework);
+  if (plan.zero_stage > framework.max_zero_stage_with_pp.value && pp > 1)
     add("plan.zero_stage",
-        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows stage 0 or 1)",
-        "0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1");
+        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism in " + framework.name +
+            " (DeepSpeed's pipeline engine allows stage 0 or 1)",
+        "0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or framework: fsdp (torchtitan runs FSDP with "
+        "PP)");
   if (plan.use_distributed_optimizer && plan.zero_stage > 0)
     add("plan.use_distributed_optimizer", "true together with zero_stage " + str(plan.zero_stage) + ": pick one",
         "use_distributed_optimizer: false, or zero_stage: 0");

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/framework/framework.hpp"
 
 namespace trainsim {
 namespace {
@@ -163,6 +164,11 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     }
     run.sp = read.optional<bool>(plan, "sp", pp);
     run.recompute = read.optional<std::string>(plan, "recompute", pp);
+    run.framework = read.optional<std::string>(plan, "framework", pp);
+    if (run.framework && !parse_framework(*run.framework)) {
+      problems.push_back(read.at(plan["framework"], pp + ".framework",
+                                 "'" + *run.framework + "' is not a framework; valid: " + framework_choices()));
+    }
 
     const YAML::Node measured = row["measured"];
     const std::string mm = where + ".measured";

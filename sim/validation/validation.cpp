@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
 
@@ -35,6 +36,10 @@ namespace {
 //    as possible, the extra layers on stages 1, 2, ... (stage 0 also holds the embedding)
 //  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions, and
 //    [vocab=50257 (NeMo GPT-2 BPE)] for NeMo GPT3 rows without a vocabulary (see below)
+//  - [framework=...]: from the source's own words (id, group, notes, source), first match:
+//    MindSpeed / ModelLink -> mindspeed; DeepSpeed / Megatron-DeepSpeed / BigScience ->
+//    deepspeed; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
+//    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
 //  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
 //    from its hardware file's is an error (the hardware file's topology would be wrong)
 // Not defaults but rules read from the source (not named per row):
@@ -59,6 +64,18 @@ std::string lower(std::string text) {
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return lower(haystack).find(lower(needle)) != std::string::npos;
+}
+
+// The framework a row ran on when its source does not fill plan.framework (the rule in the
+// list above).
+Framework infer_framework(const MeasuredRun& run) {
+  const std::string text = run.id + " " + run.group + " " + run.notes + " " + run.source;
+  auto says = [&](const char* word) { return contains(text, word); };
+  if (says("mindspeed") || says("modellink")) return Framework::mindspeed;
+  if (says("deepspeed") || says("bigscience") || says("bigsci-")) return Framework::deepspeed;
+  if (says("fsdp") || says("torchtitan") || says("llm-foundry")) return Framework::fsdp;
+  if (run.id.rfind("narayanan21-", 0) == 0 || run.id.rfind("korthikanti22-", 0) == 0) return Framework::megatron_lm;
+  return Framework::megatron_core;
 }
 
 bool counts_recompute_in_flops(const MeasuredRun& run) {
@@ -337,6 +354,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
   p.global_batch_size = run.global_batch.value_or(1);
   p.seq_length = static_cast<int>(*run.seq_len);
+  if (run.framework) {
+    p.framework = parse_framework(*run.framework).value_or(Framework::megatron_core);
+  } else {
+    p.framework = infer_framework(run);
+    defaults.push_back(std::string("framework=") + to_string(p.framework));
+  }
   if (run.recompute) {
     p.recompute_granularity = parse_recompute(*run.recompute);
     p.recompute_method = contains(*run.recompute, "block") ? RecomputeMethod::block : RecomputeMethod::uniform;

@@ -169,15 +169,17 @@ TEST_CASE("ZeRO-2 and ZeRO-3 exclude PP > 1, and ZeRO excludes the distributed o
   p.zero_stage = 3;
   p.use_distributed_optimizer = true;
   CHECK(check(llama70b(), a100(), 16, p) ==
-        "plan.zero_stage: ZeRO-3 cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows "
-        "stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1\n"
+        "plan.zero_stage: ZeRO-3 cannot be combined with pipeline parallelism in megatron-core (DeepSpeed's pipeline "
+        "engine allows stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or "
+        "framework: fsdp (torchtitan runs FSDP with PP)\n"
         "plan.use_distributed_optimizer: true together with zero_stage 3: pick one; valid: use_distributed_optimizer: "
         "false, or zero_stage: 0\n");
   p.use_distributed_optimizer = false;
   p.zero_stage = 2;
   CHECK(check(llama70b(), a100(), 16, p) ==
-        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism (DeepSpeed's pipeline engine allows "
-        "stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1\n");
+        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism in megatron-core (DeepSpeed's pipeline "
+        "engine allows stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or "
+        "framework: fsdp (torchtitan runs FSDP with PP)\n");
   p.zero_stage = 1;
   CHECK(check(llama70b(), a100(), 16, p) == "");
   ParallelPlan flat = plan(8, 1, 16);
@@ -225,4 +227,18 @@ TEST_CASE("a step with more schedule items than the replay takes is refused, nam
   CHECK(text.find("plan.global_batch_size") != std::string::npos);
   CHECK(text.find("more than the replay takes") != std::string::npos);
   CHECK(text.find("global_batch_size <= " + std::to_string(fits)) != std::string::npos);
+}
+
+TEST_CASE("The framework decides which ZeRO stages run with PP: torchtitan's FSDP does, DeepSpeed's engine not",
+          "[plan][framework]") {
+  ParallelPlan p = plan(8, 2, 16);
+  p.zero_stage = 3;
+  p.framework = Framework::fsdp;
+  CHECK(check(llama70b(), a100(), 16, p) == "");
+  p.framework = Framework::deepspeed;
+  p.zero_stage = 2;
+  CHECK(check(llama70b(), a100(), 16, p) ==
+        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism in deepspeed (DeepSpeed's pipeline "
+        "engine allows stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or "
+        "framework: fsdp (torchtitan runs FSDP with PP)\n");
 }

@@ -275,7 +275,9 @@ TEST_CASE("every default filled into a run is the documented value and is named"
   CHECK(s.plan.zero_stage == 0);
   CHECK_FALSE(s.plan.sequence_parallel);
   std::sort(defaults.begin(), defaults.end());
-  const std::vector<std::string> expected = {"cp",        "ep",        "ffn",       "heads",      "kv_heads",
+  CHECK(s.plan.framework == Framework::megatron_core);
+  const std::vector<std::string> expected = {"cp",        "ep",        "ffn",       "framework=megatron-core",
+                                             "heads",     "kv_heads",
                                              "micro_batch", "moe.moe_ffn", "moe.shared_experts", "moe.topk", "pp",
                                              "recompute", "tp",        "vocab",     "zero"};
   CHECK(defaults == expected);
@@ -332,4 +334,31 @@ TEST_CASE("validate --json writes a report whose ids are not valid UTF-8 (replac
   const auto runs = load_measured_runs(write_temp("trainsim_utf8.yaml", edit(run_yaml(), "- id: t", "- id: t\xff")));
   const std::string json = validation_json(validate_runs(runs, shipped_hardware()));
   CHECK_THAT(json, Catch::Contains("\"id\": \"t\xEF\xBF\xBD\""));  // U+FFFD
+}
+
+TEST_CASE("a run's framework, when its source leaves it null, is read from the source's own words, as a default",
+          "[validation][framework]") {
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  const auto trends = load_measured_runs(kTrends);
+  std::vector<std::string> defaults;
+  const Scenario bigsci = scenario_for_run(find(trends, "bigsci-tr11-best-fp16-20B-8gpu"), options, &defaults);
+  CHECK(bigsci.plan.framework == Framework::deepspeed);  // BigScience ran Megatron-DeepSpeed
+  CHECK(std::count(defaults.begin(), defaults.end(), "framework=deepspeed") == 1);
+  const auto runs = load_measured_runs(kCalibration);
+  CHECK(scenario_for_run(find(runs, "narayanan21-t1-1.7B"), options).plan.framework == Framework::megatron_lm);
+  CHECK(scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-7B-pack-1x8"), options).plan.framework ==
+        Framework::mindspeed);  // its notes also say "fsdp2 code": MindSpeed is matched first
+  MeasuredRun stated = find(runs, "narayanan21-t1-1.7B");
+  stated.framework = "fsdp";
+  defaults.clear();
+  CHECK(scenario_for_run(stated, options, &defaults).plan.framework == Framework::fsdp);
+  CHECK(std::count(defaults.begin(), defaults.end(), "framework=megatron-lm") == 0);
+}
+
+TEST_CASE("a run's plan.framework names a framework of the table, or the load says which are valid",
+          "[validation][framework]") {
+  CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: 1\n    framework: jax")),
+             Catch::Contains(":17:") && Catch::Contains("t.plan.framework: 'jax' is not a framework; valid: "
+                                                        "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed"));
 }

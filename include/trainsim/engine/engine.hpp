@@ -54,7 +54,15 @@ struct ReplayResult {
 };
 
 // Throws SimError when an end-of-run invariant breaks (a task never ran or ran twice,
-// time went back, memory went negative, a dependency cycle or a rendezvous deadlock).
+// time went back, memory went negative, a dependency cycle or a rendezvous deadlock), and
+// ConfigError, before running, for a graph past the limits (engine/limits.hpp): more task
+// instances than kMaxTaskInstances, or tasks whose durations could pass the clock.
 ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options = {});
+
+// An upper bound of the step replay() would give, in seconds, from the tasks alone: the sum
+// of their durations (no step is longer: some task is always in progress until it ends),
+// NIC-shared transfers at their slowest share, stretched by the slowest device or link speed
+// factor in full mode. What the clock's limit (kMaxStepTime_s) is checked against.
+double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options = {});
 
 }  // namespace trainsim

@@ -7,6 +7,7 @@
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/parallel_plan.hpp"
@@ -96,6 +97,9 @@ struct CostFunctions {
   std::function<double(double)> memory_bound_s;                                 // bytes streamed through HBM
   std::function<bool(CommGroup)> crosses_nodes;  // the group spans servers (empty: never)
   std::function<bool()> p2p_crosses_nodes;       // pipeline neighbours in different servers (empty: never)
+  // The same as group_collective with NCCL's ring forced (all-gather and reduce-scatter
+  // across servers have no other algorithm); empty: group_collective.
+  std::function<GroupCollective(CollectiveKind, CommGroup, double)> ring_collective;
 };
 CostFunctions cost_functions(const CostModel& cost);
 
@@ -109,5 +113,16 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                    const MemoryReport& memory);
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
                                    const MemoryReport& memory);
+
+// Blocking pipeline sends (DeepSpeed's PipelineEngine, trainsim/framework): the sender's
+// compute stream waits for each transfer, so every chunk that sends (forward: all but the
+// last virtual stage; backward: all but the first) carries the transfer in its own compute,
+// and the data reaches the receiver when that compute ends (no separate overlapped transfer).
+void make_p2p_blocking(PipelineCosts& costs);
+
+// ZeRO-3 parameter units of one layer as the framework gathers them: its parameters split
+// over its weight GEMMs in proportion to their shapes (sub_module), or the whole layer
+// (layer); units below the persistence threshold stay unpartitioned and are left out.
+std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry& framework);
 
 }  // namespace trainsim

@@ -76,4 +76,20 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
 // Builds the step's graph. `orders` come from build_schedule for costs.schedule.
 TaskGraph build_task_graph(const PipelineCosts& costs, const std::vector<StageOrder>& orders);
 
+// How many tasks build_task_graph(costs, orders) makes, counted without building it: the
+// replay's limits (engine/limits.hpp) are checked before anything is allocated.
+std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrder>& orders);
+
+// An upper bound, from the costs alone, of the sum of the durations of the tasks
+// build_task_graph makes (replay_time_bound_s of its graph, which bounds the step): every
+// item's work, host dispatch and collectives as if each item had them all, pipeline sends and
+// receives on every item, NIC-shared transfers (tier 1) at 1 / kMaxFlowsPerLink of their
+// rate. Compute is stretched by `compute_stretch`, transfers by `comm_stretch` (full mode's
+// slowest device and link). `data_s`: the part that is data loading. Seconds.
+struct StepTimeBound {
+  double total_s = 0;
+  double data_s = 0;
+};
+StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch = 1, double comm_stretch = 1);
+
 }  // namespace trainsim

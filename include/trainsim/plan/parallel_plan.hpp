@@ -12,8 +12,11 @@ enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
 enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
 enum class Precision { bf16, fp16, fp8 };
+// The training framework that runs the plan (issue 14; its mechanisms: trainsim/framework).
+enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed };
 
 struct ParallelPlan {
+  Framework framework = Framework::megatron_core;  // plan.framework
   int tensor_model_parallel_size = 1;
   int pipeline_model_parallel_size = 1;
   int virtual_pipeline_model_parallel_size = 1;  // model chunks per stage (1: not interleaved)
@@ -46,12 +49,15 @@ struct ParallelPlan {
   std::vector<int> layers_per_stage;  // explicit pipeline split; empty: even split
   std::string rank_order = "tp-cp-ep-dp-pp";  // Megatron's default, fastest-varying first
 
+  // In 64 bits: micro batch (up to 1e6) x DP (up to 1e7) and TP x PP x CP (up to 2^32) pass
+  // what an int holds; the results fit one (at most the global batch; past INT_MAX devices a
+  // plan has no DP and check_plan refuses it).
   int num_microbatches() const {
-    const int per_replica = micro_batch_size * data_parallel_size;
-    return per_replica > 0 ? global_batch_size / per_replica : 0;
+    const long long per_replica = static_cast<long long>(micro_batch_size) * data_parallel_size;
+    return per_replica > 0 ? static_cast<int>(global_batch_size / per_replica) : 0;
   }
-  int model_parallel_size() const {
-    return tensor_model_parallel_size * pipeline_model_parallel_size * context_parallel_size;
+  long long model_parallel_size() const {
+    return static_cast<long long>(tensor_model_parallel_size) * pipeline_model_parallel_size * context_parallel_size;
   }
   // Ranks that hold the same experts (Megatron's expert data-parallel group, expert TP = TP):
   // DP x CP / EP. Expert gradients reduce and expert optimizer states shard over it.

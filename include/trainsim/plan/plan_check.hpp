@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/engine/limits.hpp"  // kMaxScheduleItems
 #include "trainsim/hardware/hardware_spec.hpp"
 #include "trainsim/model/model_spec.hpp"
 #include "trainsim/plan/parallel_plan.hpp"
@@ -12,10 +13,6 @@ namespace trainsim {
 // Fills derived fields (data_parallel_size from the device count, defaults that
 // depend on the schedule). Call before check_plan.
 void derive_plan(ParallelPlan& plan, int num_devices);
-
-// Schedule items (micro-batch x virtual pipeline stage x forward/backward) a step may have:
-// the task graph holds a few tasks per item, and beyond this it outgrows memory.
-inline constexpr long long kMaxScheduleItems = 1LL << 22;
 
 // Every problem at once. Diagnostics carry key paths ("plan.tensor_model_parallel_size",
 // "num_devices"); the loader attaches file positions.

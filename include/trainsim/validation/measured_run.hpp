@@ -29,6 +29,9 @@ struct MeasuredRun {
   std::optional<int> tp, pp, dp, vpp, cp, ep, micro_batch, global_batch, zero;
   std::optional<bool> sp;
   std::optional<std::string> recompute;
+  // plan.framework: the training framework, as plan.framework names it (null: inferred by
+  // validate from the source's own words, a named default).
+  std::optional<std::string> framework;
 
   // measured
   std::optional<double> step_time_s, tflops_per_device, mfu, hfu, tokens_per_s_per_device, memory_gb, memory_gib;

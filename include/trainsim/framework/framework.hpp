@@ -1,0 +1,69 @@
+#pragma once
+// What the training framework does is part of the prediction (issue 14): one entry per
+// framework says how it buckets and issues its collectives, what overlaps with what, its
+// reduction dtypes, how pipeline sends are issued and which plans it runs. Every value
+// carries its source (file and function in the framework's code, with the version read);
+// none is fitted. Adding a framework is adding an entry (framework.cpp), not editing the
+// cost code.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainsim/plan/parallel_plan.hpp"
+
+namespace trainsim {
+
+template <typename T>
+struct Sourced {
+  T value{};
+  std::string source;  // where the value is read from; never a fit
+};
+
+// The unit a sharded-parameter (ZeRO-3 / FSDP) framework gathers and reduce-scatters at.
+enum class GatherUnit {
+  whole_stage,  // one gather of the stage's parameters (the distributed optimizer's step-end gather)
+  sub_module,   // DeepSpeed stage 3: every leaf module with parameters (each Linear)
+  layer,        // FSDP: every wrapped module (one transformer layer)
+};
+
+struct FrameworkEntry {
+  Framework id = Framework::megatron_core;
+  std::string name;      // as in plan.framework
+  std::string versions;  // the code the values were read from
+  // DP gradient bucket in parameters; 0: Megatron-Core's max(40M, 1M x DP).
+  Sourced<double> grad_bucket_params;
+  // ZeRO-3: parameters smaller than this stay unpartitioned (never gathered).
+  Sourced<double> param_persistence_threshold;
+  // ZeRO-3: parameters fetched ahead of use (the prefetch window).
+  Sourced<double> prefetch_bucket_params;
+  Sourced<GatherUnit> zero3_gather_unit;
+  // ZeRO-3 gathers per unit and micro-batch: 2 when weights are freed after forward and
+  // gathered again for backward.
+  Sourced<int> zero3_gathers_per_microbatch;
+  Sourced<int> zero3_gathers_per_microbatch_with_pp;  // the same with pipeline parallelism
+  // Bytes per gradient element in the DP reduction of 16-bit (bf16/fp16) training; 0: by
+  // precision as Megatron does (fp32 for bf16, fp16 for fp16).
+  Sourced<double> grad_reduce_bytes;
+  // Pipeline sends and receives block the compute stream (no overlap).
+  Sourced<bool> blocking_p2p;
+  // Highest ZeRO stage the framework combines with pipeline parallelism (-1: none runs PP).
+  Sourced<int> max_zero_stage_with_pp;
+  // The framework's collectives in ZeRO-3 use NCCL all-gather / reduce-scatter, which have
+  // only the ring algorithm across servers (no tree): price them as rings.
+  Sourced<bool> sharded_collectives_ring_only;
+};
+
+const char* to_string(Framework framework);
+std::optional<Framework> parse_framework(std::string_view name);
+// "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed" (the schema's choice list).
+std::string framework_choices();
+
+// The whole table, one entry per Framework value.
+const std::vector<FrameworkEntry>& framework_table();
+const FrameworkEntry& framework_entry(Framework framework);
+
+// Each value's source, with its key ("deepspeed.grad_bucket_params"), for the fit check.
+std::vector<std::pair<std::string, std::string>> framework_sources();
+
+}  // namespace trainsim

@@ -1,0 +1,202 @@
+#include "trainsim/framework/framework.hpp"
+
+#include "trainsim/common/error.hpp"
+
+namespace trainsim {
+
+namespace {
+
+// Versions read (the mirrors of the frameworks' repositories, 2026-08).
+constexpr const char* kDeepSpeed = "DeepSpeed 0.19.6";
+constexpr const char* kMcore = "Megatron-LM (megatron/core)";
+constexpr const char* kTorchtitan = "torchtitan (2026-08-21) on PyTorch FSDP2";
+constexpr const char* kNccl =
+    "NCCL src/graph/tuning.cc ncclTopoTuneModel: all-gather and reduce-scatter have ring (and NVLS/CollNet/PAT, "
+    "which need NVSwitch multicast, SHARP or one rank per server), no tree";
+
+std::string at(const char* version, const std::string& where) { return std::string(version) + " " + where; }
+
+FrameworkEntry megatron_core() {
+  FrameworkEntry e;
+  e.id = Framework::megatron_core;
+  e.name = "megatron-core";
+  e.versions = kMcore;
+  e.grad_bucket_params = {0, at(kMcore,
+                                "distributed/distributed_data_parallel.py DistributedDataParallel.__init__: "
+                                "bucket_size = max(40000000, 1000000 * dp_size)")};
+  e.param_persistence_threshold = {0, at(kMcore, "Megatron-FSDP shards every parameter of an FSDP unit")};
+  e.prefetch_bucket_params = {0, at(kMcore, "Megatron-FSDP: the next FSDP unit is gathered while one computes")};
+  e.zero3_gather_unit = {GatherUnit::layer, at(kMcore,
+                                               "Megatron-FSDP fully_shard(fsdp_unit_modules=[TransformerLayer], "
+                                               "zero_dp_strategy='optim_grads_params')")};
+  e.zero3_gathers_per_microbatch = {2, at(kMcore,
+                                          "Megatron-FSDP optim_grads_params: weights freed after forward, "
+                                          "gathered again for backward")};
+  e.zero3_gathers_per_microbatch_with_pp = e.zero3_gathers_per_microbatch;
+  e.grad_reduce_bytes = {0, at(kMcore,
+                               "bf16: accumulate_allreduce_grads_in_fp32 / grad_reduce_in_fp32 (fp32); "
+                               "fp16: fp16")};
+  e.blocking_p2p = {false, at(kMcore,
+                              "pipeline_parallel/p2p_communication.py _communicate: batch_isend_irecv, "
+                              "overlap_p2p_comm with the interleaved schedule")};
+  e.max_zero_stage_with_pp = {1, at(kMcore, "distributed optimizer (ZeRO-1) with PP; no ZeRO-2/3 with PP")};
+  e.sharded_collectives_ring_only = {true, kNccl};
+  return e;
+}
+
+FrameworkEntry megatron_lm() {
+  FrameworkEntry e = megatron_core();
+  e.id = Framework::megatron_lm;
+  e.name = "megatron-lm";
+  e.versions = "Megatron-LM 2021-22 (Narayanan et al. 2021, Korthikanti et al. 2022)";
+  e.grad_bucket_params.source =
+      "Megatron-LM 2021-22 megatron/model/distributed.py: one contiguous buffer per "
+      "model chunk, all-reduced after backward (taken as Megatron-Core's buckets)";
+  return e;
+}
+
+FrameworkEntry deepspeed() {
+  FrameworkEntry e;
+  e.id = Framework::deepspeed;
+  e.name = "deepspeed";
+  e.versions = kDeepSpeed;
+  e.grad_bucket_params = {5e8, at(kDeepSpeed,
+                                  "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig.reduce_bucket_size "
+                                  "= pp_int(5e8)")};
+  e.param_persistence_threshold = {1e5, at(kDeepSpeed,
+                                           "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig."
+                                           "param_persistence_threshold = pp_int(1e5) "
+                                           "(stage3_param_persistence_threshold)")};
+  e.prefetch_bucket_params = {5e7, at(kDeepSpeed,
+                                      "deepspeed/runtime/zero/config.py DeepSpeedZeroConfig."
+                                      "prefetch_bucket_size = pp_int(5e7) (stage3_prefetch_bucket_size)")};
+  e.zero3_gather_unit = {GatherUnit::sub_module,
+                         at(kDeepSpeed,
+                            "deepspeed/runtime/zero/partitioned_param_coordinator.py "
+                            "PartitionedParameterCoordinator.fetch_sub_module -> __all_gather_params: "
+                            "one all-gather per sub-module (each Linear)")};
+  e.zero3_gathers_per_microbatch = {2, at(kDeepSpeed,
+                                          "deepspeed/runtime/zero/parameter_offload.py "
+                                          "post_sub_module_forward releases the sub-module; "
+                                          "pre_sub_module_backward fetches it again")};
+  e.zero3_gathers_per_microbatch_with_pp = {2, at(kDeepSpeed, "PipelineEngine runs ZeRO 0-1 only (no gathers)")};
+  e.grad_reduce_bytes = {2, at(kDeepSpeed,
+                               "deepspeed/runtime/engine.py DeepSpeedEngine.communication_data_type: "
+                               "torch.bfloat16 / torch.float16 when enabled")};
+  e.blocking_p2p = {true, at(kDeepSpeed,
+                             "deepspeed/runtime/pipe/p2p.py send/recv: assert async_op == False; "
+                             "dist.send / dist.recv (or broadcast)")};
+  e.max_zero_stage_with_pp = {1, at(kDeepSpeed,
+                                    "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: assert "
+                                    "zero_optimization_stage() < ZeroStageEnum.gradients")};
+  e.sharded_collectives_ring_only = {true, kNccl};
+  return e;
+}
+
+FrameworkEntry fsdp() {
+  FrameworkEntry e;
+  e.id = Framework::fsdp;
+  e.name = "fsdp";
+  e.versions = kTorchtitan;
+  e.grad_bucket_params = {0, at(kTorchtitan,
+                                "FSDP2 reduce-scatters the gradients of one fully_shard unit "
+                                "(one transformer block) at a time")};
+  e.param_persistence_threshold = {0, at(kTorchtitan, "fully_shard shards every parameter of the unit")};
+  e.prefetch_bucket_params = {0, at(kTorchtitan,
+                                    "FSDP2 implicit prefetch: the next unit's all-gather is issued "
+                                    "while the current unit computes (one unit ahead)")};
+  e.zero3_gather_unit = {GatherUnit::layer, at(kTorchtitan,
+                                               "torchtitan/distributed/fsdp.py: fully_shard on every "
+                                               "transformer_block of model.layers")};
+  e.zero3_gathers_per_microbatch = {2, at(kTorchtitan,
+                                          "torchtitan/distributed/fsdp.py "
+                                          "get_fsdp_reshard_after_forward_policy: 'default' -> "
+                                          "reshard_after_forward = not pp_enabled")};
+  e.zero3_gathers_per_microbatch_with_pp = {1, at(kTorchtitan,
+                                                  "torchtitan/distributed/fsdp.py "
+                                                  "get_fsdp_reshard_after_forward_policy: with PP, "
+                                                  "reshard_after_forward = False")};
+  e.grad_reduce_bytes = {4, at(kTorchtitan, "torchtitan/config/configs.py mixed_precision_reduce = 'float32'")};
+  e.blocking_p2p = {false, at(kTorchtitan,
+                              "torch/distributed/pipelining/schedules.py _batch_p2p: "
+                              "dist.batch_isend_irecv")};
+  e.max_zero_stage_with_pp = {3, at(kTorchtitan,
+                                    "torchtitan parallelize: pipeline stages each wrapped with "
+                                    "fully_shard (FSDP + PP, as Llama 3 trained)")};
+  e.sharded_collectives_ring_only = {true, kNccl};
+  return e;
+}
+
+FrameworkEntry mindspeed() {
+  // MindSpeed patches Megatron-Core for Ascend: the same schedules, buckets and overlaps.
+  FrameworkEntry e = megatron_core();
+  e.id = Framework::mindspeed;
+  e.name = "mindspeed";
+  e.versions = "MindSpeed (Ascend) over Megatron-Core";
+  e.sharded_collectives_ring_only = {false,
+                                     "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
+                                     "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
+                                     "model's automatic choice"};
+  return e;
+}
+
+}  // namespace
+
+const std::vector<FrameworkEntry>& framework_table() {
+  static const std::vector<FrameworkEntry> table = {megatron_core(), megatron_lm(), deepspeed(), fsdp(), mindspeed()};
+  return table;
+}
+
+const FrameworkEntry& framework_entry(Framework framework) {
+  for (const FrameworkEntry& e : framework_table())
+    if (e.id == framework) return e;
+  throw SimError("framework_entry: no entry for a framework value");
+}
+
+const char* to_string(Framework framework) {
+  switch (framework) {
+    case Framework::megatron_core:
+      return "megatron-core";
+    case Framework::megatron_lm:
+      return "megatron-lm";
+    case Framework::deepspeed:
+      return "deepspeed";
+    case Framework::fsdp:
+      return "fsdp";
+    case Framework::mindspeed:
+      return "mindspeed";
+  }
+  return "?";
+}
+
+std::optional<Framework> parse_framework(std::string_view name) {
+  for (const FrameworkEntry& e : framework_table())
+    if (e.name == name) return e.id;
+  return std::nullopt;
+}
+
+std::string framework_choices() {
+  std::string out;
+  for (const FrameworkEntry& e : framework_table()) out += (out.empty() ? "" : "|") + e.name;
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> framework_sources() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const FrameworkEntry& e : framework_table()) {
+    auto add = [&](const char* key, const std::string& source) { out.emplace_back(e.name + "." + key, source); };
+    add("grad_bucket_params", e.grad_bucket_params.source);
+    add("param_persistence_threshold", e.param_persistence_threshold.source);
+    add("prefetch_bucket_params", e.prefetch_bucket_params.source);
+    add("zero3_gather_unit", e.zero3_gather_unit.source);
+    add("zero3_gathers_per_microbatch", e.zero3_gathers_per_microbatch.source);
+    add("zero3_gathers_per_microbatch_with_pp", e.zero3_gathers_per_microbatch_with_pp.source);
+    add("grad_reduce_bytes", e.grad_reduce_bytes.source);
+    add("blocking_p2p", e.blocking_p2p.source);
+    add("max_zero_stage_with_pp", e.max_zero_stage_with_pp.source);
+    add("sharded_collectives_ring_only", e.sharded_collectives_ring_only.source);
+  }
+  return out;
+}
+
+}  // namespace trainsim

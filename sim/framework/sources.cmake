@@ -1,0 +1,2 @@
+# Sources of the framework module.
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework.cpp)

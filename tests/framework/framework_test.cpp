@@ -1,0 +1,71 @@
+#include "trainsim/framework/framework.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "trainsim/validation/fit_registry.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+bool has(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("Every framework has one entry, named as plan.framework names it", "[framework]") {
+  for (Framework f : {Framework::megatron_core, Framework::megatron_lm, Framework::deepspeed, Framework::fsdp,
+                      Framework::mindspeed}) {
+    const FrameworkEntry& e = framework_entry(f);
+    CHECK(e.id == f);
+    CHECK(e.name == to_string(f));
+    CHECK(parse_framework(e.name) == f);
+  }
+  CHECK_FALSE(parse_framework("jax"));
+  CHECK(framework_choices() == "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed");
+}
+
+TEST_CASE("DeepSpeed's ZeRO buckets are its config defaults (DeepSpeedZeroConfig, 0.19.6)", "[framework]") {
+  const FrameworkEntry& ds = framework_entry(Framework::deepspeed);
+  CHECK(ds.grad_bucket_params.value == 5e8);  // reduce_bucket_size
+  CHECK(has(ds.grad_bucket_params.source, "reduce_bucket_size = pp_int(5e8)"));
+  CHECK(ds.prefetch_bucket_params.value == 5e7);       // stage3_prefetch_bucket_size
+  CHECK(ds.param_persistence_threshold.value == 1e5);  // stage3_param_persistence_threshold
+  CHECK(ds.zero3_gather_unit.value == GatherUnit::sub_module);
+  CHECK(ds.zero3_gathers_per_microbatch.value == 2);
+  CHECK(ds.grad_reduce_bytes.value == 2);  // communication_data_type: the 16-bit dtype
+  CHECK(ds.blocking_p2p.value);            // pipe/p2p.py: async_op must be False
+  CHECK(ds.max_zero_stage_with_pp.value == 1);
+}
+
+TEST_CASE("FSDP (torchtitan) gathers per layer, reduces in fp32 and runs with PP", "[framework]") {
+  const FrameworkEntry& fsdp = framework_entry(Framework::fsdp);
+  CHECK(fsdp.zero3_gather_unit.value == GatherUnit::layer);
+  CHECK(fsdp.zero3_gathers_per_microbatch.value == 2);          // reshard_after_forward without PP
+  CHECK(fsdp.zero3_gathers_per_microbatch_with_pp.value == 1);  // not with PP
+  CHECK(fsdp.grad_reduce_bytes.value == 4);                     // mixed_precision_reduce = float32
+  CHECK_FALSE(fsdp.blocking_p2p.value);
+  CHECK(fsdp.max_zero_stage_with_pp.value == 3);
+  const FrameworkEntry& mcore = framework_entry(Framework::megatron_core);
+  CHECK(mcore.grad_bucket_params.value == 0);  // max(40M, 1M x DP), computed from DP
+  CHECK(has(mcore.grad_bucket_params.source, "max(40000000, 1000000 * dp_size)"));
+  CHECK_FALSE(mcore.blocking_p2p.value);
+  // NCCL has only rings for all-gather / reduce-scatter across servers; HCCL has more.
+  CHECK(mcore.sharded_collectives_ring_only.value);
+  CHECK_FALSE(framework_entry(Framework::mindspeed).sharded_collectives_ring_only.value);
+}
+
+TEST_CASE("No framework-table value is a fitted one: each names its source, none a fit", "[framework]") {
+  const auto sources = framework_sources();
+  CHECK(sources.size() == framework_table().size() * 10);
+  for (const auto& [key, source] : sources) {
+    INFO(key << ": " << source);
+    CHECK(source.size() > 20);
+    CHECK_FALSE(has(source, "fit"));
+    CHECK_FALSE(has(source, "calibrat"));
+  }
+  // The registry of fitted values lists hardware keys only: no framework key is among them.
+  for (const FittedValue& fitted : fit_registry()) {
+    for (const FrameworkEntry& e : framework_table()) CHECK_FALSE(has(fitted.key, e.name + "."));
+  }
+}

@@ -1,0 +1,138 @@
+// The frameworks' mechanisms in the step's costs (trainsim/framework, issue 14).
+#include <catch2/catch.hpp>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/engine/engine.hpp"
+#include "trainsim/framework/framework.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/graph/task_graph.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+Op gemm(std::int64_t n, std::int64_t k) {
+  Op o;
+  o.op_class = OpClass::gemm;
+  o.forward_flops = 1e9;
+  o.backward_flops = 2e9;
+  o.backward_weight_flops = 1e9;
+  o.gemm_m = 2048, o.gemm_n = n, o.gemm_k = k;
+  return o;
+}
+
+// Every collective costs 1 s as a ring and 100 s otherwise: times count ring collectives.
+CostFunctions counting_prices() {
+  CostFunctions f;
+  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
+  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
+  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
+  f.collective_s = [](const CommOp&) { return 0.0; };
+  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{100.0, bytes}; };
+  f.ring_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{1.0, bytes}; };
+  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
+  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
+  return f;
+}
+
+struct Fixture {
+  Scenario scenario;
+  Workload workload;
+  MemoryReport memory;
+  explicit Fixture(double layer_params = 4e6) {
+    auto& plan = scenario.plan;
+    plan.data_parallel_size = 4;
+    plan.micro_batch_size = 1;
+    plan.global_batch_size = 12;  // 3 micro-batches per replica
+    plan.seq_length = 2048;
+    scenario.model.hidden_size = 1024;
+    scenario.num_devices = 4;
+    LayerWorkload dense;
+    dense.kind = "dense";
+    // Four equal Linear sub-modules and a small one (below DeepSpeed's persistence threshold).
+    dense.ops = {gemm(1000, 1000), gemm(1000, 1000), gemm(1000, 1000), gemm(1000, 1000), gemm(100, 100)};
+    dense.parameters = layer_params;
+    workload.layer_types = {dense};
+    workload.layer_type_of.assign(8, 0);
+    workload.embedding.parameters = 5e6;  // no GEMM: one unit
+    workload.head.parameters = 5e6;
+    memory.stages.resize(1);
+  }
+  PipelineCosts costs() const { return build_pipeline_costs(scenario, workload, counting_prices(), memory); }
+};
+
+double dense_gemm_share(double layer_params) { return layer_params * 1e6 / (4 * 1e6 + 1e4); }
+
+}  // namespace
+
+TEST_CASE("ZeRO-3 units: DeepSpeed gathers each sub-module above its persistence threshold, FSDP each layer",
+          "[graph][framework]") {
+  const Fixture fx;
+  const LayerWorkload& layer = fx.workload.layer_types[0];
+  const auto ds = zero3_units(layer, framework_entry(Framework::deepspeed));
+  REQUIRE(ds.size() == 4);  // the 100x100 Linear holds ~1e4 < 1e5 parameters: persistent
+  CHECK(ds[0] == Approx(dense_gemm_share(4e6)));
+  const auto fsdp = zero3_units(layer, framework_entry(Framework::fsdp));
+  REQUIRE(fsdp.size() == 1);
+  CHECK(fsdp[0] == 4e6);
+}
+
+TEST_CASE("DeepSpeed ZeRO-3 issues one ring all-gather per sub-module, twice per micro-batch", "[graph][framework]") {
+  Fixture fx;
+  fx.scenario.plan.framework = Framework::deepspeed;
+  fx.scenario.plan.zero_stage = 3;
+  const PipelineCosts c = fx.costs();
+  // 8 layers x 4 sub-modules + embedding + head = 34 gathers, forward and backward, 3 micro-batches.
+  CHECK(c.stages[0].sharded_state_comm_s == Approx(2 * 3 * 34 * 1.0));
+  // Gradients: (8 x 4e6 + 1e7) parameters x 2 bytes in one 5e8-element bucket, reduce-scattered
+  // by every micro-batch: the last one's bucket, the other two's on the DP stream.
+  REQUIRE(c.stages[0].chunks[0].buckets.size() == 1);
+  CHECK(c.stages[0].chunks[0].buckets[0].bytes == Approx(4.2e7 * 2));
+  CHECK(c.stages[0].chunks[0].buckets[0].time_s == 1.0);
+  CHECK(c.stages[0].microbatch_grad_reduce_s == Approx(2 * 1.0));
+
+  fx.scenario.plan.framework = Framework::fsdp;  // one gather and one reduce-scatter per layer
+  const PipelineCosts f = fx.costs();
+  CHECK(f.stages[0].sharded_state_comm_s == Approx(2 * 3 * 10 * 1.0));
+  REQUIRE(f.stages[0].chunks[0].buckets.size() == 10);
+  CHECK(f.stages[0].chunks[0].buckets[0].bytes == Approx(4.2e7 * 4 / 10));  // reduced in fp32
+  CHECK(f.stages[0].microbatch_grad_reduce_s == Approx(2 * 10 * 1.0));
+}
+
+TEST_CASE("Gradient buckets: DeepSpeed's reduce_bucket_size in 16-bit, Megatron-Core's max(40M, 1M x DP) in fp32",
+          "[graph][framework]") {
+  Fixture fx(3e8);  // 8 x 3e8 + 1e7 = 2.41e9 parameters
+  fx.scenario.plan.zero_stage = 1;
+  fx.scenario.plan.framework = Framework::deepspeed;
+  CHECK(fx.costs().stages[0].chunks[0].buckets.size() == 5);  // 4.82e9 B / (5e8 x 2 B)
+  fx.scenario.plan.framework = Framework::megatron_core;
+  CHECK(fx.costs().stages[0].chunks[0].buckets.size() == 61);  // 9.64e9 B / (40e6 x 4 B) = 60.25
+}
+
+TEST_CASE("Blocking pipeline sends (DeepSpeed) add exactly one transfer to a 2-stage, 2-micro-batch 1F1B step",
+          "[graph][framework]") {
+  constexpr double f = 1e-3, b = 2e-3, c = 5e-4;
+  ChunkCosts chunk;
+  chunk.forward_s = f;
+  chunk.backward_input_s = b / 2;
+  chunk.backward_weight_s = b / 2;
+  PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 2, chunk);
+  costs.p2p_s = c;
+  costs.p2p_bytes = 1e6;
+  auto run = [](const PipelineCosts& pc) {
+    const auto orders = build_schedule(pc.schedule, pc.num_stages(), pc.microbatches, pc.num_chunks());
+    return static_cast<double>(replay(build_task_graph(pc, orders)).end) * 1e-12;
+  };
+  // Overlapped: S0 F1 F2, S1 F1 B1 F2 B2, S0 B1 B2: 3f + 3b + 2c.
+  CHECK(run(costs) == Approx(3 * f + 3 * b + 2 * c).epsilon(1e-9));
+  PipelineCosts blocking = costs;
+  make_p2p_blocking(blocking);
+  CHECK(blocking.stages[0].chunks[0].forward_s == Approx(f + c));             // stage 0 sends activations
+  CHECK(blocking.stages[1].chunks[0].forward_s == Approx(f));                 // the last stage does not
+  CHECK(blocking.stages[1].chunks[0].backward_input_s == Approx(b / 2 + c));  // stage 1 sends gradients
+  CHECK(blocking.stages[0].chunks[0].backward_input_s == Approx(b / 2));
+  CHECK(run(blocking) == Approx(3 * f + 3 * b + 3 * c).epsilon(1e-9));
+}
