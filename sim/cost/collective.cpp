@@ -143,14 +143,21 @@ Priced fastest_protocol(const Tiers& t, double bw_s, double step_latency_s) {
 }
 
 // Ring over all n ranks. `volume` is the bytes each rank sends per byte of buffer
-// (2(n-1)/n for all-reduce) and `steps` the latency steps.
-double ring_time(const Tiers& t, double bytes, double volume, double steps) {
+// (2(n-1)/n for all-reduce), `steps` the latency steps and `inter_steps` those of them
+// that cross servers: NCCL's tuner (src/graph/tuning.cc, ring latency) charges
+// nInterSteps = 2(nNodes-1) for all-reduce and nNodes-1 otherwise at the network latency
+// and the rest at the intra-server one.
+double ring_latency(const Tiers& t, double steps, double inter_steps) {
+  if (t.k <= 1) return steps * t.intra_alpha;
+  return inter_steps * t.inter_alpha + (steps - inter_steps) * t.intra_alpha;
+}
+
+double ring_time(const Tiers& t, double bytes, double volume, double steps, double inter_steps) {
   double bottleneck = kInf;
   if (t.g > 1) bottleneck = t.intra_bw;  // every rank sends `volume` over its own port/link
   if (t.k > 1) bottleneck = std::min(bottleneck, t.group_nic_pool());  // one channel per local rank's NIC
   if (bottleneck == kInf) return 0;
-  const double alpha = t.k > 1 ? t.inter_alpha : t.intra_alpha;
-  return volume * bytes / bottleneck + steps * alpha;
+  return volume * bytes / bottleneck + ring_latency(t, steps, inter_steps);
 }
 
 // Reduce-scatter (or all-gather) of `bytes` among the g ranks of one server.
@@ -294,10 +301,10 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
     }
     return out;
   }
-  double volume = 0, steps = 0;
+  double volume = 0, steps = 0, inter_steps = t.k - 1;
   switch (kind) {
     case CollectiveKind::all_reduce:
-      volume = 2 * (n - 1) / n, steps = 2 * (n - 1);
+      volume = 2 * (n - 1) / n, steps = 2 * (n - 1), inter_steps = 2 * (t.k - 1);
       break;
     case CollectiveKind::reduce_scatter:
     case CollectiveKind::all_gather:
@@ -310,7 +317,8 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
   // Per rank: of a ring's `volume` x S, one hop in g leaves the server.
   const double g = t.g, k = t.k;
   if (t.k > 1) {
-    out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps), steps * t.inter_alpha,
+    out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps, inter_steps),
+                   ring_latency(t, steps, inter_steps),
                    (g - 1) / g * volume * bytes, volume * bytes / g});
   } else {
     const Priced ring = fastest_protocol(t, volume * bytes / t.intra_bw, steps * t.intra_alpha);

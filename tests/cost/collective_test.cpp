@@ -108,6 +108,25 @@ TEST_CASE("910B full-mesh busbw rises with card count 2 -> 4 -> 8", "[cost][cali
         Approx(busbw(a, CollectiveKind::all_gather, contiguous_group_shape(8, 8), 1 * GiB)).epsilon(0.01));
 }
 
+TEST_CASE("a ring across servers pays the network latency only on the steps that cross them (NCCL tuning.cc)",
+          "[cost]") {
+  // n ranks on k servers of g: all-reduce has 2(n-1) steps of which 2(k-1) cross servers,
+  // all-gather and reduce-scatter n-1 of which k-1; the rest pay the intra-server latency.
+  const HardwareSpec h = test::a100_dgx();
+  const double intra = h.node.link_latency_s, inter = inter_node_latency_s(h);
+  for (int k : {2, 4, 16}) {
+    const int n = 8 * k;
+    const GroupShape shape = contiguous_group_shape(n, 8);
+    const double tiny = 8;  // bytes: the time is all latency
+    const double ar = collective_time_s(h, CollectiveKind::all_reduce, shape, tiny, CollectiveAlgorithm::ring);
+    CHECK(ar == Approx(2.0 * (k - 1) * inter + (2.0 * (n - 1) - 2.0 * (k - 1)) * intra).epsilon(1e-3));
+    const double ag = collective_time_s(h, CollectiveKind::all_gather, shape, tiny, CollectiveAlgorithm::ring);
+    CHECK(ag == Approx((k - 1.0) * inter + ((n - 1.0) - (k - 1.0)) * intra).epsilon(1e-3));
+    // Far below charging every step the network latency, as a flat ring of servers would.
+    CHECK(ag < 0.5 * (n - 1) * inter);
+  }
+}
+
 TEST_CASE("hierarchical beats a flat ring across 910B3 servers for large messages", "[cost]") {
   const HardwareSpec h = test::ascend_910b3();
   const GroupShape shape = contiguous_group_shape(16, 8);
