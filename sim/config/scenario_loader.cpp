@@ -12,6 +12,7 @@
 #include "trainsim/common/input_file.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/config/yaml_file.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -26,39 +27,6 @@ namespace trainsim {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The line (1-based) of the `---` that starts the document whose content yaml-cpp marks at
-// `mark_line` (0-based): the nearest such line at or before it.
-int document_start_line(const std::string& text, int mark_line) {
-  const std::vector<std::string> lines = split(text, '\n');
-  for (int i = std::min(mark_line, static_cast<int>(lines.size()) - 1); i >= 0; --i)
-    if (lines[static_cast<std::size_t>(i)].rfind("---", 0) == 0) return i + 1;
-  return mark_line + 1;
-}
-
-// One YAML document (JSON is YAML). Null for an empty file; validate_tree says so.
-YAML::Node read_yaml(const std::string& path) {
-  const std::string text = read_input_file(path);
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::DeepRecursion& e) {  // yaml-cpp 0.7 labels this one "bad file"
-    throw ConfigError(Diagnostic{SourceLocation{path, e.mark.line + 1, e.mark.column + 1}, "",
-                                 "malformed YAML: nested " + std::to_string(e.depth()) + " levels deep", ""});
-  } catch (const YAML::Exception& e) {
-    SourceLocation at{path, e.mark.is_null() ? 0 : e.mark.line + 1, e.mark.is_null() ? 0 : e.mark.column + 1};
-    throw ConfigError(Diagnostic{at, "", "malformed YAML: " + e.msg, ""});
-  }
-  if (documents.size() > 1) {
-    // yaml-cpp's Load would keep the first and drop the rest, unknown keys and all.
-    const YAML::Mark mark = documents[1].Mark();
-    const int line = document_start_line(text, mark.is_null() ? 0 : mark.line);
-    throw ConfigError(Diagnostic{SourceLocation{path, line, 1}, "",
-                                 "a second YAML document starts here; a file holds one document",
-                                 "remove the '---' line (and what follows, or merge it into the first document)"});
-  }
-  return documents.empty() ? YAML::Node() : documents.front();
-}
 
 std::string join_names(const std::vector<std::string>& names, const std::string& separator) {
   std::string out;
@@ -349,7 +317,7 @@ Diagnostic unknown_override(const std::string& key) {
 }  // namespace
 
 ModelSpec load_model(const std::string& path) {
-  const YAML::Node root = read_yaml(path);
+  const YAML::Node root = read_yaml_file(path);
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;
@@ -363,7 +331,7 @@ ModelSpec load_model(const std::string& path) {
 }
 
 HardwareSpec load_hardware(const std::string& path) {
-  const YAML::Node root = read_yaml(path);
+  const YAML::Node root = read_yaml_file(path);
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;
@@ -374,7 +342,7 @@ HardwareSpec load_hardware(const std::string& path) {
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
                        const std::vector<std::string>& search_roots) {
-  YAML::Node root = read_yaml(path);
+  YAML::Node root = read_yaml_file(path);
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/config/yaml_file.hpp"
 #include "trainsim/framework/framework.hpp"
 
 namespace trainsim {
@@ -68,32 +69,9 @@ struct RowReader {
 }  // namespace
 
 std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
-  if (std::filesystem::is_directory(path)) {
-    throw ConfigError(Diagnostic({path, 0, 0}, "", "is a directory", "a calibration.yaml-style file"));
-  }
-  YAML::Node root;
-  try {
-    // Every document, so that a second one (after ---) is refused rather than ignored.
-    const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
-    if (documents.size() > 1) {
-      const auto mark = documents[1].Mark();
-      throw ConfigError(Diagnostic({path, std::max(1, mark.line + 1), std::max(1, mark.column + 1)}, "",
-                                   "a second YAML document; it would be ignored",
-                                   "one document: a list of runs"));
-    }
-    if (!documents.empty()) root = documents.front();
-  } catch (const YAML::BadFile&) {
-    Diagnostic d;
-    d.where.file = path;
-    d.problem = "cannot open the file";
-    d.valid = "a path to a calibration.yaml-style file";
-    throw ConfigError(std::move(d));
-  } catch (const YAML::ParserException& e) {
-    Diagnostic d;
-    d.where = SourceLocation{path, e.mark.line + 1, e.mark.column + 1};
-    d.problem = "malformed YAML: " + e.msg;
-    throw ConfigError(std::move(d));
-  }
+  // One document (a second is refused, not ignored); a missing file, a directory or
+  // malformed YAML is a one-line ConfigError naming the file.
+  const YAML::Node root = read_yaml_file(path);
   if (!root.IsSequence()) {
     Diagnostic d;
     d.where = SourceLocation{path, std::max(1, root.Mark().line + 1), std::max(1, root.Mark().column + 1)};

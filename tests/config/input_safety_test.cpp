@@ -221,6 +221,19 @@ TEST_CASE("a second YAML document is an error at its '---' line", "[config][inpu
   CHECK(load_model(s.write("first.yaml", "---\n" + kModel)).num_layers == 32);  // an explicit first start is fine
 }
 
+TEST_CASE("a line starting with ',' is malformed YAML at its line, not an endless parse (fuzzer finding)",
+          "[config][input]") {
+  // yaml-cpp 0.7's LoadAll never returns on this text (it allocated 23 GB before the fuzzer
+  // stopped it); the reader parses one document and finds further ones by their markers.
+  Scratch s("comma");
+  const std::string comma = s.write("comma.yaml", ",ame: llama2-7b\n" + kModel);
+  CHECK(config_error([&] { load_model(comma); }) ==
+        comma + ":1:1: malformed YAML: no document could be read from this line on; valid: 'key: value' lines (a line "
+                "cannot start with ',', '[', ']', '{' or '}' outside a flow collection)");
+  const std::string after = s.write("after.yaml", kModel + "...\nname: x\n");
+  CHECK_THAT(config_error([&] { load_model(after); }), Catch::StartsWith(after + ":9:1: a second YAML document"));
+}
+
 TEST_CASE("YAML nested without end or a non-scalar key is a ConfigError, not a crash", "[config][input]") {
   Scratch s("deep");
   const std::string deep = s.write("deep.yaml", "name: " + std::string(100000, '['));
