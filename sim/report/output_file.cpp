@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "trainsim/config/yaml_file.hpp"
+
 namespace trainsim {
 namespace {
 
@@ -166,7 +168,9 @@ std::vector<std::string> scenario_input_files(const std::string& scenario_path, 
   std::vector<std::string> files{scenario_path};
   std::vector<std::string> models = extra_models, hardware = extra_hardware;
   try {
-    const YAML::Node root = YAML::LoadFile(scenario_path);
+    // The project's one reader: capped in size, no directory handed to yaml-cpp (its LoadFile
+    // leaks a buffer when reading a directory fails) and no LoadAll.
+    const YAML::Node root = read_yaml_file(scenario_path);
     models.push_back(top_level_scalar(root, "model"));
     hardware.push_back(top_level_scalar(root, "hardware"));
   } catch (const std::exception&) {
