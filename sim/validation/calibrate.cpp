@@ -17,22 +17,6 @@ namespace {
 // by more is not exercised by the run.
 constexpr double kSamePrediction = 1e-9;
 
-const char* hardware_file_for(AcceleratorFamily family) {
-  switch (family) {
-    case AcceleratorFamily::a100:
-      return "a100-80gb.yaml";
-    case AcceleratorFamily::h100:
-      return "h100-80gb.yaml";
-    case AcceleratorFamily::b200:
-      return "b200.yaml";
-    case AcceleratorFamily::ascend_910b:
-      return "ascend-910b3.yaml";
-    case AcceleratorFamily::unknown:
-      return "";
-  }
-  return "";
-}
-
 std::vector<std::vector<double>> grid_points(const std::vector<KeyGrid>& keys) {
   std::vector<std::vector<double>> points{{}};
   for (const auto& key : keys) {
@@ -233,7 +217,7 @@ std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<Mea
        {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200, AcceleratorFamily::ascend_910b}) {
     FamilyCrossValidation cv;
     cv.family = family;
-    cv.hardware = hardware_file_for(family);
+    cv.hardware = hardware_file_of(family);
     std::vector<KeyGrid> grids;
     for (const auto& fit : registry) {
       if (fit.hardware != cv.hardware || fit.kind != FitKind::calibration_set) continue;

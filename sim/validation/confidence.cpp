@@ -18,17 +18,6 @@ namespace {
 constexpr AcceleratorFamily kFamilies[] = {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200,
                                            AcceleratorFamily::ascend_910b};
 
-const char* hardware_file(AcceleratorFamily family) {
-  switch (family) {
-    case AcceleratorFamily::a100: return "a100-80gb.yaml";
-    case AcceleratorFamily::h100: return "h100-80gb.yaml";
-    case AcceleratorFamily::b200: return "b200.yaml";
-    case AcceleratorFamily::ascend_910b: return "ascend-910b3.yaml";
-    case AcceleratorFamily::unknown: return "";
-  }
-  return "";
-}
-
 // "NVIDIA/Megatron-LM images/model_table.png @ ..." -> "NVIDIA/Megatron-LM".
 std::string stack_of(const std::string& source) {
   std::string s = source;
@@ -141,7 +130,7 @@ std::vector<RunError> family_errors(AcceleratorFamily family, const std::vector<
                                     const ValidationOptions& options) {
   std::vector<KeyGrid> full;
   for (const auto& fit : fit_registry()) {
-    if (fit.hardware == hardware_file(family) && fit.kind == FitKind::calibration_set)
+    if (fit.hardware == hardware_file_of(family) && fit.kind == FitKind::calibration_set)
       full.push_back({fit.key, fit.grid.values()});
   }
   std::vector<MeasuredRun> family_runs;
@@ -151,7 +140,7 @@ std::vector<RunError> family_errors(AcceleratorFamily family, const std::vector<
   if (full.empty() || family_runs.size() < 2) return {};
   ValidationOptions family_options = options;
   if (!family_options.hardware_for) {
-    const HardwareSpec base = load_hardware(options.hardware_dir + "/" + hardware_file(family));
+    const HardwareSpec base = load_hardware(options.hardware_dir + "/" + hardware_file_of(family));
     family_options.hardware_for = [base](AcceleratorFamily) { return base; };
   }
   const HardwareSpec shipped = family_options.hardware_for(family);

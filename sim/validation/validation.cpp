@@ -102,16 +102,6 @@ bool predates_flash_attention(const MeasuredRun& run) {
   return false;
 }
 
-const char* hardware_file_of(AcceleratorFamily family) {
-  switch (family) {
-    case AcceleratorFamily::a100: return "a100-80gb.yaml";
-    case AcceleratorFamily::h100: return "h100-80gb.yaml";
-    case AcceleratorFamily::b200: return "b200.yaml";
-    case AcceleratorFamily::ascend_910b: return "ascend-910b3.yaml";
-    case AcceleratorFamily::unknown: return "";
-  }
-  return "";
-}
 
 Diagnostic problem(const MeasuredRun& run, const std::string& field, const std::string& what,
                    const std::string& valid = "") {
@@ -855,6 +845,18 @@ std::string trends_json(const TrendsReport& report) {
   j["rows_failed"] = report.rows_failed;
   // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+// The shipped hardware file that prices a family's measured runs ("" for unknown).
+const char* hardware_file_of(AcceleratorFamily family) {
+  switch (family) {
+    case AcceleratorFamily::a100: return "a100-80gb.yaml";
+    case AcceleratorFamily::h100: return "h100-80gb.yaml";
+    case AcceleratorFamily::b200: return "b200.yaml";
+    case AcceleratorFamily::ascend_910b: return "ascend-910b3.yaml";
+    case AcceleratorFamily::unknown: return "";
+  }
+  return "";
 }
 
 }  // namespace trainsim

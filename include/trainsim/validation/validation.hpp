@@ -21,6 +21,8 @@ namespace trainsim {
 enum class AcceleratorFamily { a100, h100, b200, ascend_910b, unknown };
 const char* to_string(AcceleratorFamily family);
 AcceleratorFamily family_of(const std::string& accelerator);
+// The file in hardware/ that prices a family's measured runs ("" for unknown).
+const char* hardware_file_of(AcceleratorFamily family);
 
 struct ValidationRow {
   std::string id;
