@@ -17,16 +17,8 @@ foreach(item IN LISTS COPY)
   endif()
   configure_file(${source} ${WORKDIR}/${name} COPYONLY)
 endforeach()
-execute_process(COMMAND ${TRAINSIM} ${ARGS}
-  WORKING_DIRECTORY ${WORKDIR}
-  RESULT_VARIABLE exit_code OUTPUT_VARIABLE out ERROR_VARIABLE err)
-set(all "${out}${err}")
-if(NOT "${exit_code}" STREQUAL "${EXPECTED_EXIT}")
-  message(FATAL_ERROR "expected exit ${EXPECTED_EXIT}, got ${exit_code}\n${all}")
-endif()
-if(NOT all MATCHES "${REGEX}")
-  message(FATAL_ERROR "output does not match '${REGEX}':\n${all}")
-endif()
+# The run and its exit-code and output checks (sets `out` for the stdout checks below).
+include(${CMAKE_CURRENT_LIST_DIR}/expect_cli.cmake)
 foreach(name IN LISTS ABSENT)
   if(EXISTS ${WORKDIR}/${name})
     message(FATAL_ERROR "${name} was left behind")
