@@ -20,9 +20,5 @@ trainsim_cli_test(choose_unknown_objective_is_bad_input 2 "unknown objective 'sp
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --objective speed)
 trainsim_cli_test(choose_pue_below_one_is_bad_input 2 "--pue: 0.5 is out of range"
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --pue 0.5)
-trainsim_cli_test(compare_writes_json 0 "1f1b.*interleaved:2"
-  compare scenarios/default.yaml --schedules 1f1b,interleaved:2 --json ${CMAKE_CURRENT_BINARY_DIR}/compare.json)
-trainsim_cli_test(scale_writes_json 0 "linearity"
-  scale scenarios/default.yaml --devices 7,8,16 --json ${CMAKE_CURRENT_BINARY_DIR}/scale.json)
 trainsim_cli_test(compare_offers_json 0 "--json" compare --help)
 trainsim_cli_test(scale_offers_json 0 "--json" scale --help)
