@@ -154,7 +154,7 @@ std::vector<FittedValue> fit_registry() {
       calibration_fit("b200.yaml", kSustained, b200_rows(), {0.51, 0.58, 0.005}),
       calibration_fit("ascend-910b3.yaml", kSustained, ascend_rows(), {0.55, 0.85, 0.01}),
       calibration_fit("ascend-910b3.yaml", kOverlap, ascend_mc2_rows(), {0.3, 0.8, 0.1}),
-      // Microbenchmark fits (../shared/microbenchmarks.md sections).
+      // Microbenchmark fits (hardware/sources/microbenchmarks.md sections).
       microbenchmark_fit("a100-80gb.yaml", "device.gemm.small", "1b: A100 cuBLAS square GEMM sweep 1024^3-4096^3"),
       microbenchmark_fit("a100-80gb.yaml", "device.gemm.half_flops", "1b: A100 cuBLAS square GEMM sweep 1024^3-4096^3"),
       microbenchmark_fit("a100-80gb.yaml", "device.eager_attention_memory_efficiency",

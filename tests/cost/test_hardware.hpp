@@ -3,7 +3,7 @@
 // formula (ring = 2(n-1)/n S/B + 2(n-1) a, hierarchical = RS + AR + AG, ...) need values that
 // stay put when a shipped file is refit, and no YAML loader in between. They are NOT what ships:
 // every test tagged [calibration] (a comparison with a measurement) loads hardware/*.yaml.
-// Sources: ../shared/hardware-specs.md, ascend-910b.md and microbenchmarks.md (keys
+// Sources: hardware/sources/hardware-specs.md, ascend-910b.md and microbenchmarks.md (keys
 // [MLE-net], [MLE-acc], [limulidae], ... as there).
 //
 // What they differ in from the shipped files, and why:

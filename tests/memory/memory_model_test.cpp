@@ -210,7 +210,7 @@ TEST_CASE("out-of-memory verdict compares the peak with the device HBM", "[memor
 }
 
 // Measured peak allocated memory (torch.cuda.max_memory_allocated, GiB) of SimuMax's
-// 8 x B200 runs: /work/shared/validation/calibration.yaml rows simumax-b200-*
+// 8 x B200 runs: tests/validation/calibration.yaml rows simumax-b200-*
 // (MooreThreads/SimuMax docs/b200/b200_release_v1.2_summary.json @ 4dcaae5). BF16,
 // distributed optimizer, no recompute, flash attention, micro-batch 1, 4 micro-batches.
 // The mbc8 / mbc32 rows reuse these memory figures (same topology).
@@ -278,7 +278,7 @@ TEST_CASE("B200 memory predictions: stage parts sum to allocated, the peak is th
 }
 
 // Measured peak memory (GB, 10^9 bytes) of the zero-bubble paper's pure-pipeline GPT runs
-// (Qi et al. 2024, Tables 4, 11, 12 / /work/shared/validation/trends.yaml rows qi24-*):
+// (Qi et al. 2024, Tables 4, 11, 12 / tests/validation/trends.yaml rows qi24-*):
 // A100 80GB, TP 1, DP 1, sequence 1024, first and last stage one layer short. The paper
 // states neither vocabulary, precision nor recompute: we assume Megatron's GPT setup of
 // that fork (V 51200 padded, 16-bit, no recompute, no flash attention, dropout 0.1).

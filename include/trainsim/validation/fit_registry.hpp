@@ -5,7 +5,7 @@
 // read off directly, or a stated assumption). A value is in this list when it was
 // chosen to make a model match measurements: either whole training steps of the
 // calibration set (tests/validation/calibration.yaml) or microbenchmark tables
-// (../shared/microbenchmarks.md). tests/validation/fit_registry_test.cpp keeps the list
+// (hardware/sources/microbenchmarks.md). tests/validation/fit_registry_test.cpp keeps the list
 // and the hardware files' "fit" comments in agreement.
 #include <string>
 #include <vector>
