@@ -16,7 +16,9 @@
 #include "explore_commands.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/config/schema.hpp"
 #include "trainsim/explore/fit_advice.hpp"
 #include "trainsim/explore/search.hpp"
 #include "trainsim/memory/memory_model.hpp"
@@ -130,23 +132,40 @@ int run_command(const std::function<void()>& work) {
 int main(int argc, char** argv) {
   CLI::App app{"trainsim: predict the step time, memory, throughput and MFU of distributed LLM training\n"
                "from a model, a hardware description and a parallel plan."};
-  app.footer(
-      "Examples:\n"
-      "  trainsim run scenarios/default.yaml\n"
-      "  trainsim run scenarios/default.yaml --set plan.micro_batch_size=2 --json step.json --trace step.trace.json\n"
-      "  trainsim memory scenarios/gpt3-175b-a100-1024.yaml --json memory.json\n"
-      "  trainsim ops scenarios/gpt3-175b-a100-1024.yaml --csv ops.csv      # where a layer's time goes\n"
-      "  trainsim collective --hardware hardware/a100-80gb.yaml --op all_reduce --devices 8,16,64 --sizes 1MiB:4GiB\n"
-      "  trainsim sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2,4 --grid plan.schedule=1f1b,zb-h1 --csv s.csv\n"
-      "  trainsim max-batch scenarios/default.yaml\n"
-      "  trainsim compare scenarios/llama2-70b-910b3-1024.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1\n"
-      "  trainsim scale scenarios/llama2-70b-910b3-1024.yaml --devices 32,64,128,256,512,1024\n"
-      "  trainsim explain scenarios/llama2-70b-910b3-1024.yaml   # what limits this plan, with what-if replays\n"
-      "  trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml\n"
-      "  trainsim validate --trends tests/validation/trends.yaml\n"
+  // One list of examples: the top-level help shows them all, each subcommand's help only its own.
+  const std::vector<std::string> examples = {
+      "trainsim run scenarios/default.yaml",
+      "trainsim run scenarios/default.yaml --set plan.micro_batch_size=2 --json step.json --trace step.trace.json",
+      "trainsim memory scenarios/gpt3-175b-a100-1024.yaml --json memory.json",
+      "trainsim ops scenarios/gpt3-175b-a100-1024.yaml --csv ops.csv      # where a layer's time goes",
+      "trainsim collective --hardware hardware/a100-80gb.yaml --op all_reduce --devices 8,16,64 --sizes 1MiB:4GiB",
+      "trainsim sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2,4 --grid plan.schedule=1f1b,zb-h1 --csv s.csv",
+      "trainsim max-batch scenarios/default.yaml",
+      "trainsim compare scenarios/llama2-70b-910b3-1024.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1",
+      "trainsim search scenarios/gpt3-175b-a100-1024.yaml --top 5",
+      "trainsim choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml,hardware/ascend-910b3.yaml",
+      "trainsim scale scenarios/llama2-70b-910b3-1024.yaml --devices 32,64,128,256,512,1024",
+      "trainsim explain scenarios/llama2-70b-910b3-1024.yaml   # what limits this plan, with what-if replays",
+      "trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml",
+      "trainsim validate --trends tests/validation/trends.yaml",
+      "trainsim calibrate tests/validation/calibrate_sample_runs.yaml --hardware hardware/a100-80gb.yaml "
+      "--fit sustained_compute_fraction",
+      "trainsim keys plan.                    # every scenario key under plan: type, default, range, meaning",
+      "trainsim keys --file hardware node.    # the keys of a hardware file under node",
+  };
+  const std::string common_footer =
       "Output files (--json, --csv, --trace, --html) are checked before any work and written whole; '-' is stdout.\n"
       "Exit codes: 0 an answer (a plan that does not fit in memory too: where it overflows and what fits),\n"
-      "  2 bad input (one line per problem: file:line:col: key.path: what; valid: ...), 3 internal error (a bug).");
+      "  2 bad input (one line per problem: file:line:col: key.path: what; valid: ...), 3 internal error (a bug).";
+  auto footer_for = [&](const std::string& command) {
+    std::string text;
+    for (const auto& line : examples)
+      if (command.empty() || line.rfind("trainsim " + command + " ", 0) == 0 || line == "trainsim " + command)
+        text += "  " + line + "\n";
+    return (text.empty() ? "" : "Examples:\n" + text) + common_footer;
+  };
+  app.footer(footer_for(""));
+  app.set_version_flag("--version", std::string("trainsim ") + trainsim::version());
   app.require_subcommand(1);
 
   ScenarioArgs run_args;
@@ -204,9 +223,23 @@ int main(int argc, char** argv) {
   bool show_ops = false;
   validate->add_flag("--ops", show_ops, "with --show: also print each shown run's per-op table (as trainsim ops)");
 
+  std::string keys_prefix, keys_file = "scenario";
+  auto* keys = app.add_subcommand("keys",
+                                  "Every key of a scenario (or model, hardware) file: type or unit, default, valid "
+                                  "values or range, and meaning, from the one key table the loader checks against");
+  keys->add_option("prefix", keys_prefix, "only keys starting with this, e.g. plan. or plan.schedule");
+  keys->add_option("--file", keys_file, "which file's keys")
+      ->check(CLI::IsMember({"scenario", "model", "hardware"}))
+      ->capture_default_str();
+
   std::function<void()> explore_action;  // set when sweep / max-batch / compare / scale is parsed
   add_explore_commands(app, explore_action, kDataDir);
   add_calibrate_commands(app, explore_action);
+
+  // A subcommand that wrote its own help text (choose) keeps it, with the common lines.
+  for (auto* command : app.get_subcommands([](CLI::App*) { return true; }))
+    command->footer(command->get_footer() != app.get_footer() ? command->get_footer() + "\n" + common_footer
+                                                               : footer_for(command->get_name()));
 
   // A usage error is one line like any other bad input.
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
@@ -222,6 +255,18 @@ int main(int argc, char** argv) {
   return run_command([&] {
     if (explore_action) {
       explore_action();
+    } else if (*keys) {
+      const auto kind = keys_file == "model"      ? trainsim::FileKind::model
+                        : keys_file == "hardware" ? trainsim::FileKind::hardware
+                                                  : trainsim::FileKind::scenario;
+      const std::string table = trainsim::describe_schema(kind, keys_prefix);
+      if (table.empty()) {
+        std::string sections;
+        for (const auto& name : trainsim::keys_under(kind, "")) sections += (sections.empty() ? "" : ", ") + name;
+        throw trainsim::ConfigError(trainsim::Diagnostic(
+            {}, "keys", "no " + keys_file + " key starts with '" + keys_prefix + "'", "a prefix of a key: " + sections));
+      }
+      std::fputs(table.c_str(), stdout);
     } else if (*run) {
       const auto outputs = requested_outputs(*run, {{"--json", run_json}, {"--trace", run_trace}, {"--html", run_html}});
       const auto scenario = load_checked(run_args, outputs);

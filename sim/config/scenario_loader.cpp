@@ -301,8 +301,6 @@ Diagnostic unknown_override(const std::string& key) {
   if (!under.empty())  // "plan": a section, not a key
     return Diagnostic{at, key, "'" + key + "' is a section; set one of its keys",
                       key + "." + join_names(under, ", " + key + ".")};
-  const std::string near = closest_key(key, all);
-  if (!near.empty()) return Diagnostic{at, key, "unknown key '" + echo(key) + "', did you mean '" + near + "'?"};
   const auto dot = key.rfind('.');
   const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
   std::vector<std::string> siblings = keys_under(FileKind::scenario, section);
@@ -311,7 +309,11 @@ Diagnostic unknown_override(const std::string& key) {
     siblings = keys_under(FileKind::scenario, "");
     prefix.clear();
   }
-  return Diagnostic{at, key, "unknown key '" + echo(key) + "'", prefix + join_names(siblings, ", " + prefix)};
+  // The valid keys beside the suggestion: the nearest name may not be the one meant.
+  const std::string valid = prefix + join_names(siblings, ", " + prefix);
+  const std::string near = closest_key(key, all);
+  if (!near.empty()) return Diagnostic{at, key, "unknown key '" + echo(key) + "', did you mean '" + near + "'?", valid};
+  return Diagnostic{at, key, "unknown key '" + echo(key) + "'", valid};
 }
 
 }  // namespace

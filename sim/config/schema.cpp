@@ -1,13 +1,16 @@
 // The key tables of model, hardware and scenario files, and the validation walker they drive.
 #include "trainsim/config/schema.hpp"
-#include "trainsim/common/text.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
+
+#include "trainsim/common/text.hpp"
 
 #include "validate.hpp"
 
@@ -340,7 +343,8 @@ struct Walker {
         const auto names = children(prefix);
         const std::string near = closest_key(key, names);
         if (!near.empty()) {
-          problem(where(key_node, path), path, "unknown key '" + echo(key) + "', did you mean '" + near + "'?");
+          problem(where(key_node, path), path, "unknown key '" + echo(key) + "', did you mean '" + near + "'?",
+                  join(names, ", "));
         } else {
           problem(where(key_node, path), path, "unknown key '" + echo(key) + "'", join(names, ", "));
         }
@@ -442,9 +446,10 @@ const std::vector<KeySpec>& key_schema(FileKind kind) {
   return kModelKeys;
 }
 
-std::string describe_schema(FileKind kind) {
-  std::string out;
+std::string describe_schema(FileKind kind, const std::string& prefix) {
+  std::vector<std::array<std::string, 5>> rows;
   for (const auto& spec : key_schema(kind)) {
+    if (std::string_view(spec.path).substr(0, prefix.size()) != prefix) continue;
     std::string type;
     switch (spec.type) {
       case T::integer:
@@ -466,7 +471,7 @@ std::string describe_schema(FileKind kind) {
         type = dimension_name(spec.dim);
         break;
       case T::int_list:
-        type = "list of integers";
+        type = "integer list";
         break;
     }
     std::string valid;
@@ -477,8 +482,17 @@ std::string describe_schema(FileKind kind) {
     const std::string deflt = spec.required                            ? "(required)"
                               : std::string(spec.default_text).empty() ? "(unset)"
                                                                        : spec.default_text;
-    out += std::string(spec.path) + "  " + type + "  " + deflt + (valid.empty() ? "" : "  [" + valid + "]") + "  " +
-           spec.doc + "\n";
+    rows.push_back({spec.path, type, deflt, valid, spec.doc});
+  }
+  if (rows.empty()) return "";
+  rows.insert(rows.begin(), {"key", "type", "default", "valid", "meaning"});
+  std::array<std::size_t, 4> width{};
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < width.size(); ++c) out += row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+    out += row[4] + "\n";
   }
   return out;
 }

@@ -1,6 +1,8 @@
 #include "trainsim/config/schema.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -45,10 +47,19 @@ TEST_CASE("did-you-mean picks the closest key and stays silent when nothing is c
   CHECK(closest_key("banana", keys) == "");
 }
 
-TEST_CASE("describe_schema prints each key with type, default, range and doc", "[config]") {
-  const std::string text = describe_schema(FileKind::scenario);
-  CHECK_THAT(text, Catch::Contains("plan.tensor_model_parallel_size  integer  1  [integer in [1, 1024]]  TP\n"));
-  CHECK_THAT(text, Catch::Contains("plan.recompute_granularity  choice  none  [none, selective, full]"));
-  CHECK_THAT(describe_schema(FileKind::hardware),
-             Catch::Contains("device.hbm_bandwidth  bytes/s  (required)  [bytes/s in [1GB/s, 1PB/s]]  nominal HBM bandwidth\n"));
+TEST_CASE("describe_schema prints each key with type, default, range and doc, aligned, filtered by prefix",
+          "[config]") {
+  CHECK(describe_schema(FileKind::scenario, "plan.tensor_model") ==
+        "key                              type     default  valid                 meaning\n"
+        "plan.tensor_model_parallel_size  integer  1        integer in [1, 1024]  TP\n");
+  CHECK(describe_schema(FileKind::scenario, "plan.recompute_gran") ==
+        "key                         type    default  valid                  meaning\n"
+        "plan.recompute_granularity  choice  none     none, selective, full  activation recomputation\n");
+  CHECK(describe_schema(FileKind::hardware, "device.hbm_bandwidth") ==
+        "key                   type     default     valid                      meaning\n"
+        "device.hbm_bandwidth  bytes/s  (required)  bytes/s in [1GB/s, 1PB/s]  nominal HBM bandwidth\n");
+  // Every key once, and nothing for a prefix no key has.
+  const std::string all = describe_schema(FileKind::scenario);
+  CHECK(static_cast<std::size_t>(std::count(all.begin(), all.end(), '\n')) == key_schema(FileKind::scenario).size() + 1);
+  CHECK(describe_schema(FileKind::scenario, "plan.no_such").empty());
 }

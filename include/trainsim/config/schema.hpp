@@ -50,8 +50,10 @@ struct Validated {
 // table order, for "valid: ..." lists.
 std::vector<std::string> keys_under(FileKind kind, const std::string& section);
 
-// The table as text, one key per line: "path  type  default  valid  doc" (for `trainsim explain`).
-std::string describe_schema(FileKind kind);
+// The keys starting with `prefix` ("" for all) as an aligned table, one key per line:
+// key, type (or unit dimension), default, valid values or range, meaning (`trainsim keys`).
+// "" when no key starts with `prefix`.
+std::string describe_schema(FileKind kind, const std::string& prefix = "");
 
 // Levenshtein distance; suggestion among `candidates` or "" when none is close.
 int edit_distance(const std::string& a, const std::string& b);

@@ -1,0 +1,7 @@
+#include "trainsim/common/version.hpp"
+
+namespace trainsim {
+
+const char* version() { return TRAINSIM_VERSION; }
+
+}  // namespace trainsim

@@ -1,0 +1,17 @@
+# --version, `keys`, and per-subcommand help (issue 20).
+trainsim_cli_test(version_prints_the_project_version 0 "^trainsim ${PROJECT_VERSION}\n$" --version)
+trainsim_cli_test(keys_prints_type_default_range_and_meaning 0
+  "key +type +default +valid +meaning\nplan.schedule +choice +1f1b +gpipe, 1f1b, interleaved, zb-h1 +pipeline schedule\n$"
+  keys plan.schedule)
+trainsim_cli_test(keys_of_a_hardware_file 0 "node.devices_per_node +integer +8 +integer in \\[1, 1024\\] +devices in one server"
+  keys --file hardware node.)
+trainsim_cli_test(keys_unknown_prefix_is_bad_input_with_the_sections 2
+  "^keys: no scenario key starts with 'plan.foo'; valid: a prefix of a key: name, description, model, hardware, num_devices, data, plan\n$"
+  keys plan.foo)
+# A subcommand's help shows its own examples only ("trainsim scale" is not a run example).
+trainsim_cli_test(run_help_shows_run_examples_only 0
+  "Examples:\n  trainsim run scenarios/default.yaml\n  trainsim run [^\n]*\nOutput files"
+  run --help)
+trainsim_cli_test(unknown_key_suggestion_lists_the_valid_keys 2
+  "plan.schedle: unknown key 'plan.schedle', did you mean 'plan.schedule'\\?; valid: plan.tensor_model_parallel_size, .*plan.rank_order"
+  run scenarios/default.yaml --set plan.schedle=1f1b)
