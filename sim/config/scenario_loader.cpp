@@ -36,6 +36,61 @@ std::string join_names(const std::vector<std::string>& names, const std::string&
 
 bool is_json(const std::string& path) { return fs::path(path).extension() == ".json"; }
 
+// A Hugging Face config.json as trainsim's model keys. GPT-2-style files name the shape
+// n_embd, n_layer, n_head, n_positions, n_inner (null: 4 x n_embd, as transformers'
+// GPT2MLP) and activation_function; the canonical key is added beside its alias (the same
+// node, so a diagnostic still points into the file). model_type gpt2 also implies what
+// transformers' GPT2Model builds: learned positions, biases, LayerNorm, tied embeddings.
+// The name: the file's own `name`, else the last part of `_name_or_path`, else the
+// directory of a file called config.json (a checkpoint directory), else the file name.
+void read_hf_config(YAML::Node& root, const std::string& path) {
+  if (!root.IsMap()) return;
+  const std::pair<const char*, const char*> aliases[] = {{"n_embd", "hidden_size"},
+                                                         {"n_layer", "num_hidden_layers"},
+                                                         {"n_head", "num_attention_heads"},
+                                                         {"n_positions", "max_position_embeddings"},
+                                                         {"n_inner", "intermediate_size"},
+                                                         {"activation_function", "hidden_act"}};
+  for (const auto& [alias, key] : aliases) {
+    if (root[alias] && !root[key]) root[key] = root[alias];
+  }
+  const YAML::Node hidden = root["hidden_size"];
+  const YAML::Node inner = root["intermediate_size"];
+  if (root["n_embd"] && hidden.IsScalar() && (!inner || inner.IsNull())) {
+    long long width = 0;
+    try {
+      width = hidden.as<long long>();
+    } catch (const YAML::Exception&) {
+      width = 0;  // not an integer: the schema reports hidden_size at its line
+    }
+    if (width > 0 && width <= (1LL << 40)) root["intermediate_size"] = 4 * width;
+  }
+  const YAML::Node type = root["model_type"];
+  if (type && type.IsScalar() && type.Scalar() == "gpt2") {
+    const std::pair<const char*, const char*> gpt2[] = {{"learned_position_embeddings", "true"},
+                                                        {"use_bias", "true"},
+                                                        {"norm", "layernorm"},
+                                                        {"tie_word_embeddings", "true"}};
+    for (const auto& [key, value] : gpt2) {
+      if (!root[key]) root[key] = value;
+    }
+  }
+  if (root["name"]) return;
+  const YAML::Node origin = root["_name_or_path"];
+  std::string name;
+  if (origin && origin.IsScalar()) {
+    name = fs::path(origin.Scalar()).filename().string();
+    if (name.empty()) name = fs::path(origin.Scalar()).parent_path().filename().string();
+  }
+  const fs::path file(path);
+  if (name.empty() && file.filename() == "config.json") {
+    std::error_code ec;
+    const fs::path full = fs::absolute(file, ec);
+    if (!ec) name = full.parent_path().filename().string();
+  }
+  if (!name.empty()) root["name"] = to_valid_utf8(name);
+}
+
 // The schema bounds every integer key within int (schema_test checks each bound), so a value
 // outside is a hole in the table, not bad input: an internal error rather than a wrapped int.
 std::int64_t as_int64(const Validated& v, const std::string& path) {
@@ -319,7 +374,8 @@ Diagnostic unknown_override(const std::string& key) {
 }  // namespace
 
 ModelSpec load_model(const std::string& path) {
-  const YAML::Node root = read_yaml_file(path);
+  YAML::Node root = read_yaml_file(path);
+  if (is_json(path)) read_hf_config(root, path);
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;

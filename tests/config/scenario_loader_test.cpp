@@ -6,6 +6,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/model/workload.hpp"
 
 using namespace trainsim;
 namespace fs = std::filesystem;
@@ -112,7 +113,7 @@ TEST_CASE("the shipped files hold the published numbers", "[config]") {
 
 TEST_CASE("a Hugging Face config.json loads as a model, ignoring fields trainsim does not use", "[config]") {
   const ModelSpec m = load_model(data("llama-2-7b-hf-config.json"));
-  CHECK(m.name == "llama-2-7b-hf-config");
+  CHECK(m.name == "Llama-2-7b-hf");  // the last part of its _name_or_path
   CHECK(m.hidden_size == 4096);
   CHECK(m.num_layers == 32);
   CHECK(m.num_key_value_heads == 32);
@@ -125,6 +126,28 @@ TEST_CASE("a Hugging Face config.json loads as a model, ignoring fields trainsim
   REQUIRE(moe.is_moe());
   CHECK(moe.moe->num_experts == 8);
   CHECK(moe.moe->experts_per_token == 2);
+}
+
+// tests/config/data/gpt2/config.json: the fields of Hugging Face's openai-community/gpt2
+// config.json (GPT-2 names, no _name_or_path).
+TEST_CASE("a GPT-2-style config.json loads by its own key names and is named after its directory", "[config]") {
+  const ModelSpec m = load_model(data("gpt2/config.json"));
+  CHECK(m.name == "gpt2");
+  CHECK(m.hidden_size == 768);
+  CHECK(m.num_layers == 12);
+  CHECK(m.num_attention_heads == 12);
+  CHECK(m.num_key_value_heads == 12);
+  CHECK(m.intermediate_size == 4 * 768);  // n_inner absent: transformers' GPT2MLP uses 4 x n_embd
+  CHECK(m.max_position_embeddings == 1024);
+  CHECK(m.vocab_size == 50257);
+  CHECK(m.hidden_act == "gelu_new");
+  CHECK_FALSE(m.gated_mlp);
+  CHECK(m.learned_position_embeddings);  // model_type gpt2: what GPT2Model builds
+  CHECK(m.use_bias);
+  CHECK(m.norm == "layernorm");
+  CHECK(m.tie_word_embeddings);
+  // 124M parameters, as published for GPT-2 small (tied head counted once).
+  CHECK(count_parameters(m).total == Approx(124439808).epsilon(0.001));
 }
 
 TEST_CASE("a scenario finds its model beside it and its hardware under the search roots", "[config]") {
