@@ -82,28 +82,6 @@ trainsim::Scenario load_checked(const ScenarioArgs& args, const std::vector<trai
   return load_after_checks(problems, [&] { return trainsim::load_scenario(args.scenario, overrides); });
 }
 
-// The run's JSON summary with the memory verdict: "status" right after the schema version,
-// and for a plan that does not fit, "out_of_memory" (where it overflows, what fits) at the end.
-std::string summary_json_with_status(const std::string& summary, const trainsim::FitAdvice& advice) {
-  const auto parsed = nlohmann::ordered_json::parse(summary);
-  const auto verdict = trainsim::fit_advice_json(advice);
-  nlohmann::ordered_json out;
-  for (auto it = parsed.begin(); it != parsed.end(); ++it) {
-    out[it.key()] = it.value();
-    if (it.key() == "schema_version") out["status"] = verdict["status"];
-  }
-  if (verdict.contains("out_of_memory")) out["out_of_memory"] = verdict["out_of_memory"];
-  return out.dump(2) + "\n";
-}
-
-std::string memory_json_with_status(const trainsim::MemoryReport& report, const trainsim::FitAdvice& advice) {
-  auto j = trainsim::memory_report_json(report);
-  const auto verdict = trainsim::fit_advice_json(advice);
-  j["status"] = verdict["status"].get<std::string>();
-  if (verdict.contains("out_of_memory")) j["out_of_memory"] = nlohmann::json::parse(verdict["out_of_memory"].dump());
-  return j.dump(2) + "\n";
-}
-
 // The one place that maps an outcome to an exit code. Bad input is a ConfigError (the
 // library turns every user mistake into one): exit 2, one line per problem. Anything else
 // escaping the library is a bug, whatever its type: exit 3, saying so.
@@ -281,7 +259,10 @@ int main(int argc, char** argv) {
       std::fputs(trainsim::format_summary(scenario, result, &confidence).c_str(), text);
       if (!advice.fits) std::fputs(("\n" + trainsim::format_fit_advice(advice)).c_str(), text);
       emit_outputs(outputs, [&](const std::string& option) {
-        if (option == "--json") return summary_json_with_status(trainsim::json_summary(scenario, result, &confidence), advice);
+        if (option == "--json")
+          return trainsim::summary_json_with_verdict(trainsim::json_summary(scenario, result, &confidence), advice)
+                     .dump(2) +
+                 "\n";
         if (option == "--trace") return trainsim::chrome_trace(result.timeline);
         return trainsim::html_report(scenario, result);
       });
@@ -293,7 +274,8 @@ int main(int argc, char** argv) {
       std::FILE* text = text_stream(outputs);
       std::fputs(trainsim::format_memory_table(report).c_str(), text);
       std::fputs(trainsim::format_fit_advice(advice).c_str(), text);
-      emit_outputs(outputs, [&](const std::string&) { return memory_json_with_status(report, advice); });
+      emit_outputs(outputs,
+                   [&](const std::string&) { return trainsim::memory_json_with_verdict(report, advice).dump(2) + "\n"; });
     } else if (*ops) {
       const auto outputs = requested_outputs(*ops, {{"--csv", ops_csv}, {"--json", ops_json}});
       const auto table = trainsim::build_op_table(load_checked(ops_args, outputs));

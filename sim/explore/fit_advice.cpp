@@ -1,5 +1,7 @@
 #include "trainsim/explore/fit_advice.hpp"
 
+#include "trainsim/report/memory_report.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -9,6 +11,7 @@
 #include "trainsim/explore/search.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/report/memory_report.hpp"
 
 namespace trainsim {
 namespace {
@@ -355,6 +358,26 @@ nlohmann::ordered_json fit_advice_json(const FitAdvice& a) {
   }
   oom["fits_with"] = fits;
   j["out_of_memory"] = oom;
+  return j;
+}
+
+nlohmann::ordered_json summary_json_with_verdict(const std::string& summary_json, const FitAdvice& advice) {
+  const auto parsed = nlohmann::ordered_json::parse(summary_json);
+  const auto verdict = fit_advice_json(advice);
+  nlohmann::ordered_json out;
+  for (auto it = parsed.begin(); it != parsed.end(); ++it) {
+    out[it.key()] = it.value();
+    if (it.key() == "schema_version") out["status"] = verdict["status"];
+  }
+  if (verdict.contains("out_of_memory")) out["out_of_memory"] = verdict["out_of_memory"];
+  return out;
+}
+
+nlohmann::json memory_json_with_verdict(const MemoryReport& report, const FitAdvice& advice) {
+  auto j = memory_report_json(report);
+  const auto verdict = fit_advice_json(advice);
+  j["status"] = verdict["status"].get<std::string>();
+  if (verdict.contains("out_of_memory")) j["out_of_memory"] = nlohmann::json::parse(verdict["out_of_memory"].dump());
   return j;
 }
 

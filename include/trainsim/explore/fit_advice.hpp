@@ -50,4 +50,10 @@ std::string format_fit_advice(const FitAdvice& advice);
 //  "model_state_bytes", "fits_with": [{"set": [...], "peak_bytes", "estimate_step_time_s"}]}}
 nlohmann::ordered_json fit_advice_json(const FitAdvice& advice);
 
+// `run --json`: the summary (json_summary) with the verdict: "status" right after the schema
+// version, and for a plan that does not fit, "out_of_memory" at the end.
+nlohmann::ordered_json summary_json_with_verdict(const std::string& summary_json, const FitAdvice& advice);
+// `memory --json`: memory_report_json with "status" and, when it does not fit, "out_of_memory".
+nlohmann::json memory_json_with_verdict(const MemoryReport& report, const FitAdvice& advice);
+
 }  // namespace trainsim
