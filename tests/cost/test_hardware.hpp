@@ -22,7 +22,10 @@
 //    launch, 3.1 us step and 0.5 us hop latency: files 4 us, 2.8 / 3.4 us, 1 us); 910B3 gemm
 //    large 0.91 (0.9), small 0 (0.1), half 5.5e9 (7e9), kernel launch 5 us (8 us), HCCS step
 //    latency 3.1 us (5 us), cluster achievable 0.8 (0.7).
-//  - The one [calibration] test still on a fixture (A100 8 B latency across HDR) says why.
+//  - No [calibration] test uses them. The A100 fixture's hop latency 0.5 us is the one
+//    cluster.nic_latency 8.5 us was fitted with (8 B all-reduce across 2 servers, 19.9 us
+//    [NT-150]); the shipped file's 1 us without a refit is a known gap, marked [!shouldfail]
+//    in collective_test.cpp.
 #include "trainsim/hardware/hardware_spec.hpp"
 
 namespace trainsim::test {
