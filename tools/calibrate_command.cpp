@@ -1,5 +1,5 @@
-// calibrate, validate --cross-validate and validate --write-out-of-sample: argument parsing and output only; the work is in
-// the library's validation module (calibrate.hpp).
+// calibrate, validate --cross-validate and validate --write-out-of-sample: argument parsing and
+// output only; the work is in the library's validation module (calibrate.hpp, confidence.hpp).
 #include "calibrate_command.hpp"
 
 #include <cstdio>

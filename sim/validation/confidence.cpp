@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -230,7 +230,8 @@ std::string scalar(const std::string& path, const YAML::Node& parent, const char
 
 bool flag(const std::string& path, const YAML::Node& parent, const char* key, const std::string& where) {
   const std::string text = scalar(path, parent, key, where);
-  if (text != "true" && text != "false") bad_entry(path, parent[key], where + "." + key, "'" + text + "' is not true or false");
+  if (text != "true" && text != "false")
+    bad_entry(path, parent[key], where + "." + key, "'" + text + "' is not true or false");
   return text == "true";
 }
 

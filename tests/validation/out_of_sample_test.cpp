@@ -112,7 +112,8 @@ TEST_CASE("out_of_sample_text reads back as written: ids, families, stacks, feat
   fs::remove(path);
 }
 
-TEST_CASE("content_hash is FNV-1a 64 of the bytes, carriage returns left out", "[validation][confidence][out-of-sample]") {
+TEST_CASE("content_hash is FNV-1a 64 of the bytes, carriage returns left out",
+          "[validation][confidence][out-of-sample]") {
   // FNV-1a 64 reference values: the empty string is the offset basis; "a" is 0xaf63dc4c8601ec8c.
   CHECK(content_hash("") == "fnv1a64:cbf29ce484222325");
   CHECK(content_hash("a") == "fnv1a64:af63dc4c8601ec8c");
@@ -123,14 +124,20 @@ TEST_CASE("content_hash is FNV-1a 64 of the bytes, carriage returns left out", "
 TEST_CASE("a fingerprint names what changed: the runs, a hardware file, a fitted value",
           "[validation][confidence][out-of-sample]") {
   const fs::path dir = copy_of_data_dir("fingerprint");
-  const auto base = out_of_sample_fingerprint((dir / "tests/validation/calibration.yaml").string(),
-                                              (dir / "hardware").string());
+  const std::string runs = (dir / "tests/validation/calibration.yaml").string();
+  auto fingerprint = [&] { return out_of_sample_fingerprint(runs, (dir / "hardware").string()); };
+  const auto base = fingerprint();
   CHECK(base.hardware.size() == 4);
   CHECK(fingerprint_difference(base, base) == "");
+  // A hand-edited fitted value, the hashes as they were: still not the file's derivation.
+  auto edited = base;
+  REQUIRE(edited.fitted.front().first == "a100-80gb.yaml device.sustained_compute_fraction");
+  edited.fitted.front().second = "0.5";
+  CHECK(fingerprint_difference(edited, base) == "the fitted values differ");
+  CHECK(fingerprint_difference(edited, base, AcceleratorFamily::b200) == "");
   // A comment added to the runs file: the runs changed (the hash is of the content, not of the values).
-  write_file(dir / "tests/validation/calibration.yaml", read_file(kSampleRuns) + "# a comment\n");
-  auto changed = out_of_sample_fingerprint((dir / "tests/validation/calibration.yaml").string(),
-                                           (dir / "hardware").string());
+  write_file(runs, read_file(kSampleRuns) + "# a comment\n");
+  auto changed = fingerprint();
   CHECK(fingerprint_difference(base, changed) == "the measured runs (calibration.yaml) changed");
   // A different fitted value in one hardware file.
   std::string b200 = read_file(kDir + "/hardware/b200.yaml");
@@ -139,15 +146,16 @@ TEST_CASE("a fingerprint names what changed: the runs, a hardware file, a fitted
   const std::size_t value = at + std::string("sustained_compute_fraction: ").size();
   b200.replace(value, b200.find(' ', value) - value, "0.61");
   write_file(dir / "hardware/b200.yaml", b200);
-  changed = out_of_sample_fingerprint((dir / "tests/validation/calibration.yaml").string(), (dir / "hardware").string());
+  changed = fingerprint();
   CHECK(fingerprint_difference(base, changed) ==
         "the measured runs (calibration.yaml) changed, hardware/b200.yaml changed");
   // A B200 refit leaves the A100's errors as they were: for the A100 alone, only the runs differ.
-  CHECK(fingerprint_difference(base, changed, AcceleratorFamily::a100) == "the measured runs (calibration.yaml) changed");
+  CHECK(fingerprint_difference(base, changed, AcceleratorFamily::a100) ==
+        "the measured runs (calibration.yaml) changed");
   CHECK(fingerprint_difference(base, changed, AcceleratorFamily::b200) ==
         "the measured runs (calibration.yaml) changed, hardware/b200.yaml changed");
-  write_file(dir / "tests/validation/calibration.yaml", read_file(kSampleRuns));
-  changed = out_of_sample_fingerprint((dir / "tests/validation/calibration.yaml").string(), (dir / "hardware").string());
+  write_file(runs, read_file(kSampleRuns));
+  changed = fingerprint();
   CHECK(fingerprint_difference(base, changed) == "hardware/b200.yaml changed");
   CHECK(fingerprint_difference(base, changed, AcceleratorFamily::a100) == "");
   CHECK(fingerprint_difference(base, changed, AcceleratorFamily::b200) == "hardware/b200.yaml changed");
