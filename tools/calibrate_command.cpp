@@ -1,5 +1,5 @@
-// calibrate and validate --cross-validate: argument parsing and output only; the work is in
-// the library's validation module (calibrate.hpp).
+// calibrate, validate --cross-validate and validate --write-out-of-sample: argument parsing and
+// output only; the work is in the library's validation module (calibrate.hpp, confidence.hpp).
 #include "calibrate_command.hpp"
 
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/report/output_file.hpp"
 #include "trainsim/validation/calibrate.hpp"
+#include "trainsim/validation/confidence.hpp"
 
 namespace {
 
@@ -51,15 +52,43 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
     validate->add_option("--cross-validate", *folds,
                          "refit each family's calibration-set keys on K-1 of K folds and print the held-out error "
                          "(MAPE, bias) beside the in-sample one, with leave-one-out; K or loo");
-    validate->callback([&action, folds, validate] {
-      if (folds->empty()) return;
-      action = [folds, validate] {
-        const int k = parse_folds(*folds);
+    auto out_of_sample = std::make_shared<std::string>();
+    validate->add_option("--write-out-of-sample", *out_of_sample,
+                         std::string("write every calibrated family's leave-one-out step-time errors, with a "
+                                     "fingerprint of the runs and hardware files, to this file: run, compare, sweep "
+                                     "and search read tests/validation/out_of_sample.yaml for their intervals; "
+                                     "regenerate it after a change to the model, the runs or hardware/*.yaml: ") +
+                             trainsim::kRegenerateOutOfSample);
+    validate->callback([&action, folds, out_of_sample, validate] {
+      if (folds->empty() && out_of_sample->empty()) return;
+      action = [folds, out_of_sample, validate] {
+        const int k = folds->empty() ? 0 : parse_folds(*folds);
         trainsim::ValidationOptions options;
         options.hardware_dir = option_text(validate, "--hardware-dir");
-        const auto runs = trainsim::load_measured_runs(option_text(validate, "file"));
-        std::fputs(trainsim::format_cross_validation(trainsim::cross_validate_families(runs, options, k)).c_str(),
-                   stdout);
+        const std::string runs_file = option_text(validate, "file");
+        // The file is checked before the second of refits, and never written over an input.
+        if (!out_of_sample->empty()) {
+          std::vector<std::string> inputs{runs_file};
+          for (auto family : {trainsim::AcceleratorFamily::a100, trainsim::AcceleratorFamily::h100,
+                              trainsim::AcceleratorFamily::b200, trainsim::AcceleratorFamily::ascend_910b})
+            inputs.push_back(options.hardware_dir + "/" + trainsim::hardware_file_of(family));
+          auto problems = trainsim::check_output_paths({{"--write-out-of-sample", *out_of_sample}}, inputs);
+          if (!problems.empty()) throw trainsim::ConfigError(std::move(problems));
+        }
+        const auto runs = trainsim::load_measured_runs(runs_file);
+        if (!folds->empty())
+          std::fputs(trainsim::format_cross_validation(trainsim::cross_validate_families(runs, options, k)).c_str(),
+                     stdout);
+        if (out_of_sample->empty()) return;
+        const auto data = trainsim::confidence_data(runs, options);
+        const auto text =
+            trainsim::out_of_sample_text(data, trainsim::out_of_sample_fingerprint(runs_file, options.hardware_dir));
+        if (trainsim::is_stdout_path(*out_of_sample)) {
+          std::fputs(text.c_str(), stdout);
+        } else {
+          trainsim::write_outputs({{"--write-out-of-sample", *out_of_sample, text}});
+          std::printf("wrote %s: leave-one-out errors of %zu runs\n", out_of_sample->c_str(), data.runs.size());
+        }
       };
     });
   }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainsim/common/error.hpp"
@@ -53,15 +54,15 @@ struct CommonArgs {
 };
 
 // Re-simulates the schedules that ran, with their timelines, for the HTML page.
-// The confidence data of the scenario's family (confidence.hpp): computed once per command,
-// before any plan is compared; empty for hardware without measured runs.
+// The confidence data of the scenario's family (confidence.hpp): the committed
+// out_of_sample.yaml, or recomputed (with a one-line note on stderr) when that file is
+// stale; empty for hardware without measured runs.
 trainsim::ConfidenceData confidence_for(const trainsim::Scenario& scenario, const std::string& data_dir) {
   const auto family = trainsim::family_of_scenario(scenario);
   if (family == trainsim::AcceleratorFamily::unknown) return {};
-  trainsim::ValidationOptions options;
-  options.hardware_dir = data_dir + "/hardware";
-  return trainsim::confidence_data(trainsim::load_measured_runs(data_dir + "/tests/validation/calibration.yaml"),
-                                   options, family);
+  auto loaded = trainsim::load_confidence(data_dir, family);
+  if (!loaded.note.empty()) std::fprintf(stderr, "%s\n", loaded.note.c_str());
+  return std::move(loaded.data);
 }
 
 // When the fastest schedule and the runner-up are inside the error (p < 0.9): the fitted
@@ -330,7 +331,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                        "1 to " + std::to_string(trainsim::max_num_devices()));
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
         const auto scenario = args->common.load_checked(outputs, data_dir, problems);
-        // The confidence data does not depend on the search: computed beside it, on its own thread.
+        // The confidence data does not depend on the search: read (or, the file stale, recomputed) beside it.
         auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
         const auto result = trainsim::search_plans(scenario, options);
         const auto confidence = pending.get();

@@ -3,12 +3,19 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <optional>
 
+#include "trainsim/common/error.hpp"
+#include "trainsim/common/input_file.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/config/yaml_file.hpp"
 #include "trainsim/validation/calibrate.hpp"
 #include "trainsim/validation/fit_registry.hpp"
 
@@ -184,7 +191,222 @@ std::vector<RunError> family_errors(AcceleratorFamily family, const std::vector<
 
 double log_error(double e) { return std::log1p(e); }
 
+// A YAML double-quoted scalar: ids and sources are free text (a ':' or '#' in a plain
+// scalar would change the document).
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
+      out += hex;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+const char* yes_no(bool b) { return b ? "true" : "false"; }
+
+// The fitted value as written in the fingerprint: enough digits to tell any two grid points apart.
+std::string fitted_text(double value) { return format_number("%.10g", value); }
+
+// One node of the out-of-sample file, or a ConfigError at its line.
+[[noreturn]] void bad_entry(const std::string& path, const YAML::Node& node, const std::string& key,
+                            const std::string& problem) {
+  const int line = node ? node.Mark().line + 1 : 0;
+  const int column = node ? node.Mark().column + 1 : 0;
+  throw ConfigError(Diagnostic({path, std::max(0, line), std::max(0, column)}, key, problem,
+                               std::string("a file written by `") + kRegenerateOutOfSample + "`"));
+}
+
+std::string scalar(const std::string& path, const YAML::Node& parent, const char* key, const std::string& where) {
+  const YAML::Node node = parent[key];
+  if (!node || !node.IsScalar()) bad_entry(path, parent, where + "." + key, "missing or not a scalar");
+  return node.Scalar();
+}
+
+bool flag(const std::string& path, const YAML::Node& parent, const char* key, const std::string& where) {
+  const std::string text = scalar(path, parent, key, where);
+  if (text != "true" && text != "false")
+    bad_entry(path, parent[key], where + "." + key, "'" + text + "' is not true or false");
+  return text == "true";
+}
+
+std::vector<std::pair<std::string, std::string>> text_pairs(const std::string& path, const YAML::Node& parent,
+                                                            const char* key) {
+  const YAML::Node node = parent[key];
+  if (!node || !node.IsMap()) bad_entry(path, parent, std::string("fingerprint.") + key, "missing or not a mapping");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& entry : node) {
+    if (!entry.second.IsScalar())
+      bad_entry(path, entry.second, std::string("fingerprint.") + key + "." + entry.first.Scalar(), "not a scalar");
+    out.emplace_back(entry.first.Scalar(), entry.second.Scalar());
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string content_hash(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a 64 offset basis
+  for (char c : text) {
+    if (c == '\r') continue;
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;  // FNV prime
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016" PRIx64, h);
+  return std::string("fnv1a64:") + hex;
+}
+
+OutOfSampleFingerprint out_of_sample_fingerprint(const std::string& runs_file, const std::string& hardware_dir) {
+  OutOfSampleFingerprint f;
+  f.runs = content_hash(read_input_file(runs_file));
+  const auto registry = fit_registry();
+  for (AcceleratorFamily family : kFamilies) {
+    const std::string file = hardware_file_of(family);
+    const std::string path = hardware_dir + "/" + file;
+    f.hardware.emplace_back(file, content_hash(read_input_file(path)));
+    const HardwareSpec hardware = load_hardware(path);
+    for (const auto& fit : registry) {
+      if (fit.hardware == file && fit.kind == FitKind::calibration_set)
+        f.fitted.emplace_back(file + " " + fit.key, fitted_text(fitted_value(hardware, fit.key)));
+    }
+  }
+  return f;
+}
+
+std::string fingerprint_difference(const OutOfSampleFingerprint& committed, const OutOfSampleFingerprint& current,
+                                   std::optional<AcceleratorFamily> only) {
+  // A family's errors depend on the runs file and on its own hardware file only.
+  auto concerns = [&](const std::string& file_or_key) {  // "b200.yaml" or "b200.yaml device.sustained_..."
+    if (!only) return true;
+    const std::string file = hardware_file_of(*only);
+    return file_or_key == file || file_or_key.rfind(file + " ", 0) == 0;
+  };
+  auto relevant = [&](const std::vector<std::pair<std::string, std::string>>& entries) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : entries) {
+      if (concerns(e.first)) out.push_back(e);
+    }
+    return out;
+  };
+  std::vector<std::string> changed;
+  if (committed.runs != current.runs) changed.push_back("the measured runs (calibration.yaml) changed");
+  const auto committed_hardware = relevant(committed.hardware), current_hardware = relevant(current.hardware);
+  for (const auto& [file, hash] : current_hardware) {
+    const auto found = std::find_if(committed_hardware.begin(), committed_hardware.end(),
+                                    [&](const auto& entry) { return entry.first == file; });
+    if (found == committed_hardware.end() || found->second != hash) changed.push_back("hardware/" + file + " changed");
+  }
+  if (committed_hardware.size() != current_hardware.size()) changed.push_back("the calibrated hardware files differ");
+  if (changed.empty() && relevant(committed.fitted) != relevant(current.fitted))
+    changed.push_back("the fitted values differ");
+  std::string out;
+  for (const auto& c : changed) out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
+
+std::string out_of_sample_text(const ConfidenceData& data, const OutOfSampleFingerprint& fingerprint) {
+  std::string out =
+      "# Leave-one-out step-time errors of the calibration set: DERIVED DATA, do not edit.\n"
+      "# Each run of tests/validation/calibration.yaml predicted with its family's calibration-set keys\n"
+      "# (sim/validation/fit_registry.cpp) refitted on the family's other runs (sim/validation/confidence.cpp).\n"
+      "# run, compare, sweep and search read it for their 80% intervals and \"A beats B\" probabilities;\n"
+      "# when the fingerprint does not match calibration.yaml and hardware/*.yaml they recompute (about 1 s)\n"
+      "# and say so. tests/validation/out_of_sample_test.cpp recomputes every error: after any change to\n"
+      "# the model, the runs or the hardware files, regenerate from the source directory with\n"
+      "#   " + std::string(kRegenerateOutOfSample) + "\n"
+      "schema_version: " + std::to_string(kOutOfSampleSchemaVersion) + "\n"
+      "fingerprint:\n"
+      "  runs: " + quoted(fingerprint.runs) + "  # content hash of tests/validation/calibration.yaml\n"
+      "  hardware:  # content hash of each calibrated family's file in hardware/\n";
+  for (const auto& [file, hash] : fingerprint.hardware) out += "    " + quoted(file) + ": " + quoted(hash) + "\n";
+  out += "  fitted:  # the calibration-set keys' values in those files\n";
+  for (const auto& [key, value] : fingerprint.fitted) out += "    " + quoted(key) + ": " + quoted(value) + "\n";
+  out += "runs:  # error = (predicted - measured) / measured step time, the run held out of its family's fit\n";
+  for (const auto& r : data.runs) {
+    out += "  - {id: " + quoted(r.id) + ", family: " + quoted(to_string(r.family)) + ", stack: " + quoted(r.stack) +
+           ", moe: " + yes_no(r.features.moe) + ", pipeline: " + yes_no(r.features.pipeline) +
+           ", recompute: " + yes_no(r.features.recompute) + ", error: " + format_number("%.6f", r.error) + "}\n";
+  }
+  return out;
+}
+
+OutOfSampleFile read_out_of_sample(const std::string& path) {
+  const YAML::Node root = read_yaml_file(path);
+  if (!root.IsMap()) bad_entry(path, root, "", "expected a mapping with schema_version, fingerprint and runs");
+  OutOfSampleFile file;
+  const std::string version = scalar(path, root, "schema_version", "");
+  try {
+    file.schema_version = std::stoi(version);
+  } catch (const std::exception&) {
+    bad_entry(path, root["schema_version"], "schema_version", "'" + version + "' is not an integer");
+  }
+  if (file.schema_version != kOutOfSampleSchemaVersion)
+    bad_entry(path, root["schema_version"], "schema_version",
+              "version " + version + ", this trainsim reads " + std::to_string(kOutOfSampleSchemaVersion));
+  const YAML::Node fingerprint = root["fingerprint"];
+  if (!fingerprint || !fingerprint.IsMap()) bad_entry(path, root, "fingerprint", "missing or not a mapping");
+  file.fingerprint.runs = scalar(path, fingerprint, "runs", "fingerprint");
+  file.fingerprint.hardware = text_pairs(path, fingerprint, "hardware");
+  file.fingerprint.fitted = text_pairs(path, fingerprint, "fitted");
+  const YAML::Node runs = root["runs"];
+  if (!runs || !runs.IsSequence()) bad_entry(path, root, "runs", "missing or not a list");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const YAML::Node run = runs[i];
+    const std::string where = "runs[" + std::to_string(i) + "]";
+    if (!run.IsMap()) bad_entry(path, run, where, "not a mapping");
+    RunError e;
+    e.id = scalar(path, run, "id", where);
+    const std::string family = scalar(path, run, "family", where);
+    e.family = family_of(family);
+    if (e.family == AcceleratorFamily::unknown || family != to_string(e.family))
+      bad_entry(path, run["family"], where + ".family", "'" + family + "' is not A100, H100, B200 or 910B");
+    e.stack = scalar(path, run, "stack", where);
+    e.features.moe = flag(path, run, "moe", where);
+    e.features.pipeline = flag(path, run, "pipeline", where);
+    e.features.recompute = flag(path, run, "recompute", where);
+    const std::string error = scalar(path, run, "error", where);
+    char* end = nullptr;
+    e.error = std::strtod(error.c_str(), &end);
+    if (error.empty() || *end != '\0' || !std::isfinite(e.error) || e.error <= -1)
+      bad_entry(path, run["error"], where + ".error", "'" + error + "' is not a signed error above -1");
+    file.data.runs.push_back(std::move(e));
+  }
+  return file;
+}
+
+LoadedConfidence load_confidence(const std::string& data_dir, std::optional<AcceleratorFamily> only) {
+  const std::string runs_file = data_dir + "/tests/validation/calibration.yaml";
+  const std::string hardware_dir = data_dir + "/hardware";
+  const std::string path = data_dir + "/" + kOutOfSampleFile;
+  std::string why;
+  if (!input_file_problem(path).empty()) {
+    why = "is missing";
+  } else {
+    try {
+      OutOfSampleFile file = read_out_of_sample(path);
+      const std::string changed =
+          fingerprint_difference(file.fingerprint, out_of_sample_fingerprint(runs_file, hardware_dir), only);
+      if (changed.empty()) return {std::move(file.data), ""};
+      why = "is stale (" + changed + ")";
+    } catch (const ConfigError& e) {
+      why = std::string("cannot be used (") + e.what() + ")";
+    }
+  }
+  ValidationOptions options;
+  options.hardware_dir = hardware_dir;
+  LoadedConfidence out;
+  out.data = confidence_data(load_measured_runs(runs_file), options, only);
+  out.note = std::string("trainsim: ") + kOutOfSampleFile + " " + why +
+             ": leave-one-out errors recomputed for the interval; regenerate it from the source directory with `" +
+             kRegenerateOutOfSample + "`";
+  return out;
+}
 
 RunFeatures features_of(const Scenario& scenario) {
   RunFeatures f;

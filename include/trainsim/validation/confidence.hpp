@@ -7,10 +7,12 @@
 //   similar = same accelerator family and the same three features (MoE or dense,
 //   pipeline parallel or not, activation recompute or not); when fewer than
 //   kMinSimilarRuns runs match, the whole family.
-// The data is computed once (about a second of CPU per family) and held by the caller;
-// every query after that is a scan of at most a hundred numbers.
+// Computing the data takes about a second of CPU per family, so it is committed as derived
+// data (tests/validation/out_of_sample.yaml, below): commands read that file, and recompute
+// only when its fingerprint says it is stale. Every query is a scan of at most a hundred numbers.
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
@@ -50,6 +52,60 @@ struct ConfidenceData {
 // other). Throws what cross-validation throws (a missing hardware file).
 ConfidenceData confidence_data(const std::vector<MeasuredRun>& runs, const ValidationOptions& options,
                                std::optional<AcceleratorFamily> only = std::nullopt);
+// The committed leave-one-out errors: tests/validation/out_of_sample.yaml, derived from
+// tests/validation/calibration.yaml and the calibrated families' hardware files by
+// `trainsim validate --write-out-of-sample FILE` (kRegenerateOutOfSample).
+// The fingerprint names what it was derived from: a change to the runs or to a hardware
+// file makes it stale (detected by every command that reads it); a change to the model's
+// code is caught by tests/validation/out_of_sample_test.cpp, which recomputes the errors.
+constexpr const char* kOutOfSampleFile = "tests/validation/out_of_sample.yaml";
+constexpr const char* kRegenerateOutOfSample =
+    "trainsim validate --write-out-of-sample tests/validation/out_of_sample.yaml";
+constexpr int kOutOfSampleSchemaVersion = 1;
+
+struct OutOfSampleFingerprint {
+  std::string runs;  // content hash of the measured-runs file ("fnv1a64:" + 16 hex digits)
+  // Per calibrated family's hardware file, in family order: file name, content hash.
+  std::vector<std::pair<std::string, std::string>> hardware;
+  // Every calibration-set key's value ("a100-80gb.yaml device.sustained_compute_fraction", "0.86"):
+  // covered by the hashes, and written out so a reader sees which fit the errors belong to.
+  std::vector<std::pair<std::string, std::string>> fitted;
+  bool operator==(const OutOfSampleFingerprint&) const = default;
+};
+
+// Content hash (FNV-1a 64 over the bytes, carriage returns left out so a CRLF checkout
+// hashes the same): "fnv1a64:" + 16 hex digits.
+std::string content_hash(const std::string& text);
+// Throws ConfigError naming the file when one cannot be read or a hardware file is invalid.
+OutOfSampleFingerprint out_of_sample_fingerprint(const std::string& runs_file, const std::string& hardware_dir);
+// "" when equal; else what differs ("the measured runs (calibration.yaml) changed, hardware/b200.yaml
+// changed"). `only`: just what that family's errors depend on (the runs file and its hardware file).
+std::string fingerprint_difference(const OutOfSampleFingerprint& committed, const OutOfSampleFingerprint& current,
+                                   std::optional<AcceleratorFamily> only = std::nullopt);
+
+// The file's text: a header saying what it is and how to regenerate it, the fingerprint,
+// then one line per run in `data` order (errors to 6 decimals).
+std::string out_of_sample_text(const ConfidenceData& data, const OutOfSampleFingerprint& fingerprint);
+
+struct OutOfSampleFile {
+  int schema_version = 0;
+  OutOfSampleFingerprint fingerprint;
+  ConfidenceData data;
+};
+// Throws ConfigError (file:line, key) when the file is missing or malformed.
+OutOfSampleFile read_out_of_sample(const std::string& path);
+
+// What run, compare, sweep and search use: the committed file under `data_dir` when its
+// fingerprint matches data_dir's calibration.yaml and hardware/ (with `only`, that family's
+// hardware file: another family's refit leaves its errors as they were); otherwise the errors
+// recomputed (confidence_data, `only` that family) and `note` one line saying why the file
+// was not used and the command that regenerates it.
+struct LoadedConfidence {
+  ConfidenceData data;
+  std::string note;  // "" when the committed file was used
+};
+LoadedConfidence load_confidence(const std::string& data_dir, std::optional<AcceleratorFamily> only = std::nullopt);
+
 // The family of a scenario's hardware (by its device name), unknown when none.
 AcceleratorFamily family_of_scenario(const Scenario& scenario);
 
