@@ -12,8 +12,14 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
               -P ${CMAKE_CURRENT_LIST_DIR}/frameworks_cli.cmake)
   endfunction()
   foreach(check
+      search_framework_deepspeed_proposes_no_zero2_or_3_with_pp
+      search_framework_fsdp_proposes_fsdp_with_pp
+      search_choose_compare_unknown_framework_is_one_line
+      compare_frameworks_json_and_csv_keep_refused_rows
+      compare_frameworks_search_adds_each_best_plan
       validate_counts_runs_predicted_out_of_memory_on_the_calibration_set
-      validate_counts_a_run_predicted_out_of_memory)
+      validate_counts_a_run_predicted_out_of_memory
+      framework_options_help_has_examples)
     trainsim_frameworks_cli_test(${check})
   endforeach()
   return()
