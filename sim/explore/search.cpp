@@ -213,9 +213,11 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //             attention core's forward under selective) + the layer's TP/CP/EP collectives
 //             (taken as exposed);
 //   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) / v (a third of it for ZB-H1);
-//   DP      = the gradient reduction (fp32; reduce-scatter when sharded, else all-reduce)
+//   DP      = the gradient reduction (in the framework's reduction dtype, fp32 by default;
+//             reduce-scatter when sharded, else all-reduce)
 //             minus the last micro-batch's backward it hides under, plus the parameter
-//             all-gather (distributed optimizer / ZeRO-3, twice for ZeRO-3) minus the first
+//             all-gather (distributed optimizer / ZeRO-3; for ZeRO-3 the framework's gathers
+//             per micro-batch, twice unless it keeps the weights with PP) minus the first
 //             micro-batch's forward;
 //   PP      = 2 (p - 1) v sends of one boundary activation (the fill and drain);
 //   step    = compute / (1 - bubble) + DP + PP + the optimizer step over the local shard.
@@ -285,13 +287,19 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     return t;
   };
   if (dp_total > 1) {
+    // What the framework reduces in and how often it gathers (trainsim/framework, as the replay prices it).
+    const FrameworkEntry& framework = framework_entry(plan.framework);
+    const double grad_bytes = framework.grad_reduce_bytes.value > 0          ? framework.grad_reduce_bytes.value
+                              : plan.precision == Precision::fp16 ? 2.0 : 4.0;
+    const int zero3_gathers = pp > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
+                                     : framework.zero3_gathers_per_microbatch.value;
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
-    const double grads = transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                    plan.precision == Precision::fp16 ? 2.0 : 4.0);
+    const double grads =
+        transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, grad_bytes);
     dp_s += std::max(0.0, grads - bwd / v);
     const double gather = transfer_s(CollectiveKind::all_gather, 2.0);
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
-      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? 2 : 1) * gather - fwd / v);
+      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd / v);
     } else if (plan.zero_stage >= 1) {
       dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed
     }

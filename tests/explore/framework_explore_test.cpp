@@ -240,3 +240,34 @@ TEST_CASE("compare --frameworks --search: each framework's best plan is the sear
   CHECK_FALSE(sharded_with_pp(rows[2].plan));
   CHECK(nlohmann::json::parse(framework_comparison_json(s, rows))["rows"][3]["plan_source"] == "search");
 }
+
+TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 gathers, as the replay does",
+          "[explore][framework]") {
+  const Scenario base = load("gpt3-175b-a100-1024.yaml");
+  auto estimate = [&](Framework framework, int tp, int pp, int v, int zero, bool distopt, int mbs) {
+    Scenario s = base;
+    ParallelPlan& p = s.plan;
+    p.framework = framework;
+    p.tensor_model_parallel_size = tp;
+    p.pipeline_model_parallel_size = pp;
+    p.virtual_pipeline_model_parallel_size = v;
+    p.schedule = v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+    p.zero_stage = zero;
+    p.use_distributed_optimizer = distopt;
+    p.micro_batch_size = mbs;
+    p.recompute_granularity = RecomputeGranularity::none;
+    derive_plan(p, s.num_devices);
+    return estimate_step_time(s, p, build_workload(s.model, p));
+  };
+  // FSDP with PP keeps the gathered weights (torchtitan: reshard_after_forward = not
+  // pp_enabled): one gather per micro-batch instead of two, the only difference from
+  // Megatron-Core's entry here (both reduce in fp32).
+  REQUIRE(framework_entry(Framework::fsdp).zero3_gathers_per_microbatch_with_pp.value == 1);
+  REQUIRE(framework_entry(Framework::megatron_core).zero3_gathers_per_microbatch_with_pp.value == 2);
+  CHECK(estimate(Framework::fsdp, 4, 4, 4, 3, false, 2) < estimate(Framework::megatron_core, 4, 4, 4, 3, false, 2));
+  // Without PP both gather twice: the same estimate.
+  CHECK(estimate(Framework::fsdp, 8, 1, 1, 3, false, 1) == estimate(Framework::megatron_core, 8, 1, 1, 3, false, 1));
+  // DeepSpeed reduces bf16 gradients in bf16 (2 bytes, communication_data_type), Megatron in fp32.
+  REQUIRE(framework_entry(Framework::deepspeed).grad_reduce_bytes.value == 2);
+  CHECK(estimate(Framework::deepspeed, 4, 8, 4, 0, true, 1) < estimate(Framework::megatron_core, 4, 8, 4, 0, true, 1));
+}
