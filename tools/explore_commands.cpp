@@ -20,6 +20,7 @@
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/explore/charts.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/explore/choose.hpp"
 #include "trainsim/explore/compare.hpp"
 #include "trainsim/explore/explain.hpp"
@@ -180,6 +181,44 @@ void check_number(std::vector<trainsim::Diagnostic>& problems, const std::string
     problems.push_back(trainsim::Diagnostic({}, option, std::string(text) + " is out of range", valid));
 }
 
+namespace {
+
+// The framework rows that simulated, re-simulated with their timelines, side by side.
+std::string framework_html(const trainsim::Scenario& scenario, const std::vector<trainsim::FrameworkRow>& rows) {
+  std::vector<trainsim::Scenario> scenarios;
+  std::vector<trainsim::SimResult> results;
+  scenarios.reserve(rows.size());
+  results.reserve(rows.size());
+  std::vector<trainsim::HtmlRun> runs;
+  for (const auto& row : rows) {
+    if (row.outcome.status != trainsim::PlanStatus::ok) continue;
+    scenarios.push_back(trainsim::with_plan(scenario, scenario.num_devices, row.plan));
+    results.push_back(trainsim::simulate(scenarios.back()));
+    runs.push_back({std::string(trainsim::to_string(row.framework)) + (row.searched ? " (search)" : ""),
+                    &scenarios.back(), &results.back()});
+  }
+  return trainsim::html_comparison(runs, scenario.name + ": frameworks compared");
+}
+
+// `compare --frameworks`: the scenario's plan (and with --search each framework's best plan)
+// under each framework; a plan a framework does not run is a row with the reason.
+void compare_frameworks_command(const CommonArgs& common, const std::string& list, bool search,
+                                const std::vector<trainsim::OutputRequest>& outputs, const std::string& data_dir) {
+  const auto frameworks = trainsim::parse_framework_list(list);
+  const auto scenario = common.load_checked(outputs, data_dir);
+  trainsim::SearchOptions options;
+  if (search && isatty(fileno(stderr))) options.progress = draw_progress;
+  const auto rows = trainsim::compare_frameworks(scenario, frameworks, search ? &options : nullptr);
+  std::fputs(trainsim::format_framework_comparison(scenario, rows).c_str(), text_stream(outputs));
+  emit_outputs(outputs, [&](const std::string& option) {
+    return option == "--json"  ? trainsim::framework_comparison_json(scenario, rows)
+           : option == "--csv" ? trainsim::framework_comparison_csv(rows)
+                               : framework_html(scenario, rows);
+  });
+}
+
+}  // namespace
+
 void add_explore_commands(CLI::App& app, std::function<void()>& action, const std::string& data_dir) {
   // sweep
   {
@@ -257,19 +296,47 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     struct Args {
       CommonArgs common;
       std::string schedules = "gpipe,1f1b,interleaved:2,interleaved:4,zb-h1";
-      std::string html, json;
+      std::string frameworks;
+      bool search = false;
+      std::string html, json, csv;
     };
     auto args = std::make_shared<Args>();
-    auto* cmd = app.add_subcommand("compare", "Run a scenario under several pipeline schedules side by side");
+    auto* cmd = app.add_subcommand(
+        "compare", "Run a scenario under several pipeline schedules (or training frameworks) side by side");
     add_common(cmd, args->common);
-    cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
-        ->capture_default_str();
-    cmd->add_option("--html", args->html, "also write the simulated schedules' timelines side by side to this HTML file");
+    auto* schedules =
+        cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
+            ->capture_default_str();
+    auto* frameworks =
+        cmd->add_option("--frameworks", args->frameworks,
+                        "instead of schedules: the scenario's plan under each framework, comma-separated, of " +
+                            trainsim::framework_choices() + "; a plan one does not run is a row with the reason")
+            ->excludes(schedules);
+    cmd->add_flag("--search", args->search,
+                  "with --frameworks: also each framework's best plan from the plan search (as `trainsim search "
+                  "--framework NAME`)")
+        ->needs(frameworks);
+    cmd->add_option("--csv", args->csv,
+                    std::string("with --frameworks: also write the rows as CSV to this file") + kOutputHelp)
+        ->needs(frameworks);
+    cmd->add_option("--html", args->html,
+                    "also write the simulated schedules' (or frameworks') timelines side by side to this HTML file");
     cmd->add_option("--json", args->json,
                     std::string("also write the rows (versioned JSON, failures with their reason) to this file") +
                         kOutputHelp);
+    cmd->footer(
+        "Examples:\n"
+        "  trainsim compare scenarios/default.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1 --json cmp.json\n"
+        "  trainsim compare scenarios/gpt3-175b-a100-1024.yaml --frameworks megatron-core,deepspeed,fsdp --csv fw.csv\n"
+        "  trainsim compare scenarios/gpt3-175b-a100-1024.yaml --frameworks megatron-core,deepspeed,fsdp --search "
+        "--json fw.json");
     cmd->callback([&action, args, cmd, data_dir] {
       action = [args, cmd, data_dir] {
+        if (cmd->count("--frameworks") > 0) {
+          const auto outputs =
+              requested_outputs(*cmd, {{"--json", args->json}, {"--csv", args->csv}, {"--html", args->html}});
+          return compare_frameworks_command(args->common, args->frameworks, args->search, outputs, data_dir);
+        }
         const auto choices = trainsim::parse_schedule_list(args->schedules);
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
         const auto scenario = args->common.load_checked(outputs, data_dir);
@@ -295,6 +362,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       double tokens = 1e12;
       int replay = 256;
       std::string keep;
+      std::string framework;
       std::string json;
     };
     auto args = std::make_shared<Args>();
@@ -314,9 +382,18 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                     "plan axes not searched but kept as the scenario sets them, comma-separated subset of tp, pp, cp, "
                     "ep, mbs, schedule, sp, optimizer, recompute (e.g. sp,optimizer,recompute for a framework "
                     "without sequence parallelism or a sharded optimizer)");
+    cmd->add_option("--framework", args->framework,
+                    "only plans this framework runs (" + trainsim::framework_choices() +
+                        "; default: the scenario's plan.framework), priced with its mechanisms");
+    cmd->footer(
+        "Examples:\n"
+        "  trainsim search scenarios/gpt3-175b-a100-1024.yaml --devices 1024 --top 10\n"
+        "  trainsim search scenarios/gpt3-175b-a100-1024.yaml --framework deepspeed   # no ZeRO-2/3 with PP\n"
+        "  trainsim search scenarios/default.yaml --keep sp,optimizer,recompute --objective cost --json plans.json");
     cmd->callback([&action, args, cmd, data_dir] {
       action = [args, cmd, data_dir] {
         trainsim::SearchOptions options;
+        if (cmd->count("--framework") > 0) options.framework = trainsim::parse_framework_option(args->framework);
         options.objective = trainsim::parse_search_objective(args->objective);
         options.keep = trainsim::parse_kept_axes(args->keep);
         if (isatty(fileno(stderr))) options.progress = draw_progress;
@@ -349,6 +426,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       double tokens = 1e12;
       std::string objective = "throughput";
       double pue = 1.0;
+      std::string framework;
       std::string json;
     };
     auto args = std::make_shared<Args>();
@@ -366,6 +444,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         ->capture_default_str();
     cmd->add_option("--pue", args->pue, "power usage effectiveness multiplying the board power (1 to 3)")
         ->capture_default_str();
+    cmd->add_option("--framework", args->framework,
+                    "search only plans this framework runs, on every hardware (" + trainsim::framework_choices() +
+                        "; default: the scenario's plan.framework)");
     cmd->add_option("--json", args->json, std::string("also write the rows as versioned JSON to this file") + kOutputHelp);
     cmd->footer(
         "For each hardware file: the best plan for the scenario's model, sequence length and global batch on\n"
@@ -377,10 +458,13 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         "  trainsim choose scenarios/llama2-70b-910b3-1024.yaml \\\n"
         "      --hardware hardware/ascend-910b3.yaml,hardware/a100-80gb.yaml,hardware/h100-80gb.yaml --tokens 1e12\n"
         "  trainsim choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml,hardware/h100-80gb.yaml \\\n"
-        "      --devices 64 --objective cost --pue 1.2 --json choice.json");
+        "      --devices 64 --objective cost --pue 1.2 --json choice.json\n"
+        "  trainsim choose scenarios/gpt3-175b-a100-1024.yaml \\\n"
+        "      --hardware hardware/a100-80gb.yaml,hardware/h100-80gb.yaml --framework fsdp   # FSDP with PP too");
     cmd->callback([&action, args, cmd, data_dir] {
       action = [args, cmd, data_dir] {
         trainsim::HardwareChoiceOptions options;
+        if (cmd->count("--framework") > 0) options.framework = trainsim::parse_framework_option(args->framework);
         options.objective = trainsim::parse_search_objective(args->objective);
         options.devices = args->devices;
         options.tokens = args->tokens;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
@@ -120,6 +121,7 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     throw ConfigError(Diagnostic{SourceLocation{}, "--devices", "must be >= 1", "a device count"});
   result.seq_length = scenario.plan.seq_length;
   result.global_batch_size = scenario.plan.global_batch_size;
+  result.framework = options.framework.value_or(scenario.plan.framework);
   result.tokens = options.tokens;
   result.pue = options.pue;
   result.objective = options.objective;
@@ -140,6 +142,7 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     Scenario s = scenario;
     s.hardware = hw;
     s.num_devices = result.devices;
+    s.plan.framework = result.framework;
     const SearchResult found = search_plans(s, search);
     HardwareChoiceRow row;
     row.hardware_name = hw.name;
@@ -151,6 +154,7 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     row.valid = found.valid;
     row.fit = found.fit;
     row.replayed = found.replayed;
+    row.framework_skipped = found.framework_skipped;
     if (found.best.empty() || found.best.front().outcome.tokens_per_s <= 0) {
       row.reason = no_fit_reason(s, found);
     } else {
@@ -202,6 +206,7 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
                 r.model_name.c_str(), r.devices, r.seq_length, r.global_batch_size, r.tokens, to_string(r.objective),
                 r.pue);
   std::string out = buf;
+  out += framework_rule(r.framework, 0) + "\n";  // the skipped count differs by hardware: in --json
   int w = 8;
   for (const auto& row : r.rows) w = std::max(w, static_cast<int>(row.hardware_name.size()));
   std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h", "W/dev",
@@ -259,6 +264,7 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
   j["devices"] = r.devices;
   j["seq_length"] = r.seq_length;
   j["global_batch_size"] = r.global_batch_size;
+  j["framework"] = to_string(r.framework);
   j["tokens"] = r.tokens;
   j["objective"] = to_string(r.objective);
   j["pue"] = r.pue;
@@ -280,6 +286,7 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
     e["valid"] = row.valid;
     e["fit"] = row.fit;
     e["replayed"] = row.replayed;
+    e["framework_skipped"] = row.framework_skipped;
     if (row.fits) {
       add_plan_fields(e, row.best.plan);
     } else {

@@ -8,6 +8,8 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/framework/framework.hpp"
+#include "trainsim/plan/plan_check.hpp"
 
 namespace trainsim {
 
@@ -150,6 +152,198 @@ std::string schedule_comparison_json(const Scenario& scenario, const std::vector
     j["rows"].push_back(std::move(r));
   }
   return j.dump(2) + "\n";
+}
+
+std::vector<Framework> parse_framework_list(const std::string& text) {
+  std::vector<Framework> out;
+  for (const std::string& item : split(text, ',')) {
+    if (item.empty()) {
+      std::string valid = framework_choices();
+      std::replace(valid.begin(), valid.end(), '|', ',');
+      throw ConfigError(Diagnostic{SourceLocation{}, "--frameworks", "empty entry in '" + text + "'",
+                                   "frameworks, comma-separated, from " + valid});
+    }
+    out.push_back(parse_framework_option(item, "--frameworks"));
+  }
+  return out;
+}
+
+namespace {
+
+// The breakdown columns: each the largest over the stages, as search reports its exposed times.
+void fill_breakdown(FrameworkRow& row) {
+  for (const StageBreakdown& st : row.outcome.stages) {
+    row.compute_s = std::max(row.compute_s, st.forward_s + st.backward_s + st.recompute_s);
+    row.tp_exposed_s = std::max(row.tp_exposed_s, st.tp_exposed_s);
+    row.cp_exposed_s = std::max(row.cp_exposed_s, st.cp_exposed_s);
+    row.ep_exposed_s = std::max(row.ep_exposed_s, st.ep_exposed_s);
+    row.pp_exposed_s = std::max(row.pp_exposed_s, st.pp_exposed_s);
+    row.dp_exposed_s = std::max(row.dp_exposed_s, st.dp_exposed_s);
+    row.bubble_s = std::max(row.bubble_s, st.bubble_s);
+    row.optimizer_s = std::max(row.optimizer_s, st.optimizer_s);
+    row.host_s = std::max(row.host_s, st.host_s);
+  }
+}
+
+// The framework's best plan by the plan search, or a row saying why there is none.
+FrameworkRow searched_row(const Scenario& scenario, Framework framework, SearchOptions options) {
+  FrameworkRow row;
+  row.framework = framework;
+  row.searched = true;
+  options.framework = framework;
+  options.top = 1;
+  const SearchResult found = search_plans(scenario, options);
+  if (!found.best.empty()) {
+    row.plan = found.best.front().plan;
+    row.outcome = found.best.front().outcome;
+    return row;
+  }
+  row.plan = scenario.plan;
+  row.plan.framework = framework;
+  row.outcome.status = found.valid > 0 ? PlanStatus::out_of_memory : PlanStatus::invalid;
+  row.outcome.reason = "no plan found: " + std::to_string(found.enumerated) + " enumerated, " +
+                       std::to_string(found.valid) + " valid, " + std::to_string(found.fit) + " fit in memory, " +
+                       std::to_string(found.replayed) + " replayed";
+  return row;
+}
+
+// describe_plan plus how the optimizer state is sharded (the search chooses that too).
+std::string plan_text(const ParallelPlan& p) {
+  return describe_plan(p) + (p.use_distributed_optimizer ? std::string(", distributed optimizer")
+                                                         : ", ZeRO-" + std::to_string(p.zero_stage));
+}
+
+std::string row_label(const FrameworkRow& row) { return std::string(to_string(row.framework)); }
+
+const char* plan_source(const FrameworkRow& row) { return row.searched ? "search" : "scenario"; }
+
+}  // namespace
+
+std::vector<FrameworkRow> compare_frameworks(const Scenario& scenario, const std::vector<Framework>& frameworks,
+                                             const SearchOptions* search) {
+  std::vector<FrameworkRow> rows(frameworks.size());
+  tbb::parallel_for(std::size_t{0}, frameworks.size(), [&](std::size_t i) {
+    Scenario s = scenario;
+    s.plan.framework = frameworks[i];
+    derive_plan(s.plan, s.num_devices);
+    rows[i].framework = frameworks[i];
+    rows[i].plan = s.plan;
+    rows[i].outcome = evaluate_plan(std::move(s));
+  });
+  // One search at a time: each already runs on every core.
+  if (search)
+    for (Framework f : frameworks) rows.push_back(searched_row(scenario, f, *search));
+  for (FrameworkRow& row : rows) fill_breakdown(row);
+  return rows;
+}
+
+std::string format_framework_comparison(const Scenario& scenario, const std::vector<FrameworkRow>& rows) {
+  std::string out = scenario.name + " on " + std::to_string(scenario.num_devices) + " x " +
+                    scenario.hardware.device.name + ", the scenario's plan: ";
+  {
+    ParallelPlan p = scenario.plan;
+    derive_plan(p, scenario.num_devices);
+    out += plan_text(p) + "\n";
+  }
+  out += "breakdown in seconds, each column the largest over the pipeline stages (compute = forward + backward + "
+         "recompute; communication as exposed)\n";
+  std::size_t w = 9;
+  for (const auto& r : rows) w = std::max(w, row_label(r).size());
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-*s %-8s %8s %6s %10s %8s %7s %7s %7s %7s %7s %7s %7s %8s\n", static_cast<int>(w),
+                "framework", "plan", "step_s", "MFU%", "tokens/s", "compute", "TP_s", "CP+EP_s", "PP_s", "DP_s",
+                "bubble", "optim", "host", "peak_GiB");
+  out += buf;
+  const FrameworkRow* fastest = nullptr;
+  for (const auto& r : rows) {
+    const PlanOutcome& o = r.outcome;
+    std::snprintf(buf, sizeof buf, "%-*s %-8s ", static_cast<int>(w), row_label(r).c_str(), plan_source(r));
+    out += buf;
+    if (o.status != PlanStatus::ok) {
+      // Not one the framework runs (or nothing fits): why, on the row; the others still compare.
+      out += std::string(to_string(o.status)) + ": " + o.reason + "\n";
+      continue;
+    }
+    if (!fastest || o.step_time_s < fastest->outcome.step_time_s) fastest = &r;
+    std::snprintf(buf, sizeof buf, "%8.3f %6.1f %10.0f %8.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %7.3f %8.1f",
+                  o.step_time_s, 100 * o.mfu, o.tokens_per_s, r.compute_s, r.tp_exposed_s,
+                  r.cp_exposed_s + r.ep_exposed_s, r.pp_exposed_s, r.dp_exposed_s, r.bubble_s, r.optimizer_s,
+                  r.host_s, o.peak_memory_bytes / kBytesPerGiB);
+    out += buf;
+    if (r.searched) out += "  " + plan_text(r.plan);
+    out += "\n";
+  }
+  if (fastest) {
+    out += "fastest: " + row_label(*fastest) + " (" + plan_source(*fastest) + " plan, " +
+           format_number("%.3f s", fastest->outcome.step_time_s) + ")";
+    for (const auto& r : rows) {
+      if (&r == fastest || r.outcome.status != PlanStatus::ok) continue;
+      out += "; " + row_label(r) + (r.searched ? " (search) " : " ") +
+             format_number("%+.1f%%", 100 * (r.outcome.step_time_s / fastest->outcome.step_time_s - 1));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string framework_comparison_json(const Scenario& scenario, const std::vector<FrameworkRow>& rows) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = kCompareSchemaVersion;
+  j["scenario"] = scenario.file;
+  j["hardware"] = scenario.hardware.name;
+  j["num_devices"] = scenario.num_devices;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    const PlanOutcome& o = row.outcome;
+    nlohmann::ordered_json r;
+    r["framework"] = to_string(row.framework);
+    r["plan_source"] = plan_source(row);
+    r["status"] = to_string(o.status);
+    r["reason"] = o.reason;
+    add_plan_fields(r, row.plan);
+    add_outcome_metrics(r, o);
+    r["compute_s"] = row.compute_s;
+    r["tp_exposed_s"] = row.tp_exposed_s;
+    r["cp_exposed_s"] = row.cp_exposed_s;
+    r["ep_exposed_s"] = row.ep_exposed_s;
+    r["pp_exposed_s"] = row.pp_exposed_s;
+    r["dp_exposed_s"] = row.dp_exposed_s;
+    r["bubble_s"] = row.bubble_s;
+    r["optimizer_s"] = row.optimizer_s;
+    r["host_s"] = row.host_s;
+    r["stage_peak_memory_gib"] = nlohmann::ordered_json::array();
+    for (double b : o.stage_peak_memory_bytes) r["stage_peak_memory_gib"].push_back(b / kBytesPerGiB);
+    j["rows"].push_back(std::move(r));
+  }
+  return j.dump(2) + "\n";
+}
+
+namespace {
+
+// A CSV field: quoted when it holds a comma, a quote or a newline.
+std::string csv_text(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
+  std::string out =
+      "framework,plan_source,status,step_time_s,tokens_per_s,mfu,bubble_fraction,compute_s,tp_exposed_s,cp_exposed_s,"
+      "ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,host_s,peak_memory_gib,plan,reason\n";
+  for (const auto& r : rows) {
+    const PlanOutcome& o = r.outcome;
+    out += std::string(to_string(r.framework)) + "," + plan_source(r) + "," + to_string(o.status);
+    for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.bubble_fraction, r.compute_s, r.tp_exposed_s,
+                     r.cp_exposed_s, r.ep_exposed_s, r.pp_exposed_s, r.dp_exposed_s, r.bubble_s, r.optimizer_s,
+                     r.host_s, o.peak_memory_bytes / kBytesPerGiB})
+      out += format_number(",%.9g", v);
+    out += "," + csv_text(plan_text(r.plan)) + "," + csv_text(o.reason) + "\n";
+  }
+  return out;
 }
 
 }  // namespace trainsim

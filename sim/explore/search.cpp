@@ -13,6 +13,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
@@ -61,6 +62,15 @@ KeptAxes parse_kept_axes(const std::string& text) {
   return keep;
 }
 
+Framework parse_framework_option(const std::string& text, const std::string& option) {
+  if (const auto framework = parse_framework(text)) return *framework;
+  std::string valid = framework_choices();
+  std::replace(valid.begin(), valid.end(), '|', ',');
+  std::string listed;
+  for (const std::string& name : split(valid, ',')) listed += (listed.empty() ? "" : ", ") + name;
+  throw ConfigError(Diagnostic{SourceLocation{}, option, "unknown framework '" + text + "'", listed});
+}
+
 namespace {
 
 // Each axis with its --keep name, in the order the option lists them.
@@ -100,9 +110,20 @@ struct OptimizerChoice {
 // recompute (selective only without flash attention). Only combinations whose device and batch arithmetic works are listed
 // (DP = N / (TP*PP*CP) integral, micro batch * DP dividing the global batch); everything
 // else is left to check_plan.
-std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices, const KeptAxes& keep) {
+std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices, const KeptAxes& keep,
+                                          long long* framework_skipped) {
   const ModelSpec& model = scenario.model;
   const ParallelPlan& base = scenario.plan;
+  // Which ZeRO stages the framework combines with pipeline parallelism (its table, with the
+  // source: DeepSpeed's pipeline engine and Megatron take 0-1, torchtitan runs FSDP with PP).
+  const int max_zero_with_pp = framework_entry(base.framework).max_zero_stage_with_pp.value;
+  long long skipped = 0;
+  std::vector<RecomputeGranularity> granularities{RecomputeGranularity::none, RecomputeGranularity::selective,
+                                                  RecomputeGranularity::full};
+  // With flash attention no op is dropped by selective recompute (the workload keeps no
+  // s x s scores): the same plan as none, listed once.
+  if (base.use_flash_attn) granularities = {RecomputeGranularity::none, RecomputeGranularity::full};
+  if (keep.recompute) granularities.assign(1, base.recompute_granularity);
   std::vector<ParallelPlan> out;
   const int kv = model.num_key_value_heads > 0 ? model.num_key_value_heads : model.num_attention_heads;
   const int head_gcd = std::gcd(model.num_attention_heads, kv);
@@ -140,19 +161,19 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
             }
             if (keep.schedule)
               schedules.assign(1, {base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size)});
-            // ZeRO-2/3 only without PP (DeepSpeed's pipeline engine takes stage 0 or 1).
-            std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}};
-            if (pp == 1) optimizers.insert(optimizers.end(), {{false, 2}, {false, 3}});
+            std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}, {false, 3}};
             if (keep.optimizer) optimizers.assign(1, {base.use_distributed_optimizer, base.zero_stage});
+            // Only what the framework runs: with PP, no ZeRO stage above its limit.
+            if (pp > 1) {
+              const auto runs = std::remove_if(optimizers.begin(), optimizers.end(),
+                                               [&](const OptimizerChoice& o) { return o.zero > max_zero_with_pp; });
+              skipped += static_cast<long long>(optimizers.end() - runs) *
+                         static_cast<long long>(schedules.size() * granularities.size());
+              optimizers.erase(runs, optimizers.end());
+            }
             for (const auto& [schedule, v] : schedules) {
               for (const auto& opt : optimizers) {
-                std::vector<RecomputeGranularity> granularities{
-                    RecomputeGranularity::none, RecomputeGranularity::selective, RecomputeGranularity::full};
-                if (keep.recompute) granularities.assign(1, base.recompute_granularity);
                 for (auto rc : granularities) {
-                  // With flash attention no op is dropped by selective recompute (the
-                  // workload keeps no s x s scores): the same plan as none, listed once.
-                  if (!keep.recompute && rc == RecomputeGranularity::selective && base.use_flash_attn) continue;
                   ParallelPlan p = base;
                   p.tensor_model_parallel_size = tp;
                   p.pipeline_model_parallel_size = pp;
@@ -181,6 +202,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
       }
     }
   }
+  if (framework_skipped) *framework_skipped = skipped;
   return out;
 }
 
@@ -191,9 +213,11 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //             attention core's forward under selective) + the layer's TP/CP/EP collectives
 //             (taken as exposed);
 //   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) / v (a third of it for ZB-H1);
-//   DP      = the gradient reduction (fp32; reduce-scatter when sharded, else all-reduce)
+//   DP      = the gradient reduction (in the framework's reduction dtype, fp32 by default;
+//             reduce-scatter when sharded, else all-reduce)
 //             minus the last micro-batch's backward it hides under, plus the parameter
-//             all-gather (distributed optimizer / ZeRO-3, twice for ZeRO-3) minus the first
+//             all-gather (distributed optimizer / ZeRO-3; for ZeRO-3 the framework's gathers
+//             per micro-batch, twice unless it keeps the weights with PP) minus the first
 //             micro-batch's forward;
 //   PP      = 2 (p - 1) v sends of one boundary activation (the fill and drain);
 //   step    = compute / (1 - bubble) + DP + PP + the optimizer step over the local shard.
@@ -263,13 +287,19 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     return t;
   };
   if (dp_total > 1) {
+    // What the framework reduces in and how often it gathers (trainsim/framework, as the replay prices it).
+    const FrameworkEntry& framework = framework_entry(plan.framework);
+    const double grad_bytes = framework.grad_reduce_bytes.value > 0          ? framework.grad_reduce_bytes.value
+                              : plan.precision == Precision::fp16 ? 2.0 : 4.0;
+    const int zero3_gathers = pp > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
+                                     : framework.zero3_gathers_per_microbatch.value;
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
-    const double grads = transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce,
-                                    plan.precision == Precision::fp16 ? 2.0 : 4.0);
+    const double grads =
+        transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, grad_bytes);
     dp_s += std::max(0.0, grads - bwd / v);
     const double gather = transfer_s(CollectiveKind::all_gather, 2.0);
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
-      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? 2 : 1) * gather - fwd / v);
+      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd / v);
     } else if (plan.zero_stage >= 1) {
       dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed
     }
@@ -329,9 +359,13 @@ std::vector<Diagnostic> check_search_options(const SearchOptions& options) {
   return problems;
 }
 
-SearchResult search_plans(const Scenario& scenario, const SearchOptions& options) {
+SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions& options) {
   if (auto problems = check_search_options(options); !problems.empty()) throw ConfigError(problems);
+  // The job under the framework searched: every enumerated plan carries it.
+  Scenario scenario = scenario_as_given;
+  if (options.framework) scenario.plan.framework = *options.framework;
   SearchResult result;
+  result.framework = scenario.plan.framework;
   result.devices = options.devices > 0 ? options.devices : scenario.num_devices;
   result.objective = options.objective;
   result.keep = options.keep;
@@ -339,7 +373,8 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
   result.price_per_hour = scenario.hardware.device.price_per_hour;
   if (result.devices < 1)
     throw ConfigError(Diagnostic{SourceLocation{}, "--devices", "must be >= 1", "a device count"});
-  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, result.devices, options.keep);
+  const std::vector<ParallelPlan> plans =
+      enumerate_plans(scenario, result.devices, options.keep, &result.framework_skipped);
   result.enumerated = static_cast<long long>(plans.size());
 
   // Tiers 1-3 in parallel, one slot per plan: estimate < 0 marks invalid (-1) or not fitting (-2).
@@ -440,6 +475,16 @@ std::string plan_label(const ParallelPlan& p) {
 
 }  // namespace
 
+std::string framework_rule(Framework framework, long long skipped) {
+  const FrameworkEntry& e = framework_entry(framework);
+  const int most = e.max_zero_stage_with_pp.value;
+  std::string out = std::string("framework ") + e.name + " (" + e.versions + "): ";
+  if (most >= 3) return out + "runs every ZeRO stage with pipeline parallelism";
+  out += "with PP > 1 only " + (most < 0 ? std::string("no") : "ZeRO-0 to ZeRO-" + std::to_string(most));
+  if (skipped > 0) out += "; " + std::to_string(skipped) + " plans with a higher stage not searched";
+  return out;
+}
+
 std::string format_search(const Scenario& scenario, const SearchResult& r, const ConfidenceData* confidence) {
   char buf[512];
   std::string out;
@@ -450,6 +495,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r, const
                 scenario.plan.seq_length, scenario.plan.global_batch_size, to_string(r.objective), r.enumerated,
                 r.valid, r.fit, r.replayed);
   out += buf;
+  out += framework_rule(r.framework, r.framework_skipped) + "\n";
   std::string kept;
   for (const auto& [on, name] : kept_axis_names(r.keep))
     if (on) kept += (kept.empty() ? "" : ", ") + std::string(name);
@@ -498,6 +544,8 @@ std::string search_json(const Scenario& scenario, const SearchResult& r) {
   j["scenario"] = scenario.file;
   j["devices"] = r.devices;
   j["objective"] = to_string(r.objective);
+  j["framework"] = to_string(r.framework);
+  j["framework_skipped"] = r.framework_skipped;
   j["tokens"] = r.tokens;
   j["price_per_hour"] = r.price_per_hour;
   j["enumerated"] = r.enumerated;

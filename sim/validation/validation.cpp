@@ -444,6 +444,7 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
     SimOptions sim_options;
     sim_options.record_timeline = false;
     const SimResult result = simulate(scenario, sim_options);
+    row.predicted_fits = result.memory.fits;
     const StepMetrics& metrics = result.metrics;
     const double devices = scenario.num_devices;
     if (row.metric == "step_time_s") {
@@ -501,6 +502,10 @@ std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
       if (!row.failure.empty()) {
         ++f.failed;
         continue;
+      }
+      if (!row.predicted_fits) {
+        ++f.predicted_oom;
+        f.predicted_oom_ids.push_back(row.id);
       }
       if (!row.metric.empty()) {
         ++f.runs;
@@ -618,6 +623,7 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
   j["measured"] = row.measured;
   j["predicted"] = row.predicted;
   j["error"] = row.error;
+  j["predicted_fits"] = row.predicted_fits;
   if (row.memory_error) {
     j["memory_measured_gib"] = *row.memory_measured_gib;
     j["memory_predicted_gib"] = *row.memory_predicted_gib;
@@ -680,9 +686,17 @@ std::string format_validation(const ValidationReport& report) {
     std::string extra;
     if (f.failed) extra += ", " + std::to_string(f.failed) + " NOT SIMULATED";
     if (f.unsupported) extra += ", " + std::to_string(f.unsupported) + " unsupported";
-    std::snprintf(line, sizeof line, "%s MAPE: %.1f%% over %d runs (worst: %s %.1f%%)%s\n", to_string(f.family),
-                  100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error, extra.c_str());
+    // Beside the MAPE: runs predicted not to fit in memory, each a wrong verdict (the run ran).
+    std::snprintf(line, sizeof line, "%s MAPE: %.1f%% over %d runs (worst: %s %.1f%%)%s; %d predicted out of memory\n",
+                  to_string(f.family), 100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error, extra.c_str(),
+                  f.predicted_oom);
     out += line;
+    if (f.predicted_oom > 0) {
+      std::string ids;
+      for (const auto& id : f.predicted_oom_ids) ids += (ids.empty() ? "" : ", ") + id;
+      out += std::string("  ") + to_string(f.family) + " runs predicted out of memory (they ran: wrong verdicts): " +
+             ids + "\n";
+    }
   }
   for (const auto& f : report.families) {
     if (f.memory_runs == 0) continue;
@@ -713,7 +727,9 @@ std::string validation_json(const ValidationReport& report) {
                              {"memory_measurements", f.memory_measurements},
                              {"memory_mape", f.memory_mape},
                              {"memory_worst_id", f.memory_worst_id},
-                             {"memory_worst_error", f.memory_worst_error}});
+                             {"memory_worst_error", f.memory_worst_error},
+                             {"predicted_oom", f.predicted_oom},
+                             {"predicted_oom_ids", f.predicted_oom_ids}});
   }
   // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

@@ -7,6 +7,7 @@
 // The hardware that wins on the objective is named. A hardware on which no plan fits is a
 // row with the reason, not an error.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@ constexpr int kHardwareChoiceSchemaVersion = 1;
 std::vector<HardwareSpec> load_hardware_list(const std::string& comma_separated_files);
 
 struct HardwareChoiceOptions {
+  // The framework every search is for (`--framework`); empty: the scenario's plan.framework.
+  std::optional<Framework> framework;
   int devices = 0;       // 0: the scenario's num_devices
   double tokens = 1e12;  // token budget to train
   SearchObjective objective = SearchObjective::throughput;
@@ -42,6 +45,7 @@ struct HardwareChoiceRow {
   double power_w = 0;         // board power per device; 0: unknown
   // The search's counts on this hardware.
   long long enumerated = 0, valid = 0, fit = 0, replayed = 0;
+  long long framework_skipped = 0;  // plans the framework does not run, not searched
   bool fits = false;     // a plan simulated; otherwise `reason` says why not
   std::string reason;    // "" when fits
   SearchCandidate best;  // the search's best plan for the objective (fits only)
@@ -58,6 +62,7 @@ struct HardwareChoiceResult {
   int devices = 0;
   int seq_length = 0;
   int global_batch_size = 0;
+  Framework framework = Framework::megatron_core;  // the framework every plan is for
   double tokens = 0;
   double pue = 1.0;
   SearchObjective objective = SearchObjective::throughput;

@@ -7,6 +7,7 @@
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/evaluate.hpp"
+#include "trainsim/explore/search.hpp"
 #include "trainsim/validation/confidence.hpp"
 
 namespace trainsim {
@@ -42,5 +43,39 @@ constexpr int kCompareSchemaVersion = 1;
 //  "reason", "step_time_s", ..., "stage_peak_memory_gib": [...]}]}; invalid and
 // out-of-memory rows keep their reason.
 std::string schedule_comparison_json(const Scenario& scenario, const std::vector<ScheduleRow>& rows);
+
+// `trainsim compare --frameworks megatron-core,deepspeed,fsdp`: the scenario's plan under
+// each framework (plan.framework: its buckets, dtypes, sends and gathers), side by side; with
+// `--search`, also each framework's best plan from the plan search. A plan a framework does
+// not run is a row with the reason (the plan checks'), not an error.
+
+// "megatron-core,deepspeed,fsdp". Throws ConfigError (key "--frameworks") for an empty entry
+// or an unknown name (listing the valid ones).
+std::vector<Framework> parse_framework_list(const std::string& text);
+
+struct FrameworkRow {
+  Framework framework = Framework::megatron_core;
+  bool searched = false;  // the plan is the search's best for this framework, not the scenario's
+  ParallelPlan plan;      // the plan judged (DP derived)
+  PlanOutcome outcome;    // invalid: the reason the framework does not run the plan
+  // The step's breakdown, seconds, each the largest over the pipeline stages (0 unless ok):
+  // compute = forward + backward + recompute; the rest exposed (not hidden under compute).
+  double compute_s = 0, tp_exposed_s = 0, cp_exposed_s = 0, ep_exposed_s = 0, pp_exposed_s = 0,
+         dp_exposed_s = 0, bubble_s = 0, optimizer_s = 0, host_s = 0;
+};
+
+// The scenario's plan under each framework, in the order given (simulated in parallel);
+// with `search`, then each framework's best plan (search_plans with its framework set,
+// top 1; a framework with no plan that fits gets a row with the reason).
+std::vector<FrameworkRow> compare_frameworks(const Scenario& scenario, const std::vector<Framework>& frameworks,
+                                             const SearchOptions* search = nullptr);
+
+std::string format_framework_comparison(const Scenario& scenario, const std::vector<FrameworkRow>& rows);
+// {"schema_version", "scenario", "hardware", "num_devices", "rows": [{"framework", "plan_source"
+//  ("scenario" or "search"), "status", "reason", plan fields, metrics, breakdown, "stage_peak_memory_gib"}]}
+std::string framework_comparison_json(const Scenario& scenario, const std::vector<FrameworkRow>& rows);
+// One line per row: framework,plan_source,status,step_time_s,...,plan,reason (quoted when
+// they hold a comma).
+std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows);
 
 }  // namespace trainsim

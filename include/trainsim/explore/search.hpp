@@ -4,6 +4,7 @@
 // checks, the fast memory model, a closed-form step-time estimate), the best survivors
 // replayed with simulate(), the top k sorted by the objective.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,15 @@ struct KeptAxes {
 // ConfigError (key "--keep") naming the valid names otherwise.
 KeptAxes parse_kept_axes(const std::string& text);
 
+// A framework as plan.framework names it ("deepspeed"); throws ConfigError keyed by `option`
+// ("--framework") listing the valid names otherwise.
+Framework parse_framework_option(const std::string& text, const std::string& option = "--framework");
+
 struct SearchOptions {
   KeptAxes keep;
+  // The framework whose plans are searched (`--framework`); empty: the scenario's plan.framework.
+  // Only plans it runs are enumerated (enumerate_plans).
+  std::optional<Framework> framework;
   int devices = 0;  // 0: the scenario's num_devices
   int top = 10;
   SearchObjective objective = SearchObjective::throughput;
@@ -64,6 +72,8 @@ struct SearchResult {
   double tokens = 0;
   double price_per_hour = 0;
   KeptAxes keep;                // axes kept as the scenario sets them
+  Framework framework = Framework::megatron_core;  // every plan's plan.framework
+  long long framework_skipped = 0;  // combinations the framework does not run, never enumerated
   long long enumerated = 0;     // every combination of the axes for N devices
   long long valid = 0;          // passing check_plan
   long long fit = 0;            // and fitting the memory model
@@ -72,8 +82,11 @@ struct SearchResult {
 };
 
 // Every plan the search considers for `devices` devices, in a fixed order, before any
-// check (DP derived; the scenario's seq length, global batch, precision and flags kept).
-std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices, const KeptAxes& keep = {});
+// check (DP derived; the scenario's seq length, global batch, precision, flags and
+// plan.framework kept). Combinations plan.framework does not run (a ZeRO stage above its
+// max_zero_stage_with_pp with PP > 1) are skipped, and counted in `framework_skipped`.
+std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices, const KeptAxes& keep = {},
+                                          long long* framework_skipped = nullptr);
 
 // The analytical tier, seconds per step (see search.cpp for the formula).
 // scenario.num_devices must be the search's device count; workload = build_workload(model, plan).
@@ -90,6 +103,10 @@ std::vector<Diagnostic> check_search_options(const SearchOptions& options);
 
 // Throws ConfigError listing every problem of check_search_options.
 SearchResult search_plans(const Scenario& scenario, const SearchOptions& options);
+
+// "framework deepspeed (DeepSpeed 0.19.6): with PP > 1 only ZeRO-0 to ZeRO-1; N plans with a
+// higher stage not searched": which framework the plans are for and what it rules out.
+std::string framework_rule(Framework framework, long long skipped);
 
 // `confidence`: when given, #1 against #2: "A beats B with probability p" (confidence.hpp).
 std::string format_search(const Scenario& scenario, const SearchResult& result,

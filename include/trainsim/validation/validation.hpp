@@ -43,6 +43,9 @@ struct ValidationRow {
   std::string unsupported;  // non-empty: listed in unsupported_runs() with this missing feature; not simulated
   std::string schedule;   // trends: the row's schedule as the source names it
   std::string memory_of;  // the row whose memory figure this one reuses (compared, not counted again)
+  // The memory model's verdict on the simulated plan (simulated rows only). Every measured
+  // run ran, so false is a wrong verdict.
+  bool predicted_fits = true;
 };
 
 // The one list of measured runs trainsim cannot simulate, each with the feature it needs.
@@ -70,6 +73,9 @@ struct FamilySummary {
   double memory_mape = 0;
   std::string memory_worst_id;
   double memory_worst_error = 0;
+  // Simulated rows the memory model says do not fit: wrong verdicts (each run ran).
+  int predicted_oom = 0;
+  std::vector<std::string> predicted_oom_ids;
 };
 
 struct ValidationReport {

@@ -1,0 +1,273 @@
+// search / choose --framework and compare --frameworks (issue 14): only plans the framework
+// runs are proposed, and frameworks compare side by side on one plan.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/explore/choose.hpp"
+#include "trainsim/explore/compare.hpp"
+#include "trainsim/explore/search.hpp"
+#include "trainsim/framework/framework.hpp"
+#include "trainsim/plan/plan_check.hpp"
+#include "trainsim/simulation.hpp"
+
+using namespace trainsim;
+
+namespace {
+Scenario load(const std::string& name, const std::vector<Override>& overrides = {}) {
+  return load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/" + name, overrides);
+}
+// LLaMA-2 7B on 8 x 910B3 with a small global batch: a few hundred plans.
+Scenario small_case(const char* framework) {
+  return load("default.yaml", {{"plan.global_batch_size", "16"}, {"plan.framework", framework}});
+}
+bool sharded_with_pp(const ParallelPlan& p) { return p.zero_stage >= 2 && p.pipeline_model_parallel_size > 1; }
+}  // namespace
+
+TEST_CASE("parse_framework_option reads plan.framework's names, an unknown one is one line listing them",
+          "[explore][framework]") {
+  CHECK(parse_framework_option("deepspeed") == Framework::deepspeed);
+  CHECK(parse_framework_option("fsdp") == Framework::fsdp);
+  CHECK(parse_framework_option("megatron-core") == Framework::megatron_core);
+  try {
+    parse_framework_option("jax");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    const std::string text = e.what();
+    CHECK(text.find('\n') == std::string::npos);
+    CHECK_THAT(text, Catch::Contains("--framework: unknown framework 'jax'"));
+    CHECK_THAT(text, Catch::Contains("megatron-core, megatron-lm, deepspeed, fsdp, mindspeed"));
+  }
+  CHECK_THROWS_WITH(parse_framework_list("fsdp,,deepspeed"), Catch::Contains("--frameworks: empty entry"));
+  CHECK_THROWS_WITH(parse_framework_list("fsdp,jax"), Catch::Contains("--frameworks: unknown framework 'jax'"));
+  CHECK(parse_framework_list("megatron-core,deepspeed,fsdp") ==
+        std::vector<Framework>{Framework::megatron_core, Framework::deepspeed, Framework::fsdp});
+}
+
+TEST_CASE("enumerate_plans: only ZeRO stages the framework runs with PP, the rest counted as skipped",
+          "[explore][framework]") {
+  long long mcore_skipped = -1, ds_skipped = -1, fsdp_skipped = -1;
+  const auto mcore = enumerate_plans(small_case("megatron-core"), 8, {}, &mcore_skipped);
+  const auto ds = enumerate_plans(small_case("deepspeed"), 8, {}, &ds_skipped);
+  const auto fsdp = enumerate_plans(small_case("fsdp"), 8, {}, &fsdp_skipped);
+  // DeepSpeed's PipelineEngine and Megatron take ZeRO 0-1 with PP; torchtitan runs FSDP with PP.
+  REQUIRE(framework_entry(Framework::deepspeed).max_zero_stage_with_pp.value == 1);
+  REQUIRE(framework_entry(Framework::fsdp).max_zero_stage_with_pp.value == 3);
+  CHECK(std::none_of(ds.begin(), ds.end(), sharded_with_pp));
+  CHECK(std::none_of(mcore.begin(), mcore.end(), sharded_with_pp));
+  const auto fsdp_pp = std::count_if(fsdp.begin(), fsdp.end(), sharded_with_pp);
+  CHECK(fsdp_pp > 0);
+  CHECK(fsdp_skipped == 0);
+  // Nothing else differs: the framework adds exactly the combinations the others skip.
+  CHECK(ds_skipped == fsdp_pp);
+  CHECK(mcore_skipped == fsdp_pp);
+  CHECK(static_cast<long long>(ds.size()) + ds_skipped == static_cast<long long>(fsdp.size()));
+  for (const auto& p : ds) CHECK(p.framework == Framework::deepspeed);
+  // A kept optimizer the framework does not run with PP leaves only its PP-1 plans.
+  KeptAxes keep;
+  keep.optimizer = true;
+  const Scenario zero3 = load("default.yaml", {{"plan.global_batch_size", "16"},
+                                               {"plan.framework", "fsdp"},
+                                               {"plan.pipeline_model_parallel_size", "1"},
+                                               {"plan.use_distributed_optimizer", "false"},
+                                               {"plan.zero_stage", "3"}});
+  Scenario zero3_ds = zero3;
+  zero3_ds.plan.framework = Framework::deepspeed;
+  long long kept_skipped = 0;
+  const auto kept = enumerate_plans(zero3_ds, 8, keep, &kept_skipped);
+  CHECK(kept_skipped > 0);
+  for (const auto& p : kept) CHECK(p.pipeline_model_parallel_size == 1);
+  CHECK(static_cast<long long>(kept.size()) + kept_skipped ==
+        static_cast<long long>(enumerate_plans(zero3, 8, keep).size()));
+}
+
+TEST_CASE("search --framework deepspeed on GPT-3 175B / 1024 A100: no ZeRO-2/3 with PP, every plan runs in it",
+          "[explore][framework]") {
+  const Scenario s = load("gpt3-175b-a100-1024.yaml");
+  SearchOptions o;
+  o.framework = Framework::deepspeed;
+  o.top = 20;
+  o.replay_limit = 40;
+  const SearchResult r = search_plans(s, o);
+  CHECK(r.framework == Framework::deepspeed);
+  CHECK(r.framework_skipped > 0);
+  REQUIRE(!r.best.empty());
+  for (const auto& c : r.best) {
+    CHECK(c.plan.framework == Framework::deepspeed);
+    CHECK_FALSE(sharded_with_pp(c.plan));
+    CHECK(check_plan(s.model, s.hardware, 1024, c.plan).empty());
+  }
+  const std::string text = format_search(s, r);
+  CHECK_THAT(text, Catch::Contains("framework deepspeed (DeepSpeed"));
+  CHECK_THAT(text, Catch::Contains("with PP > 1 only ZeRO-0 to ZeRO-1; " + std::to_string(r.framework_skipped) +
+                                   " plans with a higher stage not searched"));
+  const auto j = nlohmann::json::parse(search_json(s, r));
+  CHECK(j["framework"] == "deepspeed");
+  CHECK(j["framework_skipped"] == r.framework_skipped);
+  // Without the option the scenario's framework (megatron-core) is searched and said.
+  SearchOptions d = o;
+  d.framework.reset();
+  d.top = 1;
+  d.replay_limit = 1;
+  const SearchResult def = search_plans(s, d);
+  CHECK(def.framework == Framework::megatron_core);
+  CHECK_THAT(format_search(s, def), Catch::Contains("framework megatron-core"));
+}
+
+TEST_CASE("search --framework fsdp may propose FSDP (ZeRO-3) with PP, as torchtitan runs it", "[explore][framework]") {
+  // Only ZeRO-3 searched (the optimizer kept) on the small case: FSDP + PP plans are replayed.
+  Scenario s = load("default.yaml", {{"plan.global_batch_size", "16"},
+                                     {"plan.pipeline_model_parallel_size", "1"},
+                                     {"plan.use_distributed_optimizer", "false"},
+                                     {"plan.zero_stage", "3"}});
+  SearchOptions o;
+  o.framework = Framework::fsdp;
+  o.keep.optimizer = true;
+  o.keep.pp = false;
+  o.top = 1000;
+  o.replay_limit = 1000;
+  const SearchResult r = search_plans(s, o);
+  CHECK(r.framework_skipped == 0);
+  const bool pp_proposed = std::any_of(r.best.begin(), r.best.end(), [](const SearchCandidate& c) {
+    return c.plan.zero_stage == 3 && c.plan.pipeline_model_parallel_size > 1 && c.plan.framework == Framework::fsdp;
+  });
+  CHECK(pp_proposed);
+  o.framework = Framework::deepspeed;
+  const SearchResult ds = search_plans(s, o);
+  for (const auto& c : ds.best) CHECK(c.plan.pipeline_model_parallel_size == 1);
+  CHECK(ds.framework_skipped > 0);
+}
+
+TEST_CASE("choose --framework: every hardware's search is for that framework, and it is said", "[explore][framework]") {
+  const Scenario s = small_case("megatron-core");
+  HardwareChoiceOptions o;
+  o.framework = Framework::deepspeed;
+  o.replay_limit = 8;
+  const auto r = choose_hardware(s, {s.hardware}, o);
+  CHECK(r.framework == Framework::deepspeed);
+  REQUIRE(r.rows.size() == 1);
+  REQUIRE(r.rows[0].fits);
+  CHECK(r.rows[0].best.plan.framework == Framework::deepspeed);
+  CHECK_FALSE(sharded_with_pp(r.rows[0].best.plan));
+  CHECK(r.rows[0].framework_skipped > 0);
+  CHECK_THAT(format_hardware_choice(r), Catch::Contains("framework deepspeed"));
+  CHECK(nlohmann::json::parse(hardware_choice_json(r))["framework"] == "deepspeed");
+}
+
+TEST_CASE("compare --frameworks: the scenario's plan under each framework, exactly as run would simulate it",
+          "[explore][framework]") {
+  const Scenario s = load("gpt3-175b-a100-1024.yaml");
+  const auto frameworks = parse_framework_list("megatron-core,deepspeed,fsdp");
+  const auto rows = compare_frameworks(s, frameworks);
+  REQUIRE(rows.size() == 3);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rows[i].framework == frameworks[i]);
+    CHECK_FALSE(rows[i].searched);
+    REQUIRE(rows[i].outcome.status == PlanStatus::ok);
+    Scenario t = s;
+    t.plan.framework = frameworks[i];
+    const SimResult sim = simulate(t);
+    CHECK(rows[i].outcome.step_time_s == sim.metrics.step_time_s);
+    CHECK(rows[i].outcome.peak_memory_bytes == sim.memory.peak_bytes);
+    // Breakdown columns: each the largest over stages.
+    double compute = 0, dp = 0, pp = 0;
+    for (const auto& st : sim.metrics.stages) {
+      compute = std::max(compute, st.forward_s + st.backward_s + st.recompute_s);
+      dp = std::max(dp, st.dp_exposed_s);
+      pp = std::max(pp, st.pp_exposed_s);
+    }
+    CHECK(rows[i].compute_s == compute);
+    CHECK(rows[i].dp_exposed_s == dp);
+    CHECK(rows[i].pp_exposed_s == pp);
+    CHECK(rows[i].compute_s > 0);
+  }
+  const std::string text = format_framework_comparison(s, rows);
+  CHECK_THAT(text, Catch::Contains("the scenario's plan: TP8 PP16 DP8"));
+  CHECK_THAT(text, Catch::Contains("fastest: "));
+}
+
+TEST_CASE("compare --frameworks: a plan one framework does not run is a row with the reason, kept in JSON and CSV",
+          "[explore][framework]") {
+  const Scenario s = load("gpt3-175b-a100-1024.yaml", {{"plan.use_distributed_optimizer", "false"},
+                                                         {"plan.framework", "fsdp"},
+                                                         {"plan.zero_stage", "3"}});
+  const auto rows = compare_frameworks(s, parse_framework_list("megatron-core,deepspeed,fsdp"));
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].outcome.status == PlanStatus::invalid);
+  CHECK_THAT(rows[0].outcome.reason, Catch::Contains("ZeRO-3 cannot be combined with pipeline parallelism in megatron-core"));
+  CHECK(rows[1].outcome.status == PlanStatus::invalid);
+  CHECK_THAT(rows[1].outcome.reason, Catch::Contains("ZeRO-3 cannot be combined with pipeline parallelism in deepspeed"));
+  CHECK(rows[0].compute_s == 0);
+  REQUIRE(rows[2].outcome.status == PlanStatus::ok);
+  const std::string text = format_framework_comparison(s, rows);
+  CHECK_THAT(text, Catch::Contains("deepspeed     scenario invalid: plan.zero_stage: ZeRO-3 cannot be combined"));
+  const auto j = nlohmann::json::parse(framework_comparison_json(s, rows));
+  CHECK(j["schema_version"] == kCompareSchemaVersion);
+  REQUIRE(j["rows"].size() == 3);
+  CHECK(j["rows"][1]["framework"] == "deepspeed");
+  CHECK(j["rows"][1]["status"] == "invalid");
+  CHECK(j["rows"][1]["plan_source"] == "scenario");
+  CHECK(j["rows"][2]["status"] == "ok");
+  CHECK(j["rows"][2]["zero_stage"] == 3);
+  CHECK(j["rows"][2]["step_time_s"] == rows[2].outcome.step_time_s);
+  const std::string csv = framework_comparison_csv(rows);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 4);
+  CHECK(csv.rfind("framework,plan_source,status,step_time_s,", 0) == 0);
+  CHECK_THAT(csv, Catch::Contains("\ndeepspeed,scenario,invalid,0,"));
+}
+
+TEST_CASE("compare --frameworks --search: each framework's best plan is the search's, and one it runs",
+          "[explore][framework]") {
+  const Scenario s = small_case("megatron-core");
+  SearchOptions o;
+  o.replay_limit = 8;
+  const auto rows = compare_frameworks(s, parse_framework_list("deepspeed,fsdp"), &o);
+  REQUIRE(rows.size() == 4);
+  for (int i : {2, 3}) {
+    CHECK(rows[i].searched);
+    REQUIRE(rows[i].outcome.status == PlanStatus::ok);
+    CHECK(check_plan(s.model, s.hardware, 8, rows[i].plan).empty());
+    SearchOptions one = o;
+    one.framework = rows[i].framework;
+    one.top = 1;
+    const SearchResult r = search_plans(s, one);
+    REQUIRE(r.best.size() == 1);
+    CHECK(rows[i].outcome.step_time_s == r.best[0].outcome.step_time_s);
+    CHECK(describe_plan(rows[i].plan) == describe_plan(r.best[0].plan));
+  }
+  CHECK(rows[2].framework == Framework::deepspeed);
+  CHECK_FALSE(sharded_with_pp(rows[2].plan));
+  CHECK(nlohmann::json::parse(framework_comparison_json(s, rows))["rows"][3]["plan_source"] == "search");
+}
+
+TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 gathers, as the replay does",
+          "[explore][framework]") {
+  const Scenario base = load("gpt3-175b-a100-1024.yaml");
+  auto estimate = [&](Framework framework, int tp, int pp, int v, int zero, bool distopt, int mbs) {
+    Scenario s = base;
+    ParallelPlan& p = s.plan;
+    p.framework = framework;
+    p.tensor_model_parallel_size = tp;
+    p.pipeline_model_parallel_size = pp;
+    p.virtual_pipeline_model_parallel_size = v;
+    p.schedule = v > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+    p.zero_stage = zero;
+    p.use_distributed_optimizer = distopt;
+    p.micro_batch_size = mbs;
+    p.recompute_granularity = RecomputeGranularity::none;
+    derive_plan(p, s.num_devices);
+    return estimate_step_time(s, p, build_workload(s.model, p));
+  };
+  // FSDP with PP keeps the gathered weights (torchtitan: reshard_after_forward = not
+  // pp_enabled): one gather per micro-batch instead of two, the only difference from
+  // Megatron-Core's entry here (both reduce in fp32).
+  REQUIRE(framework_entry(Framework::fsdp).zero3_gathers_per_microbatch_with_pp.value == 1);
+  REQUIRE(framework_entry(Framework::megatron_core).zero3_gathers_per_microbatch_with_pp.value == 2);
+  CHECK(estimate(Framework::fsdp, 4, 4, 4, 3, false, 2) < estimate(Framework::megatron_core, 4, 4, 4, 3, false, 2));
+  // Without PP both gather twice: the same estimate.
+  CHECK(estimate(Framework::fsdp, 8, 1, 1, 3, false, 1) == estimate(Framework::megatron_core, 8, 1, 1, 3, false, 1));
+  // DeepSpeed reduces bf16 gradients in bf16 (2 bytes, communication_data_type), Megatron in fp32.
+  REQUIRE(framework_entry(Framework::deepspeed).grad_reduce_bytes.value == 2);
+  CHECK(estimate(Framework::deepspeed, 4, 8, 4, 0, true, 1) < estimate(Framework::megatron_core, 4, 8, 4, 0, true, 1));
+}
