@@ -5,3 +5,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fit_registry_tes
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cross_validation_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/calibrate_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/confidence_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/llm_foundry_test.cpp)
