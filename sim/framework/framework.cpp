@@ -129,7 +129,10 @@ FrameworkEntry fsdp() {
           "_post_backward_hook: flat_param.grad.to(handle._reduce_dtype), bf16 -> fp32 (read 2 + write 4 bytes "
           "per parameter; mixed precision reduce_dtype fp32, as grad_reduce_bytes), then "
           "algorithms/_comm_hooks/default_hooks.py reduce_scatter_hook: grad.div_(gradient_predivide_factor) "
-          "on the unsharded fp32 gradient (read 4 + write 4) before dist.reduce_scatter_tensor"};
+          "on the unsharded fp32 gradient (read 4 + write 4) before dist.reduce_scatter_tensor. FSDP2 "
+          "(torch/distributed/_composable/fsdp/_fsdp_collectives.py) streams as much: foreach_reduce's copy-in "
+          "(chunk_cat into the fp32 reduce-scatter input, 2 + 4) and foreach_all_gather_copy_out on the compute "
+          "stream (split_with_sizes_copy out of the all-gather buffer, 2 + 2, in forward and again in backward)"};
   return e;
 }
 
