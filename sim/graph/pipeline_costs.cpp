@@ -319,10 +319,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype
-    // and pre-divided before its reduce-scatter (FrameworkEntry::sharded_grad_pass_bytes_per_param).
+    // and pre-divided before its reduce-scatter (FrameworkEntry::sharded_grad_pass_bytes_per_param),
+    // in FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2) alike: the same post-backward hook.
     // FSDP runs these on its post-backward stream beside the next unit's backward; a
     // full-grid memory-bound kernel shares the SMs and HBM with it: priced as serial.
-    if (zero3 && framework.sharded_grad_pass_bytes_per_param.value > 0 &&
+    if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
+        framework.sharded_grad_pass_bytes_per_param.value > 0 &&
         plan.data_parallel_size * plan.context_parallel_size > 1 && cost.memory_bound_s)
       chunk.backward_weight_s += cost.memory_bound_s((params - expert_params) * framework.sharded_grad_pass_bytes_per_param.value);
 
