@@ -124,6 +124,15 @@ FrameworkEntry fsdp() {
                                     "torchtitan parallelize: pipeline stages each wrapped with "
                                     "fully_shard (FSDP + PP, as Llama 3 trained)")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.sharded_grad_pass_bytes_per_param = {
+      14, "PyTorch FSDP1 (torch 2.1, as Composer / llm-foundry run it) torch/distributed/fsdp/_runtime_utils.py "
+          "_post_backward_hook: flat_param.grad.to(handle._reduce_dtype), bf16 -> fp32 (read 2 + write 4 bytes "
+          "per parameter; mixed precision reduce_dtype fp32, as grad_reduce_bytes), then "
+          "algorithms/_comm_hooks/default_hooks.py reduce_scatter_hook: grad.div_(gradient_predivide_factor) "
+          "on the unsharded fp32 gradient (read 4 + write 4) before dist.reduce_scatter_tensor. FSDP2 "
+          "(torch/distributed/_composable/fsdp/_fsdp_collectives.py) streams as much: foreach_reduce's copy-in "
+          "(chunk_cat into the fp32 reduce-scatter input, 2 + 4) and foreach_all_gather_copy_out on the compute "
+          "stream (split_with_sizes_copy out of the all-gather buffer, 2 + 2, in forward and again in backward)"};
   return e;
 }
 
@@ -195,6 +204,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("blocking_p2p", e.blocking_p2p.source);
     add("max_zero_stage_with_pp", e.max_zero_stage_with_pp.source);
     add("sharded_collectives_ring_only", e.sharded_collectives_ring_only.source);
+    add("sharded_grad_pass_bytes_per_param", e.sharded_grad_pass_bytes_per_param.source);
   }
   return out;
 }

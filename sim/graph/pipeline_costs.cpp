@@ -318,6 +318,16 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.backward_input_s += slowdown * (chunk.tp_backward_s + chunk.cp_backward_s + chunk.ep_backward_s);
     }
 
+    // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype
+    // and pre-divided before its reduce-scatter (FrameworkEntry::sharded_grad_pass_bytes_per_param),
+    // in FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2) alike: the same post-backward hook.
+    // FSDP runs these on its post-backward stream beside the next unit's backward; a
+    // full-grid memory-bound kernel shares the SMs and HBM with it: priced as serial.
+    if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
+        framework.sharded_grad_pass_bytes_per_param.value > 0 &&
+        plan.data_parallel_size * plan.context_parallel_size > 1 && cost.memory_bound_s)
+      chunk.backward_weight_s += cost.memory_bound_s((params - expert_params) * framework.sharded_grad_pass_bytes_per_param.value);
+
     // Kept activations come from the memory model (it knows the recompute accounting).
     if (s < static_cast<int>(memory.stages.size()))
       chunk.activation_bytes = memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch / v;

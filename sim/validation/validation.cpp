@@ -198,6 +198,7 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
        "the model's layers and hidden size, which the source does not state"},
       {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220",
        "the model's layers and hidden size, which the source does not state"},
+      {M::group, "llm-foundry-a100-40gb-bf16", "an A100 40GB hardware file (hardware/ has a100-80gb only: 40 GB of HBM2 at 1.56 TB/s)"},
   };
   return entries;
 }
@@ -224,6 +225,8 @@ const char* to_string(AcceleratorFamily family) {
 }
 
 AcceleratorFamily family_of(const std::string& accelerator) {
+  // The 40 GB A100 (HBM2, 1.56 TB/s) is not the 80 GB part a100-80gb.yaml describes.
+  if (contains(accelerator, "A100") && contains(accelerator, "40GB")) return AcceleratorFamily::unknown;
   if (contains(accelerator, "A100")) return AcceleratorFamily::a100;
   if (contains(accelerator, "H100")) return AcceleratorFamily::h100;
   if (contains(accelerator, "B200")) return AcceleratorFamily::b200;

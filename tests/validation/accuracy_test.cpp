@@ -105,6 +105,8 @@ TEST_CASE("every unsupported entry lists shipped rows, and a row listed for a mi
   auto runs = load_measured_runs(kDir + "/tests/validation/calibration.yaml");
   const auto trends = load_measured_runs(kDir + "/tests/validation/trends.yaml");
   runs.insert(runs.end(), trends.begin(), trends.end());
+  const auto foundry = load_measured_runs(kDir + "/tests/validation/llm_foundry.yaml");
+  runs.insert(runs.end(), foundry.begin(), foundry.end());
   for (const auto& entry : unsupported_runs()) {
     INFO(entry.name);
     CHECK_FALSE(entry.needs.empty());

@@ -52,6 +52,11 @@ struct FrameworkEntry {
   // The framework's collectives in ZeRO-3 use NCCL all-gather / reduce-scatter, which have
   // only the ring algorithm across servers (no tree): price them as rings.
   Sourced<bool> sharded_collectives_ring_only;
+  // ZeRO-3 / FSDP: HBM bytes per parameter of a gathered unit that the framework streams
+  // every micro-batch around its gradient reduce-scatter (casts to the reduction dtype,
+  // pre-division), priced as memory-bound time in the backward; 0: none.
+  Sourced<double> sharded_grad_pass_bytes_per_param{
+      0, "not read from this framework's code yet: no pass priced (only PyTorch FSDP's is, issue 14)"};
 };
 
 const char* to_string(Framework framework);

@@ -1,0 +1,155 @@
+// llm-foundry's published MPT throughput tables (tests/validation/llm_foundry.yaml): PyTorch
+// FSDP runs trainsim was never fitted to, the out-of-sample yardstick of issue 14. The
+// issue asks for 10% MAPE per accelerator; the gates below are what the model reaches
+// today, rounded up to the next whole percent, so that any regression fails and any
+// improvement tightens them. Reproduce with
+//   ./build-test/tools/trainsim validate tests/validation/llm_foundry.yaml
+// (A100 29.7% over 61 rows, H100 28.2% over 77; without activation checkpointing A100
+// 36.6% / H100 32.5%, with it 17.4% / 21.5%; before FSDP's gradient pass was priced A100
+// 30.5%, H100 30.4%.) The predictions are too fast, most for small models and long
+// sequences. The main cause is the attention kernel: every table but the H100 large-scale one
+// ran flash-attn 1.0.x (each row's notes), while the hardware files price FA2 (A100) and cuDNN
+// (H100) kernels; pricing FA1 needs an attention-kernel setting trainsim does not have yet.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/framework/framework.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/validation/validation.hpp"
+
+using namespace trainsim;
+
+namespace {
+const std::string kDir = TRAINSIM_SOURCE_DIR;
+
+ValidationOptions shipped_hardware() {
+  ValidationOptions options;
+  options.hardware_dir = kDir + "/hardware";
+  return options;
+}
+
+struct Split {
+  double sum = 0;
+  int runs = 0;
+  double mape() const { return runs ? sum / runs : 0; }
+};
+}  // namespace
+
+TEST_CASE("llm-foundry MPT rows: every row simulates or is listed, MAPE per accelerator within its gate",
+          "[validation][llm-foundry]") {
+  const auto runs = load_measured_runs(kDir + "/tests/validation/llm_foundry.yaml");
+  REQUIRE(runs.size() == 216);  // every row of the README's five tables
+  const auto report = validate_runs(runs, shipped_hardware());
+  INFO(format_validation(report));
+  REQUIRE(report.families.size() == 2);
+  // The A100 40GB table has no hardware file (family "other"): listed, never simulated.
+  int listed = 0;
+  for (const auto& row : report.rows) listed += !row.unsupported.empty();
+  CHECK(listed == 78);
+  for (const auto& family : report.families) {
+    INFO(to_string(family.family));
+    CHECK(family.failed == 0);
+    if (family.family == AcceleratorFamily::a100) {
+      CHECK(family.runs == 61);  // the A100 80GB table
+      CHECK(family.unsupported == 0);
+      CHECK(family.mape <= 0.30);
+    } else {
+      REQUIRE(family.family == AcceleratorFamily::h100);
+      CHECK(family.runs == 77);  // bf16 large-scale 18, bf16 52, fp8 7
+      CHECK(family.unsupported == 0);
+      CHECK(family.mape <= 0.29);
+    }
+  }
+}
+
+TEST_CASE("llm-foundry MPT rows: MAPE with and without activation checkpointing", "[validation][llm-foundry]") {
+  const auto runs = load_measured_runs(kDir + "/tests/validation/llm_foundry.yaml");
+  const auto report = validate_runs(runs, shipped_hardware());
+  Split a100_ac, a100_none, h100_ac, h100_none;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const ValidationRow& row = report.rows[i];
+    REQUIRE(row.id == runs[i].id);
+    if (!row.unsupported.empty()) continue;
+    REQUIRE(row.metric == "tokens_per_s_per_device");
+    const bool ac = runs[i].recompute.value_or("") == "full";
+    Split& split = row.family == AcceleratorFamily::a100 ? (ac ? a100_ac : a100_none) : (ac ? h100_ac : h100_none);
+    split.sum += std::abs(row.error);
+    ++split.runs;
+  }
+  INFO("A100 AC " << a100_ac.mape() << " none " << a100_none.mape() << "; H100 AC " << h100_ac.mape() << " none "
+                  << h100_none.mape());
+  CHECK(a100_ac.runs == 22);
+  CHECK(a100_none.runs == 39);
+  CHECK(h100_ac.runs == 30);
+  CHECK(h100_none.runs == 47);
+  CHECK(a100_ac.mape() <= 0.18);
+  CHECK(a100_none.mape() <= 0.37);
+  CHECK(h100_ac.mape() <= 0.22);
+  CHECK(h100_none.mape() <= 0.33);
+}
+
+namespace {
+// Prices that make the FSDP gradient pass visible: compute and collectives free, 1 ps per
+// HBM byte.
+CostFunctions byte_prices() {
+  CostFunctions f;
+  f.forward_s = [](const Op&) { return 0.0; };
+  f.backward_s = [](const Op&) { return 0.0; };
+  f.backward_weight_s = [](const Op&) { return 0.0; };
+  f.collective_s = [](const CommOp&) { return 0.0; };
+  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{0.0, bytes}; };
+  f.ring_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{0.0, bytes}; };
+  f.p2p_s = [](double) { return 0.0; };
+  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
+  return f;
+}
+
+double backward_weight_s(Framework framework, int dp, int zero_stage = 3) {
+  Scenario scenario;
+  auto& plan = scenario.plan;
+  plan.framework = framework;
+  plan.zero_stage = zero_stage;
+  plan.use_distributed_optimizer = false;
+  plan.data_parallel_size = dp;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 2 * dp;
+  plan.seq_length = 2048;
+  scenario.model.hidden_size = 1024;
+  scenario.num_devices = dp;
+  Workload workload;
+  LayerWorkload layer;
+  layer.kind = "dense";
+  layer.parameters = 4e6;
+  workload.layer_types = {layer};
+  workload.layer_type_of.assign(8, 0);
+  workload.embedding.parameters = 5e6;
+  workload.head.parameters = 1e6;
+  MemoryReport memory;
+  memory.stages.resize(1);
+  return build_pipeline_costs(scenario, workload, byte_prices(), memory).stages.at(0).chunks.at(0).backward_weight_s;
+}
+}  // namespace
+
+TEST_CASE("FSDP's per-micro-batch gradient pass: 14 bytes per parameter from FSDP1's post-backward hook",
+          "[validation][llm-foundry][framework]") {
+  const FrameworkEntry& fsdp = framework_entry(Framework::fsdp);
+  // _post_backward_hook casts the bf16 unsharded gradient to the fp32 reduce dtype (read 2,
+  // write 4); reduce_scatter_hook pre-divides it in place (read 4, write 4).
+  CHECK(fsdp.grad_reduce_bytes.value == 4);
+  CHECK(fsdp.sharded_grad_pass_bytes_per_param.value == (2 + 4) + (4 + 4));
+  CHECK(fsdp.sharded_grad_pass_bytes_per_param.source.find("_post_backward_hook") != std::string::npos);
+  // Every parameter of the stage (8 layers of 4e6, embedding 5e6, head 1e6), once per
+  // micro-batch's backward, as memory-bound time; nothing for a framework without the pass
+  // or for a single replica (no reduce-scatter).
+  const double params = 8 * 4e6 + 5e6 + 1e6;
+  CHECK(backward_weight_s(Framework::fsdp, 8) == Approx(params * 14 * 1e-12));
+  // SHARD_GRAD_OP (ZeRO-2) runs the same post-backward hook; DDP-style ZeRO-0 has no pass.
+  CHECK(backward_weight_s(Framework::fsdp, 8, 2) == Approx(params * 14 * 1e-12));
+  CHECK(backward_weight_s(Framework::fsdp, 8, 0) == 0.0);
+  CHECK(backward_weight_s(Framework::megatron_core, 8) == 0.0);
+  CHECK(backward_weight_s(Framework::fsdp, 1) == 0.0);
+}
