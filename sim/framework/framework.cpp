@@ -8,6 +8,8 @@ namespace {
 
 // Versions read (the mirrors of the frameworks' repositories, 2026-08).
 constexpr const char* kDeepSpeed = "DeepSpeed 0.19.6";
+constexpr const char* kDeepSpeedMirror = "DeepSpeed 0.16.5 (38327e0)";
+constexpr const char* kDeepSpeed2021 = "DeepSpeed 0.3.13 (2021-03-16; the same in 0.3.14-0.5.4)";
 constexpr const char* kMcore = "Megatron-LM (megatron/core)";
 constexpr const char* kTorchtitan = "torchtitan (2026-08-21) on PyTorch FSDP2";
 constexpr const char* kNccl =
@@ -90,6 +92,72 @@ FrameworkEntry deepspeed() {
                                     "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: assert "
                                     "zero_optimization_stage() < ZeroStageEnum.gradients")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.zero3_max_reuse_distance = {1e9, at(kDeepSpeedMirror,
+                                        "deepspeed/runtime/zero/config.py max_reuse_distance = pp_int(1e9) "
+                                        "(stage3_max_reuse_distance); partitioned_param_coordinator.py "
+                                        "__params_to_release keeps a parameter whose next use is within it")};
+  e.zero3_list_collectives = {false, at(kDeepSpeedMirror,
+                                        "deepspeed/runtime/zero/partition_parameters.py _dist_allgather_fn -> "
+                                        "dist.allgather_fn (all_gather_into_tensor); stage3.py __avg_scatter_grads "
+                                        "-> reduce_scatter_coalesced (flat tensors)")};
+  e.zero3_blocking_fetch = {false, at(kDeepSpeedMirror,
+                                      "deepspeed/runtime/zero/partitioned_param_coordinator.py fetch_sub_module: "
+                                      "waits on the sub-module's own gather handles; prefetch queue of "
+                                      "prefetch_bucket_size ahead, no device synchronize")};
+  return e;
+}
+
+// DeepSpeed as the 2021 measurements ran it (ZeRO-3 arrived in 0.3.12, 2021-03; the
+// list collectives went in 0.5.5, the device syncs and per-parameter collectives in 0.6.0).
+FrameworkEntry deepspeed_2021() {
+  FrameworkEntry e = deepspeed();
+  e.id = Framework::deepspeed_2021;
+  e.name = "deepspeed-2021";
+  e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
+  e.grad_bucket_params = {5e8, at(kDeepSpeed2021,
+                                  "deepspeed/runtime/zero/constants.py "
+                                  "ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE_DEFAULT = 500000000")};
+  e.param_persistence_threshold = {1e5, at(kDeepSpeed2021,
+                                           "deepspeed/runtime/zero/constants.py "
+                                           "ZERO_OPTIMIZATION_PARAM_PERSISTENCE_THRESHOLD_DEFAULT = 100000; "
+                                           "stage3.py persistent_parameters (ds_numel < threshold)")};
+  e.prefetch_bucket_params = {5e7, at(kDeepSpeed2021,
+                                      "deepspeed/runtime/zero/constants.py "
+                                      "ZERO_OPTIMIZATION_PREFETCH_BUCKET_SIZE_DEFAULT = 50000000")};
+  e.zero3_gather_unit = {GatherUnit::sub_module,
+                         at(kDeepSpeed2021,
+                            "deepspeed/runtime/zero/stage3.py PartitionedParameterCoordinator."
+                            "fetch_sub_module: each parameter of the sub-module gathered on its own "
+                            "(partition_parameters.py _allgather_param)")};
+  e.zero3_gathers_per_microbatch = {2, at(kDeepSpeed2021,
+                                          "deepspeed/runtime/zero/stage3.py post_sub_module_forward_function "
+                                          "-> release_sub_module; pre_sub_module_backward_function -> "
+                                          "fetch_sub_module")};
+  e.zero3_gathers_per_microbatch_with_pp = {2, at(kDeepSpeed2021, "PipelineEngine runs ZeRO 0-2 only (no gathers)")};
+  e.grad_reduce_bytes = {2, at(kDeepSpeed2021,
+                               "deepspeed/runtime/zero/stage3.py FP16_DeepSpeedZeroOptimizer_Stage3: "
+                               "gradients reduced in the fp16 ipg buffer (bfloat16 came with 0.6.0)")};
+  e.blocking_p2p = {true, at(kDeepSpeed2021, "deepspeed/runtime/pipe/p2p.py send/recv: async_op = False; dist.broadcast")};
+  e.max_zero_stage_with_pp = {2, at(kDeepSpeed2021,
+                                    "deepspeed/runtime/pipe/engine.py: no stage assert; _exec_backward_pass "
+                                    "runs overlapping_partition_gradients_reduce_epilogue for ZeRO-2")};
+  e.zero3_max_reuse_distance = {1e9, at(kDeepSpeed2021,
+                                        "deepspeed/runtime/zero/constants.py "
+                                        "ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT = 1000000000; stage3.py "
+                                        "release_sub_module keeps a parameter when _keep_for_later")};
+  e.zero3_list_collectives = {true, at(kDeepSpeed2021,
+                                       "deepspeed/runtime/zero/partition_parameters.py _allgather_param: "
+                                       "torch.distributed.all_gather into world_size narrow()s of a flat tensor; "
+                                       "_reduce_scatter_gradient: reduce_scatter from world_size narrow()s; "
+                                       "PyTorch 1.8 ProcessGroupNCCL::allgather / reduce_scatter copy_ each of "
+                                       "them out of (into) a flattened buffer; replaced by _all_gather_base in "
+                                       "c0eeb69 (#1188, 0.5.5) and reduce_scatter_coalesced in 4912e0a (#1453, 0.6.0)")};
+  e.zero3_blocking_fetch = {true, at(kDeepSpeed2021,
+                                     "deepspeed/runtime/zero/partition_parameters.py _allgather_param: "
+                                     "torch.cuda.synchronize() before each gather; stage3.py "
+                                     "_synchronize_communication: comm_stream.synchronize(); "
+                                     "torch.cuda.synchronize(); prefetch_next_sub_modules only when no gather "
+                                     "is in flight (#1188: 'the async version is not async at all')")};
   return e;
 }
 
@@ -152,7 +220,8 @@ FrameworkEntry mindspeed() {
 }  // namespace
 
 const std::vector<FrameworkEntry>& framework_table() {
-  static const std::vector<FrameworkEntry> table = {megatron_core(), megatron_lm(), deepspeed(), fsdp(), mindspeed()};
+  static const std::vector<FrameworkEntry> table = {megatron_core(), megatron_lm(), deepspeed(), fsdp(), mindspeed(),
+                                                      deepspeed_2021()};
   return table;
 }
 
@@ -174,6 +243,8 @@ const char* to_string(Framework framework) {
       return "fsdp";
     case Framework::mindspeed:
       return "mindspeed";
+    case Framework::deepspeed_2021:
+      return "deepspeed-2021";
   }
   return "?";
 }
@@ -205,6 +276,9 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("max_zero_stage_with_pp", e.max_zero_stage_with_pp.source);
     add("sharded_collectives_ring_only", e.sharded_collectives_ring_only.source);
     add("sharded_grad_pass_bytes_per_param", e.sharded_grad_pass_bytes_per_param.source);
+    add("zero3_max_reuse_distance", e.zero3_max_reuse_distance.source);
+    add("zero3_list_collectives", e.zero3_list_collectives.source);
+    add("zero3_blocking_fetch", e.zero3_blocking_fetch.source);
   }
   return out;
 }

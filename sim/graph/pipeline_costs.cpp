@@ -113,6 +113,15 @@ struct BucketedGradients {
   int layer_buckets = 0;  // > 0: one bucket per wrapped layer (FSDP), not by bucket size
 };
 
+// One layer of a stage as ZeRO-3 fetches it: its compute for one micro-batch, whether full
+// recompute repeats its forward, and the model chunk it is in.
+struct Zero3Layer {
+  const LayerWorkload* layer = nullptr;
+  double forward_s = 0, backward_s = 0;
+  bool recomputed = false;
+  int chunk = 0;
+};
+
 double bucket_count(const BucketedGradients& g, double bucket_bytes) {
   if (g.layer_buckets > 0) return g.layer_buckets;
   return std::max(1.0, std::ceil(g.bytes / bucket_bytes));
@@ -205,6 +214,52 @@ std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry
   return units;
 }
 
+std::vector<bool> zero3_regathered_for_backward(const std::vector<double>& units, double max_reuse_distance) {
+  std::vector<bool> regather(units.size(), false);
+  if (!(max_reuse_distance > 0)) return regather;
+  double later = 0;
+  for (std::size_t j = units.size(); j-- > 0;) {
+    regather[j] = 2.0 * later >= max_reuse_distance;
+    later += units[j];
+  }
+  return regather;
+}
+
+Zero3Exposure zero3_blocking_exposure(const std::vector<double>& units, const std::vector<double>& gather_s,
+                                      const std::vector<bool>& regathered_for_backward, double forward_s,
+                                      double backward_s, bool recomputed, double copies_s) {
+  Zero3Exposure out;
+  const std::size_t k = units.size();
+  if (k == 0 || gather_s.size() != k || regathered_for_backward.size() != k) return out;
+  double total = 0;
+  for (double u : units) total += u;
+  if (!(total > 0)) return out;
+  // Forward (and the recomputed forward): unit j computes while unit j+1 (the next layer's
+  // first after the last) is gathered.
+  auto forward_pass = [&](double compute_s) {
+    double exposed = 0;
+    for (std::size_t j = 0; j < k; ++j)
+      exposed += std::max(copies_s, gather_s[(j + 1) % k] - compute_s * units[j] / total);
+    return exposed;
+  };
+  out.forward_s = forward_pass(forward_s);
+  if (recomputed) out.recompute_s = forward_pass(forward_s);
+  // Backward, last unit first: unit j computes while the next unit that needs a gather is
+  // fetched: j-1 if its backward regathers it (without recompute every unit is), after unit
+  // 0 the previous layer's recompute (its unit 0) or its backward (its last unit).
+  for (std::size_t j = k; j-- > 0;) {
+    double gather = 0, launch = 0;
+    if (j > 0 && (!recomputed || regathered_for_backward[j - 1])) {
+      gather = gather_s[j - 1], launch = copies_s;
+    } else if (j == 0) {
+      gather = recomputed ? gather_s[0] : gather_s[k - 1], launch = copies_s;
+    }
+    const double compute = backward_s * units[j] / total;
+    out.backward_s += std::max({launch, launch + copies_s - compute, gather - compute, 0.0});
+  }
+  return out;
+}
+
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostFunctions& cost,
                                    const MemoryReport& memory) {
   const ParallelPlan& plan = scenario.plan;
@@ -279,6 +334,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
   std::vector<double> stage_expert_params(static_cast<std::size_t>(p), 0.0);
   std::vector<std::vector<const LayerWorkload*>> stage_layers(static_cast<std::size_t>(p));
+  std::vector<std::vector<Zero3Layer>> zero3_layers(static_cast<std::size_t>(p));
   for (int vs = 0; vs < p * v; ++vs) {
     const int s = vs % p;
     const int c = vs / p;
@@ -291,10 +347,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     const int recompute_layers =
         plan.recompute_method == RecomputeMethod::block && plan.recompute_num_layers > 0 ? plan.recompute_num_layers
                                                                                          : n;
+    auto& z3 = zero3_layers[static_cast<std::size_t>(s)];
     if (vs == 0) {
-      add_layer(chunk, cost_layer(workload.embedding, cost), launch_s, RecomputeGranularity::none, false);
+      const LayerCost lc = cost_layer(workload.embedding, cost);
+      add_layer(chunk, lc, launch_s, RecomputeGranularity::none, false);
       params += workload.embedding.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.embedding);
+      z3.push_back({&workload.embedding, lc.forward_s, lc.backward_s, false, c});
     }
     for (int i = 0; i < n && layer < layers; ++i, ++layer) {
       const auto type = static_cast<std::size_t>(workload.layer_type_of[static_cast<std::size_t>(layer)]);
@@ -302,11 +361,15 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       params += workload.layer_types[type].parameters;
       expert_params += workload.layer_types[type].expert_parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.layer_types[type]);
+      z3.push_back({&workload.layer_types[type], type_cost[type].forward_s, type_cost[type].backward_s,
+                    plan.recompute_granularity == RecomputeGranularity::full && i < recompute_layers, c});
     }
     if (vs == p * v - 1) {
-      add_layer(chunk, cost_layer(workload.head, cost), launch_s, RecomputeGranularity::none, false);
+      const LayerCost lc = cost_layer(workload.head, cost);
+      add_layer(chunk, lc, launch_s, RecomputeGranularity::none, false);
       params += workload.head.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.head);
+      z3.push_back({&workload.head, lc.forward_s, lc.backward_s, false, c});
     }
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
@@ -389,25 +452,54 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (zero3 && dp_total > 1) {
       // Every unit gathered on its own (DeepSpeed: each sub-module, fetch_sub_module; FSDP:
       // each wrapped layer), forward and again for backward unless the framework keeps the
-      // weights (FSDP with PP); on the DP stream, prefetched under the compute.
-      GroupCollective once{0.0, 0.0};
-      for (const LayerWorkload* lw : stage_layers[static_cast<std::size_t>(s)]) {
-        for (double unit : zero3_units(*lw, framework)) {
-          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp, unit * 2.0);
-          once.time_s += g.time_s;
-          once.tier_bytes += g.tier_bytes;
-        }
-        if (lw->expert_parameters > 0 && expert_dp > 1) {
-          const GroupCollective g =
-              cost.group_collective(CollectiveKind::all_gather, CommGroup::expert_dp, lw->expert_parameters * 2.0);
-          once.time_s += g.time_s;
-          once.tier_bytes += g.tier_bytes;
-        }
-      }
+      // weights (FSDP with PP); on the DP stream, prefetched under the compute. DeepSpeed's
+      // recomputed forward fetches its sub-modules again, and their backward once more unless
+      // the reuse distance keeps them (zero3_max_reuse_distance).
       const int per_microbatch = p > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
                                        : framework.zero3_gathers_per_microbatch.value;
-      sc.sharded_state_comm_s = per_microbatch * m * once.time_s;
-      sc.sharded_state_comm_bytes = per_microbatch * m * once.tier_bytes;
+      const double reuse = framework.zero3_max_reuse_distance.value;
+      // The list collectives launch one copy per rank of the group from the host.
+      const double copies_s = framework.zero3_list_collectives.value ? dp_total * launch_s : 0.0;
+      GroupCollective per_mb{0.0, 0.0};
+      std::vector<Zero3Exposure> exposed(static_cast<std::size_t>(v));
+      for (const Zero3Layer& zl : zero3_layers[static_cast<std::size_t>(s)]) {
+        const std::vector<double> units = zero3_units(*zl.layer, framework);
+        const bool regathers = zl.recomputed && reuse > 0;
+        const std::vector<bool> again = zero3_regathered_for_backward(units, regathers ? reuse : 0.0);
+        std::vector<double> gather_s;
+        for (std::size_t j = 0; j < units.size(); ++j) {
+          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp, units[j] * 2.0);
+          gather_s.push_back(g.time_s);
+          const double times = regathers ? 2.0 + (again[j] ? 1.0 : 0.0) : per_microbatch;
+          per_mb.time_s += times * g.time_s;
+          per_mb.tier_bytes += times * g.tier_bytes;
+        }
+        if (zl.layer->expert_parameters > 0 && expert_dp > 1) {
+          const GroupCollective g = cost.group_collective(CollectiveKind::all_gather, CommGroup::expert_dp,
+                                                          zl.layer->expert_parameters * 2.0);
+          per_mb.time_s += per_microbatch * g.time_s;
+          per_mb.tier_bytes += per_microbatch * g.tier_bytes;
+        }
+        if (framework.zero3_blocking_fetch.value) {
+          const Zero3Exposure e =
+              zero3_blocking_exposure(units, gather_s, again, zl.forward_s, zl.backward_s, regathers, copies_s);
+          Zero3Exposure& to = exposed[static_cast<std::size_t>(zl.chunk)];
+          to.forward_s += e.forward_s;
+          to.recompute_s += e.recompute_s;
+          to.backward_s += e.backward_s;
+        }
+      }
+      sc.sharded_state_comm_s = m * per_mb.time_s;
+      sc.sharded_state_comm_bytes = m * per_mb.tier_bytes;
+      // Blocking fetches: the device waits for the host at every sub-module, which the task
+      // graph prices as host-bound time (the host's span beyond the item's compute).
+      for (int c = 0; c < v; ++c) {
+        const Zero3Exposure& e = exposed[static_cast<std::size_t>(c)];
+        if (e.forward_s + e.recompute_s + e.backward_s <= 0) continue;
+        ChunkCosts& chunk = sc.chunks[static_cast<std::size_t>(c)];
+        chunk.host_forward_s = std::max(chunk.host_forward_s, chunk.forward_s + e.forward_s);
+        chunk.host_backward_s = std::max(chunk.host_backward_s, chunk.backward_s() + e.recompute_s + e.backward_s);
+      }
     } else if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
       const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, dense * 2.0, experts * 2.0);
       // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch

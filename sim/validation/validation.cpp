@@ -37,7 +37,9 @@ namespace {
 //  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions, and
 //    [vocab=50257 (NeMo GPT-2 BPE)] for NeMo GPT3 rows without a vocabulary (see below)
 //  - [framework=...]: from the source's own words (id, group, notes, source), first match:
-//    MindSpeed / ModelLink -> mindspeed; DeepSpeed / Megatron-DeepSpeed / BigScience ->
+//    MindSpeed / ModelLink -> mindspeed; DeepSpeed in 2021 (the source says 2021, or the
+//    ZeRO-3 rows of narayanan21-) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
+//    and 0.6.0, 2021-11 and 2022-01); DeepSpeed / Megatron-DeepSpeed / BigScience ->
 //    deepspeed; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
 //    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
 //  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
@@ -72,6 +74,8 @@ Framework infer_framework(const MeasuredRun& run) {
   const std::string text = run.id + " " + run.group + " " + run.notes + " " + run.source;
   auto says = [&](const char* word) { return contains(text, word); };
   if (says("mindspeed") || says("modellink")) return Framework::mindspeed;
+  const bool paper_zero3 = run.id.rfind("narayanan21-", 0) == 0 && run.zero && *run.zero == 3;
+  if (paper_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
   if (says("deepspeed") || says("bigscience") || says("bigsci-")) return Framework::deepspeed;
   if (says("fsdp") || says("torchtitan") || says("llm-foundry")) return Framework::fsdp;
   if (run.id.rfind("narayanan21-", 0) == 0 || run.id.rfind("korthikanti22-", 0) == 0) return Framework::megatron_lm;

@@ -57,11 +57,26 @@ struct FrameworkEntry {
   // pre-division), priced as memory-bound time in the backward; 0: none.
   Sourced<double> sharded_grad_pass_bytes_per_param{
       0, "not read from this framework's code yet: no pass priced (only PyTorch FSDP's is, issue 14)"};
+  // ZeRO-3 with full recompute: the recomputed forward gathers every unit again, and its
+  // backward gathers a unit once more unless the parameters used between the two uses (the
+  // later units' recompute and backward) are fewer than this many; 0: the recompute runs
+  // inside the unit's own backward gather (no extra gather).
+  Sourced<double> zero3_max_reuse_distance{
+      0, "not a sub-module coordinator: the recompute runs inside the unit's own backward gather"};
+  // ZeRO-3 all-gathers and reduce-scatters into (out of) lists of world-size tensors: the
+  // collective library copies each of the world-size pieces out of (into) its flat buffer,
+  // one copy launched from the host per rank of the group and collective.
+  Sourced<bool> zero3_list_collectives{
+      false, "flat-buffer collectives (all_gather_into_tensor / reduce_scatter_tensor), no per-rank copies"};
+  // ZeRO-3 fetches synchronize the device (torch.cuda.synchronize): a unit's gather hides only
+  // under the one unit computed before it, and the host's work for each gather is serial with
+  // the compute; false: gathers are queued ahead and hide under the step's compute.
+  Sourced<bool> zero3_blocking_fetch{false, "gathers are issued ahead on their own stream without a device sync"};
 };
 
 const char* to_string(Framework framework);
 std::optional<Framework> parse_framework(std::string_view name);
-// "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed" (the schema's choice list).
+// "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021" (the schema's choice list).
 std::string framework_choices();
 
 // The whole table, one entry per Framework value.

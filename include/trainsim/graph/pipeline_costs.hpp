@@ -125,4 +125,23 @@ void make_p2p_blocking(PipelineCosts& costs);
 // (layer); units below the persistence threshold stay unpartitioned and are left out.
 std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry& framework);
 
+// Per unit of a checkpointed layer (zero3_units order): whether its backward gathers it again
+// after the recomputed forward. DeepSpeed keeps unit j when the parameters used between its
+// two uses (the recompute and the backward of every later unit: 2 x their sum) are fewer
+// than max_reuse_distance; 0 (no such rule) regathers none.
+std::vector<bool> zero3_regathered_for_backward(const std::vector<double>& units, double max_reuse_distance);
+
+// What blocking ZeRO-3 fetches (FrameworkEntry::zero3_blocking_fetch) add to one micro-batch
+// of one layer, seconds: each unit's fetch waits for the device, then the next unit's gather
+// is issued (its per-rank copies, copies_s, launched before the unit's own kernels) and the
+// unit computes, so a forward unit exposes max(copies, next gather - its compute); a backward
+// unit also launches its gradient's reduce-scatter copies while it computes. Compute is split
+// among the units by their parameters (a weight GEMM's FLOPs follow its weight).
+struct Zero3Exposure {
+  double forward_s = 0, recompute_s = 0, backward_s = 0;
+};
+Zero3Exposure zero3_blocking_exposure(const std::vector<double>& units, const std::vector<double>& gather_s,
+                                      const std::vector<bool>& regathered_for_backward, double forward_s,
+                                      double backward_s, bool recomputed, double copies_s);
+
 }  // namespace trainsim
