@@ -14,6 +14,10 @@ constexpr const char* kNccl =
     "NCCL src/graph/tuning.cc ncclTopoTuneModel: all-gather and reduce-scatter have ring (and NVLS/CollNet/PAT, "
     "which need NVSwitch multicast, SHARP or one rank per server), no tree";
 
+// DeepSpeed's pipeline engine ran under Megatron-DeepSpeed; the runs trainsim has on it without
+// flash attention (BigScience tr11, 2022-02) ran BigScience's fork, read at the commit they ran.
+constexpr const char* kBigScienceFork = "bigscience-workshop/Megatron-DeepSpeed @ ae6277f5 (2022-02-21)";
+
 std::string at(const char* version, const std::string& where) { return std::string(version) + " " + where; }
 
 FrameworkEntry megatron_core() {
@@ -41,6 +45,10 @@ FrameworkEntry megatron_core() {
                               "overlap_p2p_comm with the interleaved schedule")};
   e.max_zero_stage_with_pp = {1, at(kMcore, "distributed optimizer (ZeRO-1) with PP; no ZeRO-2/3 with PP")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.softmax_batch_per_block_from_heads = {false,
+                                          "Megatron-LM megatron/model/fused_softmax.py (2021-22) "
+                                          "FusedScaleMaskSoftmax.get_batch_per_block(sq, sk, b, np): the kernel's "
+                                          "batches per block come from the key length"};
   return e;
 }
 
@@ -90,6 +98,14 @@ FrameworkEntry deepspeed() {
                                     "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: assert "
                                     "zero_optimization_stage() < ZeroStageEnum.gradients")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.softmax_batch_per_block_from_heads = {
+      true, std::string(kBigScienceFork) +
+                " megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available: "
+                "'batch_per_block = self.get_batch_per_block(sq, sk, b, np)' on a static method declared "
+                "'def get_batch_per_block(b, np, sq, sk)' that returns "
+                "'scaled_masked_softmax_cuda.get_batch_per_block(sq, sk, b, np)': the kernel's key length "
+                "is the heads per rank (from 9f5f5d4c 2021-10-21, fixed by 1cb76a64 2022-03-06); causal: "
+                "'if attn_batches % batch_per_block == 0: return True', else forward_torch_softmax"};
   return e;
 }
 
@@ -124,6 +140,9 @@ FrameworkEntry fsdp() {
                                     "torchtitan parallelize: pipeline stages each wrapped with "
                                     "fully_shard (FSDP + PP, as Llama 3 trained)")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.softmax_batch_per_block_from_heads = {false, at(kTorchtitan,
+                                                    "no Megatron fused softmax: attention is PyTorch SDPA "
+                                                    "(flash or memory-efficient kernels)")};
   return e;
 }
 

@@ -52,6 +52,12 @@ struct FrameworkEntry {
   // The framework's collectives in ZeRO-3 use NCCL all-gather / reduce-scatter, which have
   // only the ring algorithm across servers (no tree): price them as rings.
   Sourced<bool> sharded_collectives_ring_only;
+  // Attention without flash kernels: whether FusedScaleMaskSoftmax.is_kernel_available takes
+  // the fused kernel's batches per block from the heads per rank instead of the key length
+  // (the BigScience Megatron-DeepSpeed fork of 2021-10-21 .. 2022-03-06 passes
+  // get_batch_per_block its arguments in the wrong order). A b x heads/TP that the result does
+  // not divide takes the fp32 torch softmax path (cost_model.cpp prices it).
+  Sourced<bool> softmax_batch_per_block_from_heads;
 };
 
 const char* to_string(Framework framework);
