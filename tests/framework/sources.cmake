@@ -1,3 +1,4 @@
 # Tests of the framework module.
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_ordering_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bigscience_rows_test.cpp)
