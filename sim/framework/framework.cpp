@@ -16,6 +16,7 @@ constexpr const char* kNccl =
 
 // DeepSpeed's pipeline engine ran under Megatron-DeepSpeed; the runs trainsim has on it without
 // flash attention (BigScience tr11, 2022-02) ran BigScience's fork, read at the commit they ran.
+constexpr const char* kDeepSpeedPipe = "microsoft/DeepSpeed @ 38327e07f (0.16.5) deepspeed/";
 constexpr const char* kBigScienceFork = "bigscience-workshop/Megatron-DeepSpeed @ ae6277f5 (2022-02-21)";
 
 std::string at(const char* version, const std::string& where) { return std::string(version) + " " + where; }
@@ -49,6 +50,10 @@ FrameworkEntry megatron_core() {
                                           "Megatron-LM megatron/model/fused_softmax.py (2021-22) "
                                           "FusedScaleMaskSoftmax.get_batch_per_block(sq, sk, b, np): the kernel's "
                                           "batches per block come from the key length"};
+  e.bf16_grad_fold_bytes_per_param = {0, at(kMcore,
+                                            "distributed/distributed_data_parallel.py: gradients accumulate "
+                                            "in the main_grad buffer as the backward writes them (no pass "
+                                            "per micro-batch over the parameters)")};
   return e;
 }
 
@@ -106,6 +111,14 @@ FrameworkEntry deepspeed() {
                 "'scaled_masked_softmax_cuda.get_batch_per_block(sq, sk, b, np)': the kernel's key length "
                 "is the heads per rank (from 9f5f5d4c 2021-10-21, fixed by 1cb76a64 2022-03-06); causal: "
                 "'if attn_batches % batch_per_block == 0: return True', else forward_torch_softmax"};
+  e.bf16_grad_fold_bytes_per_param = {
+      18, std::string(kDeepSpeedPipe) +
+              " runtime/engine.py get_data_types: bf16 without ZeRO accumulates gradients in fp32 "
+              "(grad_accum_dtype = torch.float32) -> BF16_Optimizer; runtime/pipe/engine.py "
+              "_exec_backward_pass: 'self.optimizer.update_hp_grads(clear_lp_grads=False)' after every "
+              "micro-batch's backward; bf16_optimizer.py _update_hp_grad: "
+              "'hp_grad.data.add_(lp.grad.data.to(hp_grad.dtype)...)': read 2 + write 4 (the fp32 copy), "
+              "read 4 + 4 + write 4 (the add) = 18 bytes per parameter"};
   return e;
 }
 
@@ -143,6 +156,9 @@ FrameworkEntry fsdp() {
   e.softmax_batch_per_block_from_heads = {false, at(kTorchtitan,
                                                     "no Megatron fused softmax: attention is PyTorch SDPA "
                                                     "(flash or memory-efficient kernels)")};
+  e.bf16_grad_fold_bytes_per_param = {0, at(kTorchtitan,
+                                            "FSDP2 MixedPrecisionPolicy: each unit's gradients are "
+                                            "reduce-scattered as its backward ends (priced as the reduction)")};
   return e;
 }
 

@@ -273,6 +273,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                                      grad_bytes_per_param;
   // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
+  // DeepSpeed's BF16_Optimizer (bf16 without ZeRO): after every micro-batch's backward, the
+  // 16-bit gradients are folded into fp32 copies of the whole stage's parameters, on the
+  // compute stream and before the gradient is sent back (the send is the next step's).
+  const double grad_fold_bytes_per_param =
+      plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer
+          ? framework.bf16_grad_fold_bytes_per_param.value
+          : 0.0;
 
   std::vector<BucketedGradients> bucketed;
   int layer = 0;
@@ -310,6 +317,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
+    if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     if (plan.tp_comm_overlap) {
       // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
       // backward's collectives carry input gradients, so they slow its input-gradient part.

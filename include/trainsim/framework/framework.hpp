@@ -58,6 +58,11 @@ struct FrameworkEntry {
   // get_batch_per_block its arguments in the wrong order). A b x heads/TP that the result does
   // not divide takes the fp32 torch softmax path (cost_model.cpp prices it).
   Sourced<bool> softmax_batch_per_block_from_heads;
+  // bf16 training whose optimizer wrapper keeps fp32 gradients beside the 16-bit ones and
+  // folds each micro-batch's gradients into them after its backward (DeepSpeed's
+  // BF16_Optimizer.update_hp_grads): HBM bytes per parameter of the stage, per micro-batch,
+  // on the compute stream; 0: no such pass.
+  Sourced<double> bf16_grad_fold_bytes_per_param;
 };
 
 const char* to_string(Framework framework);
