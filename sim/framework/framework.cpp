@@ -54,6 +54,10 @@ FrameworkEntry megatron_core() {
                                             "distributed/distributed_data_parallel.py: gradients accumulate "
                                             "in the main_grad buffer as the backward writes them (no pass "
                                             "per micro-batch over the parameters)")};
+  e.grad_reduce_after_pipeline = {false, at(kMcore,
+                                            "distributed/param_and_grad_buffer.py: a bucket's reduction "
+                                            "starts when its last gradient is ready, during the last "
+                                            "micro-batch's backward (overlap_grad_reduce)")};
   return e;
 }
 
@@ -119,6 +123,11 @@ FrameworkEntry deepspeed() {
               "micro-batch's backward; bf16_optimizer.py _update_hp_grad: "
               "'hp_grad.data.add_(lp.grad.data.to(hp_grad.dtype)...)': read 2 + write 4 (the fp32 copy), "
               "read 4 + 4 + write 4 (the add) = 18 bytes per parameter"};
+  e.grad_reduce_after_pipeline = {
+      true, std::string(kDeepSpeedPipe) +
+                "runtime/pipe/engine.py PipelineEngine.__init__: 'self.enable_backward_allreduce = False'; "
+                "runtime/pipe/schedule.py TrainSchedule.steps: 'if step_id == total_steps - 1: "
+                "cmds.append(ReduceTiedGrads()); cmds.append(ReduceGrads()); cmds.append(OptimizerStep())'"};
   return e;
 }
 
@@ -159,6 +168,9 @@ FrameworkEntry fsdp() {
   e.bf16_grad_fold_bytes_per_param = {0, at(kTorchtitan,
                                             "FSDP2 MixedPrecisionPolicy: each unit's gradients are "
                                             "reduce-scattered as its backward ends (priced as the reduction)")};
+  e.grad_reduce_after_pipeline = {false, at(kTorchtitan,
+                                            "FSDP2 reduce-scatters each unit's gradients as its backward "
+                                            "ends, inside the pipeline schedule")};
   return e;
 }
 

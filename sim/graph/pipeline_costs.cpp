@@ -451,6 +451,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     costs.stages.back().data_per_microbatch_s = per_microbatch;
   }
   if (framework.blocking_p2p.value) make_p2p_blocking(costs);
+  // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.
+  if (p > 1 && framework.grad_reduce_after_pipeline.value) costs.overlap_grad_reduce = false;
   return costs;
 }
 

@@ -25,11 +25,11 @@ CostFunctions byte_prices() {
   return f;
 }
 
-// Two stages of 4 layers of 1e8 parameters; the embedding (5e7) on stage 0, the head (3e7)
+// Two stages (pp) of 4 layers of 1e8 parameters; the embedding (5e7) on stage 0, the head (3e7)
 // on stage 1; DP 2, 4 micro-batches.
-PipelineCosts costs_of(Framework framework, Precision precision, int zero_stage) {
+PipelineCosts costs_of(Framework framework, Precision precision, int zero_stage, int pp = 2) {
   Scenario s;
-  s.plan.pipeline_model_parallel_size = 2;
+  s.plan.pipeline_model_parallel_size = pp;
   s.plan.data_parallel_size = 2;
   s.plan.micro_batch_size = 1;
   s.plan.global_batch_size = 8;
@@ -84,4 +84,21 @@ TEST_CASE("DeepSpeed's BF16_Optimizer folds each micro-batch's gradients into fp
   const PipelineCosts mcore_bf16 = costs_of(Framework::megatron_core, Precision::bf16, 0);
   const PipelineCosts mcore_fp16 = costs_of(Framework::megatron_core, Precision::fp16, 0);
   CHECK(mcore_bf16.stages[0].chunks[0].backward_input_s == mcore_fp16.stages[0].chunks[0].backward_input_s);
+}
+
+TEST_CASE("DeepSpeed's pipeline engine reduces gradients after the schedule, not under the last backward",
+          "[framework][graph]") {
+  const FrameworkEntry& ds = framework_entry(Framework::deepspeed);
+  CHECK(ds.grad_reduce_after_pipeline.value);
+  CHECK(ds.grad_reduce_after_pipeline.source.find("ReduceGrads()") != std::string::npos);
+  for (const FrameworkEntry& e : framework_table()) {
+    INFO(e.name);
+    CHECK(e.grad_reduce_after_pipeline.source.size() > 20);
+    CHECK(e.grad_reduce_after_pipeline.source.find("fit") == std::string::npos);
+    if (e.id != Framework::deepspeed) CHECK_FALSE(e.grad_reduce_after_pipeline.value);
+  }
+  CHECK_FALSE(costs_of(Framework::deepspeed, Precision::fp16, 1).overlap_grad_reduce);
+  CHECK(costs_of(Framework::megatron_core, Precision::fp16, 1).overlap_grad_reduce);
+  // Without PP DeepSpeedEngine runs, not the pipeline engine: the plan's setting stands.
+  CHECK(costs_of(Framework::deepspeed, Precision::fp16, 1, 1).overlap_grad_reduce);
 }

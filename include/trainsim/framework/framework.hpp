@@ -63,6 +63,9 @@ struct FrameworkEntry {
   // BF16_Optimizer.update_hp_grads): HBM bytes per parameter of the stage, per micro-batch,
   // on the compute stream; 0: no such pass.
   Sourced<double> bf16_grad_fold_bytes_per_param;
+  // With pipeline parallelism the DP gradient reduction starts only after the schedule's last
+  // backward (no bucket overlaps the backward).
+  Sourced<bool> grad_reduce_after_pipeline;
 };
 
 const char* to_string(Framework framework);
