@@ -58,6 +58,10 @@ FrameworkEntry megatron_core() {
                                             "distributed/param_and_grad_buffer.py: a bucket's reduction "
                                             "starts when its last gradient is ready, during the last "
                                             "micro-batch's backward (overlap_grad_reduce)")};
+  e.p2p_partitioned_over_tp = {false, at(kMcore,
+                                         "pipeline_parallel/p2p_communication.py _communicate: every rank "
+                                         "sends the whole tensor_shape (with sequence parallelism already "
+                                         "1/TP of the sequence)")};
   return e;
 }
 
@@ -128,6 +132,14 @@ FrameworkEntry deepspeed() {
                 "runtime/pipe/engine.py PipelineEngine.__init__: 'self.enable_backward_allreduce = False'; "
                 "runtime/pipe/schedule.py TrainSchedule.steps: 'if step_id == total_steps - 1: "
                 "cmds.append(ReduceTiedGrads()); cmds.append(ReduceGrads()); cmds.append(OptimizerStep())'"};
+  e.p2p_partitioned_over_tp = {
+      true, std::string(kDeepSpeedPipe) +
+                "runtime/pipe/engine.py: 'self.is_pipe_partitioned = self.is_model_parallel and "
+                "self._config.pipeline[\"pipe_partitioned\"]' (default True; unconditional in 0.6.0, "
+                "2022-02); _exec_forward_pass: 'part = PartitionedTensor(tensor=first_output, "
+                "group=self.grid.get_slice_parallel_group())', 'outputs = (part.to_meta(), part.data(), "
+                "...)'; the receiver: 'part_input.full()' (runtime/utils.py: torch.zeros, dist.all_gather "
+                "over the group, .clone()); gradients likewise (is_grad_partitioned)"};
   return e;
 }
 
@@ -171,6 +183,9 @@ FrameworkEntry fsdp() {
   e.grad_reduce_after_pipeline = {false, at(kTorchtitan,
                                             "FSDP2 reduce-scatters each unit's gradients as its backward "
                                             "ends, inside the pipeline schedule")};
+  e.p2p_partitioned_over_tp = {false, at(kTorchtitan,
+                                         "torch/distributed/pipelining/stage.py: each stage sends its "
+                                         "whole output tensors")};
   return e;
 }
 

@@ -27,9 +27,11 @@ CostFunctions byte_prices() {
 
 // Two stages (pp) of 4 layers of 1e8 parameters; the embedding (5e7) on stage 0, the head (3e7)
 // on stage 1; DP 2, 4 micro-batches.
-PipelineCosts costs_of(Framework framework, Precision precision, int zero_stage, int pp = 2) {
+PipelineCosts costs_of(Framework framework, Precision precision, int zero_stage, int pp = 2, int tp = 1,
+                       CostFunctions prices = byte_prices()) {
   Scenario s;
   s.plan.pipeline_model_parallel_size = pp;
+  s.plan.tensor_model_parallel_size = tp;
   s.plan.data_parallel_size = 2;
   s.plan.micro_batch_size = 1;
   s.plan.global_batch_size = 8;
@@ -51,7 +53,7 @@ PipelineCosts costs_of(Framework framework, Precision precision, int zero_stage,
   w.layer_type_of.assign(8, 0);
   w.embedding.parameters = 5e7;
   w.head.parameters = 3e7;
-  return build_pipeline_costs(s, w, byte_prices(), MemoryReport{});
+  return build_pipeline_costs(s, w, prices, MemoryReport{});
 }
 
 }  // namespace
@@ -101,4 +103,39 @@ TEST_CASE("DeepSpeed's pipeline engine reduces gradients after the schedule, not
   CHECK(costs_of(Framework::megatron_core, Precision::fp16, 1).overlap_grad_reduce);
   // Without PP DeepSpeedEngine runs, not the pipeline engine: the plan's setting stands.
   CHECK(costs_of(Framework::deepspeed, Precision::fp16, 1, 1).overlap_grad_reduce);
+}
+
+TEST_CASE("DeepSpeed's pipeline engine sends 1/TP of each activation and the receiver all-gathers it over TP",
+          "[framework][graph]") {
+  CHECK(framework_entry(Framework::deepspeed).p2p_partitioned_over_tp.value);
+  CHECK(framework_entry(Framework::deepspeed).p2p_partitioned_over_tp.source.find("PartitionedTensor") !=
+        std::string::npos);
+  for (const FrameworkEntry& e : framework_table()) {
+    INFO(e.name);
+    CHECK(e.p2p_partitioned_over_tp.source.size() > 20);
+    CHECK(e.p2p_partitioned_over_tp.source.find("fit") == std::string::npos);
+    if (e.id != Framework::deepspeed) CHECK_FALSE(e.p2p_partitioned_over_tp.value);
+  }
+  // p2p 1 ps a byte (non-blocking here: the sends stay in p2p_s), all-gathers 10 ps a byte,
+  // memory passes 1 ps a byte. Activation: 1024 tokens x 1024 hidden x 2 bytes.
+  CostFunctions prices = byte_prices();
+  prices.p2p_s = [](double bytes) { return bytes * 1e-12; };
+  prices.group_collective = [](CollectiveKind kind, CommGroup group, double bytes) {
+    return GroupCollective{kind == CollectiveKind::all_gather && group == CommGroup::tp ? bytes * 1e-11 : 0.0, bytes};
+  };
+  const double act = 1024.0 * 1024 * 2;
+  const PipelineCosts mcore = costs_of(Framework::megatron_core, Precision::fp16, 1, 2, 4, prices);
+  const PipelineCosts ds = costs_of(Framework::deepspeed, Precision::fp16, 1, 2, 4, prices);
+  CHECK(mcore.p2p_bytes == act);
+  // DeepSpeed's sends block (make_p2p_blocking folds them into the sender's compute).
+  CHECK(ds.p2p_bytes == 0);
+  const double send = act / 4 * 1e-12, gather = act * 1e-11 + 3 * act * 1e-12;
+  // Stage 0 sends activations (forward) and rebuilds the gradients it receives (backward);
+  // stage 1 rebuilds the activations it receives and sends gradients back.
+  CHECK(ds.stages[0].chunks[0].forward_s - mcore.stages[0].chunks[0].forward_s == Approx(send).epsilon(1e-9));
+  CHECK(ds.stages[0].chunks[0].backward_input_s - mcore.stages[0].chunks[0].backward_input_s ==
+        Approx(gather).epsilon(1e-9));
+  CHECK(ds.stages[1].chunks[0].forward_s - mcore.stages[1].chunks[0].forward_s == Approx(gather).epsilon(1e-9));
+  CHECK(ds.stages[1].chunks[0].backward_input_s - mcore.stages[1].chunks[0].backward_input_s ==
+        Approx(send).epsilon(1e-9));
 }

@@ -66,6 +66,9 @@ struct FrameworkEntry {
   // With pipeline parallelism the DP gradient reduction starts only after the schedule's last
   // backward (no bucket overlaps the backward).
   Sourced<bool> grad_reduce_after_pipeline;
+  // With TP > 1 (and no sequence parallelism) each TP rank sends only its 1/TP slice of the
+  // activation or gradient to the next stage; the receiver all-gathers the slices over TP.
+  Sourced<bool> p2p_partitioned_over_tp;
 };
 
 const char* to_string(Framework framework);
