@@ -16,6 +16,11 @@ constexpr const char* kNccl =
     "NCCL src/graph/tuning.cc ncclTopoTuneModel: all-gather and reduce-scatter have ring (and NVLS/CollNet/PAT, "
     "which need NVSwitch multicast, SHARP or one rank per server), no tree";
 
+// DeepSpeed's pipeline engine ran under Megatron-DeepSpeed; the runs trainsim has on it without
+// flash attention (BigScience tr11, 2022-02) ran BigScience's fork, read at the commit they ran.
+constexpr const char* kDeepSpeedPipe = "microsoft/DeepSpeed @ 38327e07f (0.16.5) deepspeed/";
+constexpr const char* kBigScienceFork = "bigscience-workshop/Megatron-DeepSpeed @ ae6277f5 (2022-02-21)";
+
 std::string at(const char* version, const std::string& where) { return std::string(version) + " " + where; }
 
 FrameworkEntry megatron_core() {
@@ -43,6 +48,22 @@ FrameworkEntry megatron_core() {
                               "overlap_p2p_comm with the interleaved schedule")};
   e.max_zero_stage_with_pp = {1, at(kMcore, "distributed optimizer (ZeRO-1) with PP; no ZeRO-2/3 with PP")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.softmax_batch_per_block_from_heads = {false,
+                                          "Megatron-LM megatron/model/fused_softmax.py (2021-22) "
+                                          "FusedScaleMaskSoftmax.get_batch_per_block(sq, sk, b, np): the kernel's "
+                                          "batches per block come from the key length"};
+  e.bf16_grad_fold_bytes_per_param = {0, at(kMcore,
+                                            "distributed/distributed_data_parallel.py: gradients accumulate "
+                                            "in the main_grad buffer as the backward writes them (no pass "
+                                            "per micro-batch over the parameters)")};
+  e.grad_reduce_after_pipeline = {false, at(kMcore,
+                                            "distributed/param_and_grad_buffer.py: a bucket's reduction "
+                                            "starts when its last gradient is ready, during the last "
+                                            "micro-batch's backward (overlap_grad_reduce)")};
+  e.p2p_partitioned_over_tp = {false, at(kMcore,
+                                         "pipeline_parallel/p2p_communication.py _communicate: every rank "
+                                         "sends the whole tensor_shape (with sequence parallelism already "
+                                         "1/TP of the sequence)")};
   return e;
 }
 
@@ -92,6 +113,35 @@ FrameworkEntry deepspeed() {
                                     "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: assert "
                                     "zero_optimization_stage() < ZeroStageEnum.gradients")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.softmax_batch_per_block_from_heads = {
+      true, std::string(kBigScienceFork) +
+                " megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available: "
+                "'batch_per_block = self.get_batch_per_block(sq, sk, b, np)' on a static method declared "
+                "'def get_batch_per_block(b, np, sq, sk)' that returns "
+                "'scaled_masked_softmax_cuda.get_batch_per_block(sq, sk, b, np)': the kernel's key length "
+                "is the heads per rank (from 9f5f5d4c 2021-10-21, fixed by 1cb76a64 2022-03-06); causal: "
+                "'if attn_batches % batch_per_block == 0: return True', else forward_torch_softmax"};
+  e.bf16_grad_fold_bytes_per_param = {
+      18, std::string(kDeepSpeedPipe) +
+              " runtime/engine.py get_data_types: bf16 without ZeRO accumulates gradients in fp32 "
+              "(grad_accum_dtype = torch.float32) -> BF16_Optimizer; runtime/pipe/engine.py "
+              "_exec_backward_pass: 'self.optimizer.update_hp_grads(clear_lp_grads=False)' after every "
+              "micro-batch's backward; bf16_optimizer.py _update_hp_grad: "
+              "'hp_grad.data.add_(lp.grad.data.to(hp_grad.dtype)...)': read 2 + write 4 (the fp32 copy), "
+              "read 4 + 4 + write 4 (the add) = 18 bytes per parameter"};
+  e.grad_reduce_after_pipeline = {
+      true, std::string(kDeepSpeedPipe) +
+                "runtime/pipe/engine.py PipelineEngine.__init__: 'self.enable_backward_allreduce = False'; "
+                "runtime/pipe/schedule.py TrainSchedule.steps: 'if step_id == total_steps - 1: "
+                "cmds.append(ReduceTiedGrads()); cmds.append(ReduceGrads()); cmds.append(OptimizerStep())'"};
+  e.p2p_partitioned_over_tp = {
+      true, std::string(kDeepSpeedPipe) +
+                "runtime/pipe/engine.py: 'self.is_pipe_partitioned = self.is_model_parallel and "
+                "self._config.pipeline[\"pipe_partitioned\"]' (default True; unconditional in 0.6.0, "
+                "2022-02); _exec_forward_pass: 'part = PartitionedTensor(tensor=first_output, "
+                "group=self.grid.get_slice_parallel_group())', 'outputs = (part.to_meta(), part.data(), "
+                "...)'; the receiver: 'part_input.full()' (runtime/utils.py: torch.zeros, dist.all_gather "
+                "over the group, .clone()); gradients likewise (is_grad_partitioned)"};
   e.zero3_max_reuse_distance = {1e9, at(kDeepSpeedMirror,
                                         "deepspeed/runtime/zero/config.py max_reuse_distance = pp_int(1e9) "
                                         "(stage3_max_reuse_distance); partitioned_param_coordinator.py "
@@ -192,6 +242,18 @@ FrameworkEntry fsdp() {
                                     "torchtitan parallelize: pipeline stages each wrapped with "
                                     "fully_shard (FSDP + PP, as Llama 3 trained)")};
   e.sharded_collectives_ring_only = {true, kNccl};
+  e.softmax_batch_per_block_from_heads = {false, at(kTorchtitan,
+                                                    "no Megatron fused softmax: attention is PyTorch SDPA "
+                                                    "(flash or memory-efficient kernels)")};
+  e.bf16_grad_fold_bytes_per_param = {0, at(kTorchtitan,
+                                            "FSDP2 MixedPrecisionPolicy: each unit's gradients are "
+                                            "reduce-scattered as its backward ends (priced as the reduction)")};
+  e.grad_reduce_after_pipeline = {false, at(kTorchtitan,
+                                            "FSDP2 reduce-scatters each unit's gradients as its backward "
+                                            "ends, inside the pipeline schedule")};
+  e.p2p_partitioned_over_tp = {false, at(kTorchtitan,
+                                         "torch/distributed/pipelining/stage.py: each stage sends its "
+                                         "whole output tensors")};
   e.sharded_grad_pass_bytes_per_param = {
       14, "PyTorch FSDP1 (torch 2.1, as Composer / llm-foundry run it) torch/distributed/fsdp/_runtime_utils.py "
           "_post_backward_hook: flat_param.grad.to(handle._reduce_dtype), bf16 -> fp32 (read 2 + write 4 bytes "
@@ -279,6 +341,10 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero3_max_reuse_distance", e.zero3_max_reuse_distance.source);
     add("zero3_list_collectives", e.zero3_list_collectives.source);
     add("zero3_blocking_fetch", e.zero3_blocking_fetch.source);
+    add("softmax_batch_per_block_from_heads", e.softmax_batch_per_block_from_heads.source);
+    add("bf16_grad_fold_bytes_per_param", e.bf16_grad_fold_bytes_per_param.source);
+    add("grad_reduce_after_pipeline", e.grad_reduce_after_pipeline.source);
+    add("p2p_partitioned_over_tp", e.p2p_partitioned_over_tp.source);
   }
   return out;
 }

@@ -284,8 +284,18 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;
   if (plan.sequence_parallel) act /= plan.tensor_model_parallel_size;
   act /= plan.context_parallel_size;
-  costs.p2p_bytes = act;
-  costs.p2p_s = p > 1 ? cost.p2p_s(act) : 0.0;
+  const FrameworkEntry& pipe_framework = framework_entry(plan.framework);
+  // DeepSpeed's pipeline engine sends each TP rank's 1/TP slice; the receiver rebuilds the
+  // whole tensor (zeros, all-gather over TP, clone) before the compute that needs it.
+  const bool partitioned_p2p = p > 1 && pipe_framework.p2p_partitioned_over_tp.value &&
+                               plan.tensor_model_parallel_size > 1 && !plan.sequence_parallel;
+  const double sent = partitioned_p2p ? act / plan.tensor_model_parallel_size : act;
+  costs.p2p_bytes = sent;
+  costs.p2p_s = p > 1 ? cost.p2p_s(sent) : 0.0;
+  const double p2p_gather_s =
+      partitioned_p2p ? cost.group_collective(CollectiveKind::all_gather, CommGroup::tp, act).time_s +
+                            cost.memory_bound_s(3.0 * act)
+                      : 0.0;
   costs.p2p_inter_node = p > 1 && cost.p2p_crosses_nodes && cost.p2p_crosses_nodes();
   costs.dp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::dp);
 
@@ -328,6 +338,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                                      grad_bytes_per_param;
   // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
+  // DeepSpeed's BF16_Optimizer (bf16 without ZeRO): after every micro-batch's backward, the
+  // 16-bit gradients are folded into fp32 copies of the whole stage's parameters, on the
+  // compute stream and before the gradient is sent back (the send is the next step's).
+  const double grad_fold_bytes_per_param =
+      plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer
+          ? framework.bf16_grad_fold_bytes_per_param.value
+          : 0.0;
 
   std::vector<BucketedGradients> bucketed;
   int layer = 0;
@@ -373,6 +390,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
+    if (vs > 0) chunk.forward_s += p2p_gather_s;                // rebuilds the received activation
+    if (vs < p * v - 1) chunk.backward_input_s += p2p_gather_s;  // rebuilds the received gradient
+    if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     if (plan.tp_comm_overlap) {
       // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
       // backward's collectives carry input gradients, so they slow its input-gradient part.
@@ -545,6 +565,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     costs.stages.back().data_per_microbatch_s = per_microbatch;
   }
   if (framework.blocking_p2p.value) make_p2p_blocking(costs);
+  // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.
+  if (p > 1 && framework.grad_reduce_after_pipeline.value) costs.overlap_grad_reduce = false;
   return costs;
 }
 

@@ -22,7 +22,9 @@ namespace {
 //    (named only for MoE rows); dp = devices / (tp * pp * cp)
 //  - [micro_batch]: 1 (Megatron's default --micro-batch-size)
 //  - [sp]: off (Megatron's default), [sp=on (recipe)] for the recipes below; named when TP > 1
-//  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below
+//  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below. A stated zero 1
+//    is Megatron's distributed optimizer, except on DeepSpeed, where zero N is DeepSpeed's
+//    ZeRO stage N (BigScience's ZERO_STAGE=1)
 //  - [heads]: hidden / 128 (head dimension 128, Megatron's GPT configs); [kv_heads]: heads (MHA)
 //  - [ffn]: 4 * hidden
 //  - [vocab]: 51200 (Megatron's padded GPT-2 vocabulary), for GPT-style rows only: a
@@ -369,9 +371,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   const int zero = run.zero.value_or(recipe ? 1 : 0);
   if (!run.zero) use_default(recipe ? "zero=distributed optimizer (recipe)" : "zero");
-  // zero 1 in these Megatron-based sources is --use-distributed-optimizer.
-  p.use_distributed_optimizer = zero == 1;
-  p.zero_stage = zero >= 2 ? zero : 0;
+  // zero 1 in the Megatron-based sources is --use-distributed-optimizer; on DeepSpeed it is
+  // DeepSpeed's own ZeRO stage (the "zero_optimization": {"stage": N} of its config).
+  const bool deepspeed_zero = p.framework == Framework::deepspeed;
+  p.use_distributed_optimizer = zero == 1 && !deepspeed_zero;
+  p.zero_stage = zero >= 2 || deepspeed_zero ? zero : 0;
   p.use_flash_attn = !predates_flash_attention(run);
   if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
     p.precision = Precision::fp8;

@@ -4,7 +4,6 @@
 // with the feature it needs, and every count below is exact, so a dropped or newly
 // failing row fails a gate.
 #include <catch2/catch.hpp>
-#include <set>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/validation/calibrate.hpp"
@@ -88,15 +87,12 @@ TEST_CASE("no trend group is predicted in the wrong order where the measured gap
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
-  // Known model gaps, not data problems (the 2022 BigScience runs without flash attention):
-  // attention whose memory traffic grows with heads x s^2 (the head-count group) and GEMM
-  // efficiency at small M (the micro-batch trend). The commit that lands those mechanisms
-  // removes this set; nothing else may be out of order.
-  const std::set<std::string> model_gaps = {"bigscience-tr11-final-round-shapes-0223",
-                                            "bigscience-tr11-nheads-h14336-l72"};
+  // No exemption: the BigScience tr11 groups (micro-batch 2 vs 4, head counts) are in order
+  // since their rows carry the source's full recompute and DeepSpeed runs price the fork's
+  // fused-softmax check (cost_model.cpp fork_fused_softmax_available).
   for (const auto& group : report.groups) {
     INFO(group.group);
-    if (!model_gaps.count(group.group)) CHECK_FALSE(group.significant_order_violation);
+    CHECK_FALSE(group.significant_order_violation);
   }
 }
 

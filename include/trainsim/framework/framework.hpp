@@ -72,6 +72,23 @@ struct FrameworkEntry {
   // under the one unit computed before it, and the host's work for each gather is serial with
   // the compute; false: gathers are queued ahead and hide under the step's compute.
   Sourced<bool> zero3_blocking_fetch{false, "gathers are issued ahead on their own stream without a device sync"};
+  // Attention without flash kernels: whether FusedScaleMaskSoftmax.is_kernel_available takes
+  // the fused kernel's batches per block from the heads per rank instead of the key length
+  // (the BigScience Megatron-DeepSpeed fork of 2021-10-21 .. 2022-03-06 passes
+  // get_batch_per_block its arguments in the wrong order). A b x heads/TP that the result does
+  // not divide takes the fp32 torch softmax path (cost_model.cpp prices it).
+  Sourced<bool> softmax_batch_per_block_from_heads;
+  // bf16 training whose optimizer wrapper keeps fp32 gradients beside the 16-bit ones and
+  // folds each micro-batch's gradients into them after its backward (DeepSpeed's
+  // BF16_Optimizer.update_hp_grads): HBM bytes per parameter of the stage, per micro-batch,
+  // on the compute stream; 0: no such pass.
+  Sourced<double> bf16_grad_fold_bytes_per_param;
+  // With pipeline parallelism the DP gradient reduction starts only after the schedule's last
+  // backward (no bucket overlaps the backward).
+  Sourced<bool> grad_reduce_after_pipeline;
+  // With TP > 1 (and no sequence parallelism) each TP rank sends only its 1/TP slice of the
+  // activation or gradient to the next stage; the receiver all-gathers the slices over TP.
+  Sourced<bool> p2p_partitioned_over_tp;
 };
 
 const char* to_string(Framework framework);
