@@ -114,13 +114,10 @@ FrameworkEntry deepspeed() {
                                     "zero_optimization_stage() < ZeroStageEnum.gradients")};
   e.sharded_collectives_ring_only = {true, kNccl};
   e.softmax_batch_per_block_from_heads = {
-      true, std::string(kBigScienceFork) +
-                " megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available: "
-                "'batch_per_block = self.get_batch_per_block(sq, sk, b, np)' on a static method declared "
-                "'def get_batch_per_block(b, np, sq, sk)' that returns "
-                "'scaled_masked_softmax_cuda.get_batch_per_block(sq, sk, b, np)': the kernel's key length "
-                "is the heads per rank (from 9f5f5d4c 2021-10-21, fixed by 1cb76a64 2022-03-06); causal: "
-                "'if attn_batches % batch_per_block == 0: return True', else forward_torch_softmax"};
+      false, at(kDeepSpeed,
+                "has no attention kernels of its own: the model code chooses them (Megatron's "
+                "FusedScaleMaskSoftmax takes batches per block from the key length; the BigScience fork's "
+                "bug is the entry bigscience-megatron-deepspeed)")};
   e.bf16_grad_fold_bytes_per_param = {
       18, std::string(kDeepSpeedPipe) +
               " runtime/engine.py get_data_types: bf16 without ZeRO accumulates gradients in fp32 "
@@ -202,12 +199,33 @@ FrameworkEntry deepspeed_2021() {
                                        "PyTorch 1.8 ProcessGroupNCCL::allgather / reduce_scatter copy_ each of "
                                        "them out of (into) a flattened buffer; replaced by _all_gather_base in "
                                        "c0eeb69 (#1188, 0.5.5) and reduce_scatter_coalesced in 4912e0a (#1453, 0.6.0)")};
+  e.bf16_grad_fold_bytes_per_param = {0, at(kDeepSpeed2021,
+                                            "no BF16_Optimizer: fp16 only (bfloat16 and bf16_optimizer.py came "
+                                            "with 0.6.0, 2022-02)")};
   e.zero3_blocking_fetch = {true, at(kDeepSpeed2021,
                                      "deepspeed/runtime/zero/partition_parameters.py _allgather_param: "
                                      "torch.cuda.synchronize() before each gather; stage3.py "
                                      "_synchronize_communication: comm_stream.synchronize(); "
                                      "torch.cuda.synchronize(); prefetch_next_sub_modules only when no gather "
                                      "is in flight (#1188: 'the async version is not async at all')")};
+  return e;
+}
+
+// BigScience's fork of Megatron-DeepSpeed as the BLOOM (tr11) runs used it in 2022-02, on
+// DeepSpeed 0.6: DeepSpeed's engine and pipeline, with the fork's fused-softmax check.
+FrameworkEntry bigscience_megatron_deepspeed() {
+  FrameworkEntry e = deepspeed();
+  e.id = Framework::bigscience_megatron_deepspeed;
+  e.name = "bigscience-megatron-deepspeed";
+  e.versions = std::string(kBigScienceFork) + " on DeepSpeed 0.6";
+  e.softmax_batch_per_block_from_heads = {
+      true, std::string(kBigScienceFork) +
+                " megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available: "
+                "'batch_per_block = self.get_batch_per_block(sq, sk, b, np)' on a static method declared "
+                "'def get_batch_per_block(b, np, sq, sk)' that returns "
+                "'scaled_masked_softmax_cuda.get_batch_per_block(sq, sk, b, np)': the kernel's key length "
+                "is the heads per rank (from 9f5f5d4c 2021-10-21, fixed by 1cb76a64 2022-03-06); causal: "
+                "'if attn_batches % batch_per_block == 0: return True', else forward_torch_softmax"};
   return e;
 }
 
@@ -282,8 +300,9 @@ FrameworkEntry mindspeed() {
 }  // namespace
 
 const std::vector<FrameworkEntry>& framework_table() {
-  static const std::vector<FrameworkEntry> table = {megatron_core(), megatron_lm(), deepspeed(), fsdp(), mindspeed(),
-                                                      deepspeed_2021()};
+  static const std::vector<FrameworkEntry> table = {megatron_core(),  megatron_lm(),   deepspeed(),
+                                                      fsdp(),           mindspeed(),     deepspeed_2021(),
+                                                      bigscience_megatron_deepspeed()};
   return table;
 }
 
@@ -307,8 +326,15 @@ const char* to_string(Framework framework) {
       return "mindspeed";
     case Framework::deepspeed_2021:
       return "deepspeed-2021";
+    case Framework::bigscience_megatron_deepspeed:
+      return "bigscience-megatron-deepspeed";
   }
   return "?";
+}
+
+bool runs_on_deepspeed(Framework framework) {
+  return framework == Framework::deepspeed || framework == Framework::deepspeed_2021 ||
+         framework == Framework::bigscience_megatron_deepspeed;
 }
 
 std::optional<Framework> parse_framework(std::string_view name) {

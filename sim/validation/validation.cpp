@@ -41,8 +41,8 @@ namespace {
 //  - [framework=...]: from the source's own words (id, group, notes, source), first match:
 //    MindSpeed / ModelLink -> mindspeed; DeepSpeed in 2021 (the source says 2021, or the
 //    ZeRO-3 rows of narayanan21-) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
-//    and 0.6.0, 2021-11 and 2022-01); DeepSpeed / Megatron-DeepSpeed / BigScience ->
-//    deepspeed; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
+//    and 0.6.0, 2021-11 and 2022-01); BigScience (its own Megatron-DeepSpeed fork, 2022) ->
+//    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
 //    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
 //  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
 //    from its hardware file's is an error (the hardware file's topology would be wrong)
@@ -78,7 +78,8 @@ Framework infer_framework(const MeasuredRun& run) {
   if (says("mindspeed") || says("modellink")) return Framework::mindspeed;
   const bool paper_zero3 = run.id.rfind("narayanan21-", 0) == 0 && run.zero && *run.zero == 3;
   if (paper_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
-  if (says("deepspeed") || says("bigscience") || says("bigsci-")) return Framework::deepspeed;
+  if (says("bigscience") || says("bigsci-")) return Framework::bigscience_megatron_deepspeed;
+  if (says("deepspeed")) return Framework::deepspeed;
   if (says("fsdp") || says("torchtitan") || says("llm-foundry")) return Framework::fsdp;
   if (run.id.rfind("narayanan21-", 0) == 0 || run.id.rfind("korthikanti22-", 0) == 0) return Framework::megatron_lm;
   return Framework::megatron_core;
@@ -373,7 +374,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   if (!run.zero) use_default(recipe ? "zero=distributed optimizer (recipe)" : "zero");
   // zero 1 in the Megatron-based sources is --use-distributed-optimizer; on DeepSpeed it is
   // DeepSpeed's own ZeRO stage (the "zero_optimization": {"stage": N} of its config).
-  const bool deepspeed_zero = p.framework == Framework::deepspeed;
+  const bool deepspeed_zero = runs_on_deepspeed(p.framework);
   p.use_distributed_optimizer = zero == 1 && !deepspeed_zero;
   p.zero_stage = zero >= 2 || deepspeed_zero ? zero : 0;
   p.use_flash_attn = !predates_flash_attention(run);

@@ -82,7 +82,7 @@ TEST_CASE("the BigScience fork's fused softmax check takes batches per block fro
 TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 torch path; Megatron keeps the kernel",
           "[cost][attention][framework]") {
   const HardwareSpec a100 = load_hardware(kDir + "/hardware/a100-80gb.yaml");
-  const Case ds2 = gpt_tp8(2, 2048, Framework::deepspeed);
+  const Case ds2 = gpt_tp8(2, 2048, Framework::bigscience_megatron_deepspeed);
   const LayerWorkload layer = build_workload(ds2.model, ds2.plan).layer_types[0];
   const Op& fused = op_named(layer, "attention_mask_softmax");
   const double scores = 2.0 * 8 * 2048 * 2048;
@@ -111,21 +111,21 @@ TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 t
   const CostModel mcore(a100, megatron, 8);
   CHECK(mcore.forward_s(fused) == op_forward_s(fused, a100.device, megatron.precision));
   // The fork runs the kernel at micro-batch 4 (b x np = 32).
-  const Case ds4 = gpt_tp8(4, 2048, Framework::deepspeed);
+  const Case ds4 = gpt_tp8(4, 2048, Framework::bigscience_megatron_deepspeed);
   const Op fused4 = op_named(build_workload(ds4.model, ds4.plan).layer_types[0], "attention_mask_softmax");
   const CostModel deepspeed4(a100, ds4.plan, 8);
   CHECK(deepspeed4.forward_s(fused4) == op_forward_s(fused4, a100.device, ds4.plan.precision));
   CHECK(deepspeed4.backward_s(fused4) == op_backward_s(fused4, a100.device, ds4.plan.precision));
 }
 
-TEST_CASE("the softmax rule is read from the fork's code, only for DeepSpeed, never fitted", "[framework]") {
-  const FrameworkEntry& ds = framework_entry(Framework::deepspeed);
+TEST_CASE("the softmax rule is read from the fork's code, only for the BigScience fork, never fitted", "[framework]") {
+  const FrameworkEntry& ds = framework_entry(Framework::bigscience_megatron_deepspeed);
   CHECK(ds.softmax_batch_per_block_from_heads.value);
   CHECK(ds.softmax_batch_per_block_from_heads.source.find("def get_batch_per_block(b, np, sq, sk)") !=
         std::string::npos);
   for (const FrameworkEntry& e : framework_table()) {
     INFO(e.name);
-    CHECK(e.softmax_batch_per_block_from_heads.value == (e.id == Framework::deepspeed));
+    CHECK(e.softmax_batch_per_block_from_heads.value == (e.id == Framework::bigscience_megatron_deepspeed));
     CHECK(e.softmax_batch_per_block_from_heads.source.size() > 20);
     CHECK(e.softmax_batch_per_block_from_heads.source.find("fit") == std::string::npos);
   }

@@ -31,7 +31,7 @@ TEST_CASE("BigScience rows: full recompute agrees with their logged TFLOPs, fp16
     const Scenario s = scenario_for_run(run, options, &defaults);
     CHECK(s.plan.recompute_granularity == RecomputeGranularity::full);
     CHECK(s.plan.precision == Precision::fp16);
-    CHECK(s.plan.framework == Framework::deepspeed);
+    CHECK(s.plan.framework == Framework::bigscience_megatron_deepspeed);
     CHECK(s.plan.zero_stage == 1);  // ZERO_STAGE=1: DeepSpeed's, not Megatron's distributed optimizer
     CHECK_FALSE(s.plan.use_distributed_optimizer);
     CHECK_FALSE(s.plan.use_flash_attn);

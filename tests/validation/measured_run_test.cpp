@@ -343,8 +343,9 @@ TEST_CASE("a run's framework, when its source leaves it null, is read from the s
   const auto trends = load_measured_runs(kTrends);
   std::vector<std::string> defaults;
   const Scenario bigsci = scenario_for_run(find(trends, "bigsci-tr11-best-fp16-20B-8gpu"), options, &defaults);
-  CHECK(bigsci.plan.framework == Framework::deepspeed);  // BigScience ran Megatron-DeepSpeed
-  CHECK(std::count(defaults.begin(), defaults.end(), "framework=deepspeed") == 1);
+  // BigScience ran its own fork of Megatron-DeepSpeed
+  CHECK(bigsci.plan.framework == Framework::bigscience_megatron_deepspeed);
+  CHECK(std::count(defaults.begin(), defaults.end(), "framework=bigscience-megatron-deepspeed") == 1);
   const auto runs = load_measured_runs(kCalibration);
   CHECK(scenario_for_run(find(runs, "narayanan21-t1-1.7B"), options).plan.framework == Framework::megatron_lm);
   CHECK(scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-7B-pack-1x8"), options).plan.framework ==

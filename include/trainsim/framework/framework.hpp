@@ -92,6 +92,9 @@ struct FrameworkEntry {
 };
 
 const char* to_string(Framework framework);
+// DeepSpeed's engine runs the step (its ZeRO stages, its pipeline engine): deepspeed and the
+// entries derived from it.
+bool runs_on_deepspeed(Framework framework);
 std::optional<Framework> parse_framework(std::string_view name);
 // "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021" (the schema's choice list).
 std::string framework_choices();
