@@ -267,36 +267,31 @@ TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 4-NIC busbw", "[cost][
 
 // What hardware/a100-80gb.yaml gives for the smallest cross-server all-reduce, exactly: with
 // one rank per server both ring steps cross servers (NCCL tuning.cc), each paying
-// nic_latency + hops x hop_latency = 8.5 + 3 x 1 us, and the 8 B move 2(n-1)/n x 8 B at one
-// HDR NIC's 200 Gb/s x 0.96 (0.33 ns): 23.0003 us. A change to any of these keys, or to how a
+// nic_latency + hops x hop_latency = 6.95 + 3 x 1 us, and the 8 B move 2(n-1)/n x 8 B at one
+// HDR NIC's 200 Gb/s x 0.96 (0.33 ns): 19.9003 us. A change to any of these keys, or to how a
 // cross-server step is priced, fails here.
-TEST_CASE("hardware/a100-80gb.yaml prices an 8 B all-reduce across 2 servers at 2 x (8.5 + 3 x 1) us + 8 B / 24 GB/s",
+TEST_CASE("hardware/a100-80gb.yaml prices an 8 B all-reduce across 2 servers at 2 x (6.95 + 3 x 1) us + 8 B / 24 GB/s",
           "[cost][calibration]") {
   const HardwareSpec h = shipped("a100-80gb");
   GroupShape pair;
   pair.ranks = 2, pair.ranks_per_node = 1, pair.nodes = 2;
-  CHECK(h.cluster.nic_latency_s == Approx(8.5e-6).epsilon(1e-12));
+  CHECK(h.cluster.nic_latency_s == Approx(6.95e-6).epsilon(1e-12));
   CHECK(h.cluster.hop_latency_s == Approx(1e-6).epsilon(1e-12));
   CHECK(h.cluster.hops == 3);
   CHECK(h.cluster.nic_bandwidth == Approx(25e9).epsilon(1e-12));
   CHECK(h.cluster.achievable_fraction == Approx(0.96).epsilon(1e-12));
-  const double expected_s = 2 * (8.5e-6 + 3 * 1e-6) + 8.0 / (25e9 * 0.96);
+  const double expected_s = 2 * (6.95e-6 + 3 * 1e-6) + 8.0 / (25e9 * 0.96);
   CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) == Approx(expected_s).epsilon(1e-12));
 }
 
-// A KNOWN GAP, marked [!shouldfail] so that it is seen: cluster.nic_latency 8.5 us was fitted to
-// this figure ([NT-150], microbenchmarks.md 4c) with hop_latency 0.5 us (the tests' fixture,
-// test_hardware.hpp, still has it); hardware/a100-80gb.yaml now has hop_latency 1 us (an
-// assumption) without a refit, which gives 23.0 us, +16%. Refitting the shipped file
-// (nic_latency 19.90 / 2 - 3 x 1 = 6.95 us) makes this pass, [!shouldfail] makes that a
-// failure, and the tag goes (the exact test above then moves to the new values).
-TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 8 B all-reduce latency",
-          "[cost][calibration][!shouldfail]") {
+// cluster.nic_latency is fitted to this figure ([NT-150], microbenchmarks.md 4c) with the
+// shipped hop_latency (1 us x 3 hops): 19.90 / 2 - 3 x 1 = 6.95 us.
+TEST_CASE("A100 across HDR InfiniBand matches nccl-tests: 8 B all-reduce latency", "[cost][calibration]") {
   const HardwareSpec h = shipped("a100-80gb");
   // 2 nodes x 1 GPU: 8 B all-reduce 19.90 us out-of-place [NT-150].
   GroupShape pair;
   pair.ranks = 2, pair.ranks_per_node = 1, pair.nodes = 2;
-  CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) * 1e6 == Approx(19.90).epsilon(0.10));
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, pair, 8) * 1e6 == Approx(19.90).epsilon(0.01));
 }
 
 TEST_CASE("intra-server ring is the faster of LL (S/(f B), steps x latency) and bulk (S/B, steps x latency + fixed)",

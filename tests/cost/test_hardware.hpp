@@ -30,10 +30,9 @@
 //      HCCS step latency 3.1 us (5 us), cluster achievable 0.8 (0.7), FP32 peak unset (9.2
 //      TFLOPS), hop latency 0.5 us (1 us);
 //    all four: no host link bandwidth (files 31.5-55 GB/s, used only by offload).
-//  - No [calibration] test uses them. The A100 fixture's hop latency 0.5 us is the one
-//    cluster.nic_latency 8.5 us was fitted with (8 B all-reduce across 2 servers, 19.9 us
-//    [NT-150]); the shipped file's 1 us without a refit is a known gap, marked [!shouldfail]
-//    in collective_test.cpp.
+//  - No [calibration] test uses them. Every fixture keeps cluster.nic_latency 8.5 us with hop
+//    latency 0.5 us, the pair it was first fitted as (8 B all-reduce across 2 servers, 19.9 us
+//    [NT-150]); the shipped files refit it to 6.95 us with their 1 us hops.
 #include "trainsim/hardware/hardware_spec.hpp"
 
 namespace trainsim::test {

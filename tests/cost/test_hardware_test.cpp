@@ -102,15 +102,15 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
     CHECK(sorted(differences(test::a100_dgx(), shipped("a100-80gb"))) ==
           sorted({"device.hbm_bytes", "device.memory_bound_efficiency", "device.gemm.small", "device.gemm.half_flops",
                   "device.eager_attention_memory_efficiency", "device.kernel_launch", "node.link_latency",
-                  "cluster.hop_latency"},
+                  "cluster.hop_latency", "cluster.nic_latency"},
                  {kLeftOut, kNcclProtocol}));
   }
   SECTION("H100") {
     CHECK(sorted(differences(test::h100_dgx(), shipped("h100-80gb"))) ==
           sorted({"device.hbm_bytes", "device.memory_bound_efficiency", "device.gemm.small",
                   "device.gemm.fp8_relative_efficiency", "device.attention_efficiency", "device.kernel_launch",
-                  "node.link_latency", "node.achievable_fraction", "cluster.hop_latency", "cluster.topology",
-                  "cluster.achievable_fraction"},
+                  "node.link_latency", "node.achievable_fraction", "cluster.hop_latency", "cluster.nic_latency",
+                  "cluster.topology", "cluster.achievable_fraction"},
                  {kLeftOut, kNcclProtocol}));
   }
   SECTION("B200") {
@@ -118,7 +118,7 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
           sorted({"device.peak_flops_fp32", "device.memory_bound_efficiency", "device.gemm.small",
                   "device.gemm.half_flops", "device.gemm.fp8_relative_efficiency", "device.attention_efficiency",
                   "device.kernel_launch", "node.link_latency", "node.achievable_fraction", "cluster.hop_latency",
-                  "cluster.achievable_fraction"},
+                  "cluster.nic_latency", "cluster.achievable_fraction"},
                  {kLeftOut, kNcclProtocol}));
   }
   SECTION("910B3") {
@@ -126,7 +126,7 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
     CHECK(sorted(differences(test::ascend_910b3(), shipped("ascend-910b3"))) ==
           sorted({"device.peak_flops_fp32", "device.gemm.large", "device.gemm.small", "device.gemm.half_flops",
                   "device.overlap_slowdown", "device.kernel_launch", "node.link_latency", "cluster.hop_latency",
-                  "cluster.achievable_fraction"},
+                  "cluster.nic_latency", "cluster.achievable_fraction"},
                  {kLeftOut}));
   }
 }
