@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
@@ -259,6 +260,7 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
 std::string hardware_choice_json(const HardwareChoiceResult& r) {
   nlohmann::ordered_json j;
   j["schema_version"] = kHardwareChoiceSchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = r.scenario_file;
   j["model"] = r.model_name;
   j["devices"] = r.devices;

@@ -8,6 +8,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/plan/plan_check.hpp"
 
@@ -133,6 +134,7 @@ std::string format_schedule_comparison(const Scenario& scenario, const std::vect
 std::string schedule_comparison_json(const Scenario& scenario, const std::vector<ScheduleRow>& rows) {
   nlohmann::ordered_json j;
   j["schema_version"] = kCompareSchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = scenario.file;
   j["hardware"] = scenario.hardware.name;
   j["num_devices"] = scenario.num_devices;
@@ -289,6 +291,7 @@ std::string format_framework_comparison(const Scenario& scenario, const std::vec
 std::string framework_comparison_json(const Scenario& scenario, const std::vector<FrameworkRow>& rows) {
   nlohmann::ordered_json j;
   j["schema_version"] = kCompareSchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = scenario.file;
   j["hardware"] = scenario.hardware.name;
   j["num_devices"] = scenario.num_devices;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/version.hpp"
 
 namespace trainsim {
 
@@ -147,6 +148,7 @@ std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
   const auto& p = scenario.plan;
   nlohmann::ordered_json j;
   j["schema_version"] = kScaleSchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = scenario.file;
   j["hardware"] = scenario.hardware.name;
   j["tensor_model_parallel_size"] = p.tensor_model_parallel_size;

@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
@@ -541,6 +542,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r, const
 std::string search_json(const Scenario& scenario, const SearchResult& r) {
   nlohmann::ordered_json j;
   j["schema_version"] = kSearchSchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = scenario.file;
   j["devices"] = r.devices;
   j["objective"] = to_string(r.objective);

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/config/schema.hpp"
 #include "trainsim/common/text.hpp"
 
@@ -220,6 +221,7 @@ std::string sweep_csv(const SweepResult& result) {
 std::string sweep_json(const SweepResult& result) {
   nlohmann::ordered_json j;
   j["schema_version"] = kSweepSchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = result.scenario_file;
   j["keys"] = result.keys;
   j["rows"] = nlohmann::ordered_json::array();

@@ -1,5 +1,6 @@
 // Text and JSON views of the per-stage memory estimate.
 #include "trainsim/report/memory_report.hpp"
+#include "trainsim/common/version.hpp"
 
 #include <cstdio>
 #include <string>
@@ -61,6 +62,7 @@ std::string format_memory_table(const MemoryReport& report) {
 nlohmann::json memory_report_json(const MemoryReport& report) {
   nlohmann::json j;
   j["schema_version"] = kMemoryReportSchemaVersion;
+  j["trainsim_version"] = version();
   j["hbm_bytes"] = report.hbm_bytes;
   j["hbm_gib"] = report.hbm_bytes / kGiB;
   j["peak_bytes"] = report.peak_bytes;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "trainsim/common/text.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/cost/placement.hpp"
 #include "trainsim/model/workload.hpp"
 
@@ -143,6 +144,7 @@ std::string op_table_csv(const OpTable& table) {
 nlohmann::json op_table_json(const OpTable& table) {
   nlohmann::json j;
   j["schema_version"] = kOpTableSchemaVersion;
+  j["trainsim_version"] = version();
   j["plan"] = table.plan;
   j["device"] = table.device;
   j["layers"] = nlohmann::json::array();

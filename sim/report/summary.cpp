@@ -1,5 +1,6 @@
 #include "trainsim/report/summary.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/common/version.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -94,6 +95,7 @@ std::string json_summary(const Scenario& sc, const SimResult& r, const SummaryCo
   const StepMetrics& m = r.metrics;
   ordered_json j;
   j["schema_version"] = kSummarySchemaVersion;
+  j["trainsim_version"] = version();
   j["scenario"] = sc.name;
   j["hardware"] = sc.hardware.name;
   j["num_devices"] = sc.num_devices;

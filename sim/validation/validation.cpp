@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/version.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
@@ -724,6 +725,7 @@ std::string format_validation(const ValidationReport& report) {
 std::string validation_json(const ValidationReport& report) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
+  j["trainsim_version"] = version();
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : report.rows) j["rows"].push_back(row_json(row));
   j["families"] = nlohmann::ordered_json::array();
@@ -851,6 +853,7 @@ std::string format_trends(const TrendsReport& report) {
 std::string trends_json(const TrendsReport& report) {
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
+  j["trainsim_version"] = version();
   j["groups"] = nlohmann::ordered_json::array();
   for (const auto& group : report.groups) {
     nlohmann::ordered_json g;

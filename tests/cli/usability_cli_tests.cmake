@@ -15,3 +15,16 @@ trainsim_cli_test(run_help_shows_run_examples_only 0
 trainsim_cli_test(unknown_key_suggestion_lists_the_valid_keys 2
   "plan.schedle: unknown key 'plan.schedle', did you mean 'plan.schedule'\\?; valid: plan.tensor_model_parallel_size, .*plan.rank_order"
   run scenarios/default.yaml --set plan.schedle=1f1b)
+# Every JSON says which trainsim wrote it.
+foreach(command IN ITEMS "run" "memory" "ops")
+  trainsim_cli_test(${command}_json_names_the_version 0 "\"trainsim_version\": \"${PROJECT_VERSION}\""
+    ${command} scenarios/default.yaml --json -)
+endforeach()
+trainsim_cli_test(sweep_json_names_the_version 0 "\"trainsim_version\": \"${PROJECT_VERSION}\""
+  sweep scenarios/default.yaml --grid plan.micro_batch_size=1 --json -)
+trainsim_cli_test(compare_json_names_the_version 0 "\"trainsim_version\": \"${PROJECT_VERSION}\""
+  compare scenarios/default.yaml --schedules 1f1b --json -)
+trainsim_cli_test(scale_json_names_the_version 0 "\"trainsim_version\": \"${PROJECT_VERSION}\""
+  scale scenarios/default.yaml --devices 8 --json -)
+trainsim_cli_test(search_json_names_the_version 0 "\"trainsim_version\": \"${PROJECT_VERSION}\""
+  search scenarios/default.yaml --devices 8 --top 1 --set plan.global_batch_size=16 --json -)
