@@ -8,6 +8,7 @@
 #include <cmath>
 #include <future>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -182,6 +183,47 @@ void check_number(std::vector<trainsim::Diagnostic>& problems, const std::string
 }
 
 namespace {
+
+// `--emit-scenarios DIR`: DIR (created) /1.yaml ... /top.yaml; none without the option.
+std::vector<std::string> emitted_scenario_paths(const std::string& dir, int top,
+                                                std::vector<trainsim::Diagnostic>& problems) {
+  if (dir.empty() || top < 1) return {};
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir, ec)) {
+    problems.push_back(trainsim::Diagnostic({}, "--emit-scenarios", "cannot create the directory '" + dir + "'",
+                                            "a directory that exists or can be created"));
+    return {};
+  }
+  std::vector<std::string> paths;
+  for (int i = 1; i <= top; ++i) paths.push_back((std::filesystem::path(dir) / (std::to_string(i) + ".yaml")).string());
+  return paths;
+}
+
+// Each simulated top plan as a scenario: the searched scenario with its --set values, the
+// plan's every key and the device count; `trainsim run` on it gives the search's step time.
+void write_plan_scenarios(const CommonArgs& common, const trainsim::SearchResult& result,
+                          const std::vector<std::string>& paths, std::FILE* text) {
+  std::vector<trainsim::OutputText> files;
+  for (std::size_t i = 0; i < result.best.size() && i < paths.size(); ++i) {
+    const trainsim::SearchCandidate& c = result.best[i];
+    if (c.outcome.status != trainsim::PlanStatus::ok) continue;
+    auto overrides = common.overrides();
+    const auto plan = trainsim::plan_overrides(c.plan);
+    overrides.insert(overrides.end(), plan.begin(), plan.end());
+    overrides.push_back({"num_devices", std::to_string(result.devices)});
+    char step[64];
+    std::snprintf(step, sizeof step, "%.6g s per step, MFU %.1f%%", c.outcome.step_time_s, 100 * c.outcome.mfu);
+    const std::string comment = "trainsim search plan #" + std::to_string(i + 1) + " for " + common.scenario + " on " +
+                                std::to_string(result.devices) + " devices: " + step + "\n" +
+                                trainsim::describe_plan(c.plan) + "\nreproduce: trainsim run " + paths[i];
+    files.push_back({"--emit-scenarios", paths[i], trainsim::scenario_yaml_with(common.scenario, overrides, comment)});
+  }
+  trainsim::write_outputs(files);
+  if (!files.empty())
+    std::fprintf(text, "wrote %zu scenarios (%s ...); trainsim run %s reproduces plan #1\n", files.size(),
+                 files.front().path.c_str(), files.front().path.c_str());
+}
 
 // The framework rows that simulated, re-simulated with their timelines, side by side.
 std::string framework_html(const trainsim::Scenario& scenario, const std::vector<trainsim::FrameworkRow>& rows) {
@@ -364,6 +406,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       std::string keep;
       std::string framework;
       std::string json;
+      std::string emit_dir;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -385,9 +428,13 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->add_option("--framework", args->framework,
                     "only plans this framework runs (" + trainsim::framework_choices() +
                         "; default: the scenario's plan.framework), priced with its mechanisms");
+    cmd->add_option("--emit-scenarios", args->emit_dir,
+                    "also write each top plan as a scenario DIR/1.yaml, DIR/2.yaml, ... that `trainsim run` "
+                    "reproduces exactly (DIR is created)");
     cmd->footer(
         "Examples:\n"
         "  trainsim search scenarios/gpt3-175b-a100-1024.yaml --devices 1024 --top 10\n"
+        "  trainsim search scenarios/default.yaml --top 3 --emit-scenarios plans/ && trainsim run plans/1.yaml\n"
         "  trainsim search scenarios/gpt3-175b-a100-1024.yaml --framework deepspeed   # no ZeRO-2/3 with PP\n"
         "  trainsim search scenarios/default.yaml --keep sp,optimizer,recompute --objective cost --json plans.json");
     cmd->callback([&action, args, cmd, data_dir] {
@@ -407,13 +454,19 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
           check_number(problems, "--devices", 0, 1, trainsim::max_num_devices(),
                        "1 to " + std::to_string(trainsim::max_num_devices()));
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
-        const auto scenario = args->common.load_checked(outputs, data_dir, problems);
+        // The scenario files of --emit-scenarios are outputs too: checked before the search.
+        auto checked = outputs;
+        const auto emitted = emitted_scenario_paths(args->emit_dir, args->top, problems);
+        for (const auto& path : emitted) checked.push_back({"--emit-scenarios", path});
+        const auto scenario = args->common.load_checked(checked, data_dir, problems);
         // The confidence data does not depend on the search: read (or, the file stale, recomputed) beside it.
         auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
         const auto result = trainsim::search_plans(scenario, options);
         const auto confidence = pending.get();
-        std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text_stream(outputs));
+        std::FILE* text = text_stream(outputs);
+        std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text);
         emit_outputs(outputs, [&](const std::string&) { return trainsim::search_json(scenario, result); });
+        if (!emitted.empty()) write_plan_scenarios(args->common, result, emitted, text);
       };
     });
   }

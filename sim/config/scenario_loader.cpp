@@ -478,4 +478,64 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   return scenario;
 }
 
+std::vector<Override> plan_overrides(const ParallelPlan& p) {
+  auto number = [](long long x) { return std::to_string(x); };
+  auto flag = [](bool x) { return std::string(x ? "true" : "false"); };
+  std::string layers;
+  for (int n : p.layers_per_stage) layers += (layers.empty() ? "" : ", ") + std::to_string(n);
+  std::vector<Override> out = {
+      {"plan.framework", to_string(p.framework)},
+      {"plan.tensor_model_parallel_size", number(p.tensor_model_parallel_size)},
+      {"plan.pipeline_model_parallel_size", number(p.pipeline_model_parallel_size)},
+      {"plan.virtual_pipeline_model_parallel_size", number(p.virtual_pipeline_model_parallel_size)},
+      {"plan.context_parallel_size", number(p.context_parallel_size)},
+      {"plan.expert_model_parallel_size", number(p.expert_model_parallel_size)},
+      {"plan.sequence_parallel", flag(p.sequence_parallel)},
+      {"plan.micro_batch_size", number(p.micro_batch_size)},
+      {"plan.global_batch_size", number(p.global_batch_size)},
+      {"plan.seq_length", number(p.seq_length)},
+      {"plan.recompute_granularity", to_string(p.recompute_granularity)},
+      {"plan.recompute_method", p.recompute_method == RecomputeMethod::block ? "block" : "uniform"},
+      {"plan.recompute_num_layers", number(p.recompute_num_layers)},
+      {"plan.use_distributed_optimizer", flag(p.use_distributed_optimizer)},
+      {"plan.zero_stage", number(p.zero_stage)},
+      {"plan.offload_optimizer", flag(p.offload_optimizer)},
+      {"plan.schedule", to_string(p.schedule)},
+      {"plan.precision", to_string(p.precision)},
+      {"plan.use_flash_attn", flag(p.use_flash_attn)},
+      {"plan.overlap_grad_reduce", flag(p.overlap_grad_reduce)},
+      {"plan.overlap_param_gather", flag(p.overlap_param_gather)},
+      {"plan.tp_comm_overlap", flag(p.tp_comm_overlap)},
+      {"plan.collective_algorithm", p.collective_algorithm},
+      {"plan.collective_pipeline_tiers", flag(p.collective_pipeline_tiers)},
+      {"plan.collective_split_intra", flag(p.collective_split_intra)},
+      {"plan.grad_bucket_size", number(static_cast<long long>(p.grad_bucket_bytes)) + "B"},
+      {"plan.rank_order", p.rank_order},
+  };
+  if (!p.layers_per_stage.empty()) out.push_back({"plan.layers_per_stage", "[" + layers + "]"});
+  return out;
+}
+
+std::string scenario_yaml_with(const std::string& path, const std::vector<Override>& overrides,
+                               const std::string& comment) {
+  YAML::Node root = read_yaml_file(path);
+  if (!root.IsMap()) throw ConfigError(Diagnostic({path, 0, 0}, "", "a scenario must be a mapping"));
+  // The copy lives elsewhere: a model: or hardware: found beside the scenario becomes absolute;
+  // a name found under the search roots stays as written (it resolves the same from anywhere).
+  const fs::path base = fs::path(path).parent_path();
+  for (const char* key : {"model", "hardware"}) {
+    const YAML::Node value = root[key];
+    if (!value || !value.IsScalar()) continue;
+    const Resolved beside = resolve(value.Scalar(), base, {}, "");
+    std::error_code ec;
+    if (!beside.path.empty()) root[key] = fs::absolute(beside.path, ec).lexically_normal().string();
+  }
+  for (const auto& o : overrides) set_path(root, o.key_path, o.value);
+  YAML::Emitter out;
+  out << root;
+  std::string text;
+  for (const auto& line : split(comment, '\n')) text += "# " + line + "\n";
+  return text + out.c_str() + "\n";
+}
+
 }  // namespace trainsim

@@ -28,3 +28,9 @@ trainsim_cli_test(scale_json_names_the_version 0 "\"trainsim_version\": \"${PROJ
   scale scenarios/default.yaml --devices 8 --json -)
 trainsim_cli_test(search_json_names_the_version 0 "\"trainsim_version\": \"${PROJECT_VERSION}\""
   search scenarios/default.yaml --devices 8 --top 1 --set plan.global_batch_size=16 --json -)
+trainsim_cli_test(search_emit_scenarios_writes_runnable_plans 0
+  "wrote 2 scenarios .*plans/1.yaml .*reproduces plan #1"
+  search scenarios/default.yaml --top 2 --emit-scenarios ${CMAKE_CURRENT_BINARY_DIR}/emitted/plans)
+trainsim_cli_test(search_emit_scenarios_into_a_file_is_bad_input 2
+  "--emit-scenarios: cannot create the directory '[^']*README.md'; valid: a directory that exists or can be created"
+  search scenarios/default.yaml --top 2 --emit-scenarios README.md)

@@ -43,4 +43,14 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
                        const std::vector<std::string>& search_roots = {});
 Override parse_override(const std::string& text);  // "a.b=c"
 
+// The plan as scenario keys, every key the loader reads into a ParallelPlan (data_parallel_size
+// is derived, not a key): a scenario loaded with these set has exactly this plan.
+std::vector<Override> plan_overrides(const ParallelPlan& plan);
+
+// The scenario file at `path` with `overrides` applied, as YAML that loads from any directory
+// (a model: or hardware: found beside the original becomes an absolute path), headed by
+// `comment` (one "# " line per line). For `search --emit-scenarios`.
+std::string scenario_yaml_with(const std::string& path, const std::vector<Override>& overrides,
+                               const std::string& comment);
+
 }  // namespace trainsim

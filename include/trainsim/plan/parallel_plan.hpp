@@ -56,6 +56,7 @@ struct ParallelPlan {
     const long long per_replica = static_cast<long long>(micro_batch_size) * data_parallel_size;
     return per_replica > 0 ? static_cast<int>(global_batch_size / per_replica) : 0;
   }
+  bool operator==(const ParallelPlan&) const = default;
   long long model_parallel_size() const {
     return static_cast<long long>(tensor_model_parallel_size) * pipeline_model_parallel_size * context_parallel_size;
   }
