@@ -64,6 +64,20 @@ FrameworkEntry megatron_core() {
                                          "pipeline_parallel/p2p_communication.py _communicate: every rank "
                                          "sends the whole tensor_shape (with sequence parallelism already "
                                          "1/TP of the sequence)")};
+  e.schedules_with_pp = {{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1},
+                         at(kMcore,
+                            "pipeline_parallel/schedules.py get_forward_backward_func: "
+                            "forward_backward_pipelining_with_interleaving / _without_interleaving (1F1B); "
+                            "gpipe and zb-h1 are trainsim's replays, not refused here")};
+  e.distributed_optimizer = {true, at(kMcore, "optimizer/distrib_optimizer.py DistributedOptimizer "
+                                              "(--use-distributed-optimizer)")};
+  e.zero_stages = {{0, 1, 2, 3}, at(kMcore,
+                                    "distributed/distributed_data_parallel_config.py "
+                                    "data_parallel_sharding_strategy: 'no_shard', 'optim', 'optim_grads', "
+                                    "'optim_grads_params' (Megatron-FSDP)")};
+  e.context_parallel = {true, at(kMcore,
+                                 "parallel_state.py initialize_model_parallel(context_parallel_size) "
+                                 "(--context-parallel-size, from 292543d342 2023-10-12)")};
   return e;
 }
 
@@ -75,6 +89,12 @@ FrameworkEntry megatron_lm() {
   e.grad_bucket_params.source =
       "Megatron-LM 2021-22 megatron/model/distributed.py: one contiguous buffer per "
       "model chunk, all-reduced after backward (taken as Megatron-Core's buckets)";
+  e.distributed_optimizer.source =
+      "Megatron-LM megatron/optimizer/distrib_optimizer.py DistributedOptimizer, "
+      "megatron/arguments.py --use-distributed-optimizer (from 329fe5820f 2022-02-10, in the 2022 releases)";
+  e.context_parallel = {false,
+                        "Megatron-LM 2021-22 megatron/arguments.py has no --context-parallel-size (it arrived "
+                        "with 292543d342, 2023-10-12, in megatron/core)"};
   return e;
 }
 
@@ -151,6 +171,25 @@ FrameworkEntry deepspeed() {
                                       "deepspeed/runtime/zero/partitioned_param_coordinator.py fetch_sub_module: "
                                       "waits on the sub-module's own gather handles; prefetch queue of "
                                       "prefetch_bucket_size ahead, no device synchronize")};
+  e.schedules_with_pp = {{PipelineSchedule::one_f_one_b},
+                         std::string(kDeepSpeedPipe) +
+                             "runtime/pipe/engine.py PipelineEngine.train_batch: 'sched = "
+                             "schedule.TrainSchedule(micro_batches=..., stages=..., stage_id=...)', the only train "
+                             "schedule; runtime/pipe/schedule.py TrainSchedule.steps: 'total_steps = 2 * "
+                             "(self.micro_batches + self.stages - 1)', one forward and one backward slot per "
+                             "step (1F1B, no virtual stages, no split weight gradients); InferenceSchedule is "
+                             "forward-only (no GPipe train schedule)"};
+  e.distributed_optimizer = {false, std::string(kDeepSpeedPipe) +
+                                        "runtime/zero/config.py DeepSpeedZeroConfig.stage: the optimizer is "
+                                        "sharded by ZeRO stage 1 (plan.zero_stage), no Megatron distributed "
+                                        "optimizer"};
+  e.zero_stages = {{0, 1, 2, 3}, std::string(kDeepSpeedPipe) +
+                                     "runtime/zero/config.py ZeroStageEnum: disabled = 0, optimizer_states = 1, "
+                                     "gradients = 2, weights = 3"};
+  e.context_parallel = {false, std::string(kDeepSpeedPipe) +
+                                   "sequence/layer.py DistributedAttention: Ulysses sequence parallelism "
+                                   "(all_to_all_single of heads and sequence), a different mechanism from "
+                                   "context parallelism, not modelled by trainsim"};
   return e;
 }
 
@@ -281,6 +320,23 @@ FrameworkEntry fsdp() {
           "(torch/distributed/_composable/fsdp/_fsdp_collectives.py) streams as much: foreach_reduce's copy-in "
           "(chunk_cat into the fp32 reduce-scatter input, 2 + 4) and foreach_all_gather_copy_out on the compute "
           "stream (split_with_sizes_copy out of the all-gather buffer, 2 + 2, in forward and again in backward)"};
+  e.schedules_with_pp = {{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1},
+                         at(kTorchtitan,
+                            "torchtitan/distributed/pipeline_parallel.py: get_schedule_class("
+                            "pipeline_parallel_schedule) from torch/distributed/pipelining/schedules.py "
+                            "(ScheduleGPipe, Schedule1F1B, ScheduleInterleaved1F1B, "
+                            "ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble)")};
+  e.distributed_optimizer = {false, at(kTorchtitan,
+                                       "no Megatron distributed optimizer: the optimizer states are "
+                                       "sharded with the parameters by fully_shard (plan.zero_stage)")};
+  e.zero_stages = {{0, 2, 3}, at(kTorchtitan,
+                                 "PyTorch FSDP1 torch/distributed/fsdp/api.py ShardingStrategy: NO_SHARD (0), "
+                                 "SHARD_GRAD_OP (2), FULL_SHARD (3), no optimizer-only sharding; FSDP2 "
+                                 "fully_shard(reshard_after_forward=False (2) / True (3)), "
+                                 "torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy")};
+  e.context_parallel = {true, at(kTorchtitan,
+                                 "torchtitan/distributed/context_parallel/api.py (parallelism.context_parallel_degree, "
+                                 "PyTorch's experimental context_parallel ring attention)")};
   return e;
 }
 
@@ -371,6 +427,10 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("bf16_grad_fold_bytes_per_param", e.bf16_grad_fold_bytes_per_param.source);
     add("grad_reduce_after_pipeline", e.grad_reduce_after_pipeline.source);
     add("p2p_partitioned_over_tp", e.p2p_partitioned_over_tp.source);
+    add("schedules_with_pp", e.schedules_with_pp.source);
+    add("distributed_optimizer", e.distributed_optimizer.source);
+    add("zero_stages", e.zero_stages.source);
+    add("context_parallel", e.context_parallel.source);
   }
   return out;
 }

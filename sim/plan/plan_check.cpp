@@ -6,10 +6,11 @@
 // - seq_length > max_position_embeddings is an error only for learned absolute positions;
 //   rotary / ALiBi models are routinely trained past it (e.g. with CP at 128k), so it passes;
 // - CP needs 2*CP to divide seq_length (Megatron's load-balanced causal split);
-// - zero_stage 2 or 3 with PP > 1 is an error: DeepSpeed's PipelineEngine asserts
-//   zero_optimization_stage() < 2 ("ZeRO-2 and ZeRO-3 are incompatible with pipeline
-//   parallelism"; gradient partitioning fights gradient accumulation across micro-batches),
-//   and Megatron shards only the optimizer (distributed optimizer = ZeRO-1). ZeRO with
+// - what the plan's framework does not run is an error, read from its table entry
+//   (trainsim/framework): ZeRO stages above its max_zero_stage_with_pp with PP > 1 (DeepSpeed's
+//   PipelineEngine asserts zero_optimization_stage() < 2), schedules with PP it does not have
+//   (DeepSpeed: its TrainSchedule, 1F1B, only), the distributed optimizer outside Megatron,
+//   ZeRO stages it does not have (FSDP: 0, 2, 3), context parallelism. ZeRO with
 //   use_distributed_optimizer is an error: pick one way of sharding the optimizer;
 // - offload_optimizer needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1).
 #include "trainsim/plan/plan_check.hpp"
@@ -42,6 +43,40 @@ std::string multiples_text(long long step, int count = 4) {
 }
 
 std::string str(long long x) { return std::to_string(x); }
+
+template <typename T>
+bool contains(const std::vector<T>& values, const T& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+// "a, b or c".
+std::string or_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  return out;
+}
+
+std::string stages_text(const std::vector<int>& stages) {
+  std::vector<std::string> items;
+  for (int stage : stages) items.push_back(str(stage));
+  return or_list(items);
+}
+
+std::string schedules_text(const std::vector<PipelineSchedule>& schedules) {
+  std::vector<std::string> items;
+  for (PipelineSchedule schedule : schedules) items.push_back(to_string(schedule));
+  return or_list(items);
+}
+
+// ", or framework a, b or c": the table's frameworks that take what the plan asks ("" if none).
+template <typename Pred>
+std::string or_frameworks(Pred takes) {
+  std::vector<std::string> names;
+  for (const FrameworkEntry& e : framework_table())
+    if (takes(e)) names.push_back(e.name);
+  return names.empty() ? std::string() : ", or framework " + or_list(names);
+}
 
 }  // namespace
 
@@ -182,16 +217,47 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   if (plan.precision == Precision::fp8 && hardware.device.peak_flops_fp8 <= 0)
     add("plan.precision", "fp8 but " + hardware.device.name + " has no FP8 units (peak_flops_fp8 = 0)", "bf16, fp16");
 
-  // Optimizer sharding: one of ZeRO (DeepSpeed) or the distributed optimizer (Megatron).
-  // Which ZeRO stages run with PP is the framework's (trainsim/framework): DeepSpeed's
-  // pipeline engine and Megatron take 0-1, torchtitan runs FSDP (ZeRO-3) with PP.
+  // What the plan's framework runs (trainsim/framework, each value with its source): its
+  // pipeline schedules, its way of sharding the optimizer, its ZeRO stages (and which of them
+  // with PP), context parallelism. Each refusal names the framework and what it allows, and
+  // the frameworks that would run the plan as it is.
   const FrameworkEntry& framework = framework_entry(plan.framework);
-  if (plan.zero_stage > framework.max_zero_stage_with_pp.value && pp > 1)
+  const std::string in = " in " + framework.name;
+  if (plan.use_distributed_optimizer && !framework.distributed_optimizer.value)
+    add("plan.use_distributed_optimizer",
+        "true, but there is no distributed optimizer" + in + " (its optimizer sharding is zero_stage " +
+            stages_text(framework.zero_stages.value) + ")",
+        "use_distributed_optimizer: false and zero_stage " + stages_text(framework.zero_stages.value) +
+            or_frameworks([](const FrameworkEntry& e) { return e.distributed_optimizer.value; }));
+  const bool stage_ok = contains(framework.zero_stages.value, plan.zero_stage);
+  if (!stage_ok)
+    add("plan.zero_stage", str(plan.zero_stage) + " is not a ZeRO stage" + in + " (it has " +
+                               stages_text(framework.zero_stages.value) + ")",
+        "zero_stage " + stages_text(framework.zero_stages.value) +
+            or_frameworks([&](const FrameworkEntry& e) { return contains(e.zero_stages.value, plan.zero_stage); }));
+  const int most_with_pp = framework.max_zero_stage_with_pp.value;
+  if (stage_ok && plan.zero_stage > most_with_pp && pp > 1) {
+    std::vector<int> with_pp;
+    for (int stage : framework.zero_stages.value)
+      if (stage <= most_with_pp) with_pp.push_back(stage);
     add("plan.zero_stage",
-        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism in " + framework.name +
-            " (DeepSpeed's pipeline engine allows stage 0 or 1)",
-        "0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or framework: fsdp (torchtitan runs FSDP with "
-        "PP)");
+        "ZeRO-" + str(plan.zero_stage) + " cannot be combined with pipeline parallelism" + in +
+            (with_pp.empty() ? " (it runs no ZeRO stage with PP > 1)"
+                             : " (it allows stage " + stages_text(with_pp) + " with PP > 1)"),
+        (with_pp.empty() ? std::string() : "zero_stage " + stages_text(with_pp) + " with PP > 1, or ") + "PP 1" +
+            or_frameworks([&](const FrameworkEntry& e) {
+              return contains(e.zero_stages.value, plan.zero_stage) && plan.zero_stage <= e.max_zero_stage_with_pp.value;
+            }));
+  }
+  if (pp > 1 && !contains(framework.schedules_with_pp.value, plan.schedule))
+    add("plan.schedule",
+        std::string(to_string(plan.schedule)) + " with PP > 1 is not a schedule" + in + " (it runs " +
+            schedules_text(framework.schedules_with_pp.value) + ")",
+        "schedule " + schedules_text(framework.schedules_with_pp.value) + ", or PP 1" +
+            or_frameworks([&](const FrameworkEntry& e) { return contains(e.schedules_with_pp.value, plan.schedule); }));
+  if (cp > 1 && !framework.context_parallel.value)
+    add("plan.context_parallel_size", str(cp) + " > 1, but there is no context parallelism" + in,
+        "1" + or_frameworks([](const FrameworkEntry& e) { return e.context_parallel.value; }));
   if (plan.use_distributed_optimizer && plan.zero_stage > 0)
     add("plan.use_distributed_optimizer", "true together with zero_stage " + str(plan.zero_stage) + ": pick one",
         "use_distributed_optimizer: false, or zero_stage: 0");

@@ -20,7 +20,10 @@ Scenario load(const std::string& name, const std::vector<Override>& overrides = 
 }
 // LLaMA-2 7B on 8 x 910B3 with a small global batch: a few hundred plans.
 Scenario small_case(const char* framework) {
-  return load("default.yaml", {{"plan.global_batch_size", "16"}, {"plan.framework", framework}});
+  // Without the scenario's distributed optimizer (Megatron's): a plan every framework loads.
+  return load("default.yaml", {{"plan.global_batch_size", "16"},
+                               {"plan.framework", framework},
+                               {"plan.use_distributed_optimizer", "false"}});
 }
 bool sharded_with_pp(const ParallelPlan& p) { return p.zero_stage >= 2 && p.pipeline_model_parallel_size > 1; }
 }  // namespace
@@ -157,7 +160,11 @@ TEST_CASE("choose --framework: every hardware's search is for that framework, an
 
 TEST_CASE("compare --frameworks: the scenario's plan under each framework, exactly as run would simulate it",
           "[explore][framework]") {
-  const Scenario s = load("gpt3-175b-a100-1024.yaml");
+  // A plan all three run: 1F1B (DeepSpeed's pipeline engine has no interleaving), no optimizer
+  // sharding (the distributed optimizer is Megatron's, FSDP has no ZeRO-1).
+  const Scenario s = load("gpt3-175b-a100-1024.yaml", {{"plan.schedule", "1f1b"},
+                                                         {"plan.virtual_pipeline_model_parallel_size", "1"},
+                                                         {"plan.use_distributed_optimizer", "false"}});
   const auto frameworks = parse_framework_list("megatron-core,deepspeed,fsdp");
   const auto rows = compare_frameworks(s, frameworks);
   REQUIRE(rows.size() == 3);

@@ -169,17 +169,15 @@ TEST_CASE("ZeRO-2 and ZeRO-3 exclude PP > 1, and ZeRO excludes the distributed o
   p.zero_stage = 3;
   p.use_distributed_optimizer = true;
   CHECK(check(llama70b(), a100(), 16, p) ==
-        "plan.zero_stage: ZeRO-3 cannot be combined with pipeline parallelism in megatron-core (DeepSpeed's pipeline "
-        "engine allows stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or "
-        "framework: fsdp (torchtitan runs FSDP with PP)\n"
+        "plan.zero_stage: ZeRO-3 cannot be combined with pipeline parallelism in megatron-core (it allows stage 0 or 1 "
+        "with PP > 1); valid: zero_stage 0 or 1 with PP > 1, or PP 1, or framework fsdp\n"
         "plan.use_distributed_optimizer: true together with zero_stage 3: pick one; valid: use_distributed_optimizer: "
         "false, or zero_stage: 0\n");
   p.use_distributed_optimizer = false;
   p.zero_stage = 2;
   CHECK(check(llama70b(), a100(), 16, p) ==
-        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism in megatron-core (DeepSpeed's pipeline "
-        "engine allows stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or "
-        "framework: fsdp (torchtitan runs FSDP with PP)\n");
+        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism in megatron-core (it allows stage 0 or 1 "
+        "with PP > 1); valid: zero_stage 0 or 1 with PP > 1, or PP 1, or framework fsdp or deepspeed-2021\n");
   p.zero_stage = 1;
   CHECK(check(llama70b(), a100(), 16, p) == "");
   ParallelPlan flat = plan(8, 1, 16);
@@ -238,7 +236,6 @@ TEST_CASE("The framework decides which ZeRO stages run with PP: torchtitan's FSD
   p.framework = Framework::deepspeed;
   p.zero_stage = 2;
   CHECK(check(llama70b(), a100(), 16, p) ==
-        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism in deepspeed (DeepSpeed's pipeline "
-        "engine allows stage 0 or 1); valid: 0 or 1 with PP > 1 (or use_distributed_optimizer), or PP 1, or "
-        "framework: fsdp (torchtitan runs FSDP with PP)\n");
+        "plan.zero_stage: ZeRO-2 cannot be combined with pipeline parallelism in deepspeed (it allows stage 0 or 1 "
+        "with PP > 1); valid: zero_stage 0 or 1 with PP > 1, or PP 1, or framework fsdp or deepspeed-2021\n");
 }

@@ -89,6 +89,15 @@ struct FrameworkEntry {
   // With TP > 1 (and no sequence parallelism) each TP rank sends only its 1/TP slice of the
   // activation or gradient to the next stage; the receiver all-gathers the slices over TP.
   Sourced<bool> p2p_partitioned_over_tp;
+  // Which plans the framework runs (plan_check refuses the rest, naming the framework):
+  // the pipeline schedules it has with PP > 1;
+  Sourced<std::vector<PipelineSchedule>> schedules_with_pp;
+  // whether it has Megatron's distributed optimizer (plan.use_distributed_optimizer);
+  Sourced<bool> distributed_optimizer;
+  // the ZeRO stages (plan.zero_stage) it has, ascending;
+  Sourced<std::vector<int>> zero_stages;
+  // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
+  Sourced<bool> context_parallel;
 };
 
 const char* to_string(Framework framework);
