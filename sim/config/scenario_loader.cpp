@@ -13,6 +13,7 @@
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/config/yaml_file.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -201,6 +202,10 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
   d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
   d.attention_efficiency = v.num("device.attention_efficiency");
+  d.attention_efficiency_flash1 = v.num("device.attention_efficiency_flash1");
+  d.attention_efficiency_flash2 = v.num("device.attention_efficiency_flash2");
+  d.attention_efficiency_flash3 = v.num("device.attention_efficiency_flash3");
+  d.attention_efficiency_cudnn = v.num("device.attention_efficiency_cudnn");
   d.eager_attention_memory_efficiency = v.num("device.eager_attention_memory_efficiency");
   d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");
   d.overlap_slowdown = v.num("device.overlap_slowdown");
@@ -261,6 +266,16 @@ ParallelPlan fill_plan(const Validated& v) {
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
   p.use_flash_attn = as_bool(v, "plan.use_flash_attn");
+  const std::string& kernel = v.str("plan.attention_kernel");
+  p.attention_kernel = kernel == "flash1"   ? AttentionKernel::flash1
+                       : kernel == "flash2" ? AttentionKernel::flash2
+                       : kernel == "flash3" ? AttentionKernel::flash3
+                       : kernel == "cudnn"  ? AttentionKernel::cudnn
+                       : kernel == "eager"  ? AttentionKernel::eager
+                                            : AttentionKernel::device_default;
+  // eager is use_flash_attn: false under its kernel's name (check_attention_kernel refuses
+  // the two keys saying opposite things).
+  if (p.attention_kernel == AttentionKernel::eager) p.use_flash_attn = false;
   p.overlap_grad_reduce = as_bool(v, "plan.overlap_grad_reduce");
   p.overlap_param_gather = as_bool(v, "plan.overlap_param_gather");
   p.tp_comm_overlap = as_bool(v, "plan.tp_comm_overlap");
@@ -398,6 +413,39 @@ HardwareSpec load_hardware(const std::string& path) {
   return fill_hardware(v, path);
 }
 
+namespace {
+
+// plan.attention_kernel against use_flash_attn (eager is use_flash_attn: false, a fused
+// kernel needs it true) and against the device: a kernel with no measured efficiency in the
+// hardware file is refused, not guessed.
+void check_attention_kernel(const Validated& v, const ParallelPlan& plan, const DeviceSpec& device,
+                            const std::string& path, std::vector<Diagnostic>& problems) {
+  const AttentionKernel kernel = plan.attention_kernel;
+  if (kernel == AttentionKernel::device_default) return;
+  const Value& key = v.values.at("plan.attention_kernel");
+  const SourceLocation where = key.where.file.empty() ? SourceLocation{path, 0, 0} : key.where;
+  const Value& flash = v.values.at("plan.use_flash_attn");
+  const bool flash_written = !flash.where.file.empty();
+  if (kernel == AttentionKernel::eager ? flash_written && flash.number != 0 : flash.number == 0) {
+    problems.push_back({where, "plan.attention_kernel",
+                        std::string("attention_kernel ") + to_string(kernel) + " contradicts use_flash_attn " +
+                            (flash.number != 0 ? "true" : "false"),
+                        "use_flash_attn false with eager (or leave it out), true with a fused kernel"});
+    return;
+  }
+  if (kernel == AttentionKernel::eager || attention_kernel_efficiency(device, kernel) > 0) return;
+  std::string valid = "auto, eager";
+  for (AttentionKernel k : {AttentionKernel::flash1, AttentionKernel::flash2, AttentionKernel::flash3, AttentionKernel::cudnn}) {
+    if (attention_kernel_efficiency(device, k) > 0) valid += std::string(", ") + to_string(k);
+  }
+  problems.push_back({where, "plan.attention_kernel",
+                      std::string(to_string(kernel)) + " has no measured efficiency on " + device.name +
+                          " (hardware key device.attention_efficiency_" + to_string(kernel) + " unset)",
+                      valid});
+}
+
+}  // namespace
+
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
                        const std::vector<std::string>& search_roots) {
   YAML::Node root = read_yaml_file(path);
@@ -461,6 +509,9 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   load_part("hardware", "hardware", load_hardware, scenario.hardware);
   if (!have_inputs) throw ConfigError(problems);
 
+  check_attention_kernel(v, scenario.plan, scenario.hardware.device, path, problems);
+  if (!problems.empty()) throw ConfigError(problems);
+
   derive_plan(scenario.plan, scenario.num_devices);
   for (Diagnostic d : check_plan(scenario.model, scenario.hardware, scenario.num_devices, scenario.plan)) {
     if (d.where.file.empty()) {
@@ -503,6 +554,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.schedule", to_string(p.schedule)},
       {"plan.precision", to_string(p.precision)},
       {"plan.use_flash_attn", flag(p.use_flash_attn)},
+      {"plan.attention_kernel", to_string(p.attention_kernel)},
       {"plan.overlap_grad_reduce", flag(p.overlap_grad_reduce)},
       {"plan.overlap_param_gather", flag(p.overlap_param_gather)},
       {"plan.tp_comm_overlap", flag(p.tp_comm_overlap)},

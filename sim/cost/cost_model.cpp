@@ -235,9 +235,34 @@ CollectiveOptions collective_options(const ParallelPlan& plan) {
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices)
     : CostModel(hardware, plan, num_devices, collective_options(plan)) {}
 
+double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::device_default: return device.attention_efficiency;
+    case AttentionKernel::flash1: return device.attention_efficiency_flash1;
+    case AttentionKernel::flash2: return device.attention_efficiency_flash2;
+    case AttentionKernel::flash3: return device.attention_efficiency_flash3;
+    case AttentionKernel::cudnn: return device.attention_efficiency_cudnn;
+    case AttentionKernel::eager: break;
+  }
+  return 0;
+}
+
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options)
     : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options) {
   if (num_devices_ < 1) throw SimError("CostModel: num_devices < 1");
+  // The fused attention op is priced at the plan's kernel: its measured efficiency takes the
+  // place of the device default (auto keeps it, eager has no fused op to price).
+  const AttentionKernel kernel = plan_.attention_kernel;
+  if (kernel != AttentionKernel::device_default && kernel != AttentionKernel::eager) {
+    const double efficiency = attention_kernel_efficiency(hardware_.device, kernel);
+    if (!(efficiency > 0)) {
+      throw device_error(std::string("device.attention_efficiency_") + to_string(kernel),
+                         std::string("plan.attention_kernel ") + to_string(kernel) + " has no measured efficiency on " +
+                             hardware_.device.name,
+                         "a kernel whose device.attention_efficiency_<kernel> the hardware file sets, or auto");
+    }
+    hardware_.device.attention_efficiency = efficiency;
+  }
 }
 
 double CostModel::forward_s(const Op& op) const {

@@ -9,6 +9,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/version.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
@@ -45,6 +46,13 @@ namespace {
 //    and 0.6.0, 2021-11 and 2022-01); BigScience (its own Megatron-DeepSpeed fork, 2022) ->
 //    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
 //    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
+//  - [attention_kernel=...]: from the notes' "Attention kernel: flash-attn <major>" (the
+//    llm-foundry rows name the flash-attn release their table installed): 1 -> flash1,
+//    2 -> flash2, priced at that kernel's measured efficiency. Where the device has no
+//    measurement of the named kernel (FlashAttention-1 on H100), the next generation the
+//    device has one for (flash2): FA2 is faster than FA1 wherever both are measured
+//    (A100, microbenchmarks.md 2a), so that row is priced at most as fast as its kernel ran.
+//    No such phrase: auto (the hardware file's attention_efficiency)
 //  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
 //    from its hardware file's is an error (the hardware file's topology would be wrong)
 // Not defaults but rules read from the source (not named per row):
@@ -110,6 +118,33 @@ bool predates_flash_attention(const MeasuredRun& run) {
   return false;
 }
 
+
+// The flash-attn major version the notes name ("Attention kernel: flash-attn 1.0.9 ..."), as a
+// plan kernel; device_default when they name none.
+AttentionKernel noted_attention_kernel(const MeasuredRun& run) {
+  const std::string notes = lower(run.notes);
+  const std::string phrase = "attention kernel: flash-attn ";
+  const std::size_t at = notes.find(phrase);
+  if (at == std::string::npos || at + phrase.size() >= notes.size()) return AttentionKernel::device_default;
+  switch (notes[at + phrase.size()]) {
+    case '1': return AttentionKernel::flash1;
+    case '2': return AttentionKernel::flash2;
+    case '3': return AttentionKernel::flash3;
+    default: return AttentionKernel::device_default;
+  }
+}
+
+// The kernel the notes name, or the next later FlashAttention generation the device has a
+// measurement of (see the header comment); device_default when none is measured.
+AttentionKernel priced_attention_kernel(AttentionKernel noted, const DeviceSpec& device) {
+  const AttentionKernel generations[] = {AttentionKernel::flash1, AttentionKernel::flash2, AttentionKernel::flash3};
+  bool reached = false;
+  for (AttentionKernel k : generations) {
+    reached = reached || k == noted;
+    if (reached && attention_kernel_efficiency(device, k) > 0) return k;
+  }
+  return AttentionKernel::device_default;
+}
 
 Diagnostic problem(const MeasuredRun& run, const std::string& field, const std::string& what,
                    const std::string& valid = "") {
@@ -379,6 +414,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   p.use_distributed_optimizer = zero == 1 && !deepspeed_zero;
   p.zero_stage = zero >= 2 || deepspeed_zero ? zero : 0;
   p.use_flash_attn = !predates_flash_attention(run);
+  if (const AttentionKernel noted = noted_attention_kernel(run); p.use_flash_attn && noted != AttentionKernel::device_default) {
+    p.attention_kernel = priced_attention_kernel(noted, s.hardware.device);
+    std::string what = std::string("attention_kernel=") + to_string(p.attention_kernel);
+    if (p.attention_kernel != noted) what += std::string(" (notes name ") + to_string(noted) + ", not measured on this device)";
+    defaults.push_back(what);
+  }
   if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
     p.precision = Precision::fp8;
   } else if (contains(run.notes, "fp16")) {

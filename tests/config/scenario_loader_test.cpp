@@ -201,7 +201,7 @@ TEST_CASE("scenario validation reports every problem at once with file:line:col"
                    "virtual_pipeline_model_parallel_size, context_parallel_size, expert_model_parallel_size, "
                    "sequence_parallel, micro_batch_size, global_batch_size, seq_length, recompute_granularity, "
                    "recompute_method, recompute_num_layers, use_distributed_optimizer, framework, zero_stage, "
-                   "offload_optimizer, schedule, precision, use_flash_attn, overlap_grad_reduce, "
+                   "offload_optimizer, schedule, precision, use_flash_attn, attention_kernel, overlap_grad_reduce, "
                    "overlap_param_gather, tp_comm_overlap, collective_algorithm, collective_pipeline_tiers, "
                    "collective_split_intra, grad_bucket_size, layers_per_stage, rank_order\n" +
                    f + ":7:21: plan.micro_batch_size: 0 is out of range; valid: integer in [1, 1000000]\n" + f +

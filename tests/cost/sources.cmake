@@ -1,5 +1,6 @@
 # Tests of the cost module.
 target_sources(trainsim_tests PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/attention_kernel_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_hardware_test.cpp

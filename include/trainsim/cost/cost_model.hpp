@@ -129,6 +129,11 @@ struct GroupCollective {
   double tier_bytes = 0;
 };
 
+// The measured fwd+bwd efficiency of a fused attention kernel on `device`: auto is
+// device.attention_efficiency, the others device.attention_efficiency_<kernel> (0 when not
+// measured there); eager has none (it is priced as batched GEMMs and HBM passes).
+double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel);
+
 class CostModel {
  public:
   CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices);

@@ -32,6 +32,13 @@ struct DeviceSpec {
   double memory_bound_efficiency = 0.8;  // achieved fraction of hbm_bandwidth for elementwise ops
   GemmEfficiency gemm;
   double attention_efficiency = 0.6;
+  // Measured efficiency (fwd+bwd, causal FLOPs halved as FlashAttention's benchmarks count)
+  // of each fused kernel a plan can name (plan.attention_kernel); 0 = not measured on this
+  // device, and a plan naming that kernel is refused.
+  double attention_efficiency_flash1 = 0.0;
+  double attention_efficiency_flash2 = 0.0;
+  double attention_efficiency_flash3 = 0.0;
+  double attention_efficiency_cudnn = 0.0;
   // Added for attention without flash kernels (issue 15): achieved fraction of hbm_bandwidth
   // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
   // 0 = memory_bound_efficiency.

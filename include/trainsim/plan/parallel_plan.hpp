@@ -14,6 +14,23 @@ enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
 enum class Precision { bf16, fp16, fp8 };
 // The training framework that runs the plan (issue 14; its mechanisms: trainsim/framework).
 enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, deepspeed_2021, bigscience_megatron_deepspeed };
+// The fused attention kernel a run uses (plan.attention_kernel). device_default ("auto") is
+// the hardware file's device.attention_efficiency; the others are priced at their own
+// measured efficiency (device.attention_efficiency_<kernel>); eager is attention without
+// flash kernels, the same as use_flash_attn: false.
+enum class AttentionKernel { device_default, flash1, flash2, flash3, cudnn, eager };
+
+inline const char* to_string(AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::flash1: return "flash1";
+    case AttentionKernel::flash2: return "flash2";
+    case AttentionKernel::flash3: return "flash3";
+    case AttentionKernel::cudnn: return "cudnn";
+    case AttentionKernel::eager: return "eager";
+    case AttentionKernel::device_default: break;
+  }
+  return "auto";
+}
 
 struct ParallelPlan {
   Framework framework = Framework::megatron_core;  // plan.framework
@@ -36,6 +53,8 @@ struct ParallelPlan {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;
   bool use_flash_attn = true;
+  // Which fused kernel prices attention when use_flash_attn (eager implies !use_flash_attn).
+  AttentionKernel attention_kernel = AttentionKernel::device_default;
   bool overlap_grad_reduce = true;    // DP reduction overlaps backward in buckets
   bool overlap_param_gather = true;   // ZeRO-3 / distributed optimizer gathers overlap forward
   bool tp_comm_overlap = false;       // TP collectives hidden under GEMMs
