@@ -297,10 +297,13 @@ std::string fingerprint_difference(const OutOfSampleFingerprint& committed, cons
   std::vector<std::string> changed;
   if (committed.runs != current.runs) changed.push_back("the measured runs (calibration.yaml) changed");
   const auto committed_hardware = relevant(committed.hardware), current_hardware = relevant(current.hardware);
-  for (const auto& [file, hash] : current_hardware) {
+  for (const auto& current_entry : current_hardware) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& file = current_entry.first;
     const auto found = std::find_if(committed_hardware.begin(), committed_hardware.end(),
                                     [&](const auto& entry) { return entry.first == file; });
-    if (found == committed_hardware.end() || found->second != hash) changed.push_back("hardware/" + file + " changed");
+    if (found == committed_hardware.end() || found->second != current_entry.second)
+      changed.push_back("hardware/" + file + " changed");
   }
   if (committed_hardware.size() != current_hardware.size()) changed.push_back("the calibrated hardware files differ");
   if (changed.empty() && relevant(committed.fitted) != relevant(current.fitted))
