@@ -55,18 +55,6 @@ struct CommonArgs {
   }
 };
 
-// Re-simulates the schedules that ran, with their timelines, for the HTML page.
-// The confidence data of the scenario's family (confidence.hpp): the committed
-// out_of_sample.yaml, or recomputed (with a one-line note on stderr) when that file is
-// stale; empty for hardware without measured runs.
-trainsim::ConfidenceData confidence_for(const trainsim::Scenario& scenario, const std::string& data_dir) {
-  const auto family = trainsim::family_of_scenario(scenario);
-  if (family == trainsim::AcceleratorFamily::unknown) return {};
-  auto loaded = trainsim::load_confidence(data_dir, family);
-  if (!loaded.note.empty()) std::fprintf(stderr, "%s\n", loaded.note.c_str());
-  return std::move(loaded.data);
-}
-
 // When the fastest schedule and the runner-up are inside the error (p < 0.9): the fitted
 // key that moves one more than the other (explain.hpp), and what to measure to pin it.
 std::string close_choice_advice(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows,
@@ -99,24 +87,25 @@ std::string close_choice_advice(const trainsim::Scenario& scenario, const std::v
   return out + "; to narrow it, " + m.measurement + "\n";
 }
 
-std::string comparison_html(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows) {
-  std::vector<trainsim::Scenario> scenarios;
+// Each labelled scenario re-simulated with its timeline, side by side on one HTML page.
+std::string html_of_runs(const std::vector<std::pair<std::string, trainsim::Scenario>>& labelled,
+                         const std::string& title) {
   std::vector<trainsim::SimResult> results;
-  scenarios.reserve(rows.size());
-  results.reserve(rows.size());
+  results.reserve(labelled.size());
+  for (const auto& [label, scenario] : labelled) results.push_back(trainsim::simulate(scenario));
   std::vector<trainsim::HtmlRun> runs;
-  for (const auto& row : rows) {
-    if (row.outcome.status != trainsim::PlanStatus::ok) continue;
-    scenarios.push_back(trainsim::with_schedule(scenario, row.choice));
-    results.push_back(trainsim::simulate(scenarios.back()));
-  }
-  std::size_t k = 0;
-  for (const auto& row : rows) {
-    if (row.outcome.status != trainsim::PlanStatus::ok) continue;
-    runs.push_back({row.choice.label, &scenarios[k], &results[k]});
-    ++k;
-  }
-  return trainsim::html_comparison(runs, scenario.name + ": schedules compared");
+  for (std::size_t i = 0; i < labelled.size(); ++i)
+    runs.push_back({labelled[i].first, &labelled[i].second, &results[i]});
+  return trainsim::html_comparison(runs, title);
+}
+
+// The schedules that ran.
+std::string comparison_html(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows) {
+  std::vector<std::pair<std::string, trainsim::Scenario>> labelled;
+  for (const auto& row : rows)
+    if (row.outcome.status == trainsim::PlanStatus::ok)
+      labelled.emplace_back(row.choice.label, trainsim::with_schedule(scenario, row.choice));
+  return html_of_runs(labelled, scenario.name + ": schedules compared");
 }
 
 void add_common(CLI::App* command, CommonArgs& args) {
@@ -145,6 +134,17 @@ void draw_progress(std::size_t done, std::size_t total) {
 }
 
 }  // namespace
+
+// The confidence data of the scenario's family (confidence.hpp): the committed
+// out_of_sample.yaml, or recomputed (with a one-line note on stderr) when that file is
+// stale; empty for hardware without measured runs.
+trainsim::ConfidenceData confidence_for(const trainsim::Scenario& scenario, const std::string& data_dir) {
+  const auto family = trainsim::family_of_scenario(scenario);
+  if (family == trainsim::AcceleratorFamily::unknown) return {};
+  auto loaded = trainsim::load_confidence(data_dir, family);
+  if (!loaded.note.empty()) std::fprintf(stderr, "%s\n", loaded.note.c_str());
+  return std::move(loaded.data);
+}
 
 std::vector<trainsim::OutputRequest> requested_outputs(const CLI::App& command,
                                                        const std::vector<std::pair<std::string, std::string>>& options) {
@@ -225,21 +225,14 @@ void write_plan_scenarios(const CommonArgs& common, const trainsim::SearchResult
                  files.front().path.c_str(), files.front().path.c_str());
 }
 
-// The framework rows that simulated, re-simulated with their timelines, side by side.
+// The framework rows that simulated.
 std::string framework_html(const trainsim::Scenario& scenario, const std::vector<trainsim::FrameworkRow>& rows) {
-  std::vector<trainsim::Scenario> scenarios;
-  std::vector<trainsim::SimResult> results;
-  scenarios.reserve(rows.size());
-  results.reserve(rows.size());
-  std::vector<trainsim::HtmlRun> runs;
-  for (const auto& row : rows) {
-    if (row.outcome.status != trainsim::PlanStatus::ok) continue;
-    scenarios.push_back(trainsim::with_plan(scenario, scenario.num_devices, row.plan));
-    results.push_back(trainsim::simulate(scenarios.back()));
-    runs.push_back({std::string(trainsim::to_string(row.framework)) + (row.searched ? " (search)" : ""),
-                    &scenarios.back(), &results.back()});
-  }
-  return trainsim::html_comparison(runs, scenario.name + ": frameworks compared");
+  std::vector<std::pair<std::string, trainsim::Scenario>> labelled;
+  for (const auto& row : rows)
+    if (row.outcome.status == trainsim::PlanStatus::ok)
+      labelled.emplace_back(std::string(trainsim::to_string(row.framework)) + (row.searched ? " (search)" : ""),
+                            trainsim::with_plan(scenario, scenario.num_devices, row.plan));
+  return html_of_runs(labelled, scenario.name + ": frameworks compared");
 }
 
 // `compare --frameworks`: the scenario's plan (and with --search each framework's best plan)

@@ -12,6 +12,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/report/output_file.hpp"
+#include "trainsim/validation/confidence.hpp"
 
 // Adds the commands to `app`. When one of them is parsed, `action` is set to the work it
 // does; main calls it inside its error handling (ConfigError -> exit 2, ...). Option
@@ -35,6 +36,11 @@ void emit_outputs(const std::vector<trainsim::OutputRequest>& outputs,
 // unless lo <= value <= hi.
 void check_number(std::vector<trainsim::Diagnostic>& problems, const std::string& option, double value, double lo,
                   double hi, const std::string& valid);
+
+// The confidence data of the scenario's family (confidence.hpp): the committed
+// out_of_sample.yaml, or recomputed (with a one-line note on stderr) when that file is
+// stale; empty for hardware without measured runs.
+trainsim::ConfidenceData confidence_for(const trainsim::Scenario& scenario, const std::string& data_dir);
 
 // Runs `load` after the output paths (and options) were checked: every problem of both is
 // reported at once, and nothing is loaded for nothing.

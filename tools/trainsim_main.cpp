@@ -65,11 +65,8 @@ void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
 // with a one-line note on stderr when that file is stale.
 trainsim::SummaryConfidence summary_confidence(const trainsim::Scenario& scenario) {
   trainsim::SummaryConfidence confidence;
-  const auto family = trainsim::family_of_scenario(scenario);
-  if (family == trainsim::AcceleratorFamily::unknown) return confidence;
-  const auto loaded = trainsim::load_confidence(kDataDir, family);
-  if (!loaded.note.empty()) std::fprintf(stderr, "%s\n", loaded.note.c_str());
-  confidence.interval = trainsim::error_interval(loaded.data, scenario);
+  const auto data = confidence_for(scenario, kDataDir);
+  if (!data.runs.empty()) confidence.interval = trainsim::error_interval(data, scenario);
   return confidence;
 }
 
