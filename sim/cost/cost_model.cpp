@@ -6,7 +6,6 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/placement.hpp"
-#include "trainsim/framework/framework.hpp"
 
 namespace trainsim {
 
@@ -137,57 +136,6 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
   return OpTiming{compute, memory, kernels * device.kernel_launch_s, fp8_cast_s(op, device, precision, kernels)};
 }
 
-// Rows of keys (attention batches x queries) one CUDA block of Megatron's fused softmax
-// handles: get_batch_per_block (megatron/fused_kernels/scaled_masked_softmax.h) from the row
-// length: a warp of min(next power of two, 32) threads, 128 threads a block, two rows a warp
-// up to 128 elements.
-long long softmax_batches_per_block(long long row_length) {
-  long long pow2 = 1;
-  while (pow2 < row_length) pow2 *= 2;
-  const long long warp = std::min<long long>(pow2, 32);
-  return (128 / warp) * (pow2 <= 128 ? 2 : 1);
-}
-
-}  // namespace
-
-bool fork_fused_softmax_available(long long micro_batch, long long heads_per_rank, long long sq, long long sk) {
-  // FusedScaleMaskSoftmax.is_kernel_available in bigscience-workshop/Megatron-DeepSpeed
-  // @ ae6277f5 (causal mask, 16-bit input, a mask given, fusion on):
-  //   16 < sq <= 2048 and sk % 4 == 0 and attn_batches % 4 == 0, then 0 <= sk <= 2048 and
-  //   attn_batches % get_batch_per_block(...) == 0,
-  // where get_batch_per_block receives (sq, sk, b, np) into parameters named (b, np, sq, sk)
-  // and hands the CUDA helper np as the key length.
-  const long long attn_batches = micro_batch * heads_per_rank;
-  if (!(16 < sq && sq <= 2048 && sk % 4 == 0 && attn_batches % 4 == 0 && sk <= 2048)) return false;
-  return attn_batches % softmax_batches_per_block(heads_per_rank) == 0;
-}
-
-namespace {
-
-// The fused softmax op as the plan's framework runs it. The workload (sim/model/workload.cpp)
-// builds "attention_mask_softmax" for Megatron's fused kernel, 2 + 2 bytes per score element
-// forward (so forward_bytes / 4 is the element count b x a/t x sq x sk). Where the framework's
-// availability check refuses the kernel, FusedScaleMaskSoftmax.forward_torch_softmax runs
-// instead: fp32 .float(), scale, masked_fill_, softmax, .half(): 36 bytes per element forward
-// in 5 kernels, 40 backward (the same path the workload prices beyond 2048 keys).
-Op softmax_as_framework_runs_it(const Op& op, const ParallelPlan& plan) {
-  if (op.name != "attention_mask_softmax" || !op.score_matrix) return op;
-  if (!framework_entry(plan.framework).softmax_batch_per_block_from_heads.value) return op;
-  const double scores = op.forward_bytes / 4.0;
-  const long long sk = plan.seq_length;
-  const long long sq = sk / std::max(1, plan.context_parallel_size);
-  const long long b = std::max(1, plan.micro_batch_size);
-  if (sq <= 0 || sk <= 0) return op;
-  const long long heads_per_rank = std::llround(scores / (static_cast<double>(sq) * static_cast<double>(sk) * b));
-  if (fork_fused_softmax_available(b, heads_per_rank, sq, sk)) return op;
-  Op unfused = op;
-  unfused.name = "attention_mask_softmax_unfused";
-  unfused.forward_bytes = 36.0 * scores;
-  unfused.backward_bytes = 40.0 * scores;
-  unfused.kernels = 5;
-  return unfused;
-}
-
 }  // namespace
 
 double OpTiming::total_s() const { return std::max({compute_s, memory_s, launch_s}) + cast_s; }
@@ -265,14 +213,10 @@ CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int
   }
 }
 
-double CostModel::forward_s(const Op& op) const {
-  return op_forward_s(softmax_as_framework_runs_it(op, plan_), hardware_.device, plan_.precision);
-}
-double CostModel::backward_s(const Op& op) const {
-  return op_backward_s(softmax_as_framework_runs_it(op, plan_), hardware_.device, plan_.precision);
-}
+double CostModel::forward_s(const Op& op) const { return op_forward_s(op, hardware_.device, plan_.precision); }
+double CostModel::backward_s(const Op& op) const { return op_backward_s(op, hardware_.device, plan_.precision); }
 double CostModel::backward_weight_s(const Op& op) const {
-  return op_backward_weight_s(softmax_as_framework_runs_it(op, plan_), hardware_.device, plan_.precision);
+  return op_backward_weight_s(op, hardware_.device, plan_.precision);
 }
 
 GroupShape CostModel::shape_of(CommGroup group) const {

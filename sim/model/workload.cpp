@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/framework/framework.hpp"
 
 namespace trainsim {
 
@@ -245,6 +246,33 @@ bool megatron_fused_softmax(double sq, double sk) {
   return sk > 16 && sk <= 2048 && std::llround(sq) % 4 == 0;
 }
 
+// Rows of keys (attention batches x queries) one CUDA block of Megatron's fused softmax
+// handles: get_batch_per_block (megatron/fused_kernels/scaled_masked_softmax.h) from the row
+// length: a warp of min(next power of two, 32) threads, 128 threads a block, two rows a warp
+// up to 128 elements.
+long long softmax_batches_per_block(long long row_length) {
+  long long pow2 = 1;
+  while (pow2 < row_length) pow2 *= 2;
+  const long long warp = std::min<long long>(pow2, 32);
+  return (128 / warp) * (pow2 <= 128 ? 2 : 1);
+}
+
+}  // namespace
+
+bool fork_fused_softmax_available(long long micro_batch, long long heads_per_rank, long long sq, long long sk) {
+  // FusedScaleMaskSoftmax.is_kernel_available in bigscience-workshop/Megatron-DeepSpeed
+  // @ ae6277f5 (causal mask, 16-bit input, a mask given, fusion on):
+  //   16 < sq <= 2048 and sk % 4 == 0 and attn_batches % 4 == 0, then 0 <= sk <= 2048 and
+  //   attn_batches % get_batch_per_block(...) == 0,
+  // where get_batch_per_block receives (sq, sk, b, np) into parameters named (b, np, sq, sk)
+  // and hands the CUDA helper np as the key length.
+  const long long attn_batches = micro_batch * heads_per_rank;
+  if (!(16 < sq && sq <= 2048 && sk % 4 == 0 && attn_batches % 4 == 0 && sk <= 2048)) return false;
+  return attn_batches % softmax_batches_per_block(heads_per_rank) == 0;
+}
+
+namespace {
+
 // Attention block: input norm .. residual. Returns nothing; appends ops and comms.
 void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
   const double h = d(m.hidden_size);
@@ -345,7 +373,12 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     score.backward_bytes = kHalf * (2.0 * scores + 2.0 * sh.T * (a.q_width + a.k_width) / sh.t);
     score.activation_bytes = qkv_keep;  // inputs of the recomputed region, kept under selective
     B.add(score);
-    if (megatron_fused_softmax(sh.s, sh.s_full)) {
+    // BigScience's fork refuses more shapes (its check reads the heads per rank as the key length).
+    const bool fused = megatron_fused_softmax(sh.s, sh.s_full) &&
+                       (!framework_entry(p.framework).softmax_batch_per_block_from_heads.value ||
+                        fork_fused_softmax_available(std::llround(sh.b), std::llround(heads_local),
+                                                     std::llround(sh.s), std::llround(sh.s_full)));
+    if (fused) {
       // Korthikanti 4.1: softmax keeps its output, 2as²b.
       Op softmax = memory_op("attention_mask_softmax", scores, scores, 5.0, kHalf * scores);
       softmax.dropped_by_selective_recompute = true;

@@ -82,13 +82,13 @@ TEST_CASE("the BigScience fork's fused softmax check takes batches per block fro
 TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 torch path; Megatron keeps the kernel",
           "[cost][attention][framework]") {
   const HardwareSpec a100 = load_hardware(kDir + "/hardware/a100-80gb.yaml");
+  // The fork refuses micro-batch 2 at 8 heads per rank: the workload builds the torch path.
   const Case ds2 = gpt_tp8(2, 2048, Framework::bigscience_megatron_deepspeed);
   const LayerWorkload layer = build_workload(ds2.model, ds2.plan).layer_types[0];
-  const Op& fused = op_named(layer, "attention_mask_softmax");
+  const Op& refused = op_named(layer, "attention_mask_softmax_unfused");
   const double scores = 2.0 * 8 * 2048 * 2048;
-  REQUIRE(fused.forward_bytes == Approx(4 * scores).epsilon(1e-12));  // what the cost model reads the count from
 
-  // The torch path as the workload builds it (beyond 2048 keys), per score element.
+  // The torch path as the workload builds it beyond 2048 keys, per score element.
   const Case long_seq = gpt_tp8(2, 4096, Framework::megatron_core);
   const LayerWorkload long_layer = build_workload(long_seq.model, long_seq.plan).layer_types[0];
   const Op& torch_path = op_named(long_layer, "attention_mask_softmax_unfused");
@@ -98,18 +98,18 @@ TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 t
   const double torch_bwd = megatron_long.backward_s(torch_path) / long_scores;
 
   const CostModel deepspeed(a100, ds2.plan, 8);
-  CHECK(deepspeed.forward_s(fused) / scores == Approx(torch_fwd).epsilon(1e-9));
-  CHECK(deepspeed.backward_s(fused) / scores == Approx(torch_bwd).epsilon(1e-9));
+  CHECK(deepspeed.forward_s(refused) / scores == Approx(torch_fwd).epsilon(1e-9));
+  CHECK(deepspeed.backward_s(refused) / scores == Approx(torch_bwd).epsilon(1e-9));
+
+  // Megatron's own check (batches per block from the key length) runs the kernel on the same shape.
+  Case megatron = ds2;
+  megatron.plan.framework = Framework::megatron_core;
+  const Op& fused = op_named(build_workload(megatron.model, megatron.plan).layer_types[0], "attention_mask_softmax");
+  REQUIRE(fused.forward_bytes == Approx(4 * scores).epsilon(1e-12));
   // 36 + 40 bytes per element instead of 4 + 6: the refused kernel costs 7.6x.
-  CHECK((deepspeed.forward_s(fused) + deepspeed.backward_s(fused)) /
+  CHECK((deepspeed.forward_s(refused) + deepspeed.backward_s(refused)) /
             (op_forward_s(fused, a100.device, ds2.plan.precision) + op_backward_s(fused, a100.device, ds2.plan.precision)) ==
         Approx(76.0 / 10.0).epsilon(1e-9));
-
-  // Megatron's own check (batches per block from the key length) runs the kernel.
-  ParallelPlan megatron = ds2.plan;
-  megatron.framework = Framework::megatron_core;
-  const CostModel mcore(a100, megatron, 8);
-  CHECK(mcore.forward_s(fused) == op_forward_s(fused, a100.device, megatron.precision));
   // The fork runs the kernel at micro-batch 4 (b x np = 32).
   const Case ds4 = gpt_tp8(4, 2048, Framework::bigscience_megatron_deepspeed);
   const Op fused4 = op_named(build_workload(ds4.model, ds4.plan).layer_types[0], "attention_mask_softmax");

@@ -110,11 +110,6 @@ struct OpTiming {
 OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision);
 OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision);
 
-// Attention without flash kernels on BigScience's Megatron-DeepSpeed fork (2021-10..2022-03):
-// whether FusedScaleMaskSoftmax runs its fused kernel (causal mask) for a micro-batch of
-// micro_batch sequences, heads_per_rank heads and sq x sk scores; false: the fp32 torch path.
-// Used when the plan's framework has softmax_batch_per_block_from_heads.
-bool fork_fused_softmax_available(long long micro_batch, long long heads_per_rank, long long sq, long long sk);
 
 double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision);
 double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision);

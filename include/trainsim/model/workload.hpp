@@ -97,6 +97,12 @@ double model_flops_per_step(const ModelSpec& model, const ParallelPlan& plan);
 
 Workload build_workload(const ModelSpec& model, const ParallelPlan& plan);
 
+// Attention without flash kernels on BigScience's Megatron-DeepSpeed fork (2021-10..2022-03):
+// whether FusedScaleMaskSoftmax runs its fused kernel (causal mask) for a micro-batch of
+// micro_batch sequences, heads_per_rank heads and sq x sk scores; false: the fp32 torch path.
+// The workload applies it when the plan's framework has softmax_batch_per_block_from_heads.
+bool fork_fused_softmax_available(long long micro_batch, long long heads_per_rank, long long sq, long long sk);
+
 // Forward FLOPs of one token through one transformer layer / the LM head, counted per
 // matmul (no sharding), the unit model_flops_per_step is built from. `layer` indexes
 // the model's layers (MoE models have dense leading layers).
