@@ -1,0 +1,139 @@
+// The hardware files added for issue 18 (H800 and the 910B sub-models): each loads with the figures
+// its sources give, a sub-model's peak scales with its cube cores x clock, and whatever a file
+// carries from its parent (every per-core efficiency, every value fitted to measured runs) is the
+// parent's value, so a refit of the parent cannot silently leave a child behind.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/validation/fit_registry.hpp"
+
+using namespace trainsim;
+
+namespace {
+const std::string kDir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware/";
+const double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+HardwareSpec load(const std::string& file) { return load_hardware(kDir + file); }
+
+// Every per-core efficiency and every node and cluster figure of the 910B3 file; a sub-model
+// differs only in peak FLOPs and capacity.
+void check_carries_910b3(const HardwareSpec& child, const HardwareSpec& b3) {
+  const DeviceSpec& c = child.device;
+  const DeviceSpec& p = b3.device;
+  CHECK(c.hbm_bandwidth == p.hbm_bandwidth);
+  CHECK(c.memory_bound_efficiency == p.memory_bound_efficiency);
+  CHECK(c.gemm.large == p.gemm.large);
+  CHECK(c.gemm.misaligned_factor == p.gemm.misaligned_factor);
+  CHECK(c.attention_efficiency == p.attention_efficiency);
+  CHECK(c.kernel_launch_s == p.kernel_launch_s);
+  CHECK(c.allocator_reserve_bytes == p.allocator_reserve_bytes);
+  CHECK(child.node.devices_per_node == b3.node.devices_per_node);
+  CHECK(child.node.fabric == b3.node.fabric);
+  CHECK(child.node.link_bandwidth == b3.node.link_bandwidth);
+  CHECK(child.node.achievable_fraction == b3.node.achievable_fraction);
+  CHECK(child.cluster.nics_per_node == b3.cluster.nics_per_node);
+  CHECK(child.cluster.nic_bandwidth == b3.cluster.nic_bandwidth);
+  CHECK(child.cluster.achievable_fraction == b3.cluster.achievable_fraction);
+  CHECK(child.cluster.hops == b3.cluster.hops);
+}
+
+// Leaf keys whose comment (own line, or the comment lines right above inside a section) does not
+// say "source:". Names are names, not values.
+std::vector<std::string> unsourced_keys(const std::string& file) {
+  std::ifstream in(kDir + file);
+  REQUIRE(in);
+  std::vector<std::string> out;
+  std::string above;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) continue;
+    if (line[indent] == '#') {
+      above += indent > 0 ? line : "";
+      continue;
+    }
+    const std::size_t colon = line.find(':', indent);
+    const std::size_t value = colon == std::string::npos ? colon : line.find_first_not_of(' ', colon + 1);
+    const std::string key = line.substr(indent, colon - indent);
+    const bool leaf = value != std::string::npos && line[value] != '#';
+    if (leaf && key != "name" && key != "source" && (above + line).find("source:") == std::string::npos) {
+      out.push_back(key);
+    }
+    above.clear();
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("h800.yaml: the H100's compute with DeepSeek's NVLink and InfiniBand figures", "[hardware]") {
+  const HardwareSpec h800 = load("h800.yaml");
+  const HardwareSpec h100 = load("h100-80gb.yaml");
+  CHECK(h800.device.peak_flops_bf16 == 989e12);  // DeepSeek's MFU: 432 TFLOPS = 43.73% of BF16 peak
+  CHECK(h800.device.peak_flops_fp8 == h100.device.peak_flops_fp8);
+  CHECK(h800.device.hbm_bytes == 80 * kGiB);
+  CHECK(h800.node.devices_per_node == 8);
+  CHECK(h800.node.fabric == IntraNodeFabric::switched);
+  CHECK(h800.node.link_bandwidth == 200e9);                              // 400 GB/s bidirectional
+  CHECK(h800.node.link_bandwidth / h100.node.link_bandwidth == Approx(400.0 / 900.0));
+  CHECK(h800.node.link_bandwidth * h800.node.achievable_fraction == Approx(160e9));  // "NVLink offers ... 160 GB/s"
+  CHECK(h800.node.in_switch_reduction);
+  CHECK(h800.node.in_switch_reduction_fraction == Approx(215.0 * 8 / 14 / 200).margin(1e-3));
+  CHECK(h800.cluster.nics_per_node == 8);
+  CHECK(h800.cluster.nic_bandwidth == 50e9);  // 400 Gb/s
+  CHECK(h800.cluster.nic_bandwidth * h800.cluster.achievable_fraction == Approx(40e9));  // "use 40GB/s"
+  CHECK(h800.device.price_per_hour == 2.0);
+}
+
+TEST_CASE("a 910B sub-model's peak is the 910B3's scaled by cube cores x clock (CANN platform configs)",
+          "[hardware]") {
+  const HardwareSpec b3 = load("ascend-910b3.yaml");
+  struct Sub {
+    const char* file;
+    double cores;
+    double mhz;
+    double hbm_gib;
+  };
+  for (const Sub& s : {Sub{"ascend-910b1.yaml", 24, 1850, 64}, Sub{"ascend-910b2.yaml", 24, 1800, 64},
+                       Sub{"ascend-910b4.yaml", 20, 1500, 32}}) {
+    INFO(s.file);
+    const HardwareSpec sub = load(s.file);
+    const double ratio = s.cores * s.mhz / (20 * 1800);
+    // Both files round to 0.1 TFLOPS: 24/20 exactly for the 910B2 up to that rounding.
+    CHECK(sub.device.peak_flops_bf16 / b3.device.peak_flops_bf16 == Approx(ratio).epsilon(5e-4));
+    CHECK(sub.device.peak_flops_fp16 == sub.device.peak_flops_bf16);
+    CHECK(sub.device.peak_flops_bf16 == Approx(s.cores * s.mhz * 1e6 * 8192).epsilon(5e-4));
+    CHECK(sub.device.peak_flops_fp8 == 0);
+    CHECK(sub.device.hbm_bytes == s.hbm_gib * kGiB);
+    check_carries_910b3(sub, b3);
+  }
+}
+
+TEST_CASE("a file that carries another's fitted values holds that file's value for every fittable key",
+          "[hardware][registry]") {
+  struct Pair {
+    const char* child;
+    const char* parent;
+  };
+  for (const Pair& p : {Pair{"ascend-910b1.yaml", "ascend-910b3.yaml"}, Pair{"ascend-910b2.yaml", "ascend-910b3.yaml"},
+                        Pair{"ascend-910b4.yaml", "ascend-910b3.yaml"}, Pair{"h800.yaml", "h100-80gb.yaml"}}) {
+    const HardwareSpec child = load(p.child);
+    const HardwareSpec parent = load(p.parent);
+    for (const auto& key : fittable_keys()) {
+      INFO(p.child << " " << key.key);
+      CHECK(fitted_value(child, key.key) == fitted_value(parent, key.key));
+    }
+    // The registry's entries of the parent are what the children carry; a child has none of its own.
+    for (const auto& v : fit_registry()) CHECK(v.hardware != p.child);
+  }
+}
+
+TEST_CASE("every value in the new hardware files carries a source", "[hardware]") {
+  for (const char* file : {"h800.yaml", "ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b4.yaml"}) {
+    INFO(file);
+    CHECK(unsourced_keys(file).empty());
+  }
+  // The check itself: a key without a comment is found.
+  CHECK(unsourced_keys("../scenarios/default.yaml").size() > 0);
+}
