@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -292,12 +293,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   Scenario s;
   s.name = run.id;
+  const std::string hardware_file = hardware_file_for_run(run);
   s.hardware = options.hardware_for ? options.hardware_for(family)
-                                    : load_hardware(options.hardware_dir + "/" + hardware_file_of(family));
+                                    : load_hardware(options.hardware_dir + "/" + hardware_file);
   s.num_devices = run.count;
   if (run.per_node && *run.per_node != s.hardware.node.devices_per_node) {
     problems.push_back(problem(run, "hardware.per_node",
-                               std::to_string(*run.per_node) + " devices per server, but " + hardware_file_of(family) +
+                               std::to_string(*run.per_node) + " devices per server, but " + hardware_file +
                                    " has " + std::to_string(s.hardware.node.devices_per_node),
                                "the hardware file's devices_per_node"));
   }
@@ -465,7 +467,7 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
   row.group = run.group;
   row.schedule = run.schedule;
   row.family = family_of(run.accelerator);
-  row.hardware = hardware_file_of(row.family);
+  row.hardware = hardware_file_for_run(run);
   row.devices = run.count;
   row.memory_of = run.memory_of;
   if (const UnsupportedEntry* entry = unsupported_entry(run)) {
@@ -540,6 +542,43 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
 
 namespace {
 
+bool counted(const ValidationRow& row) { return row.unsupported.empty() && row.failure.empty() && !row.metric.empty(); }
+
+// The family's MAPE with every row that has candidates priced on one sub-model (the others on
+// their own file), per candidate; a candidate some row lacks gets no figure.
+std::vector<std::pair<std::string, double>> candidate_mapes(const std::vector<ValidationRow>& rows, AcceleratorFamily family) {
+  std::vector<std::string> names;
+  for (const auto& row : rows) {
+    if (row.family != family || !counted(row)) continue;
+    for (const auto& c : row.candidates) {
+      if (std::find(names.begin(), names.end(), c.submodel) == names.end()) names.push_back(c.submodel);
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& name : names) {
+    double sum = 0;
+    int n = 0;
+    bool complete = true;
+    for (const auto& row : rows) {
+      if (row.family != family || !counted(row)) continue;
+      double error = row.error;
+      if (!row.candidates.empty()) {
+        const auto c = std::find_if(row.candidates.begin(), row.candidates.end(),
+                                    [&](const CandidatePrediction& p) { return p.submodel == name; });
+        if (c == row.candidates.end()) {
+          complete = false;
+          break;
+        }
+        error = (c->predicted - row.measured) / row.measured;
+      }
+      sum += std::abs(error);
+      ++n;
+    }
+    if (complete && n > 0) out.emplace_back(name, sum / n);
+  }
+  return out;
+}
+
 std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
   std::vector<FamilySummary> out;
   for (AcceleratorFamily family : {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200,
@@ -583,6 +622,7 @@ std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
     if (f.runs + f.failed + f.unsupported == 0) continue;
     f.mape = f.runs ? sum / f.runs : 0;
     f.memory_mape = f.memory_measurements ? memory_sum / f.memory_measurements : 0;
+    f.candidate_mape = candidate_mapes(rows, family);
     out.push_back(f);
   }
   return out;
@@ -621,7 +661,17 @@ std::string format_rows(const std::vector<ValidationRow>& rows) {
                     100 * *row.memory_error, row.memory_of.empty() ? "" : "=");
       memory = m;
     }
-    std::string marks = row.note.empty() ? "" : " +";
+    // Sub-model uncertainty: the metric's range over the candidates, lowest first, each end
+    // named by the sub-model that gives it (the row's own prediction is on row.hardware).
+    std::string range;
+    if (!row.candidates.empty()) {
+      const auto [low, high] = std::minmax_element(
+          row.candidates.begin(), row.candidates.end(),
+          [](const CandidatePrediction& a, const CandidatePrediction& b) { return a.predicted < b.predicted; });
+      range = "  range " + low->submodel + ".." + high->submodel + ": " + format_value(row.metric, low->predicted) + ".." +
+              format_value(row.metric, high->predicted);
+    }
+    std::string marks = range + (row.note.empty() ? "" : " +");
     if (!row.defaults.empty()) {
       marks += " *";
       for (std::size_t i = 0; i < row.defaults.size(); ++i) marks += (i ? "," : " ") + row.defaults[i];
@@ -686,6 +736,12 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
   }
   j["defaults"] = row.defaults;
   if (!row.note.empty()) j["note"] = row.note;
+  if (!row.candidates.empty()) {
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const auto& c : row.candidates)
+      candidates.push_back({{"submodel", c.submodel}, {"hardware", c.hardware}, {"predicted", c.predicted}});
+    j["submodel_candidates"] = candidates;
+  }
   return j;
 }
 
@@ -693,25 +749,75 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
 
 namespace {
 
+// The candidate sub-model files present in the hardware directory, loaded once (a directory
+// without them, e.g. a user's copy of the four family files, simply gives no range).
+using CandidateHardware = std::vector<std::pair<std::string, HardwareSpec>>;
+
+CandidateHardware load_candidates(const std::string& hardware_dir) {
+  CandidateHardware out;
+  for (AcceleratorFamily family : {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200,
+                                   AcceleratorFamily::ascend_910b}) {
+    for (const auto& file : submodel_candidates(family)) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(hardware_dir + "/" + file, ec)) continue;
+      out.emplace_back(file, load_hardware(hardware_dir + "/" + file));
+    }
+  }
+  return out;
+}
+
+// "ascend-910b2.yaml" -> "910B2".
+std::string submodel_label(const std::string& file) {
+  std::string name = file.substr(0, file.rfind(".yaml"));
+  name = name.substr(name.rfind('-') + 1);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  return name;
+}
+
+// A row whose source names no sub-model, of a family that has them: its metric on each
+// candidate present (its own pricing, on the family's file, is one of them). Two or more
+// candidates make a range; fewer give none.
+void price_candidates(ValidationRow& row, const MeasuredRun& run, const CandidateHardware& hardware,
+                      const ValidationOptions& options) {
+  if (row.metric.empty() || !row.failure.empty() || !row.unsupported.empty() || !named_submodel_file(run).empty()) return;
+  std::vector<CandidatePrediction> out;
+  for (const auto& file : submodel_candidates(row.family)) {
+    const auto found = std::find_if(hardware.begin(), hardware.end(), [&](const auto& h) { return h.first == file; });
+    if (found == hardware.end()) continue;
+    double predicted = row.predicted;
+    if (file != row.hardware) {
+      ValidationOptions on_candidate = options;
+      const HardwareSpec spec = found->second;
+      on_candidate.hardware_for = [spec](AcceleratorFamily) { return spec; };
+      const ValidationRow priced = validate_run(run, on_candidate);
+      if (!priced.failure.empty() || priced.metric != row.metric) continue;
+      predicted = priced.predicted;
+    }
+    out.push_back({file, submodel_label(file), predicted});
+  }
+  if (out.size() >= 2) row.candidates = std::move(out);
+}
+
 // The hardware files the runs need load from options.hardware_dir, or the whole validation
 // is bad input: a missing directory must not become "MAPE 0.0% over 0 runs".
 void check_hardware_dir(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
-  std::vector<AcceleratorFamily> checked;
+  std::vector<std::string> checked;
   for (const auto& run : runs) {
     const AcceleratorFamily family = family_of(run.accelerator);
+    const std::string name = hardware_file_for_run(run);
     if (family == AcceleratorFamily::unknown || unsupported_entry(run) ||
-        std::find(checked.begin(), checked.end(), family) != checked.end()) {
+        std::find(checked.begin(), checked.end(), name) != checked.end()) {
       continue;
     }
-    checked.push_back(family);
-    const std::string file = options.hardware_dir + "/" + hardware_file_of(family);
+    checked.push_back(name);
+    const std::string file = options.hardware_dir + "/" + name;
     try {
       load_hardware(file);
     } catch (const ConfigError& e) {
       std::string why = e.what();
       std::replace(why.begin(), why.end(), '\n', ' ');
       throw ConfigError(Diagnostic({}, "--hardware-dir",
-                                   "'" + options.hardware_dir + "' gives no usable " + hardware_file_of(family) +
+                                   "'" + options.hardware_dir + "' gives no usable " + name +
                                        " (needed by " + run.id + "): " + why,
                                    "a directory holding a100-80gb.yaml, h100-80gb.yaml, b200.yaml, ascend-910b3.yaml"));
     }
@@ -722,8 +828,15 @@ void check_hardware_dir(const std::vector<MeasuredRun>& runs, const ValidationOp
 
 ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
   check_hardware_dir(runs, options);
+  // With hardware_for the caller chooses each family's hardware (a fit varying a key): one
+  // pricing per row, no candidates.
+  const CandidateHardware candidates = options.hardware_for ? CandidateHardware{} : load_candidates(options.hardware_dir);
   ValidationReport report;
-  for (const auto& run : runs) report.rows.push_back(validate_run(run, options));
+  for (const auto& run : runs) {
+    ValidationRow row = validate_run(run, options);
+    price_candidates(row, run, candidates, options);
+    report.rows.push_back(std::move(row));
+  }
   report.families = summarize(report.rows);
   return report;
 }
@@ -745,6 +858,17 @@ std::string format_validation(const ValidationReport& report) {
                   to_string(f.family), 100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error, extra.c_str(),
                   f.predicted_oom);
     out += line;
+    if (!f.candidate_mape.empty()) {
+      std::string each;
+      for (const auto& [name, mape] : f.candidate_mape) {
+        char part[64];
+        std::snprintf(part, sizeof part, "%s%s %.1f%%", each.empty() ? "" : ", ", name.c_str(), 100 * mape);
+        each += part;
+      }
+      out += std::string("  ") + to_string(f.family) +
+             " sub-model range (rows naming none, all on one candidate; the MAPE above is on each row's file): " + each +
+             "\n";
+    }
     if (f.predicted_oom > 0) {
       std::string ids;
       for (const auto& id : f.predicted_oom_ids) ids += (ids.empty() ? "" : ", ") + id;
@@ -785,6 +909,11 @@ std::string validation_json(const ValidationReport& report) {
                              {"memory_worst_error", f.memory_worst_error},
                              {"predicted_oom", f.predicted_oom},
                              {"predicted_oom_ids", f.predicted_oom_ids}});
+    if (!f.candidate_mape.empty()) {
+      nlohmann::ordered_json each = nlohmann::ordered_json::object();
+      for (const auto& [name, mape] : f.candidate_mape) each[name] = mape;
+      j["families"].back()["submodel_mape"] = each;
+    }
   }
   // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -917,6 +1046,32 @@ std::string trends_json(const TrendsReport& report) {
   j["rows_failed"] = report.rows_failed;
   // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string named_submodel_file(const MeasuredRun& run) {
+  if (family_of(run.accelerator) != AcceleratorFamily::ascend_910b) return "";
+  // "910B" followed by a digit: 910B1..910B4 ([CANN-ini] platform configs). A 910B2C has the
+  // 910B2's cores and clock (hardware/sources/ascend-910b.md section 1), so it is priced as one.
+  // "sub-model B1/B2/B3 not stated" names none: no "910B" precedes its digits.
+  const std::string text = lower(run.accelerator);
+  for (std::size_t at = text.find("910b"); at != std::string::npos; at = text.find("910b", at + 1)) {
+    const char digit = at + 4 < text.size() ? text[at + 4] : '\0';
+    if (digit >= '1' && digit <= '4') return std::string("ascend-910b") + digit + ".yaml";
+  }
+  return "";
+}
+
+std::string hardware_file_for_run(const MeasuredRun& run) {
+  const std::string named = named_submodel_file(run);
+  return named.empty() ? hardware_file_of(family_of(run.accelerator)) : named;
+}
+
+const std::vector<std::string>& submodel_candidates(AcceleratorFamily family) {
+  // The 64 GiB 910B sub-models: the calibration rows that name none say "64GB class" or "sub-model
+  // B1/B2/B3 not stated"; the 910B4 has 32 GiB ([CANN-ini]). Fastest first, as validate prints them.
+  static const std::vector<std::string> ascend = {"ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b3.yaml"};
+  static const std::vector<std::string> none;
+  return family == AcceleratorFamily::ascend_910b ? ascend : none;
 }
 
 // The shipped hardware file that prices a family's measured runs ("" for unknown).

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
@@ -23,6 +24,22 @@ const char* to_string(AcceleratorFamily family);
 AcceleratorFamily family_of(const std::string& accelerator);
 // The file in hardware/ that prices a family's measured runs ("" for unknown).
 const char* hardware_file_of(AcceleratorFamily family);
+// Sub-models (added for issue 18): a family whose chips come in sub-models with different core
+// counts (the 910B: B1, B2, B3, B4) prices a row on the sub-model the row's accelerator field
+// names ("Ascend 910B2"); "" when it names none.
+std::string named_submodel_file(const MeasuredRun& run);
+// The file that prices a run: its named sub-model's, else its family's (hardware_file_of).
+std::string hardware_file_for_run(const MeasuredRun& run);
+// The sub-model files a row of the family could have run on when its source names none, in
+// the order validate prints them (empty for families without sub-models).
+const std::vector<std::string>& submodel_candidates(AcceleratorFamily family);
+
+// A row's metric predicted on one candidate sub-model (validate's uncertainty range).
+struct CandidatePrediction {
+  std::string hardware;  // file name, e.g. "ascend-910b2.yaml"
+  std::string submodel;  // printed name, e.g. "910B2"
+  double predicted = 0;
+};
 
 struct ValidationRow {
   std::string id;
@@ -46,6 +63,9 @@ struct ValidationRow {
   // The memory model's verdict on the simulated plan (simulated rows only). Every measured
   // run ran, so false is a wrong verdict.
   bool predicted_fits = true;
+  // validate_runs only, rows whose source names no sub-model of a family that has them: the
+  // metric predicted on each candidate sub-model (the row itself stays priced on `hardware`).
+  std::vector<CandidatePrediction> candidates;
 };
 
 // The one list of measured runs trainsim cannot simulate, each with the feature it needs.
@@ -76,6 +96,9 @@ struct FamilySummary {
   // Simulated rows the memory model says do not fit: wrong verdicts (each run ran).
   int predicted_oom = 0;
   std::vector<std::string> predicted_oom_ids;
+  // The family's MAPE with every row whose source names no sub-model priced on one candidate
+  // (rows naming theirs stay on it): the sub-model uncertainty of `mape`, never a per-row choice.
+  std::vector<std::pair<std::string, double>> candidate_mape;  // (sub-model, MAPE)
 };
 
 struct ValidationReport {
