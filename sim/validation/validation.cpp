@@ -236,7 +236,7 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       {M::id, "qi24-zb-appF-14.6B-mQ-ZB-1p-b2", "the micro-batch count and global batch (the paper's m=32 is a misprint)"},
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
-      {M::group, "bmtrain-13B-32xV100-zero-stage-vs-mp", "a V100 hardware file (hardware/ has A100, H100, B200, 910B3)"},
+      {M::group, "bmtrain-13B-32xV100-zero-stage-vs-mp", "a V100 hardware file (hardware/ has A100, H100, H800, B200 and the 910B sub-models)"},
       {M::group, "bigscience-tr11-3d-topology-0220", "the model's layers and hidden size, which the source does not state"},
       {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220",
        "the model's layers and hidden size, which the source does not state"},
