@@ -1,6 +1,6 @@
-# The HTML pages of sweep, scale, compare and search: a table row per item, failed ones
-# (out of memory, invalid plan) with their reason, nothing dropped, no internal words.
-# Each test runs in a fresh directory.
+# The HTML pages of sweep, scale, compare and search, and --trace-ranks: a table row per
+# item, failed ones (out of memory, invalid plan) with their reason, nothing dropped, no
+# internal words; a trace of the listed ranks only. Each test runs in a fresh directory.
 set(TRAINSIM_EXPECT_PAGE ${CMAKE_CURRENT_LIST_DIR}/expect_page.cmake)
 set(TRAINSIM_PAGE_SCENARIO ${PROJECT_SOURCE_DIR}/scenarios/default.yaml)
 # Words of the code and its notes, not of a reader.
@@ -48,3 +48,12 @@ trainsim_page_test(search_page_counts_every_plan 0 "enumerated"
   COUNT_REGEX "<td>#[0-9]</td>" COUNT 3
   CONTAINS "<tr class=\"fail\"><td>out of memory \\(memory model\\)</td><td>[1-9][0-9]*</td></tr>"
            "<td>every combination of the searched axes</td><td>[1-9][0-9]*</td>" "<h3>#1 — ")
+
+# --trace-ranks: only those ranks' events; a bad list is bad input naming the option and the range.
+trainsim_page_test(trace_ranks_writes_only_those_ranks 0 "step time"
+  ARGS run ${TRAINSIM_PAGE_SCENARIO} --mode full --trace t.json --trace-ranks 1,5-6 FILE t.json PIDS 1 5 6)
+trainsim_page_test(trace_ranks_out_of_range_is_bad_input 2
+  "^--trace-ranks: rank 8 is out of range \\(the scenario has 8 devices\\); valid: ranks from 0 to 7 \\(the scenario's devices\\) and ranges A-B, comma-separated, e.g\\. 0-3,7\n$"
+  ARGS run ${TRAINSIM_PAGE_SCENARIO} --mode full --trace t.json --trace-ranks 0-8)
+trainsim_page_test(trace_ranks_needs_trace 2 "--trace-ranks requires --trace"
+  ARGS run ${TRAINSIM_PAGE_SCENARIO} --trace-ranks 0)
