@@ -86,7 +86,15 @@ Axis x_axis(const LineChart& chart, bool log_x) {
     if (xs.size() == 1) a.lo -= 0.75, a.hi += 0.75;
     return a;
   }
+  // A few swept values (ZeRO stages 0..3, three sequence lengths): a tick at each value, as
+  // on a log axis, with a twentieth of the range of room at each end; many: nice ticks.
   if (xs.size() == 1) return value_axis(xs.front() - 1, xs.front() + 1, 2);
+  if (xs.size() <= 12) {
+    const double pad = (xs.back() - xs.front()) / 20;
+    Axis a{xs.front() - pad, xs.back() + pad, {}};
+    for (double x : xs) a.ticks.emplace_back(x, value_text(x));
+    return a;
+  }
   return value_axis(xs.front(), xs.back(), 8);
 }
 

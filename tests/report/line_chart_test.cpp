@@ -39,8 +39,12 @@ TEST_CASE("a line chart marks a point that did not simulate on the x axis with i
   CHECK(count(svg, "did not simulate (see the table)") == 1);
   // Non-positive x values (ZeRO stage 0) cannot go on a log scale: the axis stays linear.
   chart.series[0].points = {{0, 1}, {1, 2}, {2, 3}};
-  chart.series[0].missing.clear();
-  CHECK(count(svg_line_chart(chart), "log scale") == 0);
+  chart.series[0].missing = {{3, "invalid"}};
+  const std::string zero = svg_line_chart(chart);
+  CHECK(count(zero, "log scale") == 0);
+  // A few swept values: a tick at each (never 0.5 for a ZeRO stage).
+  for (const char* tick : {"middle\">0<", "middle\">1<", "middle\">2<", "middle\">3<"}) CHECK(count(zero, tick) == 1);
+  CHECK(count(zero, "middle\">0.5<") == 0);
 }
 
 TEST_CASE("a line chart over names puts one tick per name", "[report]") {
