@@ -355,10 +355,13 @@ std::string search_html(const Scenario& scenario, const SearchResult& result) {
                                   "best tokens/s per device", result.best.empty() ? -1 : 1}}) +
                      "\n";
   body += html_heading("Where the plans went") + html_table(funnel);
-  body += html_heading("Throughput of the top plans") + svg_bar_chart(bars);
-  body += html_heading("Top plans") + html_table(table);
-  if (result.best.empty())
-    body += html_note("No plan fits: every combination failed the plan checks or ran out of memory.");
+  if (result.best.empty()) {
+    body += html_heading("Top plans") +
+            html_note("No plan fits: every combination failed the plan checks or ran out of memory.");
+  } else {
+    body += html_heading("Throughput of the top plans") + svg_bar_chart(bars);
+    body += html_heading("Top plans") + html_table(table);
+  }
   body += run_sections(shown);
   return html_page(scenario.name + ": plan search on " + std::to_string(result.devices) + " devices",
                    scenario.model.name + " on " + scenario.hardware.name + ", plans " + to_string(result.framework) +
