@@ -18,7 +18,6 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
-#include "trainsim/report/html_report.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/explore/charts.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -85,27 +84,6 @@ std::string close_choice_advice(const trainsim::Scenario& scenario, const std::v
     return out + ", far less than the " + trainsim::format_number("%.1f", 100 * gap) +
            "% gap: no fitted value decides it (the gap rests on the model of what differs); measure both plans\n";
   return out + "; to narrow it, " + m.measurement + "\n";
-}
-
-// Each labelled scenario re-simulated with its timeline, side by side on one HTML page.
-std::string html_of_runs(const std::vector<std::pair<std::string, trainsim::Scenario>>& labelled,
-                         const std::string& title) {
-  std::vector<trainsim::SimResult> results;
-  results.reserve(labelled.size());
-  for (const auto& [label, scenario] : labelled) results.push_back(trainsim::simulate(scenario));
-  std::vector<trainsim::HtmlRun> runs;
-  for (std::size_t i = 0; i < labelled.size(); ++i)
-    runs.push_back({labelled[i].first, &labelled[i].second, &results[i]});
-  return trainsim::html_comparison(runs, title);
-}
-
-// The schedules that ran.
-std::string comparison_html(const trainsim::Scenario& scenario, const std::vector<trainsim::ScheduleRow>& rows) {
-  std::vector<std::pair<std::string, trainsim::Scenario>> labelled;
-  for (const auto& row : rows)
-    if (row.outcome.status == trainsim::PlanStatus::ok)
-      labelled.emplace_back(row.choice.label, trainsim::with_schedule(scenario, row.choice));
-  return html_of_runs(labelled, scenario.name + ": schedules compared");
 }
 
 void add_common(CLI::App* command, CommonArgs& args) {
@@ -225,16 +203,6 @@ void write_plan_scenarios(const CommonArgs& common, const trainsim::SearchResult
                  files.front().path.c_str(), files.front().path.c_str());
 }
 
-// The framework rows that simulated.
-std::string framework_html(const trainsim::Scenario& scenario, const std::vector<trainsim::FrameworkRow>& rows) {
-  std::vector<std::pair<std::string, trainsim::Scenario>> labelled;
-  for (const auto& row : rows)
-    if (row.outcome.status == trainsim::PlanStatus::ok)
-      labelled.emplace_back(std::string(trainsim::to_string(row.framework)) + (row.searched ? " (search)" : ""),
-                            trainsim::with_plan(scenario, scenario.num_devices, row.plan));
-  return html_of_runs(labelled, scenario.name + ": frameworks compared");
-}
-
 // `compare --frameworks`: the scenario's plan (and with --search each framework's best plan)
 // under each framework; a plan a framework does not run is a row with the reason.
 void compare_frameworks_command(const CommonArgs& common, const std::string& list, bool search,
@@ -248,7 +216,7 @@ void compare_frameworks_command(const CommonArgs& common, const std::string& lis
   emit_outputs(outputs, [&](const std::string& option) {
     return option == "--json"  ? trainsim::framework_comparison_json(scenario, rows)
            : option == "--csv" ? trainsim::framework_comparison_csv(rows)
-                               : framework_html(scenario, rows);
+                               : trainsim::framework_comparison_html(scenario, rows);
   });
 }
 
@@ -269,7 +237,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->add_option("--grid", args->grid, "KEY=V1,V2,... one axis of the grid (repeatable)")->required();
     cmd->add_option("--csv", args->csv, std::string("also write the rows as CSV to this file") + kOutputHelp);
     cmd->add_option("--json", args->json, std::string("also write the rows as JSON to this file") + kOutputHelp);
-    cmd->add_option("--html", args->html, "also write a line chart (throughput vs the first grid axis) to this file");
+    cmd->add_option("--html", args->html,
+                    "also write an HTML page: throughput against the first grid axis and every row, failed ones "
+                    "with the reason");
     cmd->add_option("--threads", args->threads, "worker threads (0: all cores; at most 1024)")->capture_default_str();
     cmd->callback([&action, args, cmd, data_dir] {
       action = [args, cmd, data_dir] {
@@ -355,7 +325,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                     std::string("with --frameworks: also write the rows as CSV to this file") + kOutputHelp)
         ->needs(frameworks);
     cmd->add_option("--html", args->html,
-                    "also write the simulated schedules' (or frameworks') timelines side by side to this HTML file");
+                    "also write an HTML page: every schedule (or framework) row, failed ones with the reason, and the "
+                    "simulated ones' timelines side by side");
     cmd->add_option("--json", args->json,
                     std::string("also write the rows (versioned JSON, failures with their reason) to this file") +
                         kOutputHelp);
@@ -382,7 +353,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         std::fputs(close_choice_advice(scenario, rows, confidence).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string& option) {
           return option == "--json" ? trainsim::schedule_comparison_json(scenario, rows)
-                                    : comparison_html(scenario, rows);
+                                    : trainsim::schedule_comparison_html(scenario, rows);
         });
       };
     });
@@ -400,6 +371,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       std::string framework;
       std::string json;
       std::string emit_dir;
+      std::string html;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -414,6 +386,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->add_option("--replay", args->replay, "candidates replayed with the simulator (best estimates first, >= 1)")
         ->capture_default_str();
     cmd->add_option("--json", args->json, std::string("also write the top plans as JSON to this file") + kOutputHelp);
+    cmd->add_option("--html", args->html,
+                    "also write an HTML page: how many plans each check removed, the top plans and the best three's "
+                    "timelines");
     cmd->add_option("--keep", args->keep,
                     "plan axes not searched but kept as the scenario sets them, comma-separated subset of tp, pp, cp, "
                     "ep, mbs, schedule, sp, optimizer, recompute (e.g. sp,optimizer,recompute for a framework "
@@ -446,7 +421,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         if (cmd->count("--devices") > 0 && args->devices == 0)
           check_number(problems, "--devices", 0, 1, trainsim::max_num_devices(),
                        "1 to " + std::to_string(trainsim::max_num_devices()));
-        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
         // The scenario files of --emit-scenarios are outputs too: checked before the search.
         auto checked = outputs;
         const auto emitted = emitted_scenario_paths(args->emit_dir, args->top, problems);
@@ -458,7 +433,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         const auto confidence = pending.get();
         std::FILE* text = text_stream(outputs);
         std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text);
-        emit_outputs(outputs, [&](const std::string&) { return trainsim::search_json(scenario, result); });
+        emit_outputs(outputs, [&](const std::string& option) {
+          return option == "--json" ? trainsim::search_json(scenario, result) : trainsim::search_html(scenario, result);
+        });
         if (!emitted.empty()) write_plan_scenarios(args->common, result, emitted, text);
       };
     });
@@ -586,7 +563,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         "scale", "Throughput and linearity of a scenario at several device counts (grown by data parallelism)");
     add_common(cmd, args->common);
     cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
-    cmd->add_option("--html", args->html, "also write throughput and linearity charts to this file");
+    cmd->add_option("--html", args->html,
+                    "also write an HTML page: throughput and linearity charts and every device count, failed ones "
+                    "with the reason");
     cmd->add_option("--json", args->json,
                     std::string("also write the rows (versioned JSON, failures with their reason) to this file") +
                         kOutputHelp);

@@ -143,13 +143,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   ScenarioArgs run_args;
-  std::string run_json, run_trace, run_html, mode = "representative";
+  std::string run_json, run_trace, run_html, run_trace_ranks, mode = "representative";
   auto* run = app.add_subcommand("run", "Simulate one training step of a scenario and print its summary");
   add_scenario_args(run, run_args);
   run->add_option("--json", run_json,
                   "also write the versioned JSON summary (with \"status\": ok or does_not_fit) to this file ('-': stdout, "
                   "the summary then goes to stderr)");
-  run->add_option("--trace", run_trace, "also write a Chrome trace (open it in Perfetto)");
+  auto* trace_option = run->add_option("--trace", run_trace, "also write a Chrome trace (open it in Perfetto)");
+  run->add_option("--trace-ranks", run_trace_ranks,
+                  "with --trace: only these ranks' events, e.g. 0-7,1016 (with --mode full: a trace of every rank "
+                  "of a large job is too big for any viewer; representative mode replays each stage's first rank)")
+      ->needs(trace_option);
   run->add_option("--html", run_html, "also write a self-contained HTML report (timeline, breakdown, memory)");
   run->add_option("--mode", mode, "replay one rank per pipeline stage (representative) or every rank (full)")
       ->check(CLI::IsMember({"representative", "full"}))
@@ -247,7 +251,24 @@ int main(int argc, char** argv) {
       trainsim::SimOptions options;
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
       options.record_timeline = !run_trace.empty() || !run_html.empty();
+      const trainsim::TraceRanks trace_ranks =
+          run->count("--trace-ranks") > 0
+              ? trainsim::parse_trace_ranks(run_trace_ranks, scenario.num_devices, "--trace-ranks")
+              : trainsim::TraceRanks{};
       const auto result = trainsim::simulate(scenario, options);
+      if (!trace_ranks.all() && trainsim::estimate_chrome_trace(result.timeline, trace_ranks).events == 0)
+        std::fprintf(stderr,
+                     "trainsim: warning: none of the --trace-ranks ranks was replayed, the trace is empty "
+                     "(--mode representative replays each pipeline stage's first rank; --mode full replays all)\n");
+      if (run->count("--trace") > 0 && trace_ranks.all()) {
+        // Sized from the event count before the trace is written: a warning, not a refusal.
+        const auto size = trainsim::estimate_chrome_trace(result.timeline);
+        if (size.bytes > trainsim::kLargeTraceBytes)
+          std::fprintf(stderr,
+                       "trainsim: warning: the trace will be about %.0f MB (%zu events), more than most trace "
+                       "viewers open; --trace-ranks 0-%d writes only those ranks\n",
+                       size.bytes / 1e6, size.events, std::min(7, scenario.num_devices - 1));
+      }
       // A plan that does not fit is an answer: the step as simulated, where it overflows and what fits.
       const auto advice = trainsim::advise_fit(scenario, result.memory);
       std::FILE* text = text_stream(outputs);
@@ -259,7 +280,7 @@ int main(int argc, char** argv) {
           return trainsim::summary_json_with_verdict(trainsim::json_summary(scenario, result, &confidence), advice)
                      .dump(2) +
                  "\n";
-        if (option == "--trace") return trainsim::chrome_trace(result.timeline);
+        if (option == "--trace") return trainsim::chrome_trace(result.timeline, trace_ranks);
         return trainsim::html_report(scenario, result);
       });
     } else if (*memory) {

@@ -1,5 +1,7 @@
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/common/version.hpp"
+#include "trainsim/report/axis_ticks.hpp"
 
 #include <algorithm>
 #include <array>
@@ -61,23 +63,6 @@ std::string plan_line(const Scenario& sc) {
   std::string s = describe_plan(p);
   s += std::string(", ") + to_string(p.precision);
   return s;
-}
-
-// A tick step of 1, 2 or 5 times a power of ten giving about `target` ticks over `range`.
-double nice_step(double range, int target) {
-  if (!(range > 0)) return 1;
-  const double raw = range / target;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw * 0.999) return m * mag;
-  return 10 * mag;
-}
-
-std::string tick_label(double value, double step) {
-  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
-  return buf;
 }
 
 // ---- colours ----------------------------------------------------------------------------
@@ -153,8 +138,11 @@ std::string css() {
       "svg{display:block;max-width:100%;height:auto}"
       "svg text{font-family:inherit}.timeline rect{shape-rendering:crispEdges}"
       "table{border-collapse:collapse;font-size:12px;margin:6px 0}"
-      "td,th{border:1px solid #ddd;padding:2px 7px;text-align:right}th{background:#f3f3f3}"
-      "td:first-child,th:first-child{text-align:left}"
+      "td,th{border:1px solid #ddd;padding:2px 7px;text-align:right;white-space:nowrap}th{background:#f3f3f3}"
+      "td:first-child,th:first-child{text-align:left}td.l,th.l{text-align:left;white-space:normal}"
+      "td.st{white-space:nowrap}tr.fail td{background:#fdf1f0}tr.fail td.st{color:#c0392b;font-weight:600}"
+      ".chart .series{fill:none;stroke-width:2}.chart .ref{fill:none;stroke:#888;stroke-width:1.5;stroke-dasharray:6 4}"
+      ".chart .miss{stroke:#c0392b;stroke-width:2}.lg{font-size:12px;fill:#222}"
       ".ax{stroke:#444;stroke-width:1}.grid{stroke:#e4e4e4;stroke-width:1}"
       ".tl{font-size:11px;fill:#333}.sl{font-size:12px;fill:#222;font-weight:600}.ll{font-size:9px;fill:#777}"
       ".mb{font-size:10px;fill:#fff;pointer-events:none}"
@@ -745,42 +733,30 @@ std::string memory_legend() {
 
 // ---- page -------------------------------------------------------------------------------
 
-std::string card(const std::string& value, const std::string& label, const char* cls = "") {
-  return std::string("<div class=\"card\"><div class=\"v ") + cls + "\">" + value + "</div><div class=\"l\">" +
-         label + "</div></div>";
-}
-
 double hbm_of(const Scenario& sc, const SimResult& r) {
   return r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
 }
 
-std::string key_cards(const Scenario& sc, const SimResult& r) {
+std::vector<HtmlCard> key_cards(const Scenario& sc, const SimResult& r) {
   const StepMetrics& m = r.metrics;
   const double hbm = hbm_of(sc, r);
   const bool fits = r.memory.fits || r.memory.stages.empty();
-  std::string s = "<div class=\"cards\">";
-  s += card(format_number("%.3f", m.step_time_s) + " s", "step time");
-  s += card(format_number("%.1f", 100 * m.mfu) + " %", "MFU");
-  s += card(format_number("%.1f", 100 * m.hfu) + " %", "HFU");
-  s += card(si(m.tokens_per_s), "tokens/s");
-  s += card(si(m.tokens_per_s_per_device), "tokens/s per device");
-  s += card(format_number("%.1f", m.tflops_per_device), "model TFLOPS per device");
-  s += card(format_number("%.1f", 100 * m.bubble_fraction) + " %", "pipeline bubble");
-  s += card(format_number("%.1f", m.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm / kGiB) + " GiB",
-            fits ? "peak memory / HBM (fits)" : "peak memory / HBM: DOES NOT FIT", fits ? "good" : "bad");
-  s += "</div>";
-  return s;
-}
-
-std::string page_head(const std::string& title) {
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
-         "</title><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><style>" + css() +
-         "</style></head><body>\n";
+  return {
+      {format_number("%.3f", m.step_time_s) + " s", "step time"},
+      {format_number("%.1f", 100 * m.mfu) + " %", "MFU"},
+      {format_number("%.1f", 100 * m.hfu) + " %", "HFU"},
+      {si(m.tokens_per_s), "tokens/s"},
+      {si(m.tokens_per_s_per_device), "tokens/s per device"},
+      {format_number("%.1f", m.tflops_per_device), "model TFLOPS per device"},
+      {format_number("%.1f", 100 * m.bubble_fraction) + " %", "pipeline bubble"},
+      {format_number("%.1f", m.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm / kGiB) + " GiB",
+       fits ? "peak memory / HBM (fits)" : "peak memory / HBM: DOES NOT FIT", fits ? 1 : -1},
+  };
 }
 
 std::string run_subtitle(const Scenario& sc) {
-  return html_escape(sc.model.name) + " on " + std::to_string(sc.num_devices) + " \u00d7 " +
-         html_escape(sc.hardware.device.name) + " (" + html_escape(sc.hardware.name) + "); " + html_escape(plan_line(sc));
+  return sc.model.name + " on " + std::to_string(sc.num_devices) + " \u00d7 " + sc.hardware.device.name + " (" +
+         sc.hardware.name + "); " + plan_line(sc);
 }
 
 // The timeline of one run: the whole step on [0, axis_end] (at least the run's own end),
@@ -819,21 +795,17 @@ std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axi
 }  // namespace
 
 std::string html_report(const Scenario& sc, const SimResult& r) {
-  std::string s = page_head(sc.name + " \u2014 trainsim report");
-  s += "<h1>" + html_escape(sc.name) + "</h1>\n<p class=\"sub\">" + run_subtitle(sc) + "</p>\n";
-  s += key_cards(sc, r) + "\n";
+  std::string s = html_cards(key_cards(sc, r)) + "\n";
   s += "<h2>Pipeline timeline</h2>\n";
   s += timeline_section(sc, r, 0, 0, true, "T");
   s += "<h2>Step-time breakdown per stage</h2>\n";
   s += breakdown_legend() + "\n" + breakdown_svg({BarGroup{"", &sc, &r}}) + "\n" + breakdown_table(r.metrics) + "\n";
   s += "<h2>Memory per stage</h2>\n";
   s += memory_legend() + "\n" + memory_svg({BarGroup{"", &sc, &r}}) + "\n";
-  s += "<p class=\"note\">Generated by trainsim from " + html_escape(sc.file.empty() ? sc.name : sc.file) + ".</p>\n";
-  s += "</body></html>\n";
-  return s;
+  return html_page(sc.name, run_subtitle(sc), s, sc.file.empty() ? sc.name : sc.file);
 }
 
-std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string& title) {
+std::string html_run_sections(const std::vector<HtmlRun>& runs) {
   std::vector<BarGroup> groups;
   SimTime axis_end = 0;
   for (const auto& run : runs) {
@@ -841,6 +813,7 @@ std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string&
     groups.push_back(BarGroup{run.label, run.scenario, run.result});
     axis_end = std::max<SimTime>(axis_end, run_end_of(*run.result));
   }
+  if (groups.empty()) return "";
   // One zoom length for every run (the smallest detail window), so the zoomed views compare too.
   SimTime window = 0;
   for (const auto& g : groups) {
@@ -848,34 +821,7 @@ std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string&
                                     run_end_of(*g.result));
     if (w > 0 && (window == 0 || w < window)) window = w;
   }
-  std::string s = page_head(title);
-  s += "<h1>" + html_escape(title) + "</h1>\n";
-  // Key metrics, one column per run.
-  s += "<table><tr><th></th>";
-  for (const auto& g : groups) s += "<th>" + html_escape(g.label) + "</th>";
-  s += "</tr>";
-  auto row = [&](const std::string& name, auto value) {
-    s += "<tr><td>" + name + "</td>";
-    for (const auto& g : groups) s += "<td>" + value(*g.scenario, *g.result) + "</td>";
-    s += "</tr>";
-  };
-  row("plan", [](const Scenario& sc, const SimResult&) { return html_escape(plan_line(sc)); });
-  row("devices", [](const Scenario& sc, const SimResult&) {
-    return std::to_string(sc.num_devices) + " \u00d7 " + html_escape(sc.hardware.device.name);
-  });
-  row("step time", [](const Scenario&, const SimResult& r) { return format_number("%.3f", r.metrics.step_time_s) + " s"; });
-  row("MFU", [](const Scenario&, const SimResult& r) { return format_number("%.1f", 100 * r.metrics.mfu) + " %"; });
-  row("HFU", [](const Scenario&, const SimResult& r) { return format_number("%.1f", 100 * r.metrics.hfu) + " %"; });
-  row("tokens/s", [](const Scenario&, const SimResult& r) { return si(r.metrics.tokens_per_s); });
-  row("pipeline bubble", [](const Scenario&, const SimResult& r) {
-    return format_number("%.1f", 100 * r.metrics.bubble_fraction) + " %";
-  });
-  row("peak memory / HBM", [](const Scenario& sc, const SimResult& r) {
-    return format_number("%.1f", r.metrics.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm_of(sc, r) / kGiB) + " GiB" +
-           (r.memory.fits || r.memory.stages.empty() ? "" : " <b class=\"bad\">does not fit</b>");
-  });
-  s += "</table>\n";
-  s += "<h2>Pipeline timelines (same time axis)</h2>\n";
+  std::string s = "<h2>Pipeline timelines (same time axis)</h2>\n";
   for (std::size_t i = 0; i < groups.size(); ++i) {
     s += "<h3>" + html_escape(groups[i].label) + " \u2014 " + format_number("%.3f", groups[i].result->metrics.step_time_s) +
          " s</h3>\n";
@@ -885,7 +831,83 @@ std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string&
   s += breakdown_legend() + "\n" + breakdown_svg(groups) + "\n";
   s += "<h2>Memory per stage</h2>\n";
   s += memory_legend() + "\n" + memory_svg(groups) + "\n";
-  s += "<p class=\"note\">Generated by trainsim.</p>\n</body></html>\n";
+  return s;
+}
+
+std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string& title) {
+  HtmlTable table{{"run", "plan", "devices", "step time", "MFU", "HFU", "tokens/s", "pipeline bubble",
+                   "peak memory / HBM"},
+                  "llr",
+                  {},
+                  {},
+                  ""};
+  for (const auto& run : runs) {
+    if (!run.scenario || !run.result) continue;
+    const Scenario& sc = *run.scenario;
+    const SimResult& r = *run.result;
+    const bool fits = r.memory.fits || r.memory.stages.empty();
+    table.rows.push_back({run.label, plan_line(sc),
+                          std::to_string(sc.num_devices) + " \u00d7 " + sc.hardware.device.name,
+                          format_number("%.3f", r.metrics.step_time_s) + " s",
+                          format_number("%.1f", 100 * r.metrics.mfu) + " %",
+                          format_number("%.1f", 100 * r.metrics.hfu) + " %", si(r.metrics.tokens_per_s),
+                          format_number("%.1f", 100 * r.metrics.bubble_fraction) + " %",
+                          format_number("%.1f", r.metrics.peak_memory_bytes / kGiB) + " / " +
+                              format_number("%.0f", hbm_of(sc, r) / kGiB) + " GiB" + (fits ? "" : " (does not fit)")});
+    table.failed.push_back(!fits);
+  }
+  return html_page(title, "", html_table(table) + html_run_sections(runs), "");
+}
+
+// ---- what every page shares -------------------------------------------------------------
+
+std::string html_table(const HtmlTable& table) {
+  auto align = [&](std::size_t column) {
+    const char a = column < table.align.size() ? table.align[column] : (column == 0 ? 'l' : 'r');
+    return a == 'l' && column > 0 ? std::string(" class=\"l\"") : std::string();
+  };
+  std::string s = "<table><tr>";
+  for (std::size_t c = 0; c < table.columns.size(); ++c) s += "<th" + align(c) + ">" + html_escape(table.columns[c]) + "</th>";
+  s += "</tr>\n";
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    s += r < table.failed.size() && table.failed[r] ? "<tr class=\"fail\">" : "<tr>";
+    for (std::size_t c = 0; c < table.rows[r].size(); ++c) {
+      // The status column of a failed row in red: a reader scanning for failures finds them.
+      // The status column never wraps, and is red in a failed row: a reader scanning for failures finds them.
+      std::string cls = align(c);
+      if (c < table.columns.size() && table.columns[c] == "status") cls = cls.empty() ? " class=\"st\"" : " class=\"l st\"";
+      s += "<td" + cls + ">" + html_escape(table.rows[r][c]) + "</td>";
+    }
+    s += "</tr>\n";
+  }
+  s += "</table>\n";
+  if (!table.note.empty()) s += html_note(table.note);
+  return s;
+}
+
+std::string html_cards(const std::vector<HtmlCard>& cards) {
+  std::string s = "<div class=\"cards\">";
+  for (const auto& c : cards)
+    s += std::string("<div class=\"card\"><div class=\"v") + (c.tone > 0 ? " good" : c.tone < 0 ? " bad" : "") + "\">" +
+         html_escape(c.value) + "</div><div class=\"l\">" + html_escape(c.label) + "</div></div>";
+  s += "</div>";
+  return s;
+}
+
+std::string html_heading(const std::string& text) { return "<h2>" + html_escape(text) + "</h2>\n"; }
+
+std::string html_note(const std::string& text) { return "<div class=\"note\">" + html_escape(text) + "</div>\n"; }
+
+std::string html_page(const std::string& title, const std::string& subtitle, const std::string& body,
+                      const std::string& source) {
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + html_escape(title) +
+                  " \u2014 trainsim</title><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><style>" +
+                  css() + "</style></head><body>\n";
+  s += "<h1>" + html_escape(title) + "</h1>\n";
+  if (!subtitle.empty()) s += "<p class=\"sub\">" + html_escape(subtitle) + "</p>\n";
+  s += body;
+  s += "<p class=\"note\">Generated by trainsim " + html_escape(version()) +
+       (source.empty() ? std::string() : " from " + html_escape(source)) + ".</p>\n</body></html>\n";
   return s;
 }
 

@@ -55,7 +55,7 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
     out += "  step time " + format_number("%.4f", m.step_time_s) + " s (" +
            describe_interval(m.step_time_s, confidence->interval) + ")\n";
   }
-  out += "  throughput " + si(m.tokens_per_s) + "tokens/s (" + si(m.tokens_per_s_per_device) + "per device), " +
+  out += "  throughput " + si(m.tokens_per_s) + "tokens/s (" + si(m.tokens_per_s_per_device) + "tokens/s per device), " +
          si(m.samples_per_s) + "samples/s, " + format_number("%.1f", m.tflops_per_device) + " TFLOPS/device, " +
          si(m.tokens_per_day) + "tokens/day (1T tokens in " + format_number("%.1f", time_to_train_s(m, 1e12) / 86400.0) +
          " days)\n";

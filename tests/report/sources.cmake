@@ -9,5 +9,7 @@ add_test(NAME report.html_browser
           ${CMAKE_CURRENT_BINARY_DIR}/html_browser)
 set_tests_properties(report.html_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 400)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/line_chart_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/axis_ticks_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/trace_ranks_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/op_table_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/output_file_test.cpp)
