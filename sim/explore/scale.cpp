@@ -136,7 +136,7 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
   }
   if (result.base_devices > 0) {
     std::snprintf(buf, sizeof buf,
-                  "linearity = throughput_N / (N / %d x throughput_%d) (seed 000); under %.1f communication is the "
+                  "linearity = throughput_N / (N / %d x throughput_%d); under %.1f communication is the "
                   "bottleneck\n",
                   result.base_devices, result.base_devices, kLinearityThreshold);
     out += buf;
