@@ -31,6 +31,7 @@
 #include "trainsim/explore/sweep.hpp"
 #include "trainsim/validation/confidence.hpp"
 #include "trainsim/report/collective_table.hpp"
+#include "trainsim/report/command_json.hpp"
 #include "trainsim/report/output_file.hpp"
 
 namespace {
@@ -314,15 +315,27 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
   }
   // max-batch
   {
-    auto args = std::make_shared<CommonArgs>();
+    struct Args {
+      CommonArgs common;
+      std::string json;
+    };
+    auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
         "max-batch", "Largest micro-batch that fits (binary search on the memory model) and largest global batch "
                      "that is a multiple of 16");
-    add_common(cmd, *args);
-    cmd->callback([&action, args] {
-      action = [args] {
-        const auto scenario = args->load();
-        std::fputs(trainsim::format_max_batch(scenario, trainsim::max_batch(scenario)).c_str(), stdout);
+    add_common(cmd, args->common);
+    cmd->add_option("--json", args->json, std::string("also write the result as versioned JSON to this file") + kOutputHelp);
+    cmd->footer(
+        "Examples:\n"
+        "  trainsim max-batch scenarios/default.yaml\n"
+        "  trainsim max-batch scenarios/default.yaml --set plan.seq_length=8192 --json -");
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        const auto scenario = args->common.load_checked(outputs, data_dir);
+        const auto result = trainsim::max_batch(scenario);
+        std::fputs(trainsim::format_max_batch(scenario, result).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string&) { return trainsim::max_batch_json(scenario, result).dump(2) + "\n"; });
       };
     });
   }
@@ -542,6 +555,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     struct Args {
       CommonArgs common;
       std::vector<std::string> versus;
+      std::string json;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("explain", "What limits this plan: where the step goes and what-if replays");
@@ -549,28 +563,44 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->add_option("--versus", args->versus,
                     "a second plan: the scenario with these overrides too (repeatable, e.g. --versus "
                     "plan.schedule=zb-h1); names the fitted keys and measurements that would narrow the choice");
-    cmd->callback([&action, args] {
-      action = [args] {
-        const auto scenario = args->common.load();
-        std::fputs(trainsim::format_explanation(scenario, trainsim::explain(scenario)).c_str(), stdout);
-        if (args->versus.empty()) return;
-        auto overrides = args->common.overrides();
-        for (const auto& text : args->versus) overrides.push_back(trainsim::parse_override(text));
-        const auto other = trainsim::load_scenario(args->common.scenario, overrides);
-        const double a = trainsim::simulate(scenario).metrics.step_time_s;
-        const double b = trainsim::simulate(other).metrics.step_time_s;
-        std::string with;
-        for (const auto& text : args->versus) with += (with.empty() ? "" : ", ") + text;
-        std::string out = "against the plan with " + with + ": step " +
-                          trainsim::format_number("%.4f", a) + " s vs " + trainsim::format_number("%.4f", b) + " s\n";
-        const auto advice = trainsim::measurement_advice(scenario, &other, 2);
-        if (advice.empty()) out += "  no fitted key moves one plan more than the other: no measurement of one narrows it\n";
-        for (const auto& m : advice) {
-          out += "  " + m.key + " 10% larger: " + trainsim::format_number("%+.2f", 100 * m.change) + "% vs " +
-                 trainsim::format_number("%+.2f", 100 * m.other_change) + "% (ratio moves " +
-                 trainsim::format_number("%+.2f", 100 * (m.change - m.other_change)) + "%)\n    " + m.measurement + "\n";
+    cmd->add_option("--json", args->json,
+                    std::string("also write the explanation as versioned JSON to this file") + kOutputHelp);
+    cmd->footer(
+        "Examples:\n"
+        "  trainsim explain scenarios/llama2-70b-910b3-1024.yaml   # what limits this plan, with what-if replays\n"
+        "  trainsim explain scenarios/default.yaml --versus plan.schedule=zb-h1 --json explain.json");
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        const auto scenario = args->common.load_checked(outputs, data_dir);
+        const auto explanation = trainsim::explain(scenario);
+        std::FILE* text = text_stream(outputs);
+        std::fputs(trainsim::format_explanation(scenario, explanation).c_str(), text);
+        auto json = trainsim::explanation_json(scenario, explanation);
+        if (!args->versus.empty()) {
+          auto overrides = args->common.overrides();
+          for (const auto& t : args->versus) overrides.push_back(trainsim::parse_override(t));
+          const auto other = trainsim::load_scenario(args->common.scenario, overrides);
+          trainsim::ExplainVersus versus{args->versus, trainsim::simulate(scenario).metrics.step_time_s,
+                                         trainsim::simulate(other).metrics.step_time_s,
+                                         trainsim::measurement_advice(scenario, &other, 2)};
+          std::string with;
+          for (const auto& t : args->versus) with += (with.empty() ? "" : ", ") + t;
+          std::string out = "against the plan with " + with + ": step " +
+                            trainsim::format_number("%.4f", versus.step_time_s) + " s vs " +
+                            trainsim::format_number("%.4f", versus.other_step_time_s) + " s\n";
+          if (versus.advice.empty())
+            out += "  no fitted key moves one plan more than the other: no measurement of one narrows it\n";
+          for (const auto& m : versus.advice) {
+            out += "  " + m.key + " 10% larger: " + trainsim::format_number("%+.2f", 100 * m.change) + "% vs " +
+                   trainsim::format_number("%+.2f", 100 * m.other_change) + "% (ratio moves " +
+                   trainsim::format_number("%+.2f", 100 * (m.change - m.other_change)) + "%)\n    " + m.measurement +
+                   "\n";
+          }
+          std::fputs(out.c_str(), text);
+          trainsim::add_versus(json, versus);
         }
-        std::fputs(out.c_str(), stdout);
+        emit_outputs(outputs, [&](const std::string&) { return json.dump(2) + "\n"; });
       };
     });
   }
