@@ -12,6 +12,11 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
               -P ${CMAKE_CURRENT_LIST_DIR}/launch_cli.cmake)
   endfunction()
   foreach(check
+      search_launch_megatron_writes_args_beside_each_scenario
+      search_launch_deepspeed_writes_a_ds_config_that_multiplies_out
+      search_launch_torchtitan_searches_fsdp_plans
+      search_launch_inexpressible_option_is_exit_2_naming_who_can
+      choose_launch_prints_each_hardware_plan
       explain_json_matches_the_text
       max_batch_json_matches_the_text
       collective_json_matches_the_text)
