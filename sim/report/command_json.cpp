@@ -9,17 +9,17 @@ namespace trainsim {
 
 namespace {
 
-nlohmann::json header(int schema_version) {
-  nlohmann::json j;
+nlohmann::ordered_json header(int schema_version) {
+  nlohmann::ordered_json j;
   j["schema_version"] = schema_version;
   j["trainsim_version"] = version();
   return j;
 }
 
-nlohmann::json advice_json(const std::vector<MeasurementAdvice>& advice, bool two_plans) {
-  nlohmann::json out = nlohmann::json::array();
+nlohmann::ordered_json advice_json(const std::vector<MeasurementAdvice>& advice, bool two_plans) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& m : advice) {
-    nlohmann::json a = {{"key", m.key}, {"change", m.change}, {"measurement", m.measurement}};
+    nlohmann::ordered_json a = {{"key", m.key}, {"change", m.change}, {"measurement", m.measurement}};
     if (two_plans) a["other_change"] = m.other_change;
     out.push_back(a);
   }
@@ -28,20 +28,20 @@ nlohmann::json advice_json(const std::vector<MeasurementAdvice>& advice, bool tw
 
 }  // namespace
 
-nlohmann::json explanation_json(const Scenario& scenario, const Explanation& e) {
-  nlohmann::json j = header(kExplainSchemaVersion);
+nlohmann::ordered_json explanation_json(const Scenario& scenario, const Explanation& e) {
+  nlohmann::ordered_json j = header(kExplainSchemaVersion);
   j["scenario"] = scenario.name;
   j["plan"] = describe_plan(scenario.plan);
   j["step_time_s"] = e.baseline.step_time_s;
   j["mfu"] = e.baseline.mfu;
   j["tokens_per_s"] = e.baseline.tokens_per_s;
   j["critical_stage"] = e.critical_stage;
-  j["shares"] = nlohmann::json::array();
+  j["shares"] = nlohmann::ordered_json::array();
   for (const auto& [category, fraction] : e.shares) j["shares"].push_back({{"category", category}, {"fraction", fraction}});
-  j["counterfactuals"] = nlohmann::json::array();
+  j["counterfactuals"] = nlohmann::ordered_json::array();
   for (const auto& c : e.counterfactuals)
     j["counterfactuals"].push_back({{"what", c.what}, {"step_time_s", c.step_time_s}, {"saving", c.saving}});
-  j["heaviest_ops"] = nlohmann::json::array();
+  j["heaviest_ops"] = nlohmann::ordered_json::array();
   for (const auto& o : e.heaviest_ops)
     j["heaviest_ops"].push_back(
         {{"op", o.op}, {"layer", o.layer}, {"share", o.share}, {"bound", o.bound}, {"tflops", o.tflops}});
@@ -51,15 +51,15 @@ nlohmann::json explanation_json(const Scenario& scenario, const Explanation& e) 
   return j;
 }
 
-void add_versus(nlohmann::json& explanation, const ExplainVersus& v) {
+void add_versus(nlohmann::ordered_json& explanation, const ExplainVersus& v) {
   explanation["versus"] = {{"overrides", v.overrides},
                            {"step_time_s", v.step_time_s},
                            {"other_step_time_s", v.other_step_time_s},
                            {"measurements", advice_json(v.advice, true)}};
 }
 
-nlohmann::json max_batch_json(const Scenario& scenario, const MaxBatchResult& r) {
-  nlohmann::json j = header(kMaxBatchSchemaVersion);
+nlohmann::ordered_json max_batch_json(const Scenario& scenario, const MaxBatchResult& r) {
+  nlohmann::ordered_json j = header(kMaxBatchSchemaVersion);
   j["scenario"] = scenario.name;
   j["devices"] = scenario.num_devices;
   j["data_parallel_size"] = r.data_parallel_size;
@@ -75,12 +75,12 @@ nlohmann::json max_batch_json(const Scenario& scenario, const MaxBatchResult& r)
   return j;
 }
 
-nlohmann::json collective_json(const HardwareSpec& hardware, CollectiveKind kind,
+nlohmann::ordered_json collective_json(const HardwareSpec& hardware, CollectiveKind kind,
                                const std::vector<CollectiveRow>& rows) {
-  nlohmann::json j = header(kCollectiveSchemaVersion);
+  nlohmann::ordered_json j = header(kCollectiveSchemaVersion);
   j["hardware"] = hardware.name;
   j["op"] = collective_kind_name(kind);
-  j["rows"] = nlohmann::json::array();
+  j["rows"] = nlohmann::ordered_json::array();
   for (const CollectiveRow& r : rows)
     j["rows"].push_back({{"size_bytes", r.size_bytes},
                          {"devices", r.devices},
