@@ -213,6 +213,39 @@ std::string ds_config_path(const std::string& scenario_path) {
   return std::filesystem::path(scenario_path).replace_extension(".ds_config.json").string();
 }
 
+// The --keep axis that holds a plan key as the scenario sets it ("" for none).
+std::string keep_axis_of(const std::string& key) {
+  const std::vector<std::pair<const char*, const char*>> axes = {
+      {"plan.tensor_model_parallel_size", "tp"},   {"plan.pipeline_model_parallel_size", "pp"},
+      {"plan.context_parallel_size", "cp"},        {"plan.expert_model_parallel_size", "ep"},
+      {"plan.micro_batch_size", "mbs"},            {"plan.schedule", "schedule"},
+      {"plan.virtual_pipeline_model_parallel_size", "schedule"}, {"plan.sequence_parallel", "sp"},
+      {"plan.use_distributed_optimizer", "optimizer"}, {"plan.zero_stage", "optimizer"},
+      {"plan.offload_optimizer", "optimizer"},    {"plan.recompute_granularity", "recompute"},
+      {"plan.recompute_method", "recompute"},     {"plan.recompute_num_layers", "recompute"}};
+  for (const auto& [k, axis] : axes)
+    if (key == k) return axis;
+  return "";
+}
+
+// A searched plan's refusal: besides the launchers that take the value, the search can keep
+// the axis at a scenario value the launcher takes (when it searched the axis).
+std::vector<trainsim::Diagnostic> with_keep_advice(std::vector<trainsim::Diagnostic> problems,
+                                                   const trainsim::KeptAxes& keep) {
+  for (auto& d : problems) {
+    const auto key = d.problem.substr(0, d.problem.find(' '));
+    const std::string axis = keep_axis_of(key);
+    const bool kept = (axis == "tp" && keep.tp) || (axis == "pp" && keep.pp) || (axis == "cp" && keep.cp) ||
+                      (axis == "ep" && keep.ep) || (axis == "mbs" && keep.micro_batch) ||
+                      (axis == "schedule" && keep.schedule) || (axis == "sp" && keep.sequence_parallel) ||
+                      (axis == "optimizer" && keep.optimizer) || (axis == "recompute" && keep.recompute);
+    if (axis.empty()) continue;
+    d.valid += kept ? ", or --set " + key + " to a value it takes (the axis is kept)"
+                    : ", or search with --keep " + axis + " and a " + key + " it takes";
+  }
+  return problems;
+}
+
 const char* launch_help() {
   return "also print the arguments this framework's launcher takes for the plan (megatron, mindspeed, torchtitan, "
          "deepspeed: the framework entries' argument tables, each name checked in the framework's parser at a "
@@ -534,7 +567,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
           const std::string config = plan_path.empty() ? "ds_config.json" : ds_config_path(plan_path);
           const auto launch = plan_launch(scenario, result.devices, c.plan, *launcher, config);
           if (!launch.problems.empty()) {
-            if (launch_text.empty()) throw trainsim::ConfigError(launch.problems);
+            if (launch_text.empty()) throw trainsim::ConfigError(with_keep_advice(launch.problems, options.keep));
             for (const auto& d : launch.problems)
               launch_text += "plan #" + std::to_string(i + 1) + ": no launch file: " + d.problem + "\n";
             continue;

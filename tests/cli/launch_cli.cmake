@@ -146,13 +146,17 @@ elseif(CHECK STREQUAL "search_launch_inexpressible_option_is_exit_2_naming_who_c
   # Megatron-Core's plans with the scenario's distributed optimizer kept: torchtitan has none.
   run(2 ${small_search} --framework megatron-core --keep optimizer --launch torchtitan
       --emit-scenarios ${OUTDIR}/plans)
-  expect_match("${stderr}" "^--launch: plan\\.use_distributed_optimizer = true cannot be expressed in torchtitan's arguments: no Megatron distributed optimizer: [^\n]*; valid: --launch megatron, --launch mindspeed\n$")
+  expect_match("${stderr}" "^--launch: plan\\.use_distributed_optimizer = true cannot be expressed in torchtitan's arguments: no Megatron distributed optimizer: [^\n]*; valid: --launch megatron, --launch mindspeed, or --set plan\\.use_distributed_optimizer to a value it takes \\(the axis is kept\\)\n$")
   if(EXISTS ${OUTDIR}/plans/1.yaml)
     message(FATAL_ERROR "a refused launch wrote plans/1.yaml")
   endif()
   # ZB-H1 only Megatron-DeepSpeed runs (--enable-zbh1-pipeline, without sequence parallelism).
   run(2 ${small_search} --keep schedule,optimizer --set plan.schedule=zb-h1 --launch megatron)
-  expect_match("${stderr}" "^--launch: plan\\.schedule = zb-h1 cannot be expressed in megatron's arguments: no zero-bubble schedule[^\n]*; valid: --launch deepspeed\n$")
+  expect_match("${stderr}" "^--launch: plan\\.schedule = zb-h1 cannot be expressed in megatron's arguments: no zero-bubble schedule[^\n]*; valid: --launch deepspeed, or --set plan\\.schedule to a value it takes \\(the axis is kept\\)\n$")
+  # Searched, the axis can be kept at a value the launcher takes instead; every refusal is a line.
+  run(2 ${small_search} --framework megatron-core --keep pp --launch deepspeed)
+  expect_match("${stderr}" "^--launch: plan\\.virtual_pipeline_model_parallel_size = 4 cannot be expressed in deepspeed's arguments: DeepSpeed's PipelineEngine runs TrainSchedule \\(1F1B\\), one stage per rank: no virtual stages; valid: --launch megatron, --launch torchtitan, --launch mindspeed, or search with --keep schedule and a plan\\.virtual_pipeline_model_parallel_size it takes\n")
+  expect_match("${stderr}" "\n--launch: plan\\.use_distributed_optimizer = true cannot be expressed in deepspeed's arguments: [^\n]*; valid: --launch megatron, --launch mindspeed, or search with --keep optimizer and a plan\\.use_distributed_optimizer it takes\n$")
   run(2 ${small_search} --launch jax)
   expect_match("${output}" "^--launch: unknown launcher 'jax'; valid: megatron\\|deepspeed\\|torchtitan\\|mindspeed\n$")
 
