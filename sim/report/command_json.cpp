@@ -1,6 +1,8 @@
 // JSON of explain, max-batch and collective (command_json.hpp).
 #include "trainsim/report/command_json.hpp"
 
+#include <cmath>
+
 #include "trainsim/common/version.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/explore/evaluate.hpp"
@@ -24,6 +26,12 @@ nlohmann::ordered_json advice_json(const std::vector<MeasurementAdvice>& advice,
     out.push_back(a);
   }
   return out;
+}
+
+// A whole number of bytes as an integer (1073741824, not 1073741824.0), as the table prints it.
+nlohmann::ordered_json bytes_value(double bytes) {
+  if (bytes == std::floor(bytes) && bytes < 9e18) return static_cast<long long>(bytes);
+  return bytes;
 }
 
 }  // namespace
@@ -82,7 +90,7 @@ nlohmann::ordered_json collective_json(const HardwareSpec& hardware, CollectiveK
   j["op"] = collective_kind_name(kind);
   j["rows"] = nlohmann::ordered_json::array();
   for (const CollectiveRow& r : rows)
-    j["rows"].push_back({{"size_bytes", r.size_bytes},
+    j["rows"].push_back({{"size_bytes", bytes_value(r.size_bytes)},
                          {"devices", r.devices},
                          {"time_us", r.time_us},
                          {"algbw_gbps", r.algbw_gbps},
