@@ -21,6 +21,7 @@
 #include "trainsim/simulation.hpp"
 #include "trainsim/explore/charts.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/framework/launch.hpp"
 #include "trainsim/explore/choose.hpp"
 #include "trainsim/explore/compare.hpp"
 #include "trainsim/explore/explain.hpp"
@@ -30,6 +31,7 @@
 #include "trainsim/explore/sweep.hpp"
 #include "trainsim/validation/confidence.hpp"
 #include "trainsim/report/collective_table.hpp"
+#include "trainsim/report/command_json.hpp"
 #include "trainsim/report/output_file.hpp"
 
 namespace {
@@ -162,6 +164,73 @@ void check_number(std::vector<trainsim::Diagnostic>& problems, const std::string
 
 namespace {
 
+// `--launch NAME`: a plan's arguments for that framework's launcher (launch.hpp), or why it
+// cannot take the plan (the ConfigError's text).
+struct PlanLaunch {
+  std::string text;         // format_launch; "" when the launcher cannot express the plan
+  std::string config_json;  // DeepSpeed's JSON config ("" for the others)
+  std::vector<trainsim::Diagnostic> problems;
+};
+
+PlanLaunch plan_launch(const trainsim::Scenario& scenario, int devices, const trainsim::ParallelPlan& plan,
+                       trainsim::Framework launcher, const std::string& config_path) {
+  const auto planned = trainsim::with_plan(scenario, devices, plan);
+  try {
+    const auto args = trainsim::launch_arguments(planned, planned.plan, launcher);
+    return {trainsim::format_launch(planned, planned.plan, args, config_path), args.ds_config_json, {}};
+  } catch (const trainsim::ConfigError& e) {
+    return {"", "", e.diagnostics()};
+  }
+}
+
+// The launch files beside DIR/i.yaml: DIR/i.NAME.args and, for DeepSpeed, DIR/i.ds_config.json.
+std::string launch_args_path(const std::string& scenario_path, const std::string& launcher) {
+  return std::filesystem::path(scenario_path).replace_extension("." + launcher + ".args").string();
+}
+std::string ds_config_path(const std::string& scenario_path) {
+  return std::filesystem::path(scenario_path).replace_extension(".ds_config.json").string();
+}
+
+// The --keep axis that holds a plan key as the scenario sets it ("" for none).
+std::string keep_axis_of(const std::string& key) {
+  const std::vector<std::pair<const char*, const char*>> axes = {
+      {"plan.tensor_model_parallel_size", "tp"},   {"plan.pipeline_model_parallel_size", "pp"},
+      {"plan.context_parallel_size", "cp"},        {"plan.expert_model_parallel_size", "ep"},
+      {"plan.micro_batch_size", "mbs"},            {"plan.schedule", "schedule"},
+      {"plan.virtual_pipeline_model_parallel_size", "schedule"}, {"plan.sequence_parallel", "sp"},
+      {"plan.use_distributed_optimizer", "optimizer"}, {"plan.zero_stage", "optimizer"},
+      {"plan.offload_optimizer", "optimizer"},    {"plan.recompute_granularity", "recompute"},
+      {"plan.recompute_method", "recompute"},     {"plan.recompute_num_layers", "recompute"}};
+  for (const auto& [k, axis] : axes)
+    if (key == k) return axis;
+  return "";
+}
+
+// A searched plan's refusal: besides the launchers that take the value, the search can keep
+// the axis at a scenario value the launcher takes (when it searched the axis).
+std::vector<trainsim::Diagnostic> with_keep_advice(std::vector<trainsim::Diagnostic> problems,
+                                                   const trainsim::KeptAxes& keep) {
+  for (auto& d : problems) {
+    const auto key = d.problem.substr(0, d.problem.find(' '));
+    const std::string axis = keep_axis_of(key);
+    const bool kept = (axis == "tp" && keep.tp) || (axis == "pp" && keep.pp) || (axis == "cp" && keep.cp) ||
+                      (axis == "ep" && keep.ep) || (axis == "mbs" && keep.micro_batch) ||
+                      (axis == "schedule" && keep.schedule) || (axis == "sp" && keep.sequence_parallel) ||
+                      (axis == "optimizer" && keep.optimizer) || (axis == "recompute" && keep.recompute);
+    if (axis.empty()) continue;
+    d.valid += kept ? ", or --set " + key + " to a value it takes (the axis is kept)"
+                    : ", or search with --keep " + axis + " and a " + key + " it takes";
+  }
+  return problems;
+}
+
+const char* launch_help() {
+  return "also print the arguments this framework's launcher takes for the plan (megatron, mindspeed, torchtitan, "
+         "deepspeed: the framework entries' argument tables, each name checked in the framework's parser at a "
+         "named commit); without --framework, plans are searched for that framework (megatron-core, mindspeed, "
+         "fsdp, deepspeed); a plan value it cannot express is an error (exit 2) naming the launchers that can";
+}
+
 // `--emit-scenarios DIR`: DIR (created) /1.yaml ... /top.yaml; none without the option.
 std::vector<std::string> emitted_scenario_paths(const std::string& dir, int top,
                                                 std::vector<trainsim::Diagnostic>& problems) {
@@ -181,7 +250,8 @@ std::vector<std::string> emitted_scenario_paths(const std::string& dir, int top,
 // Each simulated top plan as a scenario: the searched scenario with its --set values, the
 // plan's every key and the device count; `trainsim run` on it gives the search's step time.
 void write_plan_scenarios(const CommonArgs& common, const trainsim::SearchResult& result,
-                          const std::vector<std::string>& paths, std::FILE* text) {
+                          const std::vector<std::string>& paths, std::FILE* text,
+                          const std::vector<trainsim::OutputText>& launch_files = {}) {
   std::vector<trainsim::OutputText> files;
   for (std::size_t i = 0; i < result.best.size() && i < paths.size(); ++i) {
     const trainsim::SearchCandidate& c = result.best[i];
@@ -197,10 +267,15 @@ void write_plan_scenarios(const CommonArgs& common, const trainsim::SearchResult
                                 trainsim::describe_plan(c.plan) + "\nreproduce: trainsim run " + paths[i];
     files.push_back({"--emit-scenarios", paths[i], trainsim::scenario_yaml_with(common.scenario, overrides, comment)});
   }
+  const std::size_t scenarios = files.size();
+  files.insert(files.end(), launch_files.begin(), launch_files.end());
   trainsim::write_outputs(files);
-  if (!files.empty())
-    std::fprintf(text, "wrote %zu scenarios (%s ...); trainsim run %s reproduces plan #1\n", files.size(),
+  if (scenarios > 0)
+    std::fprintf(text, "wrote %zu scenarios (%s ...); trainsim run %s reproduces plan #1\n", scenarios,
                  files.front().path.c_str(), files.front().path.c_str());
+  if (!launch_files.empty())
+    std::fprintf(text, "wrote %zu launch files beside them (%s ...)\n", launch_files.size(),
+                 launch_files.front().path.c_str());
 }
 
 // `compare --frameworks`: the scenario's plan (and with --search each framework's best plan)
@@ -284,15 +359,27 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
   }
   // max-batch
   {
-    auto args = std::make_shared<CommonArgs>();
+    struct Args {
+      CommonArgs common;
+      std::string json;
+    };
+    auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
         "max-batch", "Largest micro-batch that fits (binary search on the memory model) and largest global batch "
                      "that is a multiple of 16");
-    add_common(cmd, *args);
-    cmd->callback([&action, args] {
-      action = [args] {
-        const auto scenario = args->load();
-        std::fputs(trainsim::format_max_batch(scenario, trainsim::max_batch(scenario)).c_str(), stdout);
+    add_common(cmd, args->common);
+    cmd->add_option("--json", args->json, std::string("also write the result as versioned JSON to this file") + kOutputHelp);
+    cmd->footer(
+        "Examples:\n"
+        "  trainsim max-batch scenarios/default.yaml\n"
+        "  trainsim max-batch scenarios/default.yaml --set plan.seq_length=8192 --json -");
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        const auto scenario = args->common.load_checked(outputs, data_dir);
+        const auto result = trainsim::max_batch(scenario);
+        std::fputs(trainsim::format_max_batch(scenario, result).c_str(), text_stream(outputs));
+        emit_outputs(outputs, [&](const std::string&) { return trainsim::max_batch_json(scenario, result).dump(2) + "\n"; });
       };
     });
   }
@@ -372,6 +459,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       std::string json;
       std::string emit_dir;
       std::string html;
+      std::string launch;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -398,17 +486,23 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                         "; default: the scenario's plan.framework), priced with its mechanisms");
     cmd->add_option("--emit-scenarios", args->emit_dir,
                     "also write each top plan as a scenario DIR/1.yaml, DIR/2.yaml, ... that `trainsim run` "
-                    "reproduces exactly (DIR is created)");
+                    "reproduces exactly (DIR is created); with --launch also DIR/1.NAME.args, ... beside them");
+    cmd->add_option("--launch", args->launch, launch_help());
     cmd->footer(
         "Examples:\n"
         "  trainsim search scenarios/gpt3-175b-a100-1024.yaml --devices 1024 --top 10\n"
         "  trainsim search scenarios/default.yaml --top 3 --emit-scenarios plans/ && trainsim run plans/1.yaml\n"
         "  trainsim search scenarios/gpt3-175b-a100-1024.yaml --framework deepspeed   # no ZeRO-2/3 with PP\n"
-        "  trainsim search scenarios/default.yaml --keep sp,optimizer,recompute --objective cost --json plans.json");
+        "  trainsim search scenarios/default.yaml --keep sp,optimizer,recompute --objective cost --json plans.json\n"
+        "  trainsim search scenarios/default.yaml --emit-scenarios plans/ --launch megatron   # + plans/1.megatron.args\n"
+        "  trainsim search scenarios/default.yaml --launch deepspeed   # Megatron-DeepSpeed flags and a ds_config");
     cmd->callback([&action, args, cmd, data_dir] {
       action = [args, cmd, data_dir] {
         trainsim::SearchOptions options;
+        std::optional<trainsim::Framework> launcher;
+        if (cmd->count("--launch") > 0) launcher = trainsim::parse_launch_option(args->launch);
         if (cmd->count("--framework") > 0) options.framework = trainsim::parse_framework_option(args->framework);
+        else if (launcher) options.framework = launcher;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.keep = trainsim::parse_kept_axes(args->keep);
         if (isatty(fileno(stderr))) options.progress = draw_progress;
@@ -425,7 +519,12 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         // The scenario files of --emit-scenarios are outputs too: checked before the search.
         auto checked = outputs;
         const auto emitted = emitted_scenario_paths(args->emit_dir, args->top, problems);
-        for (const auto& path : emitted) checked.push_back({"--emit-scenarios", path});
+        for (const auto& path : emitted) {
+          checked.push_back({"--emit-scenarios", path});
+          if (!launcher) continue;
+          checked.push_back({"--launch", launch_args_path(path, args->launch)});
+          if (trainsim::runs_on_deepspeed(*launcher)) checked.push_back({"--launch", ds_config_path(path)});
+        }
         const auto scenario = args->common.load_checked(checked, data_dir, problems);
         // The confidence data does not depend on the search: read (or, the file stale, recomputed) beside it.
         auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
@@ -433,10 +532,34 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         const auto confidence = pending.get();
         std::FILE* text = text_stream(outputs);
         std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text);
+        // The launches before any file: plan #1's refusal is the answer (exit 2), nothing written.
+        std::vector<trainsim::OutputText> launch_files;
+        std::string launch_text;
+        for (std::size_t i = 0; launcher && i < result.best.size(); ++i) {
+          const auto& c = result.best[i];
+          if (c.outcome.status != trainsim::PlanStatus::ok) continue;
+          const std::string plan_path = i < emitted.size() ? emitted[i] : "";
+          const std::string config = plan_path.empty() ? "ds_config.json" : ds_config_path(plan_path);
+          const auto launch = plan_launch(scenario, result.devices, c.plan, *launcher, config);
+          if (!launch.problems.empty()) {
+            if (launch_text.empty()) throw trainsim::ConfigError(with_keep_advice(launch.problems, options.keep));
+            for (const auto& d : launch.problems)
+              launch_text += "plan #" + std::to_string(i + 1) + ": no launch file: " + d.problem + "\n";
+            continue;
+          }
+          if (launch_text.empty()) {
+            launch_text = "\n" + launch.text;
+            if (!launch.config_json.empty()) launch_text += "# " + config + ":\n" + launch.config_json;
+          }
+          if (plan_path.empty()) break;
+          launch_files.push_back({"--launch", launch_args_path(plan_path, args->launch), launch.text});
+          if (!launch.config_json.empty()) launch_files.push_back({"--launch", config, launch.config_json});
+        }
+        std::fputs(launch_text.c_str(), text);
         emit_outputs(outputs, [&](const std::string& option) {
           return option == "--json" ? trainsim::search_json(scenario, result) : trainsim::search_html(scenario, result);
         });
-        if (!emitted.empty()) write_plan_scenarios(args->common, result, emitted, text);
+        if (!emitted.empty()) write_plan_scenarios(args->common, result, emitted, text, launch_files);
       };
     });
   }
@@ -451,6 +574,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       double pue = 1.0;
       std::string framework;
       std::string json;
+      std::string launch;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -471,6 +595,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                     "search only plans this framework runs, on every hardware (" + trainsim::framework_choices() +
                         "; default: the scenario's plan.framework)");
     cmd->add_option("--json", args->json, std::string("also write the rows as versioned JSON to this file") + kOutputHelp);
+    cmd->add_option("--launch", args->launch, launch_help());
     cmd->footer(
         "For each hardware file: the best plan for the scenario's model, sequence length and global batch on\n"
         "the same device count (as `trainsim search` finds it), its step time, tokens/s, MFU, days to train\n"
@@ -487,7 +612,10 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->callback([&action, args, cmd, data_dir] {
       action = [args, cmd, data_dir] {
         trainsim::HardwareChoiceOptions options;
+        std::optional<trainsim::Framework> launcher;
+        if (cmd->count("--launch") > 0) launcher = trainsim::parse_launch_option(args->launch);
         if (cmd->count("--framework") > 0) options.framework = trainsim::parse_framework_option(args->framework);
+        else if (launcher) options.framework = launcher;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.devices = args->devices;
         options.tokens = args->tokens;
@@ -510,6 +638,22 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         }
         const auto result = trainsim::choose_hardware(scenario, hardware, options);
         std::fputs(trainsim::format_hardware_choice(result).c_str(), text_stream(outputs));
+        // Each fitting hardware's plan: the winner's refusal is the answer (exit 2).
+        std::string launch_text;
+        for (std::size_t i = 0; launcher && i < result.rows.size(); ++i) {
+          const auto& row = result.rows[i];
+          if (!row.fits) continue;
+          auto on = scenario;
+          on.hardware = hardware[i];
+          const auto launch = plan_launch(on, result.devices, row.best.plan, *launcher, "ds_config.json");
+          if (!launch.problems.empty() && static_cast<int>(i) == result.winner)
+            throw trainsim::ConfigError(launch.problems);
+          launch_text += "\n" + row.hardware_name + ":\n";
+          for (const auto& d : launch.problems) launch_text += "  no launch: " + d.problem + "\n";
+          launch_text += launch.text;
+          if (!launch.config_json.empty()) launch_text += "# ds_config.json:\n" + launch.config_json;
+        }
+        std::fputs(launch_text.c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string&) { return trainsim::hardware_choice_json(result); });
       };
     });
@@ -519,6 +663,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     struct Args {
       CommonArgs common;
       std::vector<std::string> versus;
+      std::string json;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand("explain", "What limits this plan: where the step goes and what-if replays");
@@ -526,28 +671,44 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->add_option("--versus", args->versus,
                     "a second plan: the scenario with these overrides too (repeatable, e.g. --versus "
                     "plan.schedule=zb-h1); names the fitted keys and measurements that would narrow the choice");
-    cmd->callback([&action, args] {
-      action = [args] {
-        const auto scenario = args->common.load();
-        std::fputs(trainsim::format_explanation(scenario, trainsim::explain(scenario)).c_str(), stdout);
-        if (args->versus.empty()) return;
-        auto overrides = args->common.overrides();
-        for (const auto& text : args->versus) overrides.push_back(trainsim::parse_override(text));
-        const auto other = trainsim::load_scenario(args->common.scenario, overrides);
-        const double a = trainsim::simulate(scenario).metrics.step_time_s;
-        const double b = trainsim::simulate(other).metrics.step_time_s;
-        std::string with;
-        for (const auto& text : args->versus) with += (with.empty() ? "" : ", ") + text;
-        std::string out = "against the plan with " + with + ": step " +
-                          trainsim::format_number("%.4f", a) + " s vs " + trainsim::format_number("%.4f", b) + " s\n";
-        const auto advice = trainsim::measurement_advice(scenario, &other, 2);
-        if (advice.empty()) out += "  no fitted key moves one plan more than the other: no measurement of one narrows it\n";
-        for (const auto& m : advice) {
-          out += "  " + m.key + " 10% larger: " + trainsim::format_number("%+.2f", 100 * m.change) + "% vs " +
-                 trainsim::format_number("%+.2f", 100 * m.other_change) + "% (ratio moves " +
-                 trainsim::format_number("%+.2f", 100 * (m.change - m.other_change)) + "%)\n    " + m.measurement + "\n";
+    cmd->add_option("--json", args->json,
+                    std::string("also write the explanation as versioned JSON to this file") + kOutputHelp);
+    cmd->footer(
+        "Examples:\n"
+        "  trainsim explain scenarios/llama2-70b-910b3-1024.yaml   # what limits this plan, with what-if replays\n"
+        "  trainsim explain scenarios/default.yaml --versus plan.schedule=zb-h1 --json explain.json");
+    cmd->callback([&action, args, cmd, data_dir] {
+      action = [args, cmd, data_dir] {
+        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
+        const auto scenario = args->common.load_checked(outputs, data_dir);
+        const auto explanation = trainsim::explain(scenario);
+        std::FILE* text = text_stream(outputs);
+        std::fputs(trainsim::format_explanation(scenario, explanation).c_str(), text);
+        auto json = trainsim::explanation_json(scenario, explanation);
+        if (!args->versus.empty()) {
+          auto overrides = args->common.overrides();
+          for (const auto& t : args->versus) overrides.push_back(trainsim::parse_override(t));
+          const auto other = trainsim::load_scenario(args->common.scenario, overrides);
+          trainsim::ExplainVersus versus{args->versus, trainsim::simulate(scenario).metrics.step_time_s,
+                                         trainsim::simulate(other).metrics.step_time_s,
+                                         trainsim::measurement_advice(scenario, &other, 2)};
+          std::string with;
+          for (const auto& t : args->versus) with += (with.empty() ? "" : ", ") + t;
+          std::string out = "against the plan with " + with + ": step " +
+                            trainsim::format_number("%.4f", versus.step_time_s) + " s vs " +
+                            trainsim::format_number("%.4f", versus.other_step_time_s) + " s\n";
+          if (versus.advice.empty())
+            out += "  no fitted key moves one plan more than the other: no measurement of one narrows it\n";
+          for (const auto& m : versus.advice) {
+            out += "  " + m.key + " 10% larger: " + trainsim::format_number("%+.2f", 100 * m.change) + "% vs " +
+                   trainsim::format_number("%+.2f", 100 * m.other_change) + "% (ratio moves " +
+                   trainsim::format_number("%+.2f", 100 * (m.change - m.other_change)) + "%)\n    " + m.measurement +
+                   "\n";
+          }
+          std::fputs(out.c_str(), text);
+          trainsim::add_versus(json, versus);
         }
-        std::fputs(out.c_str(), stdout);
+        emit_outputs(outputs, [&](const std::string&) { return json.dump(2) + "\n"; });
       };
     });
   }

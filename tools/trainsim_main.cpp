@@ -25,6 +25,7 @@
 #include "trainsim/model/workload.hpp"
 #include "trainsim/report/chrome_trace.hpp"
 #include "trainsim/report/collective_table.hpp"
+#include "trainsim/report/command_json.hpp"
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/report/memory_report.hpp"
 #include "trainsim/report/op_table.hpp"
@@ -113,6 +114,7 @@ int main(int argc, char** argv) {
       "trainsim memory scenarios/gpt3-175b-a100-1024.yaml --json memory.json",
       "trainsim ops scenarios/gpt3-175b-a100-1024.yaml --csv ops.csv      # where a layer's time goes",
       "trainsim collective --hardware hardware/a100-80gb.yaml --op all_reduce --devices 8,16,64 --sizes 1MiB:4GiB",
+      "trainsim collective --hardware hardware/a100-80gb.yaml --op all_gather --devices 64 --sizes 1GiB --json -",
       "trainsim sweep scenarios/default.yaml --grid plan.micro_batch_size=1,2,4 --grid plan.schedule=1f1b,zb-h1 --csv s.csv",
       "trainsim max-batch scenarios/default.yaml",
       "trainsim compare scenarios/llama2-70b-910b3-1024.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1",
@@ -186,6 +188,10 @@ int main(int argc, char** argv) {
   collective->add_option("--devices", devices, "device counts, e.g. 8,16,64,512")->capture_default_str();
   collective->add_option("--sizes", sizes, "a doubling range such as 1MiB:4GiB, or a list such as 1GiB,2GiB")
       ->capture_default_str();
+  std::string collective_json_file;
+  collective->add_option("--json", collective_json_file,
+                         "also write the rows as versioned JSON to this file ('-': stdout, the table then goes to "
+                         "stderr)");
 
   std::string validate_file = kDataDir + "/tests/validation/calibration.yaml";
   std::string trends_file, validate_json, hardware_dir = kDataDir + "/hardware";
@@ -301,10 +307,10 @@ int main(int argc, char** argv) {
         return option == "--csv" ? trainsim::op_table_csv(table) : trainsim::op_table_json(table).dump(2) + "\n";
       });
     } else if (*collective) {
-      const auto hardware = trainsim::load_hardware(hardware_file);
+      const auto outputs = requested_outputs(*collective, {{"--json", collective_json_file}});
       const auto kind = trainsim::parse_collective_kind(op, "--op");
       const auto counts = trainsim::parse_device_list(devices, "--devices");
-      std::vector<trainsim::Diagnostic> problems;
+      std::vector<trainsim::Diagnostic> problems = trainsim::check_output_paths(outputs, {hardware_file});
       for (const int n : counts)
         check_number(problems, "--devices", n, 1, trainsim::max_num_devices(),
                      "device counts from 1 to " + std::to_string(trainsim::max_num_devices()));
@@ -320,10 +326,13 @@ int main(int argc, char** argv) {
           problems.insert(problems.end(), e.diagnostics().begin(), e.diagnostics().end());
         }
       }
-      if (!problems.empty()) throw trainsim::ConfigError(problems);
+      const auto hardware = load_after_checks(problems, [&] { return trainsim::load_hardware(hardware_file); });
       const auto rows =
           trainsim::collective_table(hardware, kind, counts, trainsim::parse_size_list(sizes, "--sizes"));
-      std::fputs(trainsim::format_collective_table(hardware, kind, rows).c_str(), stdout);
+      std::fputs(trainsim::format_collective_table(hardware, kind, rows).c_str(), text_stream(outputs));
+      emit_outputs(outputs, [&](const std::string&) {
+        return trainsim::collective_json(hardware, kind, rows).dump(2) + "\n";
+      });
     } else if (*validate) {
       trainsim::ValidationOptions options;
       options.hardware_dir = hardware_dir;

@@ -23,6 +23,287 @@ constexpr const char* kBigScienceFork = "bigscience-workshop/Megatron-DeepSpeed 
 
 std::string at(const char* version, const std::string& where) { return std::string(version) + " " + where; }
 
+
+// The launchers' arguments (launch.hpp). Each name below was checked in the parser's source
+// at the commit named beside its table: read statically (Python's ast over the files named,
+// add_argument names plus the dataclass fields Megatron's ArgumentGroupFactory turns into
+// flags), every name found, on 2026-11-30.
+using A = LaunchArgument;
+
+// Megatron-LM: NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553 (2026-08-22).
+// megatron/training/arguments.py: --num-layers-per-virtual-pipeline-stage (3114),
+// --overlap-grad-reduce (3121), --overlap-param-gather (3148), --use-distributed-optimizer
+// (3156), --data-parallel-sharding-strategy (3190), --seq-length (3305),
+// --optimizer-cpu-offload (2918); ArgumentGroupFactory fields: megatron/core/model_parallel_config.py
+// tensor_model_parallel_size (55), pipeline_model_parallel_size (83), sequence_parallel (94),
+// context_parallel_size (100), expert_model_parallel_size (127), fp16 (177), bf16 (180),
+// tp_comm_overlap (265); megatron/core/transformer/transformer_config.py attention_backend (151,
+// AttnBackend flash|unfused in megatron/core/transformer/enums.py), recompute_granularity (532),
+// recompute_method (543), recompute_num_layers (551), fp8 (587, --fp8-format e4m3|hybrid);
+// megatron/training/config/training_config.py micro_batch_size (11), global_batch_size (15);
+// megatron/training/config/common_config.py use_megatron_fsdp (92).
+constexpr const char* kMegatronLaunchChecked =
+    "NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553 (2026-08-22) megatron/training/arguments.py "
+    "(and the config dataclasses its ArgumentGroupFactory turns into flags)";
+constexpr const char* kNoZeroBubble =
+    "no zero-bubble schedule: megatron/training/arguments.py has no such argument and "
+    "core/pipeline_parallel/schedules.py runs 1F1B or interleaved 1F1B";
+
+std::vector<LaunchArgument> megatron_launch_arguments() {
+  return {
+      A{"plan.tensor_model_parallel_size", "*", "", "--tensor-model-parallel-size {value}", ""},
+      A{"plan.pipeline_model_parallel_size", "*", "", "--pipeline-model-parallel-size {value}", ""},
+      A{"plan.virtual_pipeline_model_parallel_size", "1", "", "", ""},
+      A{"plan.virtual_pipeline_model_parallel_size", "*", "", "--num-layers-per-virtual-pipeline-stage {layers_per_chunk}", ""},
+      A{"plan.schedule", "1f1b", "", "", ""},
+      A{"plan.schedule", "interleaved", "", "", ""},  // the virtual stages select it
+      A{"plan.schedule", "gpipe", "", "", "no GPipe schedule: get_forward_backward_func runs 1F1B or interleaved 1F1B"},
+      A{"plan.schedule", "zb-h1", "", "", kNoZeroBubble},
+      A{"plan.context_parallel_size", "1", "", "", ""},
+      A{"plan.context_parallel_size", "*", "", "--context-parallel-size {value}", ""},
+      A{"plan.expert_model_parallel_size", "1", "", "", ""},
+      A{"plan.expert_model_parallel_size", "*", "", "--expert-model-parallel-size {value}", ""},
+      A{"plan.sequence_parallel", "true", "", "--sequence-parallel", ""},
+      A{"plan.sequence_parallel", "false", "", "", ""},
+      A{"plan.micro_batch_size", "*", "", "--micro-batch-size {value}", ""},
+      A{"plan.global_batch_size", "*", "", "--global-batch-size {value}", ""},
+      A{"plan.seq_length", "*", "", "--seq-length {value}", ""},
+      A{"plan.recompute_granularity", "none", "", "", ""},
+      A{"plan.recompute_granularity", "selective", "", "--recompute-granularity selective", ""},
+      A{"plan.recompute_granularity", "full", "", "--recompute-granularity full", ""},
+      A{"plan.recompute_method", "uniform", "plan.recompute_granularity=full", "--recompute-method uniform", ""},
+      A{"plan.recompute_method", "block", "plan.recompute_granularity=full", "--recompute-method block", ""},
+      A{"plan.recompute_num_layers", "*", "plan.recompute_granularity=full", "--recompute-num-layers {recompute_num_layers}", ""},
+      A{"plan.use_distributed_optimizer", "true", "", "--use-distributed-optimizer", ""},
+      A{"plan.use_distributed_optimizer", "false", "", "", ""},
+      A{"plan.zero_stage", "0", "", "", ""},
+      A{"plan.zero_stage", "1", "", "--use-megatron-fsdp --data-parallel-sharding-strategy optim", ""},
+      A{"plan.zero_stage", "2", "", "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", ""},
+      A{"plan.zero_stage", "3", "", "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params", ""},
+      A{"plan.offload_optimizer", "false", "", "", ""},
+      A{"plan.offload_optimizer", "true", "", "--optimizer-cpu-offload", ""},
+      A{"plan.precision", "bf16", "", "--bf16", ""},
+      A{"plan.precision", "fp16", "", "--fp16", ""},
+      A{"plan.precision", "fp8", "", "--bf16 --fp8-format hybrid", ""},
+      A{"plan.use_flash_attn", "true", "", "--attention-backend flash", ""},
+      A{"plan.use_flash_attn", "false", "", "--attention-backend unfused", ""},
+      A{"plan.overlap_grad_reduce", "true", "", "--overlap-grad-reduce", ""},
+      A{"plan.overlap_grad_reduce", "false", "", "", ""},
+      // Megatron overlaps the parameter gather only with the distributed optimizer (arguments.py
+      // asserts it); Megatron-FSDP overlaps its own.
+      A{"plan.overlap_param_gather", "true", "plan.use_distributed_optimizer=true", "--overlap-param-gather", ""},
+      A{"plan.overlap_param_gather", "true", "plan.use_distributed_optimizer=false", "", ""},
+      A{"plan.overlap_param_gather", "false", "", "", ""},
+      A{"plan.tp_comm_overlap", "true", "", "--tp-comm-overlap", ""},
+      A{"plan.tp_comm_overlap", "false", "", "", ""},
+  };
+}
+
+LaunchSyntax megatron_launch() {
+  return {"megatron", kMegatronLaunchChecked, "pretrain_gpt.py", "Megatron-LM's pretrain_gpt.py", "",
+          megatron_launch_arguments()};
+}
+
+// MindSpeed: Ascend/MindSpeed @ 028de58ca629d035185b00ff7d1eb7eff4f7fd48 (2026-07-21)
+// mindspeed/arguments.py --context-parallel-algo (175, default ulysses_cp_algo), over the
+// Megatron-LM its README pins, core_v0.12.1 = a845aa7e12b3a117e24c2352b9e3e60bad2e3a17, whose
+// megatron/training/arguments.py has every Megatron name above (literal add_argument calls) but
+// --use-megatron-fsdp: there --use-custom-fsdp (2133), which needs the distributed optimizer
+// (556), and --use-flash-attn (1703), which MindSpeed's attention reads.
+LaunchSyntax mindspeed_launch() {
+  LaunchSyntax s{"mindspeed",
+                 "Ascend/MindSpeed @ 028de58ca629d035185b00ff7d1eb7eff4f7fd48 (2026-07-21) mindspeed/arguments.py, "
+                 "over NVIDIA/Megatron-LM core_v0.12.1 (a845aa7e12b3a117e24c2352b9e3e60bad2e3a17) "
+                 "megatron/training/arguments.py",
+                 "pretrain_gpt.py", "Megatron-LM's pretrain_gpt.py with 'import mindspeed.megatron_adaptor' added",
+                 "", megatron_launch_arguments()};
+  for (LaunchArgument& a : s.arguments) {
+    if (a.key == "plan.context_parallel_size" && a.value == "*")
+      a.text = "--context-parallel-size {value} --context-parallel-algo megatron_cp_algo";  // ring attention, as priced
+    if (a.key == "plan.zero_stage" && a.value != "0")
+      a.text = "--use-custom-fsdp --use-distributed-optimizer --data-parallel-sharding-strategy " +
+               std::string(a.value == "1" ? "optim" : a.value == "2" ? "optim_grads" : "optim_grads_params");
+    if (a.key == "plan.use_flash_attn") a.text = a.value == "true" ? "--use-flash-attn" : "";
+  }
+  return s;
+}
+
+// torchtitan: pytorch/torchtitan @ b5bcd76c66d0acb1a08b176d9639425bc55e0b2a (2026-08-21), tyro
+// flags --section.field (torchtitan/config/manager.py tyro.cli over Trainer.Config,
+// torchtitan/trainer.py: sections training, parallelism, compile, activation_checkpoint);
+// torchtitan/config/configs.py TrainingConfig num_tokens_per_microbatch_per_dp_rank (37),
+// num_tokens_per_train_step (43), max_context_length (51), mixed_precision_param (94,
+// bfloat16|float32); ParallelismConfig data_parallel_replicate_degree (122),
+// data_parallel_shard_degree (133), fsdp_reshard_after_forward (145, default|always|never),
+// tensor_parallel_degree (166), enable_sequence_parallel (169, default true),
+// pipeline_parallel_degree (180), pipeline_parallel_first_stage_less_layers (197),
+// pipeline_parallel_last_stage_less_layers (203), pipeline_parallel_layers_per_stage (209),
+// pipeline_parallel_schedule (216: PyTorch's schedule names), num_pp_microbatches (232),
+// context_parallel_degree (239), expert_parallel_degree (282); CompileConfig enable (295),
+// enable_async_tensor_parallel (298); torchtitan/distributed/activation_checkpoint.py
+// ActivationCheckpointingConfig (332): tyro subcommands activation-checkpoint:none|full|selective
+// (the form tests use: experiments/transformers_modeling_backend/tests/run_moe_tests.sh).
+std::vector<LaunchArgument> torchtitan_launch_arguments() {
+  const char* no_zb = "torch.distributed.pipelining's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) "
+                      "are multi-stage: torchtitan/distributed/pipeline_parallel.py requires at least 2 stages per "
+                      "rank, and ZB-H1 has one";
+  const char* same_pass = "FSDP2 always overlaps its collectives with compute (no option turns it off)";
+  return {
+      A{"plan.tensor_model_parallel_size", "*", "", "--parallelism.tensor_parallel_degree {value}", ""},
+      A{"plan.pipeline_model_parallel_size", "1", "", "", ""},
+      // trainsim splits the layers evenly, the embedding and head beside them.
+      A{"plan.pipeline_model_parallel_size", "*", "",
+        "--parallelism.pipeline_parallel_degree {value} --parallelism.pipeline_parallel_layers_per_stage "
+        "{layers_per_chunk} --parallelism.pipeline_parallel_first_stage_less_layers 0 "
+        "--parallelism.pipeline_parallel_last_stage_less_layers 0 --parallelism.num_pp_microbatches {microbatches}",
+        ""},
+      A{"plan.virtual_pipeline_model_parallel_size", "*", "", "", ""},  // layers_per_stage gives the stages
+      A{"plan.schedule", "1f1b", "", "", ""},
+      A{"plan.schedule", "interleaved", "", "--parallelism.pipeline_parallel_schedule Interleaved1F1B", ""},
+      A{"plan.schedule", "gpipe", "", "--parallelism.pipeline_parallel_schedule GPipe", ""},
+      A{"plan.schedule", "zb-h1", "", "", no_zb},
+      A{"plan.context_parallel_size", "1", "", "", ""},
+      A{"plan.context_parallel_size", "*", "", "--parallelism.context_parallel_degree {value}", ""},
+      A{"plan.expert_model_parallel_size", "1", "", "", ""},
+      A{"plan.expert_model_parallel_size", "*", "", "--parallelism.expert_parallel_degree {value}", ""},
+      A{"plan.sequence_parallel", "true", "", "", ""},
+      A{"plan.sequence_parallel", "false", "", "--parallelism.no_enable_sequence_parallel", ""},
+      A{"plan.micro_batch_size", "*", "", "--training.num_tokens_per_microbatch_per_dp_rank {micro_batch_tokens}", ""},
+      A{"plan.global_batch_size", "*", "", "--training.num_tokens_per_train_step {global_batch_tokens}", ""},
+      A{"plan.seq_length", "*", "", "--training.max_context_length {value}", ""},
+      A{"plan.use_distributed_optimizer", "false", "", "", ""},
+      A{"plan.use_distributed_optimizer", "true", "", "",
+        "no Megatron distributed optimizer: fully_shard shards the optimizer states with the parameters "
+        "(plan.zero_stage 2 or 3)"},
+      A{"plan.zero_stage", "0", "", "--parallelism.data_parallel_replicate_degree {dp} --parallelism.data_parallel_shard_degree 1", ""},
+      A{"plan.zero_stage", "1", "", "",
+        "FSDP has no optimizer-only sharding (ZeRO-1): fully_shard shards parameters, gradients and optimizer "
+        "states together"},
+      A{"plan.zero_stage", "2", "", "--parallelism.fsdp_reshard_after_forward never", ""},
+      // "default": resharded after forward without PP, kept with PP, as the fsdp entry prices it.
+      A{"plan.zero_stage", "3", "", "", ""},
+      A{"plan.offload_optimizer", "false", "", "", ""},
+      A{"plan.offload_optimizer", "true", "", "",
+        "training.enable_cpu_offload offloads the parameters and gradients with the optimizer states (FSDP's "
+        "CPU offload), not the optimizer alone"},
+      A{"plan.precision", "bf16", "", "--training.mixed_precision_param bfloat16", ""},
+      A{"plan.precision", "fp16", "", "", "training.mixed_precision_param takes bfloat16 or float32 only"},
+      A{"plan.precision", "fp8", "", "",
+        "float8 training is a quantization converter (torchtitan/components/quantization/float8.py) chosen in the "
+        "Python configuration, not a command-line option"},
+      A{"plan.use_flash_attn", "true", "", "", ""},
+      A{"plan.use_flash_attn", "false", "", "",
+        "the attention backend belongs to the model (Trainer.Config.model_spec, tyro.conf.Suppress: off the command "
+        "line)"},
+      A{"plan.overlap_grad_reduce", "true", "", "", ""},
+      A{"plan.overlap_grad_reduce", "false", "", "", same_pass},
+      A{"plan.overlap_param_gather", "true", "", "", ""},
+      A{"plan.overlap_param_gather", "false", "", "", same_pass},
+      A{"plan.tp_comm_overlap", "false", "", "", ""},
+      A{"plan.tp_comm_overlap", "true", "", "--compile.enable --compile.enable_async_tensor_parallel", ""},
+      A{"plan.recompute_method", "uniform", "", "", ""},
+      A{"plan.recompute_method", "block", "plan.recompute_granularity=full", "",
+        "FullAC wraps every transformer block: no count of blocks to recompute"},
+      A{"plan.recompute_num_layers", "*", "", "", ""},
+      // Last: a tyro subcommand ends the root's arguments.
+      A{"plan.recompute_granularity", "none", "", "activation-checkpoint:none", ""},
+      A{"plan.recompute_granularity", "full", "", "activation-checkpoint:full", ""},
+      A{"plan.recompute_granularity", "selective", "", "",
+        "torchtitan's selective AC (SelectiveAC: saves chosen ops' outputs, recomputes every second matmul) is "
+        "not Megatron's recompute of the attention core that trainsim prices"},
+  };
+}
+
+LaunchSyntax torchtitan_launch() {
+  return {"torchtitan",
+          "pytorch/torchtitan @ b5bcd76c66d0acb1a08b176d9639425bc55e0b2a (2026-08-21) torchtitan/config/configs.py, "
+          "torchtitan/trainer.py, torchtitan/distributed/activation_checkpoint.py (tyro --section.field)",
+          "-m torchtitan.train --module MODEL --config CONFIG", "MODEL and CONFIG: a torchtitan configuration of the model",
+          "", torchtitan_launch_arguments()};
+}
+
+// DeepSpeed under Megatron-DeepSpeed: microsoft/Megatron-DeepSpeed @
+// f4157bea69f3df8c6cb66f2ebcda66ba03d1288e (2024-12-24) megatron/arguments.py:
+// --micro-batch-size (801), --global-batch-size (808), --recompute-granularity (830),
+// --recompute-method (842), --recompute-num-layers (851), --enable-zbh1-pipeline (856, asserts no
+// sequence parallelism at 80), --use-flash-attn-v2 (930), --no-pipeline-parallel (954),
+// --sequence-parallel (972), --fp16 (1111), --bf16 (1113), --tensor-model-parallel-size (1149),
+// --pipeline-model-parallel-size (1154), --moe-expert-parallel-size (1159), --seq-length
+// (1278), --zero-stage (1487); --deepspeed and --deepspeed_config from DeepSpeed's
+// add_config_arguments (deepspeed/__init__.py 248, 253). The JSON keys: microsoft/DeepSpeed @
+// 38327e07f6cd39b63418f60cedd1651b0be3e7c3 (0.16.5) deepspeed/runtime/constants.py
+// train_batch_size (17), train_micro_batch_size_per_gpu (93), gradient_accumulation_steps (105),
+// bf16.enabled (123, 126), fp16.enabled (151, 153); runtime/zero/config.py zero_optimization (53)
+// .stage (91), .overlap_comm (134), .offload_optimizer (160) .device (offload_config.py 55),
+// .stage3_prefetch_bucket_size (208, the alias of prefetch_bucket_size).
+std::vector<LaunchArgument> deepspeed_launch_arguments() {
+  const char* one_stage = "DeepSpeed's PipelineEngine runs TrainSchedule (1F1B), one stage per rank: no virtual stages";
+  return {
+      A{"plan.tensor_model_parallel_size", "*", "", "--tensor-model-parallel-size {value}", ""},
+      A{"plan.pipeline_model_parallel_size", "1", "", "--pipeline-model-parallel-size 1 --no-pipeline-parallel", ""},
+      A{"plan.pipeline_model_parallel_size", "*", "", "--pipeline-model-parallel-size {value}", ""},
+      A{"plan.virtual_pipeline_model_parallel_size", "1", "", "", ""},
+      A{"plan.virtual_pipeline_model_parallel_size", "*", "", "", one_stage},
+      A{"plan.schedule", "1f1b", "", "", ""},
+      A{"plan.schedule", "interleaved", "", "", one_stage},
+      A{"plan.schedule", "gpipe", "", "",
+        "TrainSchedule is DeepSpeed's only train schedule (InferenceSchedule is forward-only)"},
+      A{"plan.schedule", "zb-h1", "plan.sequence_parallel=false", "--enable-zbh1-pipeline", ""},
+      A{"plan.schedule", "zb-h1", "plan.sequence_parallel=true", "",
+        "Megatron-DeepSpeed's --enable-zbh1-pipeline asserts sequence_parallel == False (megatron/arguments.py)"},
+      A{"plan.context_parallel_size", "1", "", "", ""},
+      A{"plan.context_parallel_size", "*", "", "",
+        "no context parallelism: Megatron-DeepSpeed's --ds-sequence-parallel-size is Ulysses (an all-to-all of "
+        "heads), not the ring attention trainsim prices"},
+      A{"plan.expert_model_parallel_size", "1", "", "", ""},
+      A{"plan.expert_model_parallel_size", "*", "", "--moe-expert-parallel-size {value}", ""},
+      A{"plan.sequence_parallel", "true", "", "--sequence-parallel", ""},
+      A{"plan.sequence_parallel", "false", "", "", ""},
+      A{"plan.micro_batch_size", "*", "", "--micro-batch-size {value}", ""},
+      A{"plan.micro_batch_size", "*", "", "ds_config:train_micro_batch_size_per_gpu={value}", ""},
+      A{"plan.global_batch_size", "*", "", "--global-batch-size {value}", ""},
+      A{"plan.global_batch_size", "*", "", "ds_config:train_batch_size={value}", ""},
+      A{"plan.global_batch_size", "*", "", "ds_config:gradient_accumulation_steps={microbatches}", ""},
+      A{"plan.seq_length", "*", "", "--seq-length {value}", ""},
+      A{"plan.recompute_granularity", "none", "", "", ""},
+      A{"plan.recompute_granularity", "selective", "", "--recompute-granularity selective", ""},
+      A{"plan.recompute_granularity", "full", "", "--recompute-granularity full", ""},
+      A{"plan.recompute_method", "uniform", "plan.recompute_granularity=full", "--recompute-method uniform", ""},
+      A{"plan.recompute_method", "block", "plan.recompute_granularity=full", "",
+        "GPTModelPipe (megatron/model/gpt_model.py 448) checkpoints at a uniform interval only"},
+      A{"plan.recompute_num_layers", "*", "plan.recompute_granularity=full", "--recompute-num-layers {recompute_num_layers}", ""},
+      A{"plan.use_distributed_optimizer", "false", "", "", ""},
+      A{"plan.use_distributed_optimizer", "true", "", "",
+        "no Megatron distributed optimizer under DeepSpeed: ZeRO stage 1 shards the optimizer (plan.zero_stage=1)"},
+      A{"plan.zero_stage", "*", "", "--zero-stage {value}", ""},
+      A{"plan.zero_stage", "*", "", "ds_config:zero_optimization.stage={value}", ""},
+      A{"plan.offload_optimizer", "false", "", "", ""},
+      A{"plan.offload_optimizer", "true", "", "ds_config:zero_optimization.offload_optimizer.device=cpu", ""},
+      A{"plan.precision", "bf16", "", "--bf16", ""},
+      A{"plan.precision", "bf16", "", "ds_config:bf16.enabled=true", ""},
+      A{"plan.precision", "fp16", "", "--fp16", ""},
+      A{"plan.precision", "fp16", "", "ds_config:fp16.enabled=true", ""},
+      A{"plan.precision", "fp8", "", "", "no FP8 argument in Megatron-DeepSpeed's megatron/arguments.py"},
+      A{"plan.use_flash_attn", "true", "", "--use-flash-attn-v2", ""},
+      A{"plan.use_flash_attn", "false", "", "", ""},
+      A{"plan.overlap_grad_reduce", "true", "", "ds_config:zero_optimization.overlap_comm=true", ""},
+      A{"plan.overlap_grad_reduce", "false", "", "ds_config:zero_optimization.overlap_comm=false", ""},
+      A{"plan.overlap_param_gather", "true", "", "", ""},
+      A{"plan.overlap_param_gather", "false", "", "ds_config:zero_optimization.stage3_prefetch_bucket_size=0", ""},
+      A{"plan.tp_comm_overlap", "false", "", "", ""},
+      A{"plan.tp_comm_overlap", "true", "", "", "no TP communication overlap argument in Megatron-DeepSpeed"},
+  };
+}
+
+LaunchSyntax deepspeed_launch() {
+  return {"deepspeed",
+          "microsoft/Megatron-DeepSpeed @ f4157bea69f3df8c6cb66f2ebcda66ba03d1288e (2024-12-24) megatron/arguments.py; "
+          "ds_config keys: microsoft/DeepSpeed @ 38327e07f6cd39b63418f60cedd1651b0be3e7c3 (0.16.5) "
+          "deepspeed/runtime/constants.py, runtime/zero/config.py, runtime/zero/offload_config.py",
+          "pretrain_gpt.py", "Megatron-DeepSpeed's pretrain_gpt.py", "--deepspeed --deepspeed_config {ds_config}",
+          deepspeed_launch_arguments()};
+}
+
 FrameworkEntry megatron_core() {
   FrameworkEntry e;
   e.id = Framework::megatron_core;
@@ -78,6 +359,7 @@ FrameworkEntry megatron_core() {
   e.context_parallel = {true, at(kMcore,
                                  "parallel_state.py initialize_model_parallel(context_parallel_size) "
                                  "(--context-parallel-size, from 292543d342 2023-10-12)")};
+  e.launch = megatron_launch();
   return e;
 }
 
@@ -95,6 +377,7 @@ FrameworkEntry megatron_lm() {
   e.context_parallel = {false,
                         "Megatron-LM 2021-22 megatron/arguments.py has no --context-parallel-size (it arrived "
                         "with 292543d342, 2023-10-12, in megatron/core)"};
+  e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
 
@@ -190,6 +473,7 @@ FrameworkEntry deepspeed() {
                                    "sequence/layer.py DistributedAttention: Ulysses sequence parallelism "
                                    "(all_to_all_single of heads and sequence), a different mechanism from "
                                    "context parallelism, not modelled by trainsim"};
+  e.launch = deepspeed_launch();
   return e;
 }
 
@@ -200,6 +484,7 @@ FrameworkEntry deepspeed_2021() {
   e.id = Framework::deepspeed_2021;
   e.name = "deepspeed-2021";
   e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
+  e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.grad_bucket_params = {5e8, at(kDeepSpeed2021,
                                   "deepspeed/runtime/zero/constants.py "
                                   "ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE_DEFAULT = 500000000")};
@@ -257,6 +542,7 @@ FrameworkEntry bigscience_megatron_deepspeed() {
   e.id = Framework::bigscience_megatron_deepspeed;
   e.name = "bigscience-megatron-deepspeed";
   e.versions = std::string(kBigScienceFork) + " on DeepSpeed 0.6";
+  e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.softmax_batch_per_block_from_heads = {
       true, std::string(kBigScienceFork) +
                 " megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available: "
@@ -337,6 +623,7 @@ FrameworkEntry fsdp() {
   e.context_parallel = {true, at(kTorchtitan,
                                  "torchtitan/distributed/context_parallel/api.py (parallelism.context_parallel_degree, "
                                  "PyTorch's experimental context_parallel ring attention)")};
+  e.launch = torchtitan_launch();
   return e;
 }
 
@@ -350,6 +637,7 @@ FrameworkEntry mindspeed() {
                                      "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
                                      "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
                                      "model's automatic choice"};
+  e.launch = mindspeed_launch();
   return e;
 }
 

@@ -1,2 +1,3 @@
 # Sources of the framework module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/launch.cpp)

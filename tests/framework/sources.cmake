@@ -4,3 +4,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_orderi
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/zero3_mechanism_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bigscience_rows_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepspeed_pipe_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/launch_test.cpp)

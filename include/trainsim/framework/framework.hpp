@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trainsim/framework/launch.hpp"
 #include "trainsim/plan/parallel_plan.hpp"
 
 namespace trainsim {
@@ -98,6 +99,9 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
+  // entry of a past version has none (launch.name empty): its launch is today's entry's.
+  LaunchSyntax launch;
 };
 
 const char* to_string(Framework framework);
