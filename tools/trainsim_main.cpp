@@ -9,6 +9,7 @@
 #include <functional>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -275,19 +276,22 @@ int main(int argc, char** argv) {
       std::fputs(trainsim::format_summary(scenario, result, &confidence).c_str(), text);
       std::fputs(trainsim::format_slow_devices(scenario, result, options.mode).c_str(), text);
       if (!advice.fits) std::fputs(("\n" + trainsim::format_fit_advice(advice)).c_str(), text);
+      std::optional<trainsim::MonteCarloResult> samples;
       if (monte_carlo) {
         trainsim::MonteCarloOptions mc;
         mc.samples = run_samples;
         mc.seed = run_seed >= 0 ? static_cast<std::uint64_t>(run_seed) : scenario.variability.seed;
         mc.mode = options.mode;
         mc.max_threads = run_threads;
-        std::fputs(trainsim::format_monte_carlo(scenario, trainsim::monte_carlo(scenario, mc)).c_str(), text);
+        samples = trainsim::monte_carlo(scenario, mc);
+        std::fputs(trainsim::format_monte_carlo(scenario, *samples).c_str(), text);
       }
       emit_outputs(outputs, [&](const std::string& option) {
-        if (option == "--json")
-          return trainsim::summary_json_with_verdict(trainsim::json_summary(scenario, result, &confidence), advice)
-                     .dump(2) +
-                 "\n";
+        if (option == "--json") {
+          auto json = trainsim::summary_json_with_verdict(trainsim::json_summary(scenario, result, &confidence), advice);
+          if (samples) json["monte_carlo"] = trainsim::monte_carlo_json(*samples);
+          return json.dump(2) + "\n";
+        }
         if (option == "--trace") return trainsim::chrome_trace(result.timeline);
         return trainsim::html_report(scenario, result);
       });

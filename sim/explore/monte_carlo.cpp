@@ -151,6 +151,23 @@ std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult&
   return out;
 }
 
+nlohmann::ordered_json monte_carlo_json(const MonteCarloResult& r) {
+  nlohmann::ordered_json j;
+  j["samples"] = r.samples;
+  j["seed"] = r.seed;
+  j["mode"] = r.mode == ReplayMode::full ? "full" : "representative";
+  j["uniform_step_time_s"] = r.uniform_step_s;
+  j["mean_step_time_s"] = r.mean_s;
+  j["p50_step_time_s"] = r.p50_s;
+  j["p90_step_time_s"] = r.p90_s;
+  j["p99_step_time_s"] = r.p99_s;
+  j["linearity"] = r.linearity;
+  j["step_time_s"] = r.step_s;
+  j["slowest_stage"] = r.slowest_stage;
+  j["slowest_device"] = r.slowest_device;
+  return j;
+}
+
 SlowestDevice slowest_device(const Scenario& scenario) {
   SlowestDevice out;
   if (!scenario.variability.any_fixed()) return out;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/simulation.hpp"
 
@@ -44,6 +46,10 @@ struct MonteCarloResult {
 constexpr int kMaxSamples = 1000000;
 MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& options);
 std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult& result);
+// The same for `run --json`: {"samples", "seed", "mode", "uniform_step_time_s", "mean_step_time_s",
+// "p50_step_time_s", "p90_step_time_s", "p99_step_time_s", "linearity", "step_time_s": [...],
+// "slowest_stage": [...], "slowest_device": [...]} (the lists per sample, in sample order).
+nlohmann::ordered_json monte_carlo_json(const MonteCarloResult& result);
 
 // Nearest-rank percentile (p in (0, 1]) of values (sorted inside).
 double percentile(std::vector<double> values, double p);
