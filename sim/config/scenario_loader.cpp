@@ -464,7 +464,10 @@ SlowDeviceList take_slow_device_list(YAML::Node& root, const ValidateOptions& op
   const std::string key = "variability.slow_devices";
   const bool from_set = options.overridden.count(key) > 0;
   auto at = [&](const YAML::Node& node) { return from_set ? SourceLocation{"--set", 0, 0} : location_of(node, options.file); };
-  const std::string shape = "a list of {rank: N, speed_factor: F} with F in (0, 1], or a count";
+  // 0.01 as variability.slow_card_speed's bound: a card 100x slow is broken, not slow, and the
+  // factor stretches the step's bound against the replay's clock.
+  const std::string factor_range = "a speed factor in [0.01, 1]: 0.5 runs at half speed";
+  const std::string shape = "a list of {rank: N, speed_factor: F} with F in [0.01, 1], or a count";
   out.given = true;
   for (const auto& item : list) {
     if (!item.IsMap() || !item["rank"] || !item["speed_factor"] || item.size() != 2) {
@@ -487,12 +490,11 @@ SlowDeviceList take_slow_device_list(YAML::Node& root, const ValidateOptions& op
     } catch (const YAML::Exception&) {
       ok = false;
       problems.push_back({at(factor), key + ".speed_factor", "expected a number, got '" + echo(factor.Scalar()) + "'",
-                          "a speed factor in (0, 1]: 0.5 runs at half speed"});
+                          factor_range});
     }
     if (!ok) continue;
-    if (!(f > 0 && f <= 1)) {
-      problems.push_back({at(factor), key + ".speed_factor", echo(factor.Scalar()) + " is out of range",
-                          "a speed factor in (0, 1]: 0.5 runs at half speed"});
+    if (!(f >= 0.01 && f <= 1)) {
+      problems.push_back({at(factor), key + ".speed_factor", echo(factor.Scalar()) + " is out of range", factor_range});
       continue;
     }
     if (r < 0 || r > INT_MAX) {

@@ -91,6 +91,9 @@ TEST_CASE("variability: slow_devices as a list or a count, and its errors", "[va
   CHECK(range.find("ranks 0 to 7 (num_devices 8)") != std::string::npos);
   CHECK(error_of({{"variability.slow_devices", "[{rank: 1, speed_factor: 0}]"}}).find("speed_factor: 0 is out of range") !=
         std::string::npos);
+  CHECK(error_of({{"variability.slow_devices", "[{rank: 1, speed_factor: 0.001}]"}})
+            .find("speed_factor: 0.001 is out of range; valid: a speed factor in [0.01, 1]") != std::string::npos);
+  CHECK(error_of({{"variability.slow_devices", "[{rank: 1, speed_factor: 0.01}]"}}).empty());
   CHECK(error_of({{"variability.slow_devices", "[{rank: 1}]"}}).find("expected {rank: N, speed_factor: F}") !=
         std::string::npos);
   CHECK(error_of({{"variability.slow_devices", "[{rank: 1, speed_factor: 0.5}, {rank: 1, speed_factor: 0.7}]"}})

@@ -24,7 +24,7 @@ struct DataLoading {
 // every collective. All zero / empty by default: the uniform cluster of every other prediction.
 struct SlowDevice {
   int rank = 0;             // device as trainsim numbers them: stage x devices per stage + index in stage
-  double speed_factor = 1;  // in (0, 1]
+  double speed_factor = 1;  // in [0.01, 1]
 };
 struct Variability {
   std::vector<SlowDevice> slow_devices;  // named in the scenario
