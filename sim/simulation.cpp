@@ -10,6 +10,7 @@
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/engine/limits.hpp"
+#include "trainsim/engine/variability.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
@@ -84,7 +85,7 @@ double stretch(const std::vector<double>& speeds) {
 // A step whose tasks could outlast the clock is refused before its graph is built.
 void check_step_time(const Scenario& scenario, const PipelineCosts& costs, const ReplayOptions& options) {
   const StepTimeBound b = options.full ? step_time_bound(costs, stretch(options.device_speed), stretch(options.link_speed))
-                                       : step_time_bound(costs);
+                                       : step_time_bound(costs, stretch(options.device_speed), 1.0);
   const double bound = b.total_s;
   if (bound <= kMaxStepTime_s) return;
   const ParallelPlan& plan = scenario.plan;
@@ -138,23 +139,25 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   ReplayOptions replay_options;
   replay_options.full = options.mode == ReplayMode::full;
   replay_options.record_spans = options.record_timeline;
-  if (!options.device_speed.empty()) {
-    if (!replay_options.full) {
+  // Speed factors: given by the caller (the Monte Carlo's draws), else the scenario's fixed
+  // variability (slow cards, spread); one per rank in full mode, one per stage (its slowest
+  // rank's) in representative mode. None at all for a uniform cluster: the step as before.
+  const int stages = costs.num_stages();
+  const int replayed_devices = replay_options.full ? stages * costs.ranks_per_stage() : stages;
+  std::vector<double> speeds = options.device_speed;
+  if (speeds.empty() && scenario.variability.any_fixed()) {
+    speeds = fixed_device_speeds(scenario.variability, stages * costs.ranks_per_stage());
+    if (!replay_options.full) speeds = slowest_per_stage(speeds, stages);
+  }
+  if (!speeds.empty()) {
+    if (static_cast<int>(speeds.size()) != replayed_devices) {
       Diagnostic d;
       d.key_path = "device_speed";
-      d.problem = "per-device speed factors need the full replay mode";
-      d.valid = "--mode full";
+      d.problem = std::to_string(speeds.size()) + " speed factors for " + std::to_string(replayed_devices) + " replayed devices";
+      d.valid = replay_options.full ? "one factor per device" : "one factor per stage (representative mode)";
       throw ConfigError(d);
     }
-    if (static_cast<int>(options.device_speed.size()) != costs.num_stages() * costs.ranks_per_stage()) {
-      Diagnostic d;
-      d.key_path = "device_speed";
-      d.problem = std::to_string(options.device_speed.size()) + " speed factors for " +
-                  std::to_string(costs.num_stages() * costs.ranks_per_stage()) + " devices";
-      d.valid = "one factor per device";
-      throw ConfigError(d);
-    }
-    replay_options.device_speed = options.device_speed;
+    replay_options.device_speed = std::move(speeds);
   }
   if (!options.link_speed.empty()) {
     if (!replay_options.full || static_cast<int>(options.link_speed.size()) != costs.num_stages() * costs.ranks_per_stage()) {

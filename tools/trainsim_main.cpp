@@ -9,6 +9,7 @@
 #include <functional>
 #include <new>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "trainsim/config/schema.hpp"
 #include "trainsim/explore/fit_advice.hpp"
 #include "trainsim/explore/search.hpp"
+#include "trainsim/explore/monte_carlo.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/report/chrome_trace.hpp"
@@ -160,6 +162,15 @@ int main(int argc, char** argv) {
   run->add_option("--mode", mode, "replay one rank per pipeline stage (representative) or every rank (full)")
       ->check(CLI::IsMember({"representative", "full"}))
       ->capture_default_str();
+  // Monte Carlo of steps under the scenario's variability. keys (issue 19).
+  int run_samples = 0, run_threads = 0;
+  long long run_seed = -1;
+  run->add_option("--samples", run_samples,
+                  "also replay this many steps drawing the variability. keys (jitter per step; the cluster's slow cards "
+                  "and spread from the seed): p50/p90/p99 step time, linearity, slowest stage and card");
+  run->add_option("--seed", run_seed, "with --samples: seed of the draws (default: variability.seed)");
+  run->add_option("--threads", run_threads, "with --samples: worker threads (0: all cores); the result does not depend on it")
+      ->capture_default_str();
 
   ScenarioArgs memory_args;
   std::string memory_json;
@@ -253,6 +264,16 @@ int main(int argc, char** argv) {
       std::fputs(table.c_str(), stdout);
     } else if (*run) {
       const auto outputs = requested_outputs(*run, {{"--json", run_json}, {"--trace", run_trace}, {"--html", run_html}});
+      // --samples, --seed, --threads: checked before any work.
+      const bool monte_carlo = run_samples != 0 || run_seed != -1;
+      if (monte_carlo) {
+        std::vector<trainsim::Diagnostic> problems;
+        check_number(problems, "--samples", run_samples, 1, trainsim::kMaxSamples,
+                     "1 to " + std::to_string(trainsim::kMaxSamples) + " steps");
+        if (run_seed != -1) check_number(problems, "--seed", static_cast<double>(run_seed), 0, 2147483647, "0 to 2147483647");
+        check_number(problems, "--threads", run_threads, 0, 1024, "0 (all cores) to 1024");
+        if (!problems.empty()) throw trainsim::ConfigError(problems);
+      }
       const auto scenario = load_checked(run_args, outputs);
       trainsim::SimOptions options;
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
@@ -280,12 +301,24 @@ int main(int argc, char** argv) {
       std::FILE* text = text_stream(outputs);
       const auto confidence = summary_confidence(scenario);
       std::fputs(trainsim::format_summary(scenario, result, &confidence).c_str(), text);
+      std::fputs(trainsim::format_slow_devices(scenario, result, options.mode).c_str(), text);
       if (!advice.fits) std::fputs(("\n" + trainsim::format_fit_advice(advice)).c_str(), text);
+      std::optional<trainsim::MonteCarloResult> samples;
+      if (monte_carlo) {
+        trainsim::MonteCarloOptions mc;
+        mc.samples = run_samples;
+        mc.seed = run_seed >= 0 ? static_cast<std::uint64_t>(run_seed) : scenario.variability.seed;
+        mc.mode = options.mode;
+        mc.max_threads = run_threads;
+        samples = trainsim::monte_carlo(scenario, mc);
+        std::fputs(trainsim::format_monte_carlo(scenario, *samples).c_str(), text);
+      }
       emit_outputs(outputs, [&](const std::string& option) {
-        if (option == "--json")
-          return trainsim::summary_json_with_verdict(trainsim::json_summary(scenario, result, &confidence), advice)
-                     .dump(2) +
-                 "\n";
+        if (option == "--json") {
+          auto json = trainsim::summary_json_with_verdict(trainsim::json_summary(scenario, result, &confidence), advice);
+          if (samples) json["monte_carlo"] = trainsim::monte_carlo_json(*samples);
+          return json.dump(2) + "\n";
+        }
         if (option == "--trace") return trainsim::chrome_trace(result.timeline, trace_ranks);
         return trainsim::html_report(scenario, result);
       });

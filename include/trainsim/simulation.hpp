@@ -16,7 +16,8 @@ enum class ReplayMode { representative, full };
 
 struct SimOptions {
   ReplayMode mode = ReplayMode::representative;
-  std::vector<double> device_speed;  // full mode: per-rank compute speed factor (1 = nominal)
+  std::vector<double> device_speed;  // compute speed factor (1 = nominal) per rank (full mode) or per
+                                     // stage (representative); empty: the scenario's variability
   std::vector<double> link_speed;    // full mode: per-rank link speed factor (1 = nominal)
   bool record_timeline = true;       // spans for traces; sweeps turn it off
 };

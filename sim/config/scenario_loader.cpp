@@ -444,6 +444,107 @@ void check_attention_kernel(const Validated& v, const ParallelPlan& plan, const 
                       valid});
 }
 
+// --- variability (issue 19) ---------------------------------------------------------------
+// variability.slow_devices as a list of {rank, speed_factor} (the key table knows the count
+// form, an integer): read here, each item checked, then taken out of the tree so the table's
+// walker sees only the count form. Ranks are checked against the device count later.
+struct SlowDeviceList {
+  std::vector<SlowDevice> devices;
+  std::vector<SourceLocation> where;  // of each item's rank
+  bool given = false;
+};
+
+SlowDeviceList take_slow_device_list(YAML::Node& root, const ValidateOptions& options,
+                                     std::vector<Diagnostic>& problems) {
+  SlowDeviceList out;
+  if (!root.IsMap() || !root["variability"] || !root["variability"].IsMap()) return out;
+  YAML::Node section = root["variability"];
+  const YAML::Node list = section["slow_devices"];
+  if (!list || !list.IsSequence()) return out;
+  const std::string key = "variability.slow_devices";
+  const bool from_set = options.overridden.count(key) > 0;
+  auto at = [&](const YAML::Node& node) { return from_set ? SourceLocation{"--set", 0, 0} : location_of(node, options.file); };
+  // 0.01 as variability.slow_card_speed's bound: a card 100x slow is broken, not slow, and the
+  // factor stretches the step's bound against the replay's clock.
+  const std::string factor_range = "a speed factor in [0.01, 1]: 0.5 runs at half speed";
+  const std::string shape = "a list of {rank: N, speed_factor: F} with F in [0.01, 1], or a count";
+  out.given = true;
+  for (const auto& item : list) {
+    if (!item.IsMap() || !item["rank"] || !item["speed_factor"] || item.size() != 2) {
+      problems.push_back({at(item), key, "expected {rank: N, speed_factor: F}", shape});
+      continue;
+    }
+    SlowDevice d;
+    const YAML::Node rank = item["rank"], factor = item["speed_factor"];
+    long long r = -1;
+    double f = 0;
+    bool ok = rank.IsScalar() && factor.IsScalar();
+    try {
+      if (ok) r = rank.as<long long>();
+    } catch (const YAML::Exception&) {
+      ok = false;
+      problems.push_back({at(rank), key + ".rank", "expected an integer, got '" + echo(rank.Scalar()) + "'", shape});
+    }
+    try {
+      if (rank.IsScalar() && factor.IsScalar()) f = factor.as<double>();
+    } catch (const YAML::Exception&) {
+      ok = false;
+      problems.push_back({at(factor), key + ".speed_factor", "expected a number, got '" + echo(factor.Scalar()) + "'",
+                          factor_range});
+    }
+    if (!ok) continue;
+    if (!(f >= 0.01 && f <= 1)) {
+      problems.push_back({at(factor), key + ".speed_factor", echo(factor.Scalar()) + " is out of range", factor_range});
+      continue;
+    }
+    if (r < 0 || r > INT_MAX) {
+      problems.push_back({at(rank), key + ".rank", echo(rank.Scalar()) + " is out of range", "a rank from 0"});
+      continue;
+    }
+    d.rank = static_cast<int>(r);
+    d.speed_factor = f;
+    out.devices.push_back(d);
+    out.where.push_back(at(rank));
+  }
+  section.remove("slow_devices");
+  return out;
+}
+
+Variability fill_variability(const Validated& v, SlowDeviceList list) {
+  Variability out;
+  out.slow_devices = std::move(list.devices);
+  if (!list.given) out.slow_device_count = as_int(v, "variability.slow_devices");
+  out.slow_card_speed = v.num("variability.slow_card_speed");
+  out.slow_card_rate = v.num("variability.slow_card_rate");
+  out.device_speed_cv = v.num("variability.device_speed_cv");
+  out.step_jitter_cv = v.num("variability.step_jitter_cv");
+  out.seed = static_cast<std::uint64_t>(as_int64(v, "variability.seed"));
+  return out;
+}
+
+// Ranks within the job, each named once; a count within the job.
+void check_variability(const Scenario& scenario, const SlowDeviceList& list, const Validated& v,
+                       std::vector<Diagnostic>& problems) {
+  const int n = scenario.num_devices;
+  const std::string valid = "ranks 0 to " + std::to_string(n - 1) + " (num_devices " + std::to_string(n) + ")";
+  std::vector<char> named(static_cast<std::size_t>(n), 0);
+  for (std::size_t i = 0; i < list.devices.size(); ++i) {
+    const int r = list.devices[i].rank;
+    if (r >= n) {
+      problems.push_back({list.where[i], "variability.slow_devices.rank", "rank " + std::to_string(r) + " is out of range", valid});
+    } else if (named[static_cast<std::size_t>(r)]++) {
+      problems.push_back({list.where[i], "variability.slow_devices.rank", "rank " + std::to_string(r) + " is named twice", valid});
+    }
+  }
+  if (scenario.variability.slow_device_count > n) {
+    const Value& count = v.values.at("variability.slow_devices");
+    problems.push_back({count.where, "variability.slow_devices",
+                        std::to_string(scenario.variability.slow_device_count) + " slow devices in a job of " +
+                            std::to_string(n),
+                        "a count from 0 to " + std::to_string(n)});
+  }
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
@@ -462,6 +563,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   }
   // Unknown --set keys are reported together with whatever else is wrong.
   const size_t override_problems = problems.size();
+  const SlowDeviceList slow_list = take_slow_device_list(root, options, problems);
   const Validated v = validate_tree(root, FileKind::scenario, options, problems);
   if (problems.size() > override_problems) throw ConfigError(problems);
 
@@ -479,6 +581,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
                         echo(v.str("plan.grad_bucket_size")) + " is below 1MiB", "0B (Megatron's default) or 1MiB to 1PB"});
   scenario.data.sample_load_s = v.num("data.sample_load_time");
   scenario.data.loader_workers = as_int(v, "data.loader_workers");
+  scenario.variability = fill_variability(v, slow_list);
+  check_variability(scenario, slow_list, v, problems);
 
   const std::vector<std::string> roots =
       search_roots.empty() ? std::vector<std::string>{TRAINSIM_DATA_DIR} : search_roots;

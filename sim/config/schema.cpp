@@ -169,6 +169,16 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
   {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, kMaxLayers, "", "explicit pipeline split, one entry per stage"},
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
+  // Variability (issue 19). Every default leaves the cluster uniform (today's predictions);
+  // the docs give the published magnitudes to set. Sinha et al., "Not All GPUs Are Created
+  // Equal" (SC'22): 8% (max 22%) average performance variation between GPUs of one SKU on
+  // Summit, Vortex, Frontera, Longhorn, Corona, outliers up to 1.5x slower than the median GPU.
+  {"variability.slow_devices", T::integer, D::none, "0", false, 0, 1048576, "", "slow cards: a count placed at random by variability.seed at slow_card_speed, or a list of {rank, speed_factor} (rank = stage x devices per stage + index, as run prints)"},
+  {"variability.slow_card_speed", T::number, D::none, "0.6667", false, 0.01, 1, "", "speed factor of a slow card placed by count or rate; 1/1.5: Sinha et al. SC'22 outliers 1.5x slower than the median GPU"},
+  {"variability.slow_card_rate", T::number, D::none, "0", false, 0, 1, "", "probability that a device is a slow card (0: none; assumption to set, e.g. from your fleet's straggler logs)"},
+  {"variability.device_speed_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's sustained speed, lognormal, fixed per device (assumption to set; Sinha et al. SC'22 measured 8% average variation between GPUs of one SKU)"},
+  {"variability.step_jitter_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's speed from step to step, lognormal (OS noise, clocks; assumption), drawn by run --samples"},
+  {"variability.seed", T::integer, D::none, "1", false, 0, 2147483647, "", "seed of the cluster's draws (slow-card placement, speed spread); run --seed overrides"},
 };
 // clang-format on
 

@@ -370,7 +370,7 @@ class Replayer {
     busy_.assign(static_cast<std::size_t>(devices_) * kStreams, 0);
     dev_.assign(static_cast<std::size_t>(devices_), DeviceState{});
     inv_speed_.assign(static_cast<std::size_t>(devices_), 1.0);
-    if (o.full && !o.device_speed.empty()) {
+    if (!o.device_speed.empty()) {  // full: per rank; representative: per stage
       if (static_cast<int>(o.device_speed.size()) != devices_)
         throw SimError("replay: device_speed has " + std::to_string(o.device_speed.size()) + " entries for " +
                        std::to_string(devices_) + " devices");
@@ -378,6 +378,7 @@ class Replayer {
         const double s = o.device_speed[static_cast<std::size_t>(d)];
         if (!(s > 0)) throw SimError("replay: device speed must be positive");
         inv_speed_[static_cast<std::size_t>(d)] = 1.0 / s;
+        if (s != 1.0) slow_devices_ = true;
       }
     }
     inv_link_.assign(static_cast<std::size_t>(devices_), 1.0);
@@ -395,7 +396,7 @@ class Replayer {
     // The step's bound (replay_time_bound_s) within the clock; each duration is rounded to a
     // whole picosecond, half a picosecond more per task at most.
     const double bound_s = Full ? compute_s * max_stretch(o.device_speed) + comm_s * max_stretch(o.link_speed)
-                                : compute_s + comm_s;
+                                : compute_s * max_stretch(o.device_speed) + comm_s;
     if (!(bound_s * kPsPerS + 0.5 * static_cast<double>(n_) < static_cast<double>(kClockEnd)))
       throw ConfigError(Diagnostic({}, "replay",
                                    "the tasks' durations add up to " + std::to_string(bound_s / 86400.0) +
@@ -618,7 +619,7 @@ class Replayer {
     SimTime dur = f.duration_ps;
     if (f.comm < 0) {
       dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
-      if (r_ > 1 && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
+      if (slow_devices_ && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
         dur = round_ps(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
     } else {
       // A transfer of one rank (begin_transfer's work, inline: this is the hot path).
@@ -971,6 +972,7 @@ class Replayer {
   std::vector<std::uint8_t> busy_;
   std::vector<DeviceState> dev_;
   std::vector<double> inv_speed_;
+  bool slow_devices_ = false;  // some device_speed is not 1 (the hot path skips the lookup otherwise)
   std::vector<double> inv_link_;
   bool slow_links_ = false;
   bool record_spans_ = false;       // ReplayOptions::record_spans
@@ -1002,7 +1004,7 @@ double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options)
     else
       comm += d * (t.tier == 1 && options.share_links ? kMaxFlowsPerLink : 1.0);
   }
-  if (!options.full) return compute + comm;
+  if (!options.full) return compute * max_stretch(options.device_speed) + comm;
   return compute * max_stretch(options.device_speed) + comm * max_stretch(options.link_speed);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 
+#include "trainsim/explore/monte_carlo.hpp"
 #include "trainsim/report/op_table.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/validation/fit_registry.hpp"
@@ -143,6 +144,15 @@ Explanation explain(const Scenario& scenario) {
       {"host dispatch free", [](Scenario& s) { s.hardware.device.kernel_launch_s = 0; }},
       {"no recomputation", [](Scenario& s) { s.plan.recompute_granularity = RecomputeGranularity::none; }},
   };
+  // A slow card of the scenario (variability.): what the step would be without it.
+  double uniform_step = step;
+  if (scenario.variability.any_fixed()) {
+    Scenario uniform = scenario;
+    uniform.variability = Variability{};
+    uniform_step = step_of(uniform);
+    out.counterfactuals.push_back(
+        {"slow cards at nominal speed (no variability.)", uniform_step, step > 0 ? 1 - uniform_step / step : 0});
+  }
   for (const auto& [what, apply] : levers) {
     Scenario changed = scenario;
     apply(changed);
@@ -179,13 +189,9 @@ Explanation explain(const Scenario& scenario) {
   }
   if (host > 0.05)
     out.diagnoses.push_back("host-bound: kernel dispatch shows in the step; larger micro-batches or fused kernels help");
-  for (const auto& wait : out.baseline.device_waits) {
-    if (wait.flagged) {
-      out.diagnoses.push_back("slow card: device " + std::to_string(wait.device) + " waits " +
-                              std::to_string(int(100 * wait.collective_wait_ratio)) + "% inside collectives");
-      break;
-    }
-  }
+  // The card the others wait for (the waiting ones are its peers, not the culprit).
+  if (const std::string slow = slow_card_diagnosis(scenario, step, uniform_step); !slow.empty())
+    out.diagnoses.push_back(slow);
   for (const auto& share : out.shares) {
     if (share.first == "pipeline bubble" && share.second > 0.1)
       out.diagnoses.push_back("pipeline bubble above 10%: more micro-batches, interleaving or zb-h1 shrink it "

@@ -1,5 +1,6 @@
 #pragma once
 // A scenario: which model, on which hardware, how many devices, with which plan.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,29 @@ struct DataLoading {
                              // 0: loaded inside the training loop, on the step's critical path
 };
 
+// Variability (issue 19): devices that run slower than the hardware file says. A speed factor
+// s stretches a device's compute by 1/s; a synchronous step waits for the slowest member of
+// every collective. All zero / empty by default: the uniform cluster of every other prediction.
+struct SlowDevice {
+  int rank = 0;             // device as trainsim numbers them: stage x devices per stage + index in stage
+  double speed_factor = 1;  // in [0.01, 1]
+};
+struct Variability {
+  std::vector<SlowDevice> slow_devices;  // named in the scenario
+  int slow_device_count = 0;             // placed at random (by seed) at slow_card_speed
+  double slow_card_speed = 1.0 / 1.5;    // speed of a slow card placed by count or rate
+  double slow_card_rate = 0;             // probability that a device is a slow card
+  double device_speed_cv = 0;            // coefficient of variation of a device's sustained speed
+  double step_jitter_cv = 0;             // coefficient of variation of a device's speed from step to step
+  std::uint64_t seed = 1;                // draws of the cluster (placement, spread) and of the steps
+  // Anything that makes one device differ from another in a single step (jitter is per step:
+  // only `run --samples` draws it).
+  bool any_fixed() const {
+    return !slow_devices.empty() || slow_device_count > 0 || slow_card_rate > 0 || device_speed_cv > 0;
+  }
+  bool any() const { return any_fixed() || step_jitter_cv > 0; }
+};
+
 struct Scenario {
   std::string name;
   std::string file;
@@ -26,6 +50,7 @@ struct Scenario {
   int num_devices = 1;
   ParallelPlan plan;
   DataLoading data;
+  Variability variability;
 };
 
 // "--set key.path=value", applied to the scenario's YAML before validation.

@@ -15,7 +15,8 @@ namespace trainsim {
 
 struct ReplayOptions {
   bool full = false;                 // every rank of every stage (else one rank per stage)
-  std::vector<double> device_speed;  // full mode: compute speed factor per global rank (1 = nominal)
+  std::vector<double> device_speed;  // compute speed factor (1 = nominal) per global rank (full mode)
+                                     // or per stage (representative mode)
   std::vector<double> link_speed;    // full mode: link speed factor per global rank; a transfer
                                      // runs at its slowest member's pace
   bool record_spans = true;          // spans, memory samples and flows in the Timeline

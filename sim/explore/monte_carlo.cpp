@@ -1,0 +1,255 @@
+// Monte Carlo of steps under device variability, and the slow-card report lines (issue 19).
+#include "trainsim/explore/monte_carlo.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
+#include "trainsim/engine/variability.hpp"
+
+namespace trainsim {
+namespace {
+
+int stages_of(const Scenario& s) { return std::max(1, s.plan.pipeline_model_parallel_size); }
+
+double busy_compute_s(const StageBreakdown& b) {
+  return b.forward_s + b.backward_s + b.recompute_s + b.optimizer_s + b.data_s + b.host_s;
+}
+
+double collective_s(const StageBreakdown& b) {
+  return b.tp_exposed_s + b.cp_exposed_s + b.ep_exposed_s + b.dp_exposed_s + b.comm_hidden_s;
+}
+
+std::string num(const char* format, double x) { return format_number(format, x); }
+
+// Counts of a per-sample index, most frequent first (ties: lower index first), at most `top`.
+std::string frequency_text(const std::vector<int>& values, const char* what, std::size_t top) {
+  std::map<int, int> count;
+  for (int v : values) ++count[v];
+  std::vector<std::pair<int, int>> rows(count.begin(), count.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  const double n = static_cast<double>(std::max<std::size_t>(1, values.size()));
+  for (std::size_t i = 0; i < rows.size() && i < top; ++i)
+    out += std::string(out.empty() ? "" : ", ") + what + " " + std::to_string(rows[i].first) + " " +
+           num("%.0f", 100.0 * rows[i].second / n) + " %";
+  if (rows.size() > top) out += ", " + std::to_string(rows.size() - top) + " others";
+  return out;
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(p * static_cast<double>(values.size()));
+  const std::size_t i = static_cast<std::size_t>(std::clamp(rank, 1.0, static_cast<double>(values.size()))) - 1;
+  return values[i];
+}
+
+MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& options) {
+  if (options.samples < 1 || options.samples > kMaxSamples)
+    throw ConfigError(Diagnostic({}, "--samples", std::to_string(options.samples) + " is out of range",
+                                 "1 to " + std::to_string(kMaxSamples)));
+  MonteCarloResult out;
+  out.samples = options.samples;
+  out.seed = options.seed;
+  out.mode = options.mode;
+  Variability v = scenario.variability;
+  v.seed = options.seed;
+  const int stages = stages_of(scenario);
+  const std::vector<double> fixed = fixed_device_speeds(v, scenario.num_devices);
+  const StageGroups groups = group_stage_speeds(fixed, stages);
+  const bool full = options.mode == ReplayMode::full;
+
+  SimOptions base;
+  base.mode = options.mode;
+  base.record_timeline = false;
+  Scenario uniform = scenario;
+  uniform.variability = Variability{};
+  out.uniform_step_s = simulate(uniform, base).metrics.step_time_s;
+
+  const std::size_t n = static_cast<std::size_t>(options.samples);
+  out.step_s.assign(n, 0);
+  out.slowest_stage.assign(n, 0);
+  out.slowest_device.assign(n, 0);
+  out.slowest_speed.assign(n, 1);
+  // Each sample's draws depend on (seed, k) only and it writes its own slots: any thread
+  // count gives the same vectors.
+  auto body = [&](const tbb::blocked_range<std::size_t>& range) {
+    for (std::size_t k = range.begin(); k != range.end(); ++k) {
+      SimOptions o = base;
+      if (full) {
+        o.device_speed = step_device_speeds(v, fixed, k);
+        const auto slowest = std::min_element(o.device_speed.begin(), o.device_speed.end());
+        out.slowest_device[k] = static_cast<int>(slowest - o.device_speed.begin());
+        out.slowest_speed[k] = *slowest;
+      } else {
+        const std::vector<StageDraw> draws = draw_stage_maxima(v, groups, k);
+        std::size_t worst = 0;
+        for (std::size_t s = 0; s < draws.size(); ++s) {
+          o.device_speed.push_back(draws[s].speed);
+          if (draws[s].speed < draws[worst].speed) worst = s;
+        }
+        out.slowest_device[k] = draws[worst].device;
+        out.slowest_speed[k] = draws[worst].speed;
+      }
+      const StepMetrics m = simulate(scenario, o).metrics;
+      out.step_s[k] = m.step_time_s;
+      int critical = 0;
+      for (std::size_t s = 1; s < m.stages.size(); ++s)
+        if (busy_compute_s(m.stages[s]) > busy_compute_s(m.stages[static_cast<std::size_t>(critical)]))
+          critical = static_cast<int>(s);
+      out.slowest_stage[k] = critical;
+    }
+  };
+  const tbb::blocked_range<std::size_t> range(0, n, 1);
+  if (options.max_threads > 0) {
+    tbb::task_arena arena(options.max_threads);
+    arena.execute([&] { tbb::parallel_for(range, body); });
+  } else {
+    tbb::parallel_for(range, body);
+  }
+
+  double sum = 0, throughput = 0;
+  for (double t : out.step_s) {
+    sum += t;
+    throughput += t > 0 ? out.uniform_step_s / t : 0;
+  }
+  out.mean_s = sum / static_cast<double>(n);
+  out.linearity = throughput / static_cast<double>(n);
+  out.p50_s = percentile(out.step_s, 0.50);
+  out.p90_s = percentile(out.step_s, 0.90);
+  out.p99_s = percentile(out.step_s, 0.99);
+  return out;
+}
+
+std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult& r) {
+  const Variability& v = scenario.variability;
+  std::string out = "\nMonte Carlo: " + std::to_string(r.samples) + " steps, seed " + std::to_string(r.seed) + ", " +
+                    (r.mode == ReplayMode::full ? "full mode (every device drawn)"
+                                                : "representative mode (each stage's slowest device drawn by order "
+                                                  "statistics)") +
+                    "\n";
+  out += "  variability: device_speed_cv " + num("%g", v.device_speed_cv) + ", step_jitter_cv " +
+         num("%g", v.step_jitter_cv) + ", slow_card_rate " + num("%g", v.slow_card_rate) + " at speed " +
+         num("%.3g", v.slow_card_speed) + ", " +
+         std::to_string(v.slow_devices.empty() ? v.slow_device_count : static_cast<int>(v.slow_devices.size())) +
+         " slow device(s) placed\n";
+  out += "  step time   uniform " + num("%.4f", r.uniform_step_s) + " s   mean " + num("%.4f", r.mean_s) + " s   p50 " +
+         num("%.4f", r.p50_s) + " s   p90 " + num("%.4f", r.p90_s) + " s   p99 " + num("%.4f", r.p99_s) + " s\n";
+  out += "  expected linearity from variability " + num("%.4f", r.linearity) +
+         " (mean throughput / the uniform cluster's; multiply `trainsim scale`'s linearity by it)\n";
+  out += "  slowest stage (most compute): " + frequency_text(r.slowest_stage, "stage", 4) + "\n";
+  out += "  slowest card: " + frequency_text(r.slowest_device, "rank", 5) + "\n";
+  return out;
+}
+
+nlohmann::ordered_json monte_carlo_json(const MonteCarloResult& r) {
+  nlohmann::ordered_json j;
+  j["samples"] = r.samples;
+  j["seed"] = r.seed;
+  j["mode"] = r.mode == ReplayMode::full ? "full" : "representative";
+  j["uniform_step_time_s"] = r.uniform_step_s;
+  j["mean_step_time_s"] = r.mean_s;
+  j["p50_step_time_s"] = r.p50_s;
+  j["p90_step_time_s"] = r.p90_s;
+  j["p99_step_time_s"] = r.p99_s;
+  j["linearity"] = r.linearity;
+  j["step_time_s"] = r.step_s;
+  j["slowest_stage"] = r.slowest_stage;
+  j["slowest_device"] = r.slowest_device;
+  return j;
+}
+
+SlowestDevice slowest_device(const Scenario& scenario) {
+  SlowestDevice out;
+  if (!scenario.variability.any_fixed()) return out;
+  const std::vector<double> speed = fixed_device_speeds(scenario.variability, scenario.num_devices);
+  const int per = scenario.num_devices / stages_of(scenario);
+  for (std::size_t d = 0; d < speed.size(); ++d) {
+    if (speed[d] < 1.0) ++out.slow_count;
+    if (out.rank < 0 || speed[d] < out.speed) {
+      out.rank = static_cast<int>(d);
+      out.speed = speed[d];
+    }
+  }
+  out.stage = out.rank / std::max(1, per);
+  return out;
+}
+
+std::string format_slow_devices(const Scenario& scenario, const SimResult& result, ReplayMode mode) {
+  if (!scenario.variability.any_fixed()) return "";
+  const StepMetrics& m = result.metrics;
+  const int stages = stages_of(scenario);
+  const int per = scenario.num_devices / stages;
+  const std::vector<double> speed = fixed_device_speeds(scenario.variability, scenario.num_devices);
+  const SlowestDevice slowest = slowest_device(scenario);
+  std::string out = "\n  variability: " + std::to_string(slowest.slow_count) + " of " +
+                    std::to_string(scenario.num_devices) + " devices below nominal speed; slowest rank " +
+                    std::to_string(slowest.rank) + " (stage " + std::to_string(slowest.stage) + ") at " +
+                    num("%.3f", slowest.speed) + "\n";
+  if (mode == ReplayMode::full) {
+    // Measured: each device's time waiting inside collectives / its time in collectives. The
+    // device its stage waits for is the one that waits least (a slow card, or the pipeline
+    // partner of one in another stage, whose micro-batches come late).
+    out += "  collective wait ratio per stage (full mode, measured; every device in --json):\n";
+    out += "  stage  waited-for rank  speed  its wait   others' wait min / median / max\n";
+    for (int s = 0; s < stages; ++s) {
+      const DeviceWait* least = nullptr;
+      for (const auto& w : m.device_waits)
+        if (w.stage == s && (!least || w.collective_wait_ratio < least->collective_wait_ratio)) least = &w;
+      if (!least) continue;
+      std::vector<double> others;
+      for (const auto& w : m.device_waits)
+        if (w.stage == s && &w != least) others.push_back(w.collective_wait_ratio);
+      if (others.empty()) others.push_back(0);
+      std::sort(others.begin(), others.end());
+      char line[160];
+      std::snprintf(line, sizeof line, "  %5d  %15d  %5.3f  %8.2f   %.2f / %.2f / %.2f\n", s, least->device,
+                    speed[static_cast<std::size_t>(least->device)], least->collective_wait_ratio, others.front(),
+                    percentile(others, 0.5), others.back());
+      out += line;
+    }
+    return out;
+  }
+  // Representative mode replays each stage at its slowest device's speed; the stage's other
+  // devices, at the median speed, finish their compute sooner and wait at the collectives for
+  // the difference: compute x (1 - slowest / median) of waiting over that plus their own
+  // collective time. An estimate: --mode full measures it per device.
+  out += "  collective wait ratio per stage (representative mode: estimated for the peers of each stage's slowest "
+         "device; --mode full measures every device):\n";
+  out += "  stage  slowest rank  speed  peers' median speed  peers' wait ratio\n";
+  for (int s = 0; s < stages && s < static_cast<int>(m.stages.size()); ++s) {
+    std::vector<double> stage_speed(speed.begin() + static_cast<std::ptrdiff_t>(s) * per,
+                                    speed.begin() + static_cast<std::ptrdiff_t>(s + 1) * per);
+    const auto worst = std::min_element(stage_speed.begin(), stage_speed.end());
+    const double median = percentile(stage_speed, 0.5);
+    const double wait = busy_compute_s(m.stages[static_cast<std::size_t>(s)]) * std::max(0.0, 1 - *worst / median);
+    const double held = wait + collective_s(m.stages[static_cast<std::size_t>(s)]);
+    char line[160];
+    std::snprintf(line, sizeof line, "  %5d  %12d  %5.3f  %19.3f  %17.2f\n", s,
+                  s * per + static_cast<int>(worst - stage_speed.begin()), *worst, median, held > 0 ? wait / held : 0.0);
+    out += line;
+  }
+  return out;
+}
+
+std::string slow_card_diagnosis(const Scenario& scenario, double step_s, double uniform_step_s) {
+  const SlowestDevice slowest = slowest_device(scenario);
+  if (slowest.rank < 0 || slowest.slow_count == 0) return "";
+  const double cost = uniform_step_s > 0 ? step_s / uniform_step_s - 1 : 0;
+  return "slow card: rank " + std::to_string(slowest.rank) + " (stage " + std::to_string(slowest.stage) + ") runs at " +
+         num("%.3g", slowest.speed) + " of nominal speed" +
+         (slowest.slow_count > 1 ? " (" + std::to_string(slowest.slow_count) + " devices below nominal)" : "") +
+         "; its collectives make every peer wait: the step is " + num("%.1f", 100 * cost) + " % longer (" +
+         num("%.4f", step_s - uniform_step_s) + " s) than on a uniform cluster; replace or drain it";
+}
+
+}  // namespace trainsim
