@@ -110,8 +110,11 @@ StageOrder zero_bubble_h2(int p, int s, int m) {
 // ZB-V. The reference implementation (sail-sg/zero-bubble-pipeline-parallelism,
 // scheduler/zbv.py) builds the order by simulating the pipeline under the memory limit of
 // 2p chunk activations per device (1F1B's p micro-batches), B before F, W only where it fills
-// a wait or frees memory. This is that idea, not its code: a list scheduler under unit pass
-// times and free communication. Each step the device that can start something earliest
+// a wait or frees memory, from profiled pass times. This is that idea, not its code: a list
+// scheduler with free communication under the pass times the ZB paper profiled for its runs,
+// T_F : T_B : T_W = 18.5 : 18.1 : 9.3, taken as 2 : 2 : 1 (an order built for T_W = T_B
+// replays badly where W is cheaper: 0.9-1.2 of 1F1B's bubble at 2 : 2 : 1, p = 4..16, against
+// 0.2-0.7 for this one, as m varies). Each step the device that can start something earliest
 // (ties: the lower device) takes, among what can start then, a B (lower virtual stage first),
 // else a F (the later chunk first, so the V fills), else a W; a W it holds runs first instead
 // when it fits before that start. A forward needs a free unit of the limit; W frees one.
@@ -119,6 +122,7 @@ StageOrder zero_bubble_h2(int p, int s, int m) {
 // graph posts the transfers in the order they are made, as the reference's communication
 // pass does.)
 std::vector<StageOrder> zero_bubble_v(int p, int m) {
+  constexpr long kTimeFB = 2, kTimeW = 1;  // F and B, W (the profiled 2 : 2 : 1)
   const int vstages = 2 * p;
   const int limit = 2 * p;
   auto vs_of = [p](int s, int c) { return c == 0 ? s : 2 * p - 1 - s; };
@@ -177,12 +181,12 @@ std::vector<StageOrder> zero_bubble_v(int p, int m) {
     }
     if (best_dev < 0) throw SimError("zb-v schedule: no pass can run (p=" + std::to_string(p) + ", m=" + std::to_string(m) + ")");
     Device& d = dev[static_cast<std::size_t>(best_dev)];
-    if (best_item.kind != WorkKind::backward_weight && !d.pending_w.empty() && d.time + 1 <= best_start) {
+    if (best_item.kind != WorkKind::backward_weight && !d.pending_w.empty() && d.time + kTimeW <= best_start) {
       best_start = d.time;  // a held W fits the wait
       best_item = d.pending_w.front();
     }
     const int vs = vs_of(best_dev, best_item.chunk);
-    d.time = best_start + 1;
+    d.time = best_start + (best_item.kind == WorkKind::backward_weight ? kTimeW : kTimeFB);
     const int k = best_item.microbatch;
     switch (best_item.kind) {
       case WorkKind::forward:
@@ -245,7 +249,7 @@ double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
     case PipelineSchedule::zero_bubble_h2:
       return 1.0 / 3;
     case PipelineSchedule::zero_bubble_v:
-      return 1.0 / 6;
+      return 0.4;
   }
   return 1.0;
 }

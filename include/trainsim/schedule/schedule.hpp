@@ -21,7 +21,8 @@
 //   device in a V (device s holds virtual stages s and 2p-1-s, so the first device also runs
 //   the last chunk and the loss), B and W split, at most 2p chunk activations (1F1B's p
 //   micro-batches) alive on a device. The order is built as the reference code builds it: a
-//   greedy placement under unit pass times and that memory limit (see zero_bubble_v).
+//   greedy placement under the paper's profiled pass times (T_F : T_B : T_W about 2 : 2 : 1)
+//   and that memory limit (see zero_bubble_v).
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,8 +64,9 @@ int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size);
 // T_F = T_B = T_W, free communication and m large enough, as the orders replay (the schedule
 // tests check each against the engine): GPipe and 1F1B 1, interleaved 1/v, ZB-H1 1/3
 // (Qi et al. 2023: (p-1)(T_F+T_B-T_W)), ZB-H2 1/3 (the step ends together: (p-1)T_F of
-// start-up skew; the paper's zero needs its optimizer post-validation), ZB-V 1/6 (p-1
-// chunk passes, a chunk being half a stage).
+// start-up skew; the paper's zero needs its optimizer post-validation). ZB-V has no closed
+// form (a greedy order): 0.4, about what its order replays at the ratio it is built for,
+// T_F : T_B : T_W = 2 : 2 : 1 (0.2-0.7 as m varies; the schedule tests bracket it).
 double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks);
 
 // Whether the backward runs as two items, B (input gradient) and W (weight gradient).
