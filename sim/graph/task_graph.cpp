@@ -122,6 +122,8 @@ class Builder {
     out_.ep = costs.ep;
     out_.ranks_per_stage = costs.ranks_per_stage();
     vstage_ = virtual_stages(costs);
+    place_.resize(static_cast<std::size_t>(p_) * v_);
+    for (int vs = 0; vs < p_ * v_; ++vs) place_[static_cast<std::size_t>(vs)] = place_of(costs.schedule, p_, v_, vs);
   }
 
   void build() {
@@ -347,6 +349,10 @@ class Builder {
     int stage, chunk, mb, slot;
   };
   void list_transfers() {
+    // Megatron's schedules and ZB-H1/H2 use each neighbour's outputs in the order it makes
+    // them (a chunk's micro-batches in order, the loop's chunks in turn): the use order is
+    // the send order and there is nothing to list.
+    if (costs_.schedule != PipelineSchedule::zero_bubble_v) return;
     sent_.assign(static_cast<std::size_t>(p_) * p_, {});
     posted_.assign(sent_.size(), 0);
     sent_index_.assign(items_.size(), -1);
@@ -356,7 +362,7 @@ class Builder {
         const int vs = vstage(s, w.chunk);
         const bool forward = w.kind == WorkKind::forward;
         if (forward ? vs == vstages - 1 : w.kind == WorkKind::backward_weight || vs == 0) continue;
-        const ChunkPlace to = place_of(costs_.schedule, p_, v_, forward ? vs + 1 : vs - 1);
+        const ChunkPlace to = place(forward ? vs + 1 : vs - 1);
         if (to.stage == s) continue;
         auto& list = sent_[static_cast<std::size_t>(s) * p_ + to.stage];
         const int slot = forward ? slot_forward : slot_backward;
@@ -383,9 +389,13 @@ class Builder {
         link(s, w.chunk, mb, slot_backward, s, w.chunk, slot_forward, w.kind);
       } else if (w.kind != WorkKind::forward || vs > 0) {
         const int slot = w.kind == WorkKind::forward ? slot_forward : slot_backward;
-        const ChunkPlace from = place_of(costs_.schedule, p_, v_, slot == slot_forward ? vs - 1 : vs + 1);
+        const ChunkPlace from = place(slot == slot_forward ? vs - 1 : vs + 1);
         if (from.stage == s) {
           link(s, w.chunk, mb, slot, s, from.chunk, slot, w.kind);
+          continue;
+        }
+        if (sent_.empty()) {
+          link(s, w.chunk, mb, slot, from.stage, from.chunk, slot, w.kind);
           continue;
         }
         const std::size_t pair = static_cast<std::size_t>(from.stage) * p_ + s;
@@ -399,13 +409,14 @@ class Builder {
   void post(const Receiver& r) {
     const int vs = vstage(r.stage, r.chunk);
     const bool forward = r.slot == slot_forward;
-    const ChunkPlace from = place_of(costs_.schedule, p_, v_, forward ? vs - 1 : vs + 1);
+    const ChunkPlace from = place(forward ? vs - 1 : vs + 1);
     const WorkKind work = forward                            ? WorkKind::forward
                           : splits_backward(costs_.schedule) ? WorkKind::backward_input
                                                              : WorkKind::backward;
     link(r.stage, r.chunk, r.mb, r.slot, from.stage, from.chunk, r.slot, work);
   }
   int vstage(int s, int c) const { return vstage_[static_cast<std::size_t>(s) * v_ + c]; }
+  const ChunkPlace& place(int vs) const { return place_[static_cast<std::size_t>(vs)]; }
 
   void link(int s, int c, int mb, int slot, int ps, int pc, int pslot, WorkKind work) {
     ItemTasks& consumer = item(s, c, mb, slot);
@@ -433,6 +444,7 @@ class Builder {
   std::vector<int> stage_buckets_;
   std::vector<int> pieces_;
   std::vector<int> vstage_;
+  std::vector<ChunkPlace> place_;  // of each virtual stage
   std::vector<std::vector<Receiver>> sent_;
   std::vector<int> posted_;
   std::vector<int> sent_index_;
@@ -456,6 +468,9 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
 std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {
   const int p = costs.num_stages(), v = costs.num_chunks();
   const std::vector<int> vstage = virtual_stages(costs);
+  std::vector<int> stage_of(static_cast<std::size_t>(p) * v);
+  for (int s = 0; s < p; ++s)
+    for (int c = 0; c < v; ++c) stage_of[static_cast<std::size_t>(vstage[static_cast<std::size_t>(s) * v + c])] = s;
   std::int64_t n = 0;
   for (int s = 0; s < p && s < static_cast<int>(orders.size()); ++s) {
     const StageCosts& sc = costs.stages[static_cast<std::size_t>(s)];
@@ -485,7 +500,7 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
       // A send and a receive when the item's input comes from another stage (connect_stage).
       const bool has_input = forward ? vs != 0 : !weight && vs != p * v - 1;
       const int neighbour = forward ? vs - 1 : vs + 1;
-      const bool from_other_stage = has_input && place_of(costs.schedule, p, v, neighbour).stage != s;
+      const bool from_other_stage = has_input && stage_of[static_cast<std::size_t>(neighbour)] != s;
       n += from_other_stage ? 2 : 0;
     }
   }
