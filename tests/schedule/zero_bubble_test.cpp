@@ -150,7 +150,7 @@ TEST_CASE("activations in flight counted on the orders give the schedules' close
     CHECK(units(PipelineSchedule::zero_bubble_h1, s) == Approx(p - s / 2.0));
     CHECK(units(PipelineSchedule::zero_bubble_h1, s, 1, 1.0) == p);
     CHECK(units(PipelineSchedule::zero_bubble_h1, s, 1, 0.0) == p - s);
-    // ZB-H2: (2p-1) M_B (Qi et al. 2023 Table 2), on every stage when counted until W.
+    // ZB-H2: (2p-1) M_B (Qi et al. 2023, Section 2.2), on every stage when counted until W.
     CHECK(units(PipelineSchedule::zero_bubble_h2, s, 1, 1.0) == 2 * p - 1);
     CHECK(units(PipelineSchedule::zero_bubble_h2, s, 1, 0.0) == 2 * (p - s - 1) + 1);
   }
@@ -163,10 +163,11 @@ TEST_CASE("activations in flight counted on the orders give the schedules' close
 
 TEST_CASE("ZB-H2's bubble: (p-1)(T_F+T_B-2T_W) inside the first stage's span, max of it and (p-1)T_F per device",
           "[schedule][zb][engine]") {
-  // Qi et al. 2023 Table 1: ZB-H2's bubble is (p-1)(T_F + T_B - 2T_W). That is the first
-  // stage's idle inside its busy span (the parallelogram); the step trainsim replays ends
-  // together (the optimizer waits for every stage, no post-validation), which adds the
-  // start-up skew: every device idles (p-1) max(T_F, T_F + T_B - 2T_W).
+  // Qi et al. 2023 (their comparison of the handcrafted schedules): ZB-H2's bubble is
+  // (p-1)(T_F + T_B - 2T_W). That is the first stage's idle inside its busy span (the
+  // parallelogram); the step trainsim replays ends together (the optimizer waits for every
+  // stage, no post-validation), which adds the start-up skew: every device idles
+  // (p-1) max(T_F, T_F + T_B - 2T_W).
   for (int p : {3, 4}) {
     const int m = 4 * p;
     for (const auto& [t_b, t_w] : {std::pair{1.5e-3, 0.5e-3}, std::pair{1.2e-3, 0.8e-3}, std::pair{1e-3, 1.3e-3},
@@ -251,7 +252,8 @@ TEST_CASE("ZB-V's turn of the V stays on the last device: no transfer between it
     CHECK_FALSE((t.stage == p - 1 && t.chunk == 0 && t.work == WorkKind::forward));  // vs p-1 -> p is local
     CHECK_FALSE((t.stage == p - 1 && t.chunk == 1 && t.work == WorkKind::backward_input));
   }
-  // 2p-1 boundaries of which p-1... each way: (2p - 2) crossings per micro-batch and direction.
+  // 2p-1 boundaries between virtual stages, one of them (the turn) inside the last device:
+  // 2p-2 transfers per micro-batch each way.
   CHECK(sends == 2 * (2 * p - 2) * m);
 }
 
