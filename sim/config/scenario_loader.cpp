@@ -16,6 +16,7 @@
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/schedule/schedule.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "validate.hpp"
 
@@ -258,11 +259,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.framework = parse_framework(v.str("plan.framework")).value_or(Framework::megatron_core);
   p.zero_stage = as_int(v, "plan.zero_stage");
   p.offload_optimizer = as_bool(v, "plan.offload_optimizer");
-  const std::string& s = v.str("plan.schedule");
-  p.schedule = s == "gpipe"         ? PipelineSchedule::gpipe
-               : s == "interleaved" ? PipelineSchedule::interleaved
-               : s == "zb-h1"       ? PipelineSchedule::zero_bubble_h1
-                                    : PipelineSchedule::one_f_one_b;
+  p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
   p.use_flash_attn = as_bool(v, "plan.use_flash_attn");

@@ -18,6 +18,7 @@
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/schedule/schedule.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/schema.hpp"
 
@@ -213,7 +214,9 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //   t_mb    = sum of ops' forward + backward (+ forward again under full recompute, + the
 //             attention core's forward under selective) + the layer's TP/CP/EP collectives
 //             (taken as exposed);
-//   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) / v (a third of it for ZB-H1);
+//   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) x the schedule's idle relative to
+//             1F1B (idle_relative_to_1f1b: 1/v interleaved, a third for ZB-H1 and ZB-H2,
+//             0.4 for ZB-V, at the pass-time ratio its order is built for);
 //   DP      = the gradient reduction (in the framework's reduction dtype, fp32 by default;
 //             reduce-scatter when sharded, else all-reduce)
 //             minus the last micro-batch's backward it hides under, plus the parameter
@@ -263,8 +266,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   fwd += std::max(emb[0], head[0]);
   bwd += std::max(emb[1], head[1]);
   const double compute = m * (fwd + bwd);
-  double bubble = static_cast<double>(pp - 1) / (m + pp - 1) / v;
-  if (plan.schedule == PipelineSchedule::zero_bubble_h1) bubble /= 3;
+  const double bubble = static_cast<double>(pp - 1) / (m + pp - 1) * idle_relative_to_1f1b(plan.schedule, v);
 
   const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
   double dp_s = 0, optimizer_s = 0;

@@ -8,6 +8,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/limits.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -26,13 +27,14 @@ namespace {
 // Layers of each virtual stage (p * v of them), in model order.
 std::vector<int> split_layers(const ParallelPlan& plan, int layers) {
   const int p = plan.pipeline_model_parallel_size;
-  const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   std::vector<int> per_vstage(static_cast<std::size_t>(p * v), 0);
   if (!plan.layers_per_stage.empty() && static_cast<int>(plan.layers_per_stage.size()) == p) {
     // An explicit split per stage is spread evenly over that stage's chunks.
     for (int s = 0; s < p; ++s) {
       const int n = plan.layers_per_stage[static_cast<std::size_t>(s)];
-      for (int c = 0; c < v; ++c) per_vstage[static_cast<std::size_t>(c * p + s)] = n / v + (c < n % v ? 1 : 0);
+      for (int c = 0; c < v; ++c)
+        per_vstage[static_cast<std::size_t>(virtual_stage(plan.schedule, p, v, s, c))] = n / v + (c < n % v ? 1 : 0);
     }
     return per_vstage;
   }
@@ -182,9 +184,10 @@ void make_p2p_blocking(PipelineCosts& costs) {
   for (int s = 0; s < p; ++s) {
     for (int c = 0; c < v; ++c) {
       ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
-      const int vs = c * p + s;
-      if (vs < p * v - 1) chunk.forward_s += costs.p2p_s;  // sends its activations on
-      if (vs > 0) chunk.backward_input_s += costs.p2p_s;   // sends its input gradients back
+      const int vs = virtual_stage(costs.schedule, p, v, s, c);
+      // Sends its activations on, its input gradients back (not to a chunk on this stage).
+      if (vs < p * v - 1 && place_of(costs.schedule, p, v, vs + 1).stage != s) chunk.forward_s += costs.p2p_s;
+      if (vs > 0 && place_of(costs.schedule, p, v, vs - 1).stage != s) chunk.backward_input_s += costs.p2p_s;
     }
   }
   costs.p2p_s = 0;
@@ -264,7 +267,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                    const MemoryReport& memory) {
   const ParallelPlan& plan = scenario.plan;
   const int p = plan.pipeline_model_parallel_size;
-  const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = plan.num_microbatches();
   PipelineCosts costs;
   costs.schedule = plan.schedule;
@@ -353,8 +356,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   std::vector<std::vector<const LayerWorkload*>> stage_layers(static_cast<std::size_t>(p));
   std::vector<std::vector<Zero3Layer>> zero3_layers(static_cast<std::size_t>(p));
   for (int vs = 0; vs < p * v; ++vs) {
-    const int s = vs % p;
-    const int c = vs / p;
+    const ChunkPlace place = place_of(plan.schedule, p, v, vs);
+    const int s = place.stage;
+    const int c = place.chunk;
     ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
     double params = 0, expert_params = 0;
     const int n = per_vstage[static_cast<std::size_t>(vs)];
@@ -390,8 +394,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
-    if (vs > 0) chunk.forward_s += p2p_gather_s;                // rebuilds the received activation
-    if (vs < p * v - 1) chunk.backward_input_s += p2p_gather_s;  // rebuilds the received gradient
+    // Rebuilds the received activation, the received gradient (from a chunk on another stage).
+    if (vs > 0 && place_of(plan.schedule, p, v, vs - 1).stage != s) chunk.forward_s += p2p_gather_s;
+    if (vs < p * v - 1 && place_of(plan.schedule, p, v, vs + 1).stage != s) chunk.backward_input_s += p2p_gather_s;
     if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     if (plan.tp_comm_overlap) {
       // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
@@ -561,8 +566,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     const double link = scenario.hardware.cluster.host_link_bandwidth;
     const double bytes = 28.0 * plan.micro_batch_size * plan.seq_length;
     const double per_microbatch = plan.micro_batch_size * scenario.data.sample_load_s + (link > 0 ? bytes / link : 0.0);
+    // The stages of the first (tokens) and the last (labels) virtual stage.
     costs.stages.front().data_per_microbatch_s = per_microbatch;
-    costs.stages.back().data_per_microbatch_s = per_microbatch;
+    costs.stages[static_cast<std::size_t>(place_of(plan.schedule, p, v, p * v - 1).stage)].data_per_microbatch_s =
+        per_microbatch;
   }
   if (framework.blocking_p2p.value) make_p2p_blocking(costs);
   // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.

@@ -77,17 +77,26 @@ ItemWork item_work(const ChunkCosts& cc, WorkKind kind) {
   return {};
 }
 
-// Loading inside the training loop: the first stage's first chunk (tokens) and the last
-// stage's last chunk (labels) load before each forward.
-bool loads_data(const StageCosts& sc, const WorkItem& w, int s, int p, int v) {
-  return w.kind == WorkKind::forward && sc.data_per_microbatch_s > 0 &&
-         ((s == 0 && w.chunk == 0) || (s == p - 1 && w.chunk == v - 1));
+// Where each chunk's layers sit in the model: vstage[s * v + c] is the virtual stage of chunk
+// c on stage s (the schedule module's layout: a loop for interleaving, a V for ZB-V).
+std::vector<int> virtual_stages(const PipelineCosts& costs) {
+  const int p = costs.num_stages(), v = costs.num_chunks();
+  std::vector<int> out(static_cast<std::size_t>(p) * v);
+  for (int s = 0; s < p; ++s)
+    for (int c = 0; c < v; ++c) out[static_cast<std::size_t>(s) * v + c] = virtual_stage(costs.schedule, p, v, s, c);
+  return out;
+}
+
+// Loading inside the training loop: the first virtual stage (tokens) and the last one
+// (labels) load before each forward.
+bool loads_data(const StageCosts& sc, const WorkItem& w, int vs, int vstages) {
+  return w.kind == WorkKind::forward && sc.data_per_microbatch_s > 0 && (vs == 0 || vs == vstages - 1);
 }
 
 // Last backward-producing item of each chunk: where its gradient buckets become ready.
 std::vector<int> last_grad_item_index(const PipelineCosts& costs, const StageOrder& order) {
   std::vector<int> last(static_cast<std::size_t>(costs.num_chunks()), -1);
-  const bool split = costs.schedule == PipelineSchedule::zero_bubble_h1;
+  const bool split = splits_backward(costs.schedule);
   for (int i = 0; i < static_cast<int>(order.size()); ++i) {
     const auto& w = order[static_cast<std::size_t>(i)];
     const bool grads = split ? w.kind == WorkKind::backward_weight : w.kind == WorkKind::backward;
@@ -112,6 +121,9 @@ class Builder {
     out_.dp = costs.dp;
     out_.ep = costs.ep;
     out_.ranks_per_stage = costs.ranks_per_stage();
+    vstage_ = virtual_stages(costs);
+    place_.resize(static_cast<std::size_t>(p_) * v_);
+    for (int vs = 0; vs < p_ * v_; ++vs) place_[static_cast<std::size_t>(vs)] = place_of(costs.schedule, p_, v_, vs);
   }
 
   void build() {
@@ -127,15 +139,17 @@ class Builder {
     edges_.reserve(items * 8 + buckets * 3 + 64 * static_cast<std::size_t>(p_));
     out_.rendezvous.reserve(items);
     for (int s = 0; s < p_; ++s) build_stage(s);
+    list_transfers();
     for (int s = 0; s < p_; ++s) connect_stage(s);
     out_.tasks = std::move(tasks_);
     set_edges(out_, edges_);
   }
 
  private:
-  ItemTasks& item(int s, int c, int mb, int slot) {
-    return items_[((static_cast<std::size_t>(s) * v_ + c) * m_ + mb) * 3 + slot];
+  std::size_t item_index(int s, int c, int mb, int slot) const {
+    return ((static_cast<std::size_t>(s) * v_ + c) * m_ + mb) * 3 + slot;
   }
+  ItemTasks& item(int s, int c, int mb, int slot) { return items_[item_index(s, c, mb, slot)]; }
 
   // A task built in place; the reference is valid until the next one is added.
   Task& add_new(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
@@ -214,7 +228,7 @@ class Builder {
       int first_compute = -1;
 
       // Loading inside the training loop: the consuming forward waits for its micro-batch.
-      if (loads_data(sc, w, s, p_, v_)) {
+      if (loads_data(sc, w, vstage(s, w.chunk), p_ * v_)) {
         const int id =
             add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::data, w.kind, sc.data_per_microbatch_s);
         edges_from(head, id);
@@ -328,26 +342,81 @@ class Builder {
       edges_from(before_optimizer, add_dp(s, -1, WorkKind::forward, sc.after_step_comm_s, sc.after_step_comm_bytes));
   }
 
-  // Pipeline dependencies: a forward needs the previous virtual stage's forward output,
-  // a backward the next virtual stage's input gradient. Receives are created in the
-  // order the consumer uses them, so the in-order receive stream sees them that way.
-  void connect_stage(int s) {
+  // Transfers between two stages, in the order the sender makes them: sent_[from * p + to]
+  // lists the receiving items (stage, chunk, micro-batch, slot); sent_index_ is each
+  // receiving item's place in its list.
+  struct Receiver {
+    int stage, chunk, mb, slot;
+  };
+  void list_transfers() {
+    // Megatron's schedules and ZB-H1/H2 use each neighbour's outputs in the order it makes
+    // them (a chunk's micro-batches in order, the loop's chunks in turn): the use order is
+    // the send order and there is nothing to list.
+    if (costs_.schedule != PipelineSchedule::zero_bubble_v) return;
+    sent_.assign(static_cast<std::size_t>(p_) * p_, {});
+    posted_.assign(sent_.size(), 0);
+    sent_index_.assign(items_.size(), -1);
     const int vstages = p_ * v_;
-    for (const WorkItem& w : orders_[static_cast<std::size_t>(s)]) {
-      const int vs = w.chunk * p_ + s;
-      const int mb = w.microbatch;
-      if (w.kind == WorkKind::forward) {
-        if (vs == 0) continue;
-        link(s, w.chunk, mb, slot_forward, (vs - 1) % p_, (vs - 1) / p_, slot_forward, WorkKind::forward);
-      } else if (w.kind == WorkKind::backward_weight) {
-        link(s, w.chunk, mb, slot_weight, s, w.chunk, slot_backward, w.kind);
-      } else if (vs == vstages - 1) {
-        link(s, w.chunk, mb, slot_backward, s, w.chunk, slot_forward, w.kind);
-      } else {
-        link(s, w.chunk, mb, slot_backward, (vs + 1) % p_, (vs + 1) / p_, slot_backward, w.kind);
+    for (int s = 0; s < p_; ++s) {
+      for (const WorkItem& w : orders_[static_cast<std::size_t>(s)]) {
+        const int vs = vstage(s, w.chunk);
+        const bool forward = w.kind == WorkKind::forward;
+        if (forward ? vs == vstages - 1 : w.kind == WorkKind::backward_weight || vs == 0) continue;
+        const ChunkPlace to = place(forward ? vs + 1 : vs - 1);
+        if (to.stage == s) continue;
+        auto& list = sent_[static_cast<std::size_t>(s) * p_ + to.stage];
+        const int slot = forward ? slot_forward : slot_backward;
+        sent_index_[item_index(to.stage, to.chunk, w.microbatch, slot)] = static_cast<int>(list.size());
+        list.push_back({to.stage, to.chunk, w.microbatch, slot});
       }
     }
   }
+
+  // Pipeline dependencies: a forward needs the previous virtual stage's forward output,
+  // a backward the next virtual stage's input gradient. Each stage's receives are created
+  // in the order it uses them, so the in-order receive stream sees them that way; a
+  // transfer its sender made earlier is posted first (a stage that uses two of one
+  // neighbour's outputs in the other order, as ZB-V's may, still receives them in the order
+  // they are sent: the sender's in-order send stream would otherwise wait forever).
+  void connect_stage(int s) {
+    const int vstages = p_ * v_;
+    for (const WorkItem& w : orders_[static_cast<std::size_t>(s)]) {
+      const int vs = vstage(s, w.chunk);
+      const int mb = w.microbatch;
+      if (w.kind == WorkKind::backward_weight) {
+        link(s, w.chunk, mb, slot_weight, s, w.chunk, slot_backward, w.kind);
+      } else if (w.kind != WorkKind::forward && vs == vstages - 1) {
+        link(s, w.chunk, mb, slot_backward, s, w.chunk, slot_forward, w.kind);
+      } else if (w.kind != WorkKind::forward || vs > 0) {
+        const int slot = w.kind == WorkKind::forward ? slot_forward : slot_backward;
+        const ChunkPlace from = place(slot == slot_forward ? vs - 1 : vs + 1);
+        if (from.stage == s) {
+          link(s, w.chunk, mb, slot, s, from.chunk, slot, w.kind);
+          continue;
+        }
+        if (sent_.empty()) {
+          link(s, w.chunk, mb, slot, from.stage, from.chunk, slot, w.kind);
+          continue;
+        }
+        const std::size_t pair = static_cast<std::size_t>(from.stage) * p_ + s;
+        const int index = sent_index_[item_index(s, w.chunk, mb, slot)];
+        while (posted_[pair] <= index) post(sent_[pair][static_cast<std::size_t>(posted_[pair]++)]);
+      }
+    }
+  }
+
+  // The transfer into one receiving item, from the stage holding the neighbouring chunk.
+  void post(const Receiver& r) {
+    const int vs = vstage(r.stage, r.chunk);
+    const bool forward = r.slot == slot_forward;
+    const ChunkPlace from = place(forward ? vs - 1 : vs + 1);
+    const WorkKind work = forward                            ? WorkKind::forward
+                          : splits_backward(costs_.schedule) ? WorkKind::backward_input
+                                                             : WorkKind::backward;
+    link(r.stage, r.chunk, r.mb, r.slot, from.stage, from.chunk, r.slot, work);
+  }
+  int vstage(int s, int c) const { return vstage_[static_cast<std::size_t>(s) * v_ + c]; }
+  const ChunkPlace& place(int vs) const { return place_[static_cast<std::size_t>(vs)]; }
 
   void link(int s, int c, int mb, int slot, int ps, int pc, int pslot, WorkKind work) {
     ItemTasks& consumer = item(s, c, mb, slot);
@@ -374,6 +443,11 @@ class Builder {
   std::vector<ItemTasks> items_;
   std::vector<int> stage_buckets_;
   std::vector<int> pieces_;
+  std::vector<int> vstage_;
+  std::vector<ChunkPlace> place_;  // of each virtual stage
+  std::vector<std::vector<Receiver>> sent_;
+  std::vector<int> posted_;
+  std::vector<int> sent_index_;
   std::vector<Task> tasks_;
   std::vector<std::pair<int, int>> edges_;
   TaskGraph& out_;
@@ -393,6 +467,10 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
 
 std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {
   const int p = costs.num_stages(), v = costs.num_chunks();
+  const std::vector<int> vstage = virtual_stages(costs);
+  std::vector<int> stage_of(static_cast<std::size_t>(p) * v);
+  for (int s = 0; s < p; ++s)
+    for (int c = 0; c < v; ++c) stage_of[static_cast<std::size_t>(vstage[static_cast<std::size_t>(s) * v + c])] = s;
   std::int64_t n = 0;
   for (int s = 0; s < p && s < static_cast<int>(orders.size()); ++s) {
     const StageCosts& sc = costs.stages[static_cast<std::size_t>(s)];
@@ -408,7 +486,8 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
       const bool forward = w.kind == WorkKind::forward;
       const bool weight = w.kind == WorkKind::backward_weight;
       const ItemWork work = item_work(cc, w.kind);
-      n += loads_data(sc, w, s, p, v);
+      const int vs = vstage[static_cast<std::size_t>(s) * v + w.chunk];
+      n += loads_data(sc, w, vs, p * v);
       n += !forward && !weight && cc.recompute_s > 0;
       n += work.host > work.compute;
       const bool split =
@@ -419,8 +498,9 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
                      : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0);
       }
       // A send and a receive when the item's input comes from another stage (connect_stage).
-      const int vs = w.chunk * p + s;
-      const bool from_other_stage = p > 1 && (forward ? vs != 0 : !weight && vs != p * v - 1);
+      const bool has_input = forward ? vs != 0 : !weight && vs != p * v - 1;
+      const int neighbour = forward ? vs - 1 : vs + 1;
+      const bool from_other_stage = has_input && stage_of[static_cast<std::size_t>(neighbour)] != s;
       n += from_other_stage ? 2 : 0;
     }
   }

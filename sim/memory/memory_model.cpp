@@ -9,8 +9,9 @@
 //    stage 1 shards the optimizer, 2 also the gradients, 3 also the weights.
 //    ZeRO-Offload (Ren et al. 2021) keeps the optimizer state in host memory.
 //  - Activations: Korthikanti et al. 2022 per layer (see sim/model/workload.cpp), times
-//    the micro-batches in flight of the schedule (Narayanan et al. 2021 Section 2.2 for
-//    1F1B; Megatron's interleaved warm-up count), full recompute keeps the layer input.
+//    the chunk activations in flight, counted on the stage's own schedule order (the one
+//    the replay runs: trainsim/schedule activations_in_flight), full recompute keeps the
+//    layer input.
 //  - Communication buffers: Megatron's DDP and distributed optimizer reduce-scatter /
 //    all-gather in place inside the contiguous grad / param buffers, so they add
 //    nothing; DeepSpeed ZeRo-2/3 (zero_stage >= 2 without the distributed optimizer)
@@ -25,6 +26,7 @@
 #include <cmath>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -54,10 +56,13 @@ double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& pl
   return layer_activation_bytes(representative_layer(w), model, plan);
 }
 
-int microbatches_in_flight(const ParallelPlan& plan, int stage) {
+namespace {
+
+// The closed forms the orders give, for a plan the schedule refuses (interleaved with m not
+// a multiple of p: check_plan reports it; estimates made before it still get an answer).
+double closed_form_in_flight(const ParallelPlan& plan, int stage) {
   const int m = std::max(1, plan.num_microbatches());
   const int p = std::max(1, plan.pipeline_model_parallel_size);
-  if (stage < 0 || stage >= p) throw SimError("microbatches_in_flight: stage out of range");
   switch (plan.schedule) {
     case PipelineSchedule::gpipe:
       // All forwards before any backward (Huang et al. 2019). With one stage there is no
@@ -66,6 +71,10 @@ int microbatches_in_flight(const ParallelPlan& plan, int stage) {
     case PipelineSchedule::one_f_one_b:
     case PipelineSchedule::zero_bubble_h1:  // ZB-H1 keeps 1F1B's activation memory (Qi et al. 2023)
       return std::min(m, p - stage);
+    case PipelineSchedule::zero_bubble_h2:  // (2p-1) M_B (Qi et al. 2023, Section 2.2)
+      return std::min(m, 2 * p - 1);
+    case PipelineSchedule::zero_bubble_v:  // p M_B = 2p chunk activations (Qi et al. 2024)
+      return std::min(2 * m, 2 * p);
     case PipelineSchedule::interleaved: {
       const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
       // megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:
@@ -78,13 +87,55 @@ int microbatches_in_flight(const ParallelPlan& plan, int stage) {
   return std::min(m, p - stage);
 }
 
+// Per stage: the activations in flight counted on the order the replay runs. GPipe, 1F1B
+// and interleaved take the closed forms, which the schedule tests prove equal to the count on
+// their orders (building p orders of m items for every estimate doubled the search's cost).
+std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
+  const int p = std::max(1, plan.pipeline_model_parallel_size);
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
+  auto closed_forms = [&] {
+    std::vector<InFlight> out;
+    for (int s = 0; s < p; ++s) {
+      InFlight f;
+      f.units = closed_form_in_flight(plan, s);
+      f.per_chunk.assign(static_cast<std::size_t>(v), static_cast<int>(std::ceil(f.units / v)));
+      out.push_back(std::move(f));
+    }
+    return out;
+  };
+  if (plan.schedule == PipelineSchedule::gpipe || plan.schedule == PipelineSchedule::one_f_one_b ||
+      plan.schedule == PipelineSchedule::interleaved)
+    return closed_forms();
+  std::vector<InFlight> out;
+  out.reserve(static_cast<std::size_t>(p));
+  try {
+    for (const StageOrder& order : build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v))
+      out.push_back(activations_in_flight(order, v));
+  } catch (const ConfigError&) {
+    return closed_forms();
+  }
+  return out;
+}
+
+}  // namespace
+
+int microbatches_in_flight(const ParallelPlan& plan, int stage) {
+  const int p = std::max(1, plan.pipeline_model_parallel_size);
+  if (stage < 0 || stage >= p) throw SimError("microbatches_in_flight: stage out of range");
+  return static_cast<int>(std::ceil(in_flight_per_stage(plan)[static_cast<std::size_t>(stage)].units - 1e-9));
+}
+
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload) {
   const ModelSpec& model = scenario.model;
   const ParallelPlan& plan = scenario.plan;
   const int p = std::max(1, plan.pipeline_model_parallel_size);
-  const bool interleaved = plan.schedule == PipelineSchedule::interleaved;
-  const int v = interleaved ? std::max(1, plan.virtual_pipeline_model_parallel_size) : 1;
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = std::max(1, plan.num_microbatches());
+  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan);
+  // The stages holding the embedding (first virtual stage) and the head (last): the first and
+  // last stage, or both the first for ZB-V's V.
+  const ChunkPlace embedding_at = place_of(plan.schedule, p, v, 0);
+  const ChunkPlace head_at = place_of(plan.schedule, p, v, p * v - 1);
   if (static_cast<int>(workload.layer_type_of.size()) != model.num_layers)
     throw SimError("estimate_memory: workload does not match the model's layer count");
 
@@ -120,7 +171,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       for (const auto& op : layer.ops) max_op_act = std::max(max_op_act, op.activation_bytes);
     }
     first_layer += sm.layers;
-    const bool first = stage == 0, last = stage == p - 1;
+    const bool first = stage == embedding_at.stage, last = stage == head_at.stage;
     // Embedding on the first stage, final norm + LM head on the last. With tied
     // embeddings and PP > 1 the last stage holds its own copy (Megatron); the head's
     // parameter count already says so.
@@ -138,9 +189,10 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       sm.optimizer_states = optimizer;
     }
 
-    // Activations of one micro-batch through one model chunk (layers / v).
-    const int in_flight = microbatches_in_flight(plan, stage);
-    sm.microbatches_in_flight = in_flight;
+    // Activations of one micro-batch through one model chunk (layers / v), times the chunk
+    // activations the stage's order holds at its peak (B frees part of one, W the rest).
+    const InFlight& flight = in_flight_of[static_cast<std::size_t>(stage)];
+    sm.microbatches_in_flight = static_cast<int>(std::ceil(flight.units - 1e-9));
     double per_unit = 0;
     double working = 0;
     if (plan.recompute_granularity == RecomputeGranularity::full && sm.layers > 0) {
@@ -170,11 +222,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // (2 bytes x tokens x h). The largest op bounds it.
     if (sm.layers > 0) working = std::max(working, max_op_act + input_bytes);
     sm.activations_per_microbatch = per_unit * v;
-    double act = in_flight * per_unit;
+    double act = flight.units * per_unit;
     double edge = 0;
     if (first) {
-      // The embedding lives in chunk 0: micro-batches in flight through it.
-      const int through_embedding = interleaved ? (in_flight + v - 1) / v : in_flight;
+      // The embedding lives in the first virtual stage's chunk: micro-batches in flight through it.
+      const int through_embedding = flight.per_chunk[static_cast<std::size_t>(embedding_at.chunk)];
       edge += through_embedding * workload.embedding.activation_bytes;
     }
     if (last) {

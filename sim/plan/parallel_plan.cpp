@@ -31,6 +31,8 @@ const char* to_string(PipelineSchedule value) {
     case PipelineSchedule::one_f_one_b: return "1f1b";
     case PipelineSchedule::interleaved: return "interleaved";
     case PipelineSchedule::zero_bubble_h1: return "zb-h1";
+    case PipelineSchedule::zero_bubble_h2: return "zb-h2";
+    case PipelineSchedule::zero_bubble_v: return "zb-v";
   }
   return "?";
 }

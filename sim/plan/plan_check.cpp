@@ -20,6 +20,7 @@
 #include <string>
 
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -67,6 +68,18 @@ std::string schedules_text(const std::vector<PipelineSchedule>& schedules) {
   std::vector<std::string> items;
   for (PipelineSchedule schedule : schedules) items.push_back(to_string(schedule));
   return or_list(items);
+}
+
+// The schedules with one model chunk per stage (what an interleaved plan without v can use).
+constexpr const char* kOneChunkSchedules = "gpipe, 1f1b, zb-h1, zb-h2";
+
+// Whether the framework runs the schedule with PP > 1. Its table lists zb-h1 as trainsim's
+// zero-bubble replay (B and W split, the sail-sg Megatron fork's schedules); zb-h2 and zb-v
+// come from the same fork and split the backward the same way, so they go where zb-h1 goes.
+bool runs_schedule(const FrameworkEntry& framework, PipelineSchedule schedule) {
+  const auto& listed = framework.schedules_with_pp.value;
+  return contains(listed, schedule) ||
+         (splits_backward(schedule) && contains(listed, PipelineSchedule::zero_bubble_h1));
 }
 
 // ", or framework a, b or c": the table's frameworks that take what the plan asks ("" if none).
@@ -182,8 +195,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         "1, or set plan.schedule: interleaved");
   if (interleaved) {
     if (vpp < 2)
-      add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", "gpipe, 1f1b, zb-h1");
-    if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", "gpipe, 1f1b, zb-h1");
+      add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", kOneChunkSchedules);
+    if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", kOneChunkSchedules);
     const int m = plan.num_microbatches();
     if (devices_ok && m > 0 && m % pp != 0)
       add("plan.global_batch_size",
@@ -192,6 +205,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           "global_batch_size multiple of micro_batch_size * DP * PP = " +
               str(static_cast<long long>(plan.micro_batch_size) * dp * pp));
   }
+
+  // ZB-V runs two chunks per stage, stage s holding virtual stages s and 2p-1-s (Qi et al.
+  // 2024): every one of the 2p chunks needs whole layers, as Megatron's virtual stages do.
+  if (plan.schedule == PipelineSchedule::zero_bubble_v && plan.layers_per_stage.empty() && layers % (2 * pp) != 0)
+    add("plan.pipeline_model_parallel_size",
+        "zb-v: 2 * pipeline_model_parallel_size (" + str(2 * pp) + " chunks) does not divide num_hidden_layers (" +
+            str(layers) + ")",
+        "2 x PP in " + divisors_text(layers) + ", or give plan.layers_per_stage");
 
   // Sequence parallel shards along TP: meaningless without TP (Megatron disables it silently).
   if (plan.sequence_parallel && tp == 1)
@@ -249,12 +270,12 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
               return contains(e.zero_stages.value, plan.zero_stage) && plan.zero_stage <= e.max_zero_stage_with_pp.value;
             }));
   }
-  if (pp > 1 && !contains(framework.schedules_with_pp.value, plan.schedule))
+  if (pp > 1 && !runs_schedule(framework, plan.schedule))
     add("plan.schedule",
         std::string(to_string(plan.schedule)) + " with PP > 1 is not a schedule" + in + " (it runs " +
             schedules_text(framework.schedules_with_pp.value) + ")",
         "schedule " + schedules_text(framework.schedules_with_pp.value) + ", or PP 1" +
-            or_frameworks([&](const FrameworkEntry& e) { return contains(e.schedules_with_pp.value, plan.schedule); }));
+            or_frameworks([&](const FrameworkEntry& e) { return runs_schedule(e, plan.schedule); }));
   if (cp > 1 && !framework.context_parallel.value)
     add("plan.context_parallel_size", str(cp) + " > 1, but there is no context parallelism" + in,
         "1" + or_frameworks([](const FrameworkEntry& e) { return e.context_parallel.value; }));

@@ -1,2 +1,3 @@
 # Tests of the memory module.
-target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/memory_model_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/memory_model_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/zero_bubble_memory_test.cpp)

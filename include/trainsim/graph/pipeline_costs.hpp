@@ -11,6 +11,7 @@
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/parallel_plan.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -36,7 +37,8 @@ struct ChunkCosts {
   double host_forward_s = 0, host_backward_s = 0;
   double activation_bytes = 0;                   // kept from forward until backward, one micro-batch
   double recompute_bytes = 0;                    // extra bytes alive from recompute until backward ends
-  double weight_grad_activation_fraction = 0.5;  // ZB: share of activations W still needs
+  // ZB: share of activations W still needs (the memory model counts with the same number).
+  double weight_grad_activation_fraction = kWeightGradActivationShare;
   std::vector<GradBucket> buckets;               // in the order backward produces them
   double backward_s() const { return backward_input_s + backward_weight_s; }
 };

@@ -14,10 +14,11 @@ namespace trainsim {
 // micro-batch on one device (16-bit activations), given TP, SP, CP and recompute.
 double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& plan);
 
-// Micro-batches whose activations are alive at once on `stage` under the plan's schedule.
-// GPipe: all m; 1F1B (and ZB-H1): min(m, p - stage); interleaved: counted in model
-// chunks, as Megatron's schedule does: min((p - stage - 1) * 2 + (v - 1) * p + 1, m * v),
-// each chunk holding layers / (p * v) layers (megatron/core/pipeline_parallel/schedules.py).
+// Chunk activations alive at once on `stage` at its peak, counted on the plan's schedule
+// order (rounded up: B frees 1 - kWeightGradActivationShare of one, W the rest). The orders
+// give GPipe: all m; 1F1B: min(m, p - stage); interleaved (in model chunks, as Megatron
+// counts them): min((p - stage - 1) * 2 + (v - 1) * p + 1, m * v); ZB-H1: p - stage/2 (the
+// W passes it holds back keep half a unit each); ZB-H2: 2p - 1 on the first stage.
 int microbatches_in_flight(const ParallelPlan& plan, int stage);
 
 // Layers held by each pipeline stage: plan.layers_per_stage when given, else an even

@@ -10,7 +10,7 @@ namespace trainsim {
 
 enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
+enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1, zero_bubble_h2, zero_bubble_v };
 enum class Precision { bf16, fp16, fp8 };
 // The training framework that runs the plan (issue 14; its mechanisms: trainsim/framework).
 enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, deepspeed_2021, bigscience_megatron_deepspeed };
@@ -36,7 +36,7 @@ struct ParallelPlan {
   Framework framework = Framework::megatron_core;  // plan.framework
   int tensor_model_parallel_size = 1;
   int pipeline_model_parallel_size = 1;
-  int virtual_pipeline_model_parallel_size = 1;  // model chunks per stage (1: not interleaved)
+  int virtual_pipeline_model_parallel_size = 1;  // model chunks per stage (1: not interleaved; zb-v has its own 2)
   int context_parallel_size = 1;
   int expert_model_parallel_size = 1;
   int data_parallel_size = 1;  // derived: devices / (tp * pp * cp)

@@ -13,6 +13,18 @@
 //   (input gradient, on the critical path) and W (weight gradient). Stage s keeps 1F1B's
 //   warmup and defers up to s weight-gradient passes, which fill the cooldown bubble;
 //   at most p micro-batches are alive on any stage, the same peak as 1F1B's stage 0.
+// ZB-H2 (same paper, Section 2.2, the handcrafted schedule the searched ZB-2p generalises):
+//   stage s runs 2(p-s-1)+1 warm-up forwards (2p-1 on the first stage) to fill the bubble
+//   before its first B, then B, W, F in turn; stage s holds back 2s W passes to its end, which
+//   turns the trapezoid into a parallelogram. Up to 2p-1 micro-batches in flight.
+// ZB-V (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory"): two chunks per
+//   device in a V (device s holds virtual stages s and 2p-1-s, so the first device also runs
+//   the last chunk and the loss), B and W split, at most 2p chunk activations (1F1B's p
+//   micro-batches) alive on a device. The order is built as the reference code builds it: a
+//   greedy placement under the paper's profiled pass times (T_F : T_B : T_W about 2 : 2 : 1)
+//   and that memory limit (see zero_bubble_v).
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "trainsim/plan/parallel_plan.hpp"
@@ -30,9 +42,54 @@ struct WorkItem {
 
 using StageOrder = std::vector<WorkItem>;
 
-// orders[stage] is the sequence of work that stage runs. `chunks` is v (1 unless interleaved).
-// Throws ConfigError when the combination is impossible (interleaved with m % p != 0,
-// chunks != 1 for a non-interleaved schedule, non-positive sizes).
+// Where model chunks live: the k-th virtual stage (0 holds the embedding side, the last one
+// the head and loss) is chunk `chunk` of device `stage`. The one place that knows the layout:
+// Megatron's interleaving loops (virtual stage c*p+s), ZB-V folds back (s, then 2p-1-s).
+struct ChunkPlace {
+  int stage = 0;
+  int chunk = 0;
+  bool operator==(const ChunkPlace&) const = default;
+};
+int virtual_stage(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk);
+ChunkPlace place_of(PipelineSchedule schedule, int stages, int chunks, int vstage);
+
+// The schedule a name gives ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v"; "zb-2p",
+// the searched schedule ZB-H2 is the handcrafted form of, replays as zb-h2); nullopt if none.
+std::optional<PipelineSchedule> schedule_from_name(const std::string& name);
+
+// Model chunks a device holds: the plan's v for interleaved, 2 for ZB-V, 1 for the others.
+int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size);
+
+// A device's idle time in the step relative to 1F1B's (p-1)(T_F+T_B+T_W), with
+// T_F = T_B = T_W, free communication and m large enough, as the orders replay (the schedule
+// tests check each against the engine): GPipe and 1F1B 1, interleaved 1/v, ZB-H1 1/3
+// (Qi et al. 2023: (p-1)(T_F+T_B-T_W)), ZB-H2 1/3 (the step ends together: (p-1)T_F of
+// start-up skew; the paper's zero needs its optimizer post-validation). ZB-V has no closed
+// form (a greedy order): 0.4, about what its order replays at the ratio it is built for,
+// T_F : T_B : T_W = 2 : 2 : 1 (0.2-0.7 as m varies; the schedule tests bracket it).
+double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks);
+
+// Whether the backward runs as two items, B (input gradient) and W (weight gradient).
+bool splits_backward(PipelineSchedule schedule);
+
+// Share of a chunk's saved activations that W still needs once B has run (the rest is freed
+// by B). The graph's ChunkCosts default and the memory model read this one number.
+inline constexpr double kWeightGradActivationShare = 0.5;
+
+// Activations a stage holds at its peak, counted from its order (not from a formula): a
+// forward adds one unit of its chunk, a fused backward frees it, B frees 1 - weight_share of
+// it and W the rest. `units` is the peak of the sum; `per_chunk[c]` the peak number of
+// micro-batches holding any activation of chunk c (the embedding or head rides on one chunk).
+struct InFlight {
+  double units = 0;
+  std::vector<int> per_chunk;
+};
+InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share = kWeightGradActivationShare);
+
+// orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
+// for interleaved, 2 for ZB-V, 1 otherwise. Throws ConfigError when the combination is
+// impossible (interleaved with m % p != 0, a chunk count the schedule does not run,
+// non-positive sizes).
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks);
 
 // "F3.1" style text of one item (kind, micro-batch, chunk) for tests and traces.
