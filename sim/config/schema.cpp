@@ -78,6 +78,12 @@ const std::vector<KeySpec> kModelKeys = {
   {"n_shared_experts", T::integer, D::none, "", false, 0, kMaxExperts, "", "always-active shared experts (DeepSeek)"},
   {"shared_expert_intermediate_size", T::integer, D::none, "", false, 0, kMaxFfn, "", "width of each shared expert (Qwen2-MoE)"},
   {"first_k_dense_replace", T::integer, D::none, "", false, 0, kMaxLayers, "", "leading dense layers (DeepSeek)"},
+  // Long context (issue 17): sliding-window attention under the Hugging Face names.
+  {"sliding_window", T::integer, D::none, "", false, 1, kMaxPositions, "", "causal sliding-window span in tokens (Mistral); unset or null: full attention"},
+  {"use_sliding_window", T::boolean, D::none, "", false, 0, 0, "", "Qwen2: false turns sliding_window off"},
+  {"max_window_layers", T::integer, D::none, "", false, 0, kMaxLayers, "", "Qwen2: layers from this index on use the window"},
+  {"sliding_window_pattern", T::integer, D::none, "", false, 1, kMaxLayers, "", "Gemma-2/3: every Nth layer is global, the others use the window"},
+  {"sliding_window_layers", T::int_list, D::none, "", false, 0, 1, "", "per layer, 1: the window, 0: full attention (from HF layer_types)"},
   // Past num_experts / top-k an expert takes every token, so kMaxExperts covers every model.
   {"capacity_factor", T::number, D::none, "1.0", false, 0.01, kMaxExperts, "", "MoE capacity relative to a balanced share"},
 };
@@ -169,6 +175,11 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
   {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, kMaxLayers, "", "explicit pipeline split, one entry per stage"},
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
+  // Long context (issue 17): packed sequences and the context-parallel variant (last, so the
+  // "valid:" lists of the plan and data sections keep their order).
+  {"data.document_lengths", T::int_list, D::none, "", false, 1, 1e8, "", "packed sequences: document lengths in tokens (attention per document, variable-length flash attention)"},
+  {"data.document_weights", T::int_list, D::none, "", false, 1, 1e9, "", "relative number of documents of each length (default: equal)"},
+  {"plan.cp_comm_type", T::choice, D::none, "p2p", false, 0, 0, "p2p|all_gather|a2a", "context parallelism (Megatron-Core's words): p2p ring, all_gather of K/V (Llama 3), a2a (DeepSpeed-Ulysses)"},
 };
 // clang-format on
 
