@@ -954,7 +954,14 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   // What recompute adds (HFU numerator): full recompute runs each recomputed layer's
   // forward once more; selective recomputes the attention core forward (Korthikanti
   // Section 5; Narayanan's 96·B·s·l·h² form is the full-recompute case).
+  // HFU's numerator counts the attention a sliding window or a document mask skips as not
+  // computed (attention_work_ratio per layer, on the same full-matrix convention), so it stays
+  // the work the device does; MFU's model count keeps Megatron's convention (above).
   const double s = p.seq_length;
+  const double core = attention_core_forward_flops_per_token(m, s);
+  double kept_layers = 0;  // sum of the layers' work ratios: num_layers without a variant, exactly
+  for (int l = 0; l < m.num_layers; ++l) kept_layers += attention_work_ratio(m, p, l);
+  const double skipped_per_token = (m.num_layers - kept_layers) * core;
   double extra_per_token = 0;
   if (p.recompute_granularity == RecomputeGranularity::full) {
     const int pp = std::max(1, p.pipeline_model_parallel_size);
@@ -963,11 +970,14 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
     if (p.recompute_method == RecomputeMethod::block && p.recompute_num_layers > 0)
       fraction = std::min(1.0, static_cast<double>(p.recompute_num_layers) / per_stage);
     for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
+    if (skipped_per_token > 0) extra_per_token -= fraction * skipped_per_token;
   } else if (p.recompute_granularity == RecomputeGranularity::selective) {
-    extra_per_token = m.num_layers * attention_core_forward_flops_per_token(m, s);
+    extra_per_token = kept_layers * core;
   }
   w.recompute_flops_per_step = static_cast<double>(p.global_batch_size) * s * extra_per_token;
-  w.hardware_flops_per_step = w.model_flops_per_step + w.recompute_flops_per_step;
+  const double skipped =
+      skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
+  w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step;
   return w;
 }
 

@@ -324,3 +324,25 @@ TEST_CASE("scenario keys: cp_comm_type and packed documents load; bad ones name 
   const Scenario again = load_scenario(scenario, plan_overrides(s.plan));
   CHECK(again.plan == s.plan);
 }
+
+TEST_CASE("HFU's hardware FLOPs leave out the attention a window skips; MFU's model FLOPs do not",
+          "[model][long_context]") {
+  ParallelPlan p = plan(2, 1, 1, 1, 8, 32768);
+  p.recompute_granularity = RecomputeGranularity::selective;
+  const ModelSpec windowed = mistral_7b();
+  ModelSpec full = windowed;
+  full.sliding_window = 0;
+  const Workload w = build_workload(windowed, p);
+  const Workload f = build_workload(full, p);
+  const double r = causal_key_positions(32768, 4096) / causal_key_positions(32768, 0);
+  const double core = attention_core_forward_flops_per_token(windowed, 32768);  // per token, per layer
+  const double tokens = 8.0 * 32768;
+  CHECK(w.model_flops_per_step == f.model_flops_per_step);
+  // Selective recompute reruns the windowed attention core: 32 layers x r x core per token.
+  CHECK(w.recompute_flops_per_step == Approx(tokens * 32 * r * core).epsilon(1e-12));
+  CHECK(w.hardware_flops_per_step ==
+        Approx(f.model_flops_per_step - 3 * tokens * 32 * (1 - r) * core + tokens * 32 * r * core).epsilon(1e-12));
+  // Without a variant nothing moves: hardware = model + recompute, exactly as before.
+  CHECK(f.hardware_flops_per_step == f.model_flops_per_step + f.recompute_flops_per_step);
+  CHECK(f.recompute_flops_per_step == tokens * (32 * core));
+}

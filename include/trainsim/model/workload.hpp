@@ -77,11 +77,12 @@ struct Workload {
   double total_parameters = 0;             // whole model
   double active_parameters = 0;            // per token (MoE: top-k experts)
   double model_flops_per_step = 0;         // whole step, all devices, no recompute
-  double hardware_flops_per_step = 0;      // plus what recompute adds
+  double hardware_flops_per_step = 0;      // plus what recompute adds, less the attention a window or
+                                           // a document mask skips (issue 17)
   double tokens_per_step = 0;              // global batch x sequence length
   // Added by the model module:
   std::int64_t padded_vocab_size = 0;   // Megatron pads V to a multiple of 128 x TP
-  double recompute_flops_per_step = 0;  // hardware - model FLOPs (whole step, all devices)
+  double recompute_flops_per_step = 0;  // what recompute adds (whole step, all devices)
 };
 
 // Parameters of the whole model (no sharding). Within 1% of published totals.
