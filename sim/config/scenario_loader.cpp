@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "trainsim/common/error.hpp"
@@ -14,10 +15,10 @@
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/config/yaml_file.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
-#include "trainsim/framework/framework.hpp"
 #include "validate.hpp"
 
 #ifndef TRAINSIM_DATA_DIR
@@ -37,6 +38,64 @@ std::string join_names(const std::vector<std::string>& names, const std::string&
 }
 
 bool is_json(const std::string& path) { return fs::path(path).extension() == ".json"; }
+
+// Long context (issue 17): the attention variant of a Hugging Face config.json. transformers'
+// per-layer `layer_types` ("sliding_attention" / "full_attention", Gemma-2/3, Qwen2, Mistral in
+// recent versions) becomes sliding_window_layers; Gemma-2 configs before layer_types alternate
+// in code (Gemma2DecoderLayer: is_sliding = not layer_idx % 2), which is sliding_window_pattern
+// 2. Fields that change the cost and are not priced are warned about on stderr, never dropped
+// in silence. rope_scaling is not among them: it rescales positions, no FLOP or byte moves.
+void read_hf_attention_variants(YAML::Node& root, const std::string& path, const std::string& model_type) {
+  const YAML::Node layer_types = root["layer_types"];
+  if (layer_types && layer_types.IsSequence() && !root["sliding_window_layers"]) {
+    YAML::Node flags(YAML::NodeType::Sequence);
+    bool known = true;
+    for (const auto& item : layer_types) {
+      const std::string kind = item.IsScalar() ? item.Scalar() : "";
+      if (kind != "sliding_attention" && kind != "full_attention") {
+        std::fprintf(stderr,
+                     "warning: %s: layer_types entry '%s' is not priced (only sliding_attention and "
+                     "full_attention are); every layer is priced as full attention\n",
+                     path.c_str(), to_valid_utf8(kind).c_str());
+        known = false;
+        break;
+      }
+      flags.push_back(kind == "sliding_attention" ? 1 : 0);
+    }
+    if (known) root["sliding_window_layers"] = flags;
+  }
+  if ((model_type == "gemma2" || model_type == "cohere2") && !root["sliding_window_pattern"] &&
+      !root["sliding_window_layers"]) {
+    root["sliding_window_pattern"] = model_type == "gemma2" ? 2 : 4;  // Cohere2: sliding_window_pattern default 4
+  }
+  auto set = [&](const char* key) {
+    const YAML::Node n = root[key];
+    if (!n || n.IsNull()) return false;
+    if (n.IsScalar() && (n.Scalar() == "false" || n.Scalar() == "0" || n.Scalar() == "0.0")) return false;
+    if (n.IsSequence() && n.size() == 0) return false;
+    return true;
+  };
+  const std::pair<const char*, const char*> unpriced[] = {
+      {"attention_chunk_size", "chunked local attention (Llama 4) is priced as full causal attention"},
+      {"attn_logit_softcapping",
+       "attention-logit soft-capping is not priced (FlashAttention >= 2.6 fuses it; eager "
+       "attention pays extra passes over the scores)"},
+      {"final_logit_softcapping", "the soft-capping of the LM-head logits (a tanh over s x V) is not priced"},
+      {"num_nextn_predict_layers", "multi-token-prediction layers are not built"},
+      {"mlp_only_layers", "dense layers among MoE layers are not built (every layer is priced as MoE)"},
+      {"no_rope_layers", "per-layer rotary settings are not priced"},
+  };
+  for (const auto& [key, why] : unpriced)
+    if (set(key)) std::fprintf(stderr, "warning: %s: %s is set: %s\n", path.c_str(), key, why);
+  for (const char* key : {"decoder_sparse_step", "moe_layer_freq", "interleave_moe_layer_step"}) {
+    const YAML::Node n = root[key];
+    if (n && n.IsScalar() && n.Scalar() != "1" && n.Scalar() != "null")
+      std::fprintf(stderr,
+                   "warning: %s: %s = %s: MoE layers interleaved with dense ones are not built (every "
+                   "layer is priced as MoE)\n",
+                   path.c_str(), key, to_valid_utf8(n.Scalar()).c_str());
+  }
+}
 
 // A Hugging Face config.json as trainsim's model keys. GPT-2-style files name the shape
 // n_embd, n_layer, n_head, n_positions, n_inner (null: 4 x n_embd, as transformers'
@@ -68,6 +127,7 @@ void read_hf_config(YAML::Node& root, const std::string& path) {
     if (width > 0 && width <= (1LL << 40)) root["intermediate_size"] = 4 * width;
   }
   const YAML::Node type = root["model_type"];
+  read_hf_attention_variants(root, path, type && type.IsScalar() ? type.Scalar() : "");
   if (type && type.IsScalar() && type.Scalar() == "gpt2") {
     const std::pair<const char*, const char*> gpt2[] = {{"learned_position_embeddings", "true"},
                                                         {"use_bias", "true"},
@@ -104,6 +164,27 @@ std::int64_t as_int64(const Validated& v, const std::string& path) {
 int as_int(const Validated& v, const std::string& path) { return static_cast<int>(as_int64(v, path)); }
 bool as_bool(const Validated& v, const std::string& path) { return v.num(path) != 0; }
 
+// Which layers use sliding_window (issue 17), in transformers' rules: Qwen2's
+// use_sliding_window false turns it off and its max_window_layers windows layers i >=
+// max_window_layers (Qwen2Config.layer_types); Gemma-3's sliding_window_pattern n makes every
+// nth layer global (is_sliding = (i + 1) % n != 0); an explicit per-layer list wins; else
+// every layer (Mistral).
+void fill_sliding_window(const Validated& v, ModelSpec& m) {
+  if (!v.has("sliding_window")) return;
+  if (v.has("use_sliding_window") && !as_bool(v, "use_sliding_window")) return;
+  m.sliding_window = as_int64(v, "sliding_window");
+  const int layers = m.num_layers;
+  if (v.has("sliding_window_layers")) {
+    for (int flag : v.values.at("sliding_window_layers").list) m.window_layers.push_back(flag != 0);
+  } else if (v.has("sliding_window_pattern")) {
+    const int n = as_int(v, "sliding_window_pattern");
+    for (int i = 0; i < layers; ++i) m.window_layers.push_back((i + 1) % n != 0);
+  } else if (v.has("max_window_layers") && v.has("use_sliding_window")) {
+    const int first = as_int(v, "max_window_layers");
+    for (int i = 0; i < layers; ++i) m.window_layers.push_back(i >= first);
+  }
+}
+
 ModelSpec fill_model(const Validated& v, const std::string& path) {
   ModelSpec m;
   m.name = v.has("name") ? v.str("name") : to_valid_utf8(fs::path(path).stem().string());
@@ -124,6 +205,7 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
   m.learned_position_embeddings = as_bool(v, "learned_position_embeddings");
   m.use_bias = as_bool(v, "use_bias");
   m.norm = v.str("norm");
+  fill_sliding_window(v, m);
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
     if (!v.has(key)) continue;
     MoeSpec moe;
@@ -159,6 +241,12 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                    std::to_string(m.num_attention_heads) + " does not divide hidden_size (" +
                        std::to_string(m.hidden_size) + "); give head_dim explicitly",
                    ""});
+  if (v.has("sliding_window_layers") &&
+      static_cast<int>(v.values.at("sliding_window_layers").list.size()) != m.num_layers)
+    out.push_back({at("sliding_window_layers"), "sliding_window_layers",
+                   std::to_string(v.values.at("sliding_window_layers").list.size()) + " entries for " +
+                       std::to_string(m.num_layers) + " layers",
+                   "one 0 or 1 per layer (num_hidden_layers = " + std::to_string(m.num_layers) + ")"});
   if (m.moe) {
     if (m.moe->experts_per_token > m.moe->num_experts)
       out.push_back({at("num_experts_per_tok"), "num_experts_per_tok",
@@ -244,6 +332,13 @@ ParallelPlan fill_plan(const Validated& v) {
   p.pipeline_model_parallel_size = as_int(v, "plan.pipeline_model_parallel_size");
   p.virtual_pipeline_model_parallel_size = as_int(v, "plan.virtual_pipeline_model_parallel_size");
   p.context_parallel_size = as_int(v, "plan.context_parallel_size");
+  // Long context (issue 17): the CP variant and packed documents (data.*, kept with the plan).
+  const std::string& cp_comm = v.str("plan.cp_comm_type");
+  p.cp_comm_type = cp_comm == "all_gather" ? CpCommType::all_gather
+                   : cp_comm == "a2a"      ? CpCommType::a2a
+                                           : CpCommType::p2p;
+  if (v.has("data.document_lengths")) p.document_lengths = v.values.at("data.document_lengths").list;
+  if (v.has("data.document_weights")) p.document_weights = v.values.at("data.document_weights").list;
   p.expert_model_parallel_size = as_int(v, "plan.expert_model_parallel_size");
   p.sequence_parallel = as_bool(v, "plan.sequence_parallel");
   p.micro_batch_size = as_int(v, "plan.micro_batch_size");
@@ -576,6 +671,12 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   if (const double bucket = scenario.plan.grad_bucket_bytes; bucket > 0 && bucket < kMinGradBucketBytes)
     problems.push_back({v.values.at("plan.grad_bucket_size").where, "plan.grad_bucket_size",
                         echo(v.str("plan.grad_bucket_size")) + " is below 1MiB", "0B (Megatron's default) or 1MiB to 1PB"});
+  if (!scenario.plan.document_weights.empty() &&
+      scenario.plan.document_weights.size() != scenario.plan.document_lengths.size())
+    problems.push_back({v.values.at("data.document_weights").where, "data.document_weights",
+                        std::to_string(scenario.plan.document_weights.size()) + " weights for " +
+                            std::to_string(scenario.plan.document_lengths.size()) + " document lengths",
+                        "one weight per entry of data.document_lengths"});
   scenario.data.sample_load_s = v.num("data.sample_load_time");
   scenario.data.loader_workers = as_int(v, "data.loader_workers");
   scenario.variability = fill_variability(v, slow_list);
@@ -666,6 +767,15 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.rank_order", p.rank_order},
   };
   if (!p.layers_per_stage.empty()) out.push_back({"plan.layers_per_stage", "[" + layers + "]"});
+  // Long context (issue 17).
+  out.push_back({"plan.cp_comm_type", to_string(p.cp_comm_type)});
+  auto list = [](const std::vector<int>& values) {
+    std::string text;
+    for (int n : values) text += (text.empty() ? "" : ", ") + std::to_string(n);
+    return "[" + text + "]";
+  };
+  if (!p.document_lengths.empty()) out.push_back({"data.document_lengths", list(p.document_lengths)});
+  if (!p.document_weights.empty()) out.push_back({"data.document_weights", list(p.document_weights)});
   return out;
 }
 

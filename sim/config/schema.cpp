@@ -78,6 +78,12 @@ const std::vector<KeySpec> kModelKeys = {
   {"n_shared_experts", T::integer, D::none, "", false, 0, kMaxExperts, "", "always-active shared experts (DeepSeek)"},
   {"shared_expert_intermediate_size", T::integer, D::none, "", false, 0, kMaxFfn, "", "width of each shared expert (Qwen2-MoE)"},
   {"first_k_dense_replace", T::integer, D::none, "", false, 0, kMaxLayers, "", "leading dense layers (DeepSeek)"},
+  // Long context (issue 17): sliding-window attention under the Hugging Face names.
+  {"sliding_window", T::integer, D::none, "", false, 1, kMaxPositions, "", "causal sliding-window span in tokens (Mistral); unset or null: full attention"},
+  {"use_sliding_window", T::boolean, D::none, "", false, 0, 0, "", "Qwen2: false turns sliding_window off"},
+  {"max_window_layers", T::integer, D::none, "", false, 0, kMaxLayers, "", "Qwen2: layers from this index on use the window"},
+  {"sliding_window_pattern", T::integer, D::none, "", false, 1, kMaxLayers, "", "Gemma-2/3: every Nth layer is global, the others use the window"},
+  {"sliding_window_layers", T::int_list, D::none, "", false, 0, 1, "", "per layer, 1: the window, 0: full attention (from HF layer_types)"},
   // Past num_experts / top-k an expert takes every token, so kMaxExperts covers every model.
   {"capacity_factor", T::number, D::none, "1.0", false, 0.01, kMaxExperts, "", "MoE capacity relative to a balanced share"},
 };
@@ -179,6 +185,11 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"variability.device_speed_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's sustained speed, lognormal, fixed per device (assumption to set; Sinha et al. SC'22 measured 8% average variation between GPUs of one SKU)"},
   {"variability.step_jitter_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's speed from step to step, lognormal (OS noise, clocks; assumption), drawn by run --samples"},
   {"variability.seed", T::integer, D::none, "1", false, 0, 2147483647, "", "seed of the cluster's draws (slow-card placement, speed spread); run --seed overrides"},
+  // Long context (issue 17): packed sequences and the context-parallel variant (last, so the
+  // "valid:" lists of the plan and data sections keep their order).
+  {"data.document_lengths", T::int_list, D::none, "", false, 1, 1e8, "", "packed sequences: document lengths in tokens (attention per document, variable-length flash attention)"},
+  {"data.document_weights", T::int_list, D::none, "", false, 1, 1e9, "", "relative number of documents of each length (default: equal)"},
+  {"plan.cp_comm_type", T::choice, D::none, "p2p", false, 0, 0, "p2p|all_gather|a2a", "context parallelism (Megatron-Core's words): p2p ring, all_gather of K/V (Llama 3), a2a (DeepSpeed-Ulysses)"},
 };
 // clang-format on
 

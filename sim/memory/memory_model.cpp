@@ -221,6 +221,10 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // (same size as that input) exists next to the gradient flowing between layers
     // (2 bytes x tokens x h). The largest op bounds it.
     if (sm.layers > 0) working = std::max(working, max_op_act + input_bytes);
+    // Context parallelism's own buffers while attention runs (all-gather: the gathered K, V
+    // and their gradients; all-to-all: the exchanged copy of Q, K, V): on top of that set.
+    if (const double cp_buffers = cp_traffic(model, plan).working_bytes; sm.layers > 0 && cp_buffers > 0)
+      working = std::max(working, max_op_act + input_bytes + cp_buffers);
     sm.activations_per_microbatch = per_unit * v;
     double act = flight.units * per_unit;
     double edge = 0;

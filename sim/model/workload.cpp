@@ -259,6 +259,75 @@ long long softmax_batches_per_block(long long row_length) {
 
 }  // namespace
 
+CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
+  CpTraffic t;
+  const double c = std::max(1, p.context_parallel_size);
+  if (c <= 1) return t;
+  const Shard sh = make_shard(m, p);
+  const AttentionDims a = attention_dims(m);
+  const double kv = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;  // local K and V
+  const double qkv = kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;
+  const double out = kHalf * sh.T * a.out_width / sh.t;
+  switch (p.cp_comm_type) {
+    case CpCommType::p2p:
+      // The ring's two receive buffers of K and V are not counted (as before issue 17).
+      t.forward_bytes = (c - 1) * kv;
+      t.backward_bytes = 2.0 * (c - 1) * kv;
+      break;
+    case CpCommType::all_gather:
+      // Backward holds the gathered K and V and their full-sequence gradients (zeros of
+      // cp x the local K shape in TE) until the reduce-scatter.
+      t.forward_bytes = c * kv;
+      t.backward_bytes = c * kv;
+      t.backward_grad_bytes = c * kv;
+      t.working_bytes = 2.0 * c * kv;
+      break;
+    case CpCommType::a2a:
+      // Each all-to-all writes a new buffer the size of its input (torch.empty_like in TE's
+      // flash_attn_a2a_communicate): one more copy of Q, K, V while they are exchanged.
+      t.forward_bytes = qkv;
+      t.forward_output_bytes = out;
+      t.backward_bytes = out;
+      t.backward_grad_bytes = qkv;
+      t.working_bytes = qkv;
+      break;
+  }
+  return t;
+}
+
+double causal_key_positions(double s, double window) {
+  if (!(s > 0)) return 0;
+  // sum_{i=0}^{s-1} min(i + 1, w) = w(w+1)/2 + (s - w) w for w < s; the full triangle else.
+  if (window <= 0 || window >= s) return s * (s + 1) / 2;
+  return window * (window + 1) / 2 + (s - window) * window;
+}
+
+double attention_key_positions(double s, double window, const std::vector<int>& lengths,
+                               const std::vector<int>& weights) {
+  if (lengths.empty()) return causal_key_positions(s, window);
+  // Packed documents: each document attends only to itself (flash_attn_varlen_func with
+  // cu_seqlens; npu_fusion_attention's TND layout with actual_seq_qlen). Documents of length
+  // L_k drawn with relative counts w_k fill a sequence of s tokens with s / E[L] documents, so
+  // the key positions per sequence are s * sum_k w_k P(L_k) / sum_k w_k L_k, P the causal
+  // (or windowed) count of one document. A document longer than the sequence is cut at it.
+  // Expected value: the document cut at the end of a sequence is not modelled.
+  double positions = 0, tokens = 0;
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    const double w = k < weights.size() ? weights[k] : 1.0;
+    const double length = std::min<double>(lengths[k], s);
+    positions += w * causal_key_positions(length, window);
+    tokens += w * length;
+  }
+  return tokens > 0 ? s * positions / tokens : causal_key_positions(s, window);
+}
+
+double attention_work_ratio(const ModelSpec& m, const ParallelPlan& p, int layer) {
+  const double s = p.seq_length;
+  const double window = m.layer_has_window(layer) ? d(m.sliding_window) : 0.0;
+  if (window <= 0 && p.document_lengths.empty()) return 1.0;  // exactly the causal count
+  return attention_key_positions(s, window, p.document_lengths, p.document_weights) / causal_key_positions(s, 0);
+}
+
 bool fork_fused_softmax_available(long long micro_batch, long long heads_per_rank, long long sq, long long sk) {
   // FusedScaleMaskSoftmax.is_kernel_available in bigscience-workshop/Megatron-DeepSpeed
   // @ ae6277f5 (causal mask, 16-bit input, a mask given, fusion on):
@@ -274,7 +343,8 @@ bool fork_fused_softmax_available(long long micro_batch, long long heads_per_ran
 namespace {
 
 // Attention block: input norm .. residual. Returns nothing; appends ops and comms.
-void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
+// work_ratio: the kernel's key positions over the causal triangle's (attention_work_ratio).
+void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh, double work_ratio) {
   const double h = d(m.hidden_size);
   const AttentionDims a = attention_dims(m);
   const double heads_local = m.num_attention_heads / sh.t;
@@ -321,23 +391,45 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   }
   const double qkv_keep =
       kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;  // Korthikanti: Q, K (4sbh/t) and V (2sbh/t)
-  const double kv_bytes = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;
   const double scores = sh.b * heads_local * sh.s * sh.s_full;  // local queries x all keys
   // Attention-core matmul FLOPs: QK^T and (scores . V), full s x s (Narayanan count).
   const double qk_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.qk_head_dim;
   const double pv_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.v_head_dim;
   const int before_core = B.last();
+  const CpTraffic cp = cp_traffic(m, p);
   if (sh.c > 1) {
-    // Ring context parallelism: c-1 exchanges of the local K and V (Megatron / TE
-    // AttnFuncWithCPAndKVP2P); backward moves K, V and their gradients.
-    B.comm("cp_kv_exchange", CollectiveKind::send_recv, CommGroup::cp, Phase::forward, before_core,
-           (sh.c - 1) * kv_bytes);
+    switch (p.cp_comm_type) {
+      case CpCommType::p2p:
+        // Ring context parallelism: c-1 exchanges of the local K and V (Megatron / TE
+        // AttnFuncWithCPAndKVP2P); backward moves K, V and their gradients.
+        B.comm("cp_kv_exchange", CollectiveKind::send_recv, CommGroup::cp, Phase::forward, before_core,
+               cp.forward_bytes);
+        break;
+      case CpCommType::all_gather:
+        // TE AttnFuncWithCPAndKVAllGather: gather_along_first_dim of K and of V over the CP
+        // group before any attention compute (not overlapped: "KV all-gather between CP
+        // ranks is exposed"); only the local K and V are saved for backward.
+        B.comm("cp_all_gather_kv", CollectiveKind::all_gather, CommGroup::cp, Phase::forward, before_core,
+               cp.forward_bytes);
+        break;
+      case CpCommType::a2a:
+        // TE AttnFuncWithCPAndQKVOA2A (DeepSpeed-Ulysses): Q, K and V go from a sequence
+        // shard of every head to the whole sequence of heads / c, all-to-all over CP.
+        B.comm("cp_all_to_all_qkv", CollectiveKind::all_to_all, CommGroup::cp, Phase::forward, before_core,
+               cp.forward_bytes);
+        break;
+    }
   }
   if (p.use_flash_attn) {
     Op op;
     op.name = "attention_core";
     op.op_class = OpClass::attention;
-    op.forward_flops = qk_flops + pv_flops;
+    // A sliding window or a document mask skips whole key blocks: FlashAttention-2 (>= 2.3,
+    // window_size) and flash_attn_varlen_func, TE's fused attention and npu_fusion_attention
+    // (sparse_mode 4 band, TND layout with actual_seq_qlen) compute only the blocks inside the
+    // window or the document. The op keeps the full-matrix count the kernel efficiency is
+    // quoted in, scaled by the share of the causal key positions the variant attends to.
+    op.forward_flops = (qk_flops + pv_flops) * work_ratio;
     op.backward_flops = 2.0 * op.forward_flops;
     op.forward_bytes = kHalf * sh.T * (a.q_width + a.k_width + a.v_width + a.out_width) / sh.t;
     op.backward_bytes = 2.0 * op.forward_bytes + kHalf * sh.T * a.out_width / sh.t;
@@ -356,6 +448,8 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     //   PV     fwd read 2           bwd dP write 2, dV reads P 2: 4
     // The two bmm are batched GEMMs over b x a/t (batch, head) pairs with K = head_dim
     // (QK^T) or N = head_dim (PV): cuBLAS computes the full s x s, masked half included.
+    // A sliding window or a document mask is one more mask on the same full matrix (Megatron's
+    // reset_attention_mask, HF eager attention): no variant saves any of these passes.
     const double batch = sh.b * heads_local;
     const auto rows = static_cast<std::int64_t>(std::llround(batch * sh.s));
     const int groups = static_cast<int>(std::llround(batch));
@@ -425,9 +519,30 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     pv.dropped_by_selective_recompute = true;
     B.add(pv);
   }
+  const int core = B.last();
   if (sh.c > 1) {
-    B.comm("cp_kv_exchange_backward", CollectiveKind::send_recv, CommGroup::cp, Phase::backward, B.last(),
-           2.0 * (sh.c - 1) * kv_bytes);
+    switch (p.cp_comm_type) {
+      case CpCommType::p2p:
+        B.comm("cp_kv_exchange_backward", CollectiveKind::send_recv, CommGroup::cp, Phase::backward, core,
+               cp.backward_bytes);
+        break;
+      case CpCommType::all_gather:
+        // Backward gathers K and V again, then reduce-scatters the full-sequence dK and dV.
+        B.comm("cp_all_gather_kv_backward", CollectiveKind::all_gather, CommGroup::cp, Phase::backward, core,
+               cp.backward_bytes);
+        B.comm("cp_reduce_scatter_dkv", CollectiveKind::reduce_scatter, CommGroup::cp, Phase::backward, core,
+               cp.backward_grad_bytes);
+        break;
+      case CpCommType::a2a:
+        // The output goes back to sequence shards; backward mirrors both (dO in, dQ dK dV out).
+        B.comm("cp_all_to_all_output", CollectiveKind::all_to_all, CommGroup::cp, Phase::forward, core,
+               cp.forward_output_bytes);
+        B.comm("cp_all_to_all_output_grad", CollectiveKind::all_to_all, CommGroup::cp, Phase::backward, core,
+               cp.backward_bytes);
+        B.comm("cp_all_to_all_qkv_grad", CollectiveKind::all_to_all, CommGroup::cp, Phase::backward, core,
+               cp.backward_grad_bytes);
+        break;
+    }
   }
   // Output projection: row parallel; keeps its input 2sbh/t.
   const int proj = B.add(gemm_op("out_proj", sh.T, h, a.out_width / sh.t, kHalf * sh.T * a.out_width / sh.t));
@@ -616,12 +731,14 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   B.add(memory_op("mlp_dropout_residual", 2.0 * sh.Tn * h, sh.Tn * h, 3.0, mask));
 }
 
-LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe) {
+// `layer` is one model layer of the type (its window decides the attention work).
+LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, int layer_index) {
   LayerWorkload layer;
   layer.kind = moe ? "moe" : "dense";
+  if (m.layer_has_window(layer_index)) layer.kind += "_sliding_window";
   const Shard sh = make_shard(m, p);
   Builder B(layer);
-  add_attention_block(B, m, p, sh);
+  add_attention_block(B, m, p, sh, attention_work_ratio(m, p, layer_index));
   const double t = sh.t;
   double params = attention_projection_params(m);
   // Megatron: QKV / up projections column-parallel, out / down row-parallel; MLA down
@@ -774,6 +891,11 @@ ParameterCount count_parameters(const ModelSpec& m) {
 
 double model_flops_per_step(const ModelSpec& m, const ParallelPlan& p) {
   // Forward + backward = 3 x forward matmul FLOPs (Narayanan et al. 2021, Section 5.1).
+  // A sliding window or packed documents do not change the model FLOPs: MFU stays Megatron's
+  // convention, whose num_floating_point_operations (megatron/training/training.py) counts the
+  // attention core from seq_length alone, with no window or document term, so an MFU here
+  // compares with the MFU Megatron (and papers quoting it) print for the same run. The
+  // attention ops themselves carry the work the kernel does (attention_work_ratio).
   const double s = p.seq_length;
   double per_token = 2.0 * d(m.hidden_size) * d(m.vocab_size);  // LM head
   for (int l = 0; l < m.num_layers; ++l) per_token += layer_forward_flops_per_token(m, l, s);
@@ -805,18 +927,21 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   check_inputs(m, p);
   Workload w;
   w.padded_vocab_size = padded_vocab(m, p);
-  const bool moe = m.is_moe();
-  const bool has_dense = !moe || m.moe->first_dense_layers > 0;
-  int dense_index = -1, moe_index = -1;
-  if (has_dense) {
-    dense_index = static_cast<int>(w.layer_types.size());
-    w.layer_types.push_back(build_layer(m, p, false));
+  // Layer types: dense or MoE, each with or without a sliding window, in order of first use
+  // (dense before MoE as before; a model without windows has the same types as before).
+  int type_index[2][2] = {{-1, -1}, {-1, -1}};  // [moe][window]
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int l = 0; l < m.num_layers; ++l) {
+      const bool moe = layer_is_moe(m, l);
+      if (static_cast<int>(moe) != pass) continue;
+      int& index = type_index[moe][m.layer_has_window(l)];
+      if (index >= 0) continue;
+      index = static_cast<int>(w.layer_types.size());
+      w.layer_types.push_back(build_layer(m, p, moe, l));
+    }
   }
-  if (moe) {
-    moe_index = static_cast<int>(w.layer_types.size());
-    w.layer_types.push_back(build_layer(m, p, true));
-  }
-  for (int l = 0; l < m.num_layers; ++l) w.layer_type_of.push_back(layer_is_moe(m, l) ? moe_index : dense_index);
+  for (int l = 0; l < m.num_layers; ++l)
+    w.layer_type_of.push_back(type_index[layer_is_moe(m, l)][m.layer_has_window(l)]);
   w.embedding = build_embedding(m, p, w.padded_vocab_size);
   w.head = build_head(m, p, w.padded_vocab_size);
 
@@ -829,7 +954,14 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   // What recompute adds (HFU numerator): full recompute runs each recomputed layer's
   // forward once more; selective recomputes the attention core forward (Korthikanti
   // Section 5; Narayanan's 96·B·s·l·h² form is the full-recompute case).
+  // HFU's numerator counts the attention a sliding window or a document mask skips as not
+  // computed (attention_work_ratio per layer, on the same full-matrix convention), so it stays
+  // the work the device does; MFU's model count keeps Megatron's convention (above).
   const double s = p.seq_length;
+  const double core = attention_core_forward_flops_per_token(m, s);
+  double kept_layers = 0;  // sum of the layers' work ratios: num_layers without a variant, exactly
+  for (int l = 0; l < m.num_layers; ++l) kept_layers += attention_work_ratio(m, p, l);
+  const double skipped_per_token = (m.num_layers - kept_layers) * core;
   double extra_per_token = 0;
   if (p.recompute_granularity == RecomputeGranularity::full) {
     const int pp = std::max(1, p.pipeline_model_parallel_size);
@@ -838,11 +970,14 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
     if (p.recompute_method == RecomputeMethod::block && p.recompute_num_layers > 0)
       fraction = std::min(1.0, static_cast<double>(p.recompute_num_layers) / per_stage);
     for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
+    if (skipped_per_token > 0) extra_per_token -= fraction * skipped_per_token;
   } else if (p.recompute_granularity == RecomputeGranularity::selective) {
-    extra_per_token = m.num_layers * attention_core_forward_flops_per_token(m, s);
+    extra_per_token = kept_layers * core;
   }
   w.recompute_flops_per_step = static_cast<double>(p.global_batch_size) * s * extra_per_token;
-  w.hardware_flops_per_step = w.model_flops_per_step + w.recompute_flops_per_step;
+  const double skipped =
+      skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
+  w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step;
   return w;
 }
 

@@ -223,6 +223,30 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     add("plan.context_parallel_size",
         "2*CP = " + str(2 * cp) + " does not divide seq_length (" + str(plan.seq_length) + ")",
         "CP with 2*CP dividing seq_length");
+  // The context-parallel variant (issue 17), as Transformer Engine's attention with CP asserts:
+  // Ulysses scatters the heads over CP (AttnFuncWithCPAndQKVOA2A: "The number of attention
+  // heads needs to be divisible by CP size!", for Q and for K heads per TP rank); a sliding
+  // window runs only with all_gather or a2a (attn_forward_func_with_cp); the all-gather
+  // variant has no packed (THD) layout (AttnFuncWithCPAndKVAllGather: qkv_format != "thd").
+  if (cp > 1 && heads % tp == 0 && kv % tp == 0) {
+    const std::string cp_kind = std::string("cp_comm_type ") + to_string(plan.cp_comm_type) + " with CP " + str(cp);
+    if (plan.cp_comm_type == CpCommType::a2a && ((heads / tp) % cp != 0 || (kv / tp) % cp != 0))
+      add("plan.cp_comm_type",
+          cp_kind + ": all-to-all CP splits heads, but CP does not divide the heads per TP rank (" + str(heads / tp) +
+              " query, " + str(kv / tp) + " key/value)",
+          "p2p or all_gather, or CP in " + divisors_text(std::gcd(heads / tp, kv / tp)));
+    bool window = false;
+    for (int l = 0; l < layers; ++l)
+      window = window || (model.layer_has_window(l) && model.sliding_window < plan.seq_length);
+    if (window && plan.cp_comm_type == CpCommType::p2p)
+      add("plan.cp_comm_type",
+          cp_kind + ": the ring does not run sliding-window attention (sliding_window " + str(model.sliding_window) +
+              " < seq_length)",
+          "all_gather or a2a");
+    if (!plan.document_lengths.empty() && plan.cp_comm_type == CpCommType::all_gather)
+      add("plan.cp_comm_type", cp_kind + ": the all-gather variant has no packed-sequence (THD) layout",
+          "p2p or a2a, or no data.document_lengths");
+  }
   // Learned absolute positions cannot go past their table; rotary models may be extended.
   if (model.learned_position_embeddings && plan.seq_length > model.max_position_embeddings)
     add("plan.seq_length",

@@ -256,11 +256,11 @@ TEST_CASE("an override with no '=', an empty key or value, an unknown key or sec
   CHECK(with("zzz.foo=3") == "--set: zzz.foo: unknown key 'zzz.foo'; valid: name, description, model, hardware, "
                              "num_devices, data, plan, variability");
   CHECK(with("data=3") == "--set: data: 'data' is a section; set one of its keys; valid: data.sample_load_time, "
-                          "data.loader_workers");
+                          "data.loader_workers, data.document_lengths, data.document_weights");
   CHECK_THAT(with("plan.seq_lenght=8"),
              Catch::StartsWith("--set: plan.seq_lenght: unknown key 'plan.seq_lenght', did you mean "
                                "'plan.seq_length'?; valid: plan.tensor_model_parallel_size, ") &&
-                 Catch::EndsWith(", plan.rank_order"));
+                 Catch::EndsWith(", plan.rank_order, plan.cp_comm_type"));
   CHECK(with("data.sample_load_time=5GB") ==
         "--set: data.sample_load_time: unknown unit 'GB' for seconds; valid units: s, ms, us, ns; valid: seconds in "
         "[0s, 3.6ks]");

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trainsim {
 
@@ -48,6 +49,18 @@ struct ModelSpec {
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t v_head_dim = 0;
   bool is_mla() const { return kv_lora_rank > 0; }
+  // Added by the long-context work (issue 17): causal sliding-window attention (HF
+  // sliding_window; Mistral 7B v0.1: 4096). 0: every layer attends to the whole prefix.
+  // window_layers[l] says whether layer l uses the window (Gemma-2/3 alternate local and
+  // global layers, Qwen2 windows layers from max_window_layers on); empty: every layer does.
+  std::int64_t sliding_window = 0;
+  std::vector<bool> window_layers;
+  bool layer_has_window(int layer) const {
+    if (sliding_window <= 0) return false;
+    if (window_layers.empty()) return true;
+    return layer >= 0 && layer < static_cast<int>(window_layers.size()) &&
+           window_layers[static_cast<std::size_t>(layer)];
+  }
 
   bool is_moe() const { return moe.has_value(); }
   std::int64_t kv_dim() const { return head_dim * num_key_value_heads; }

@@ -77,11 +77,12 @@ struct Workload {
   double total_parameters = 0;             // whole model
   double active_parameters = 0;            // per token (MoE: top-k experts)
   double model_flops_per_step = 0;         // whole step, all devices, no recompute
-  double hardware_flops_per_step = 0;      // plus what recompute adds
+  double hardware_flops_per_step = 0;      // plus what recompute adds, less the attention a window or
+                                           // a document mask skips (issue 17)
   double tokens_per_step = 0;              // global batch x sequence length
   // Added by the model module:
   std::int64_t padded_vocab_size = 0;   // Megatron pads V to a multiple of 128 x TP
-  double recompute_flops_per_step = 0;  // hardware - model FLOPs (whole step, all devices)
+  double recompute_flops_per_step = 0;  // what recompute adds (whole step, all devices)
 };
 
 // Parameters of the whole model (no sharding). Within 1% of published totals.
@@ -108,6 +109,35 @@ bool fork_fused_softmax_available(long long micro_batch, long long heads_per_ran
 // the model's layers (MoE models have dense leading layers).
 double layer_forward_flops_per_token(const ModelSpec& model, int layer, double seq_length);
 double attention_core_forward_flops_per_token(const ModelSpec& model, double seq_length);
+
+// Long context (issue 17). Key positions one head's causal queries attend to over a
+// sequence of s tokens: sum_{i<s} min(i + 1, w) with a sliding window of w (w <= 0 or
+// w >= s: the full triangle s(s+1)/2).
+double causal_key_positions(double s, double window);
+// The same for a sequence of s tokens packed with documents of `lengths` tokens drawn with
+// relative counts `weights` (empty: equal), each attending only to itself (variable-length
+// flash attention): s * sum_k w_k P(min(L_k, s)) / sum_k w_k min(L_k, s). No lengths: one document.
+double attention_key_positions(double s, double window, const std::vector<int>& lengths,
+                               const std::vector<int>& weights);
+// Layer `layer`'s attention work (window, packing) over plain causal attention's: what the
+// fused attention op's FLOPs are scaled by. Exactly 1 without a window or packing.
+double attention_work_ratio(const ModelSpec& model, const ParallelPlan& plan, int layer);
+
+// What one CP rank moves per layer and micro-batch for plan.cp_comm_type (nccl-tests buffer
+// sizes, 16-bit), with kv / qkv / out the local K+V, Q+K+V and attention output bytes
+// (2 x b x s/c x width / t):
+//   p2p:        forward (c-1) kv send/recv; backward 2(c-1) kv (K, V and dK, dV round the ring)
+//   all_gather: forward all-gather c kv; backward all-gather c kv + reduce-scatter of dK dV c kv
+//   a2a:        forward all-to-all qkv and out; backward all-to-all out (dO) and qkv (dQ dK dV)
+// working_bytes: buffers alive beside the activations while attention runs (memory).
+struct CpTraffic {
+  double forward_bytes = 0;         // before attention (p2p: the whole ring)
+  double forward_output_bytes = 0;  // after attention (a2a: the output back to sequence shards)
+  double backward_bytes = 0;        // p2p: the whole ring; all_gather: K, V re-gathered; a2a: dO
+  double backward_grad_bytes = 0;   // all_gather: dK, dV reduce-scatter; a2a: dQ, dK, dV
+  double working_bytes = 0;         // all_gather: 2 c kv (gathered K, V and their gradients); a2a: qkv
+};
+CpTraffic cp_traffic(const ModelSpec& model, const ParallelPlan& plan);
 
 // Activation bytes one layer keeps per micro-batch under the plan's recompute setting
 // (none: every op's activation_bytes; selective: without the ops flagged

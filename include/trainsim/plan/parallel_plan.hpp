@@ -20,6 +20,22 @@ enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, d
 // flash kernels, the same as use_flash_attn: false.
 enum class AttentionKernel { device_default, flash1, flash2, flash3, cudnn, eager };
 
+// How context parallelism moves K and V (plan.cp_comm_type, Megatron-Core's
+// TransformerConfig.cp_comm_type words; Transformer Engine runs each): p2p, the ring
+// (AttnFuncWithCPAndKVP2P); all_gather, Llama 3's all-gather of K and V before attention
+// (AttnFuncWithCPAndKVAllGather); a2a, DeepSpeed-Ulysses' all-to-all of Q, K, V and the output
+// across heads (AttnFuncWithCPAndQKVOA2A).
+enum class CpCommType { p2p, all_gather, a2a };
+
+inline const char* to_string(CpCommType type) {
+  switch (type) {
+    case CpCommType::all_gather: return "all_gather";
+    case CpCommType::a2a: return "a2a";
+    case CpCommType::p2p: break;
+  }
+  return "p2p";
+}
+
 inline const char* to_string(AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::flash1: return "flash1";
@@ -38,6 +54,7 @@ struct ParallelPlan {
   int pipeline_model_parallel_size = 1;
   int virtual_pipeline_model_parallel_size = 1;  // model chunks per stage (1: not interleaved; zb-v has its own 2)
   int context_parallel_size = 1;
+  CpCommType cp_comm_type = CpCommType::p2p;  // plan.cp_comm_type (issue 17)
   int expert_model_parallel_size = 1;
   int data_parallel_size = 1;  // derived: devices / (tp * pp * cp)
   bool sequence_parallel = false;
@@ -67,6 +84,13 @@ struct ParallelPlan {
   double grad_bucket_bytes = 0;
   std::vector<int> layers_per_stage;  // explicit pipeline split; empty: even split
   std::string rank_order = "tp-cp-ep-dp-pp";  // Megatron's default, fastest-varying first
+  // Packed sequences (scenario keys data.document_lengths / data.document_weights, issue 17):
+  // each sequence holds whole documents of these lengths (tokens), drawn with these relative
+  // counts (empty weights: equal counts), attended with a document mask as variable-length
+  // flash attention runs it. Empty: one document per sequence. Kept with the plan because
+  // the workload prices attention from it.
+  std::vector<int> document_lengths;
+  std::vector<int> document_weights;
 
   // In 64 bits: micro batch (up to 1e6) x DP (up to 1e7) and TP x PP x CP (up to 2^32) pass
   // what an int holds; the results fit one (at most the global batch; past INT_MAX devices a
