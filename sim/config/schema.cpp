@@ -169,6 +169,12 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
   {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, kMaxLayers, "", "explicit pipeline split, one entry per stage"},
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
+  // MoE routing as it happens: properties of the run (router, balancing loss, data), not of
+  // the architecture, so scenario keys (a what-if is one --set away). The CV of tokens per
+  // expert is at most sqrt(E/k - 1) (every token on the same k experts): 256 covers
+  // kMaxExperts; the loader checks the model's own bound. Formula: moe_max_load_factor.
+  {"moe.expert_load_cv", T::number, D::none, "0", false, 0, 256, "", "coefficient of variation of tokens per expert in a step (0: balanced)"},
+  {"moe.expert_capacity_factor", T::number, D::none, "0", false, 0, kMaxExperts, "", "Megatron --moe-expert-capacity-factor: tokens over it x the balanced share drop (0: dropless)"},
 };
 // clang-format on
 

@@ -1,2 +1,3 @@
 # Tests of the model module.
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/workload_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/moe_routing_test.cpp)

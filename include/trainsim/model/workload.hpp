@@ -117,4 +117,13 @@ double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model
 // The layer input a fully recomputed layer keeps: 2 * b * (s / c) * h / (SP ? t : 1).
 double layer_input_bytes(const ModelSpec& model, const ParallelPlan& plan);
 
+// Dropless MoE routing: E[max of n independent standard normals] (0 for n = 1), by
+// quadrature of n x phi(x) x Phi(x)^(n-1) (order statistics; n = 2: 1/sqrt(pi)).
+double expected_max_standard_normal(int n);
+// The load of the most loaded EP rank in one MoE layer, relative to the balanced share
+// (1: balanced, today's pricing), from the routing keys of `moe` (expert_load_cv,
+// expert_capacity_factor) and the expert-parallel size. A synchronous all-to-all and the
+// expert GEMMs behind it wait for that rank. Formula and sources at the definition.
+double moe_max_load_factor(const MoeSpec& moe, int expert_parallel_size);
+
 }  // namespace trainsim
