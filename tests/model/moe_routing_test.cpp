@@ -2,6 +2,8 @@
 // MoE layer priced at it.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -219,4 +221,23 @@ TEST_CASE("moe.* scenario keys reach the model; bad values name the key and the 
              Catch::Contains("moe.expert_load_cv: the model") && Catch::Contains("has no experts"));
   CHECK_THAT(config_error({"moe.expert_capacity_factor=-1"}, "mixtral-8x7b-a100-64.yaml"),
              Catch::Contains("moe.expert_capacity_factor: -1 is out of range"));
+}
+
+TEST_CASE("moe.* keys are refused beside a model file that pads every expert to its capacity", "[config][moe][routing]") {
+  // A capacity_factor != 1 in the model file prices every expert at that many balanced
+  // shares (padded, Megatron --moe-pad-expert-input-to-capacity): the busiest rank already.
+  const std::string model = (std::filesystem::temp_directory_path() / "trainsim_moe_padded_model.yaml").string();
+  {
+    std::ifstream in(root + "/models/mixtral-8x7b.yaml");
+    std::ofstream out(model);
+    out << in.rdbuf() << "capacity_factor: 1.25\n";
+  }
+  const std::string set_model = "model=" + model;
+  CHECK_NOTHROW(load_scenario(root + "/scenarios/mixtral-8x7b-a100-64.yaml", {parse_override(set_model)}));
+  CHECK_THAT(config_error({set_model, "moe.expert_load_cv=0.2"}, "mixtral-8x7b-a100-64.yaml"),
+             Catch::Contains("moe.expert_load_cv: the model file's capacity_factor 1.25 already pads every expert") &&
+                 Catch::Contains("valid: 0, or capacity_factor 1 in the model file"));
+  CHECK_THAT(config_error({set_model, "moe.expert_capacity_factor=2"}, "mixtral-8x7b-a100-64.yaml"),
+             Catch::Contains("moe.expert_capacity_factor: the model file's capacity_factor 1.25"));
+  std::filesystem::remove(model);
 }
