@@ -31,7 +31,9 @@ struct Op {
   int kernels = 1;                                  // kernel launches in forward (backward launches 2x)
   // Grouped GEMM (MoE local experts): gemm_groups independent GEMMs of gemm_m / gemm_groups
   // rows each (gemm_m is the total over groups). Each group runs at the efficiency of its
-  // own shape: a per-expert GEMM is small when tokens x k spread over many experts.
+  // own shape: a per-expert GEMM is small when tokens x k spread over many experts. Under
+  // unbalanced routing (moe.expert_load_cv) gemm_m is the busiest EP rank's rows, the ones
+  // the layer waits for (moe_max_load_factor x the balanced share).
   int gemm_groups = 1;
   // Added by the cost work (issue 15): the op reads or writes the b x a x s x s score matrix
   // of attention without flash kernels (the batched QK^T and PV GEMMs, softmax, dropout). Its
