@@ -637,6 +637,44 @@ void check_variability(const Scenario& scenario, const SlowDeviceList& list, con
   }
 }
 
+// moe.* (routing as it happens) onto the loaded model: only an MoE model routes, the CV
+// cannot exceed its all-on-k-experts bound, and a model file padding every expert to its
+// capacity (capacity_factor != 1) already prices the busiest rank.
+void apply_moe_routing(const Validated& v, ModelSpec& model, const std::string& path,
+                       std::vector<Diagnostic>& problems) {
+  const double cv = v.num("moe.expert_load_cv");
+  const double cap = v.num("moe.expert_capacity_factor");
+  auto where = [&](const char* key) {
+    const SourceLocation& at = v.values.at(key).where;
+    return at.file.empty() ? SourceLocation{path, 0, 0} : at;
+  };
+  const char* key = cv > 0 ? "moe.expert_load_cv" : "moe.expert_capacity_factor";
+  if (cv == 0 && cap == 0) return;
+  if (!model.moe) {
+    problems.push_back({where(key), key, "the model " + model.name + " has no experts", "0 (or an MoE model)"});
+    return;
+  }
+  MoeSpec& moe = *model.moe;
+  if (moe.capacity_factor != 1.0) {
+    problems.push_back({where(key), key,
+                        "the model file's capacity_factor " + format_number("%g", moe.capacity_factor) +
+                            " already pads every expert to its capacity",
+                        "0, or capacity_factor 1 in the model file"});
+    return;
+  }
+  const double max_cv = std::sqrt(static_cast<double>(moe.num_experts) / moe.experts_per_token - 1.0);
+  if (cv > max_cv) {
+    problems.push_back({where("moe.expert_load_cv"), "moe.expert_load_cv",
+                        format_number("%g", cv) + " exceeds sqrt(E/k - 1) = " + format_number("%.4g", max_cv) +
+                            ", every token on the same " + std::to_string(moe.experts_per_token) + " of " +
+                            std::to_string(moe.num_experts) + " experts",
+                        "0 to " + format_number("%.4g", max_cv)});
+    return;
+  }
+  moe.expert_load_cv = cv;
+  moe.expert_capacity_factor = cap;
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
@@ -712,6 +750,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   if (!have_inputs) throw ConfigError(problems);
 
   check_attention_kernel(v, scenario.plan, scenario.hardware.device, path, problems);
+  apply_moe_routing(v, scenario.model, path, problems);
   if (!problems.empty()) throw ConfigError(problems);
 
   derive_plan(scenario.plan, scenario.num_devices);

@@ -190,6 +190,12 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"data.document_lengths", T::int_list, D::none, "", false, 1, 1e8, "", "packed sequences: document lengths in tokens (attention per document, variable-length flash attention)"},
   {"data.document_weights", T::int_list, D::none, "", false, 1, 1e9, "", "relative number of documents of each length (default: equal)"},
   {"plan.cp_comm_type", T::choice, D::none, "p2p", false, 0, 0, "p2p|all_gather|a2a", "context parallelism (Megatron-Core's words): p2p ring, all_gather of K/V (Llama 3), a2a (DeepSpeed-Ulysses)"},
+  // MoE routing as it happens: properties of the run (router, balancing loss, data), not of
+  // the architecture, so scenario keys (a what-if is one --set away). The CV of tokens per
+  // expert is at most sqrt(E/k - 1) (every token on the same k experts): 256 covers
+  // kMaxExperts; the loader checks the model's own bound. Formula: moe_max_load_factor.
+  {"moe.expert_load_cv", T::number, D::none, "0", false, 0, 256, "", "coefficient of variation of tokens per expert in a step (0: balanced)"},
+  {"moe.expert_capacity_factor", T::number, D::none, "0", false, 0, kMaxExperts, "", "Megatron --moe-expert-capacity-factor: tokens over it x the balanced share drop (0: dropless)"},
 };
 // clang-format on
 

@@ -646,17 +646,24 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // experts per device, EP ranks sending): (Tn x k x cf) x EP x (E/EP) / E = Tn x k x cf.
   const double routed_local = sh.Tn * k * cf;          // token copies this rank sends / receives
   const double expert_tokens = routed_local * sh.tsp;  // after the TP all-gather (expert TP = TP)
+  // Dropless routing is not balanced: every layer waits for its most loaded EP rank (the
+  // all-to-all is synchronous), which receives and computes `load` x the balanced share.
+  // What the rank keeps for backward stays the balanced share: over a stage's layers and
+  // micro-batches a rank is the most loaded one only in turn, so its memory averages out.
+  const double load = moe_max_load_factor(e, static_cast<int>(ep));
+  const double routed_max = routed_local * load;    // token copies the most loaded rank receives
+  const double expert_max = expert_tokens * load;   // ... and computes on, after the TP all-gather
   const int local_experts = std::max(1, static_cast<int>(std::lround(E / ep)));
   // Permute: gathers each token once per chosen expert into expert order (index build +
   // gather; fused by --moe-permute-fusion, counted as one kernel).
   const int permute = B.add(memory_op("moe_permute", sh.Tn * h, routed_local * h, 1.0, 0.0));
   if (ep > 1) {
     B.comm("ep_all_to_all_dispatch", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, permute,
-           kHalf * routed_local * h);
+           kHalf * routed_max * h);
   }
   if (tp) {
     B.comm("tp_all_gather_expert_tokens", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, permute,
-           kHalf * expert_tokens * h);
+           kHalf * expert_max * h);
   }
   // After the all-to-all the received tokens are ordered by source rank; with more than
   // one local expert Megatron's alltoall dispatcher re-sorts them by local expert
@@ -664,7 +671,7 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // sorts them back before the combine: one more read + write of the routed tokens each
   // way, forward and backward.
   auto sort_op = [&](const std::string& name) {
-    Op op = memory_op(name, expert_tokens * h, expert_tokens * h, 0.0, 0.0);
+    Op op = memory_op(name, expert_max * h, expert_max * h, 0.0, 0.0);
     op.backward_bytes = op.forward_bytes;  // the gradient is permuted the same way
     return op;
   };
@@ -676,36 +683,36 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // sharded by TP. Keep: the dispatched tokens, the activation input, the down input.
   // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows,
   // and the cost model prices each expert's GEMM at its own (small) shape.
-  const int up = B.add(grouped_gemm_op("expert_gate_up", expert_tokens, gate_mult * fe / sh.t, h,
+  const int up = B.add(grouped_gemm_op("expert_gate_up", expert_max, gate_mult * fe / sh.t, h,
                                        kHalf * expert_tokens * h, local_experts));
   if (expert_entry < 0) expert_entry = up;
-  B.add(memory_op("expert_activation", expert_tokens * gate_mult * fe / sh.t, expert_tokens * fe / sh.t,
+  B.add(memory_op("expert_activation", expert_max * gate_mult * fe / sh.t, expert_max * fe / sh.t,
                   m.gated_mlp ? 10.0 : 8.0, kHalf * expert_tokens * gate_mult * fe / sh.t));
   int down = B.add(
-      grouped_gemm_op("expert_down", expert_tokens, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts));
+      grouped_gemm_op("expert_down", expert_max, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts));
   if (local_experts > 1) down = B.add(sort_op("moe_sort_back_by_source_rank"));
   if (tp) {
     B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,
-           kHalf * expert_tokens * h);
+           kHalf * expert_max * h);
   }
   if (ep > 1) {
     B.comm("ep_all_to_all_combine", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, down,
-           kHalf * routed_local * h);
+           kHalf * routed_max * h);
   }
   // Unpermute multiplies by the routing probabilities: keeps the expert outputs.
   const int unpermute = B.add(memory_op("moe_unpermute", routed_local * h, sh.Tn * h, 2.0, kHalf * routed_local * h));
   // Backward mirrors the dispatcher: combine's gradient goes out first, then dispatch's.
   if (ep > 1) {
     B.comm("ep_all_to_all_combine_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward, unpermute,
-           kHalf * routed_local * h);
+           kHalf * routed_max * h);
     B.comm("ep_all_to_all_dispatch_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward,
-           expert_entry, kHalf * routed_local * h);
+           expert_entry, kHalf * routed_max * h);
   }
   if (tp) {
     B.comm("tp_all_gather_expert_output_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, unpermute,
-           kHalf * expert_tokens * h);
+           kHalf * expert_max * h);
     B.comm("tp_reduce_scatter_expert_input_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward,
-           expert_entry, kHalf * expert_tokens * h);
+           expert_entry, kHalf * expert_max * h);
   }
   // Shared experts: a dense MLP every token passes through (input shared with the router).
   const double fs = shared_width(m);
@@ -979,6 +986,58 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
       skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
   w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step;
   return w;
+}
+
+// E[max of n iid N(0,1)] = integral of x n phi(x) Phi(x)^(n-1) dx (the density of the
+// largest order statistic; David & Nagaraja, "Order Statistics", 3rd ed., 2003, 2.1).
+// Closed forms check it: n = 2: 1/sqrt(pi), n = 3: 3/(2 sqrt(pi)). Composite Simpson on
+// [-12, 12] (the integrand is below 1e-30 outside for n <= 2^20), step 0.005: error < 1e-9.
+double expected_max_standard_normal(int n) {
+  if (n <= 1) return 0.0;
+  constexpr double lo = -12.0, hi = 12.0;
+  constexpr int steps = 4800;  // even
+  const double step = (hi - lo) / steps;
+  const double inv_sqrt_2pi = 1.0 / std::sqrt(2.0 * std::acos(-1.0));
+  auto f = [n, inv_sqrt_2pi](double x) {
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    return x * n * inv_sqrt_2pi * std::exp(-0.5 * x * x) * std::pow(cdf, n - 1);
+  };
+  double sum = f(lo) + f(hi);
+  for (int i = 1; i < steps; ++i) sum += (i % 2 ? 4.0 : 2.0) * f(lo + i * step);
+  return sum * step / 3.0;
+}
+
+// The most loaded EP rank's share of the routed tokens, relative to the balanced share.
+//
+// Each of the E experts receives X_i tokens in a step, with mean mu and coefficient of
+// variation c (moe.expert_load_cv); the total is fixed (every token picks k experts), so
+// the X_i are exchangeable with covariance -c^2 mu^2 / (E-1) (as a multinomial's are). A
+// rank holds n = E / EP of them; its load S_r has mean n mu and, summing the covariances,
+//   Var S_r = n c^2 mu^2 (E - n) / (E - 1),  corr(S_r, S_q) = -1 / (EP - 1).
+// Normal approximation of the rank loads (sums of many token choices): equicorrelated
+// normals with rho = -1/(EP-1) are S_r = n mu + sigma sqrt(1 - rho) (Z_r - Zbar) with Z iid
+// N(0,1) (Tong, "The Multivariate Normal Distribution", 1990, 8.2: max of equicorrelated
+// normals), so with m_EP = E[max of EP iid N(0,1)]
+//   E[max_r S_r] / (n mu) = 1 + c sqrt(EP / (E - 1)) m_EP.
+// EP = 1 gives 1 (one rank holds every expert); EP = E gives the most loaded expert.
+// A capacity factor C (moe.expert_capacity_factor, Megatron --moe-expert-capacity-factor)
+// drops the tokens over C x the balanced share of each expert and the dropped tokens cost
+// nothing, so no rank computes more than C x its share: the factor is min(., C), an upper
+// bound on E[max min(S_r, C n mu)] that is exact when the cap binds on the busiest rank.
+//
+// Typical c (documented examples, not defaults; c is measured per step on the tokens of one
+// micro-batch): a max/mean ratio r over E experts measured per step ("MaxVio" = r - 1 in
+// Wang et al. 2024, arXiv:2408.15664, the auxiliary-loss-free balancing DeepSeek-V3 uses,
+// report 2.1.2) converts with this same formula at EP = E: c = (r - 1) / (sqrt(E/(E-1)) m_E).
+// Uniform random top-k routing of T tokens alone gives c = sqrt((1 - k/E) / (T k / E)).
+double moe_max_load_factor(const MoeSpec& moe, int expert_parallel_size) {
+  const int ep = std::max(1, expert_parallel_size);
+  double factor = 1.0;
+  if (moe.expert_load_cv > 0 && ep > 1 && moe.num_experts > 1)
+    factor += moe.expert_load_cv * std::sqrt(static_cast<double>(ep) / (moe.num_experts - 1)) *
+              expected_max_standard_normal(ep);
+  if (moe.expert_capacity_factor > 0) factor = std::min(factor, moe.expert_capacity_factor);
+  return factor;
 }
 
 }  // namespace trainsim

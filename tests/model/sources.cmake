@@ -1,3 +1,4 @@
 # Tests of the model module.
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/workload_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/long_context_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/moe_routing_test.cpp)

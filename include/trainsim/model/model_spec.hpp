@@ -16,6 +16,13 @@ struct MoeSpec {
   std::int64_t shared_intermediate_size = 0;  // width of each shared expert (0: expert_intermediate_size)
   int first_dense_layers = 0;          // leading layers with a dense MLP (DeepSeek first_k_dense_replace)
   double capacity_factor = 1.0;        // tokens an expert may take, relative to a balanced share
+  // Routing as it happens in one step (scenario keys moe.*, a property of the run, not of
+  // the architecture): the coefficient of variation of the tokens each expert receives
+  // (0: every expert gets exactly its balanced share, the pricing before these keys), and
+  // Megatron's --moe-expert-capacity-factor, tokens over which an expert drops (0: dropless,
+  // Megatron's default). See moe_max_load_factor in workload.hpp.
+  double expert_load_cv = 0.0;
+  double expert_capacity_factor = 0.0;
 };
 
 struct ModelSpec {

@@ -31,7 +31,9 @@ struct Op {
   int kernels = 1;                                  // kernel launches in forward (backward launches 2x)
   // Grouped GEMM (MoE local experts): gemm_groups independent GEMMs of gemm_m / gemm_groups
   // rows each (gemm_m is the total over groups). Each group runs at the efficiency of its
-  // own shape: a per-expert GEMM is small when tokens x k spread over many experts.
+  // own shape: a per-expert GEMM is small when tokens x k spread over many experts. Under
+  // unbalanced routing (moe.expert_load_cv) gemm_m is the busiest EP rank's rows, the ones
+  // the layer waits for (moe_max_load_factor x the balanced share).
   int gemm_groups = 1;
   // Added by the cost work (issue 15): the op reads or writes the b x a x s x s score matrix
   // of attention without flash kernels (the batched QK^T and PV GEMMs, softmax, dropout). Its
@@ -146,5 +148,14 @@ CpTraffic cp_traffic(const ModelSpec& model, const ParallelPlan& plan);
 double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan);
 // The layer input a fully recomputed layer keeps: 2 * b * (s / c) * h / (SP ? t : 1).
 double layer_input_bytes(const ModelSpec& model, const ParallelPlan& plan);
+
+// Dropless MoE routing: E[max of n independent standard normals] (0 for n = 1), by
+// quadrature of n x phi(x) x Phi(x)^(n-1) (order statistics; n = 2: 1/sqrt(pi)).
+double expected_max_standard_normal(int n);
+// The load of the most loaded EP rank in one MoE layer, relative to the balanced share
+// (1: balanced, today's pricing), from the routing keys of `moe` (expert_load_cv,
+// expert_capacity_factor) and the expert-parallel size. A synchronous all-to-all and the
+// expert GEMMs behind it wait for that rank. Formula and sources at the definition.
+double moe_max_load_factor(const MoeSpec& moe, int expert_parallel_size);
 
 }  // namespace trainsim
