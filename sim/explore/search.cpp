@@ -15,6 +15,7 @@
 #include "trainsim/common/version.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/framework/launch.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
@@ -372,6 +373,7 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
   result.devices = options.devices > 0 ? options.devices : scenario.num_devices;
   result.objective = options.objective;
   result.keep = options.keep;
+  result.launcher = options.launcher;
   result.tokens = options.tokens;
   result.price_per_hour = scenario.hardware.device.price_per_hour;
   if (result.devices < 1)
@@ -380,29 +382,44 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
       enumerate_plans(scenario, result.devices, options.keep, &result.framework_skipped);
   result.enumerated = static_cast<long long>(plans.size());
 
-  // Tiers 1-3 in parallel, one slot per plan: estimate < 0 marks invalid (-1) or not fitting (-2).
+  // Tiers 1-3 in parallel, one slot per plan: estimate < 0 marks invalid (-1), not fitting (-2)
+  // or not expressible by the launcher (-3).
   std::vector<double> estimates(plans.size(), -1);
   tbb::task_arena arena(options.max_threads > 0 ? options.max_threads : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
-      const ParallelPlan& plan = plans[i];
-      if (!check_plan(scenario.model, scenario.hardware, result.devices, plan).empty()) return;
-      try {
-        const Scenario s = with_plan(scenario, result.devices, plan);
-        const Workload workload = build_workload(s.model, plan);
-        if (!estimate_memory(s, workload).fits) {
-          estimates[i] = -2;
-          return;
-        }
-        estimates[i] = estimate_step_time(s, plan, workload);
-      } catch (const ConfigError&) {
-        estimates[i] = -1;
+  auto screen = [&](std::size_t i, bool by_launcher) {
+    const ParallelPlan& plan = plans[i];
+    if (!check_plan(scenario.model, scenario.hardware, result.devices, plan).empty()) return;
+    if (by_launcher && !launch_problems(plan, *options.launcher).empty()) {
+      estimates[i] = -3;
+      return;
+    }
+    try {
+      const Scenario s = with_plan(scenario, result.devices, plan);
+      const Workload workload = build_workload(s.model, plan);
+      if (!estimate_memory(s, workload).fits) {
+        estimates[i] = -2;
+        return;
       }
+      estimates[i] = estimate_step_time(s, plan, workload);
+    } catch (const ConfigError&) {
+      estimates[i] = -1;
+    }
+  };
+  const bool by_launcher = options.launcher.has_value();
+  arena.execute([&] { tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) { screen(i, by_launcher); }); });
+  // When the launcher leaves no plan that fits, the plans it refused are screened after all:
+  // the best of them is the answer, and the caller names what the launcher cannot express
+  // (launch_problems), rather than "no plan fits".
+  if (by_launcher && std::none_of(estimates.begin(), estimates.end(), [](double e) { return e >= 0; }))
+    arena.execute([&] {
+      tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
+        if (estimates[i] == -3) screen(i, false);
+      });
     });
-  });
   std::vector<Screened> fitting;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (estimates[i] != -1) ++result.valid;
+    if (estimates[i] == -3) ++result.launch_skipped;
     if (estimates[i] >= 0) fitting.push_back({static_cast<int>(i), estimates[i]});
   }
   result.fit = static_cast<long long>(fitting.size());
@@ -488,6 +505,14 @@ std::string framework_rule(Framework framework, long long skipped) {
   return out;
 }
 
+std::string launch_rule(const SearchResult& r) {
+  if (!r.launcher) return "";
+  const std::string name = framework_entry(*r.launcher).launch.name;
+  if (r.launch_skipped == 0) return "launch " + name + ": its arguments express every valid plan";
+  return "launch " + name + ": " + std::to_string(r.launch_skipped) +
+         " valid plans not searched: values its arguments cannot express (search without --launch ranks them too)";
+}
+
 std::string format_search(const Scenario& scenario, const SearchResult& r, const ConfidenceData* confidence) {
   char buf[512];
   std::string out;
@@ -499,6 +524,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r, const
                 r.valid, r.fit, r.replayed);
   out += buf;
   out += framework_rule(r.framework, r.framework_skipped) + "\n";
+  if (r.launcher) out += launch_rule(r) + "\n";
   std::string kept;
   for (const auto& [on, name] : kept_axis_names(r.keep))
     if (on) kept += (kept.empty() ? "" : ", ") + std::string(name);
@@ -550,6 +576,7 @@ std::string search_json(const Scenario& scenario, const SearchResult& r) {
   j["objective"] = to_string(r.objective);
   j["framework"] = to_string(r.framework);
   j["framework_skipped"] = r.framework_skipped;
+  if (r.launcher) j["launch_skipped"] = r.launch_skipped;
   j["tokens"] = r.tokens;
   j["price_per_hour"] = r.price_per_hour;
   j["enumerated"] = r.enumerated;

@@ -45,6 +45,9 @@ struct SearchOptions {
   // The framework whose plans are searched (`--framework`); empty: the scenario's plan.framework.
   // Only plans it runs are enumerated (enumerate_plans).
   std::optional<Framework> framework;
+  // The launcher the plans are for (`--launch`); set: valid plans whose values its arguments
+  // cannot express (launch_problems) are not screened, and counted in `launch_skipped`.
+  std::optional<Framework> launcher;
   int devices = 0;  // 0: the scenario's num_devices
   int top = 10;
   SearchObjective objective = SearchObjective::throughput;
@@ -76,6 +79,8 @@ struct SearchResult {
   long long framework_skipped = 0;  // combinations the framework does not run, never enumerated
   long long enumerated = 0;     // every combination of the axes for N devices
   long long valid = 0;          // passing check_plan
+  std::optional<Framework> launcher;  // SearchOptions::launcher
+  long long launch_skipped = 0; // valid, but the launcher cannot express them: not screened
   long long fit = 0;            // and fitting the memory model
   long long replayed = 0;       // simulated
   std::vector<SearchCandidate> best;  // top k, best first (ties: enumeration order)
@@ -107,6 +112,10 @@ SearchResult search_plans(const Scenario& scenario, const SearchOptions& options
 // "framework deepspeed (DeepSpeed 0.19.6): with PP > 1 only ZeRO-0 to ZeRO-1; N plans with a
 // higher stage not searched": which framework the plans are for and what it rules out.
 std::string framework_rule(Framework framework, long long skipped);
+
+// "launch megatron: 512 valid plans its arguments cannot express not searched (plan.schedule =
+// zb-h1: ...)": what `--launch` ruled out, "" when nothing.
+std::string launch_rule(const SearchResult& result);
 
 // `confidence`: when given, #1 against #2: "A beats B with probability p" (confidence.hpp).
 std::string format_search(const Scenario& scenario, const SearchResult& result,
