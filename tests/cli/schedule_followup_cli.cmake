@@ -16,3 +16,11 @@ trainsim_cli_test(compare_v_only_for_interleaved 2 "'zb-v:2': only interleaved t
 trainsim_cli_test(search_labels_a_kept_zb_v_plan 0 "\n1 +TP[0-9]+ PP2 DP[0-9]+ mbs[0-9]+ zb-v "
   search scenarios/default.yaml --devices 8 --top 2 --keep schedule,pp --set plan.schedule=zb-v
   --set plan.pipeline_model_parallel_size=2 --set plan.global_batch_size=16)
+# zb-v holds 2 chunks per device with virtual_pipeline_model_parallel_size 1: the run page's
+# timeline shades the odd chunk, so its legend carries the chunk key (counted with
+# chunks_per_stage); 1f1b's page has no such key.
+trainsim_page_test(run_zb_v_page_has_the_chunk_legend 0 "zb-v"
+  ARGS run ${TRAINSIM_PAGE_SCENARIO} --set plan.schedule=zb-v --html v.html
+  FILE v.html CONTAINS "model chunk 0, 2, .* / chunk 1, 3, .* \\(interleaved, zb-v\\)" "class=\"d0\" x=")
+trainsim_page_test(run_1f1b_page_has_no_chunk_legend 0 "1f1b"
+  ARGS run ${TRAINSIM_PAGE_SCENARIO} --html f.html FILE f.html COUNT_REGEX "model chunk 0" COUNT 0)
