@@ -11,14 +11,26 @@
 #include "trainsim/common/version.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
 namespace {
 
+// The valid list comes from the schedule module, so a new schedule shows up here by itself.
+std::string schedule_choices() {
+  std::string out;
+  for (PipelineSchedule s : all_schedules()) {
+    out += to_string(s);
+    if (s == PipelineSchedule::interleaved) out += "[:V] (V >= 2)";
+    if (s == PipelineSchedule::zero_bubble_h2) out += " (or zb-2p)";
+    out += ", ";
+  }
+  return out + "comma-separated";
+}
+
 ConfigError schedules_error(const std::string& problem) {
-  return ConfigError(Diagnostic{SourceLocation{}, "--schedules", problem,
-                                "gpipe, 1f1b, interleaved:V (V >= 2), zb-h1, comma-separated"});
+  return ConfigError(Diagnostic{SourceLocation{}, "--schedules", problem, schedule_choices()});
 }
 
 }  // namespace
@@ -31,18 +43,10 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
     c.label = item;
     const auto colon = item.find(':');
     const std::string name = item.substr(0, colon);
-    if (name == "gpipe") {
-      c.schedule = PipelineSchedule::gpipe;
-    } else if (name == "1f1b") {
-      c.schedule = PipelineSchedule::one_f_one_b;
-    } else if (name == "interleaved") {
-      c.schedule = PipelineSchedule::interleaved;
-      c.virtual_stages = 0;  // the scenario's own
-    } else if (name == "zb-h1") {
-      c.schedule = PipelineSchedule::zero_bubble_h1;
-    } else {
-      throw schedules_error("unknown schedule '" + name + "'");
-    }
+    const std::optional<PipelineSchedule> schedule = schedule_from_name(name);
+    if (!schedule) throw schedules_error("unknown schedule '" + name + "'");
+    c.schedule = *schedule;
+    if (c.schedule == PipelineSchedule::interleaved) c.virtual_stages = 0;  // the scenario's own
     if (colon != std::string::npos) {
       if (c.schedule != PipelineSchedule::interleaved)
         throw schedules_error("'" + item + "': only interleaved takes a number of virtual stages");

@@ -11,6 +11,7 @@
 #include "trainsim/explore/search.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/schedule/schedule.hpp"
 #include "trainsim/report/memory_report.hpp"
 
 namespace trainsim {
@@ -95,7 +96,7 @@ double estimate_step(const Scenario& s, const ParallelPlan& plan, const Workload
     return full;
   const auto layers = layers_per_stage(plan, s.model.num_layers);
   const double chunk = static_cast<double>(*std::max_element(layers.begin(), layers.end())) /
-                       std::max(1, plan.virtual_pipeline_model_parallel_size);
+                       chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   if (n >= chunk) return full;
   ParallelPlan none = plan;
   none.recompute_granularity = RecomputeGranularity::none;
@@ -154,7 +155,7 @@ std::vector<std::vector<Knobs>> single_changes(const Scenario& scenario, const K
   if (!all) {
     const auto layers = layers_per_stage(scenario.plan, scenario.model.num_layers);
     const int chunk = *std::max_element(layers.begin(), layers.end()) /
-                      std::max(1, scenario.plan.virtual_pipeline_model_parallel_size);
+                      chunks_per_stage(scenario.plan.schedule, scenario.plan.virtual_pipeline_model_parallel_size);
     const int first = k.recompute == RecomputeGranularity::full ? k.recompute_layers + 1 : 1;
     for (int n = first; n < chunk; ++n) {
       v.push_back(k);

@@ -474,10 +474,8 @@ namespace {
 
 std::string plan_label(const ParallelPlan& p) {
   char buf[200];
-  const char* sched = p.schedule == PipelineSchedule::interleaved      ? "int"
-                      : p.schedule == PipelineSchedule::zero_bubble_h1 ? "zb-h1"
-                      : p.schedule == PipelineSchedule::gpipe          ? "gpipe"
-                                                                       : "1f1b";
+  // The schedule's own name (a kept zb-h2 or zb-v plan reads as itself), "int" kept short.
+  const char* sched = p.schedule == PipelineSchedule::interleaved ? "int" : to_string(p.schedule);
   const std::string opt =
       p.use_distributed_optimizer ? std::string("distopt") : std::string("zero").append(std::to_string(p.zero_stage));
   auto suffix = [](const char* tag, int value) {

@@ -2,6 +2,7 @@
 #include "trainsim/common/text.hpp"
 #include "trainsim/common/version.hpp"
 #include "trainsim/report/axis_ticks.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 #include <algorithm>
 #include <array>
@@ -383,7 +384,7 @@ std::string timeline_legend(const std::set<int>& present, bool chunks) {
   if (chunks)
     s += "<span class=\"i\"><span class=\"sw\" style=\"background:" + std::string(kColour[0]) +
          "\"></span><span class=\"sw\" style=\"background:" + kDarkColour[0] +
-         "\"></span>model chunk 0, 2, \u2026 / chunk 1, 3, \u2026 (interleaved)</span>";
+         "\"></span>model chunk 0, 2, \u2026 / chunk 1, 3, \u2026 (interleaved, zb-v)</span>";
   s += "</div>";
   return s;
 }
@@ -768,7 +769,8 @@ std::string timeline_section(const Scenario& sc, const SimResult& r, SimTime axi
     return "<p class=\"note\">No timeline was recorded (simulate with SimOptions::record_timeline = true).</p>\n";
   const SimTime run_end = run_end_of(r);
   const auto stages = collect_lanes(sc, r.timeline, run_end);
-  std::string s = timeline_legend(categories_present(stages), sc.plan.virtual_pipeline_model_parallel_size > 1);
+  std::string s = timeline_legend(categories_present(stages),
+                                  chunks_per_stage(sc.plan.schedule, sc.plan.virtual_pipeline_model_parallel_size) > 1);
   std::size_t drawn = 0;
   double min_px = 1;
   s += timeline_svg(stages, run_end, 0, std::max(axis_end, run_end), id, &drawn, &min_px) + "\n";

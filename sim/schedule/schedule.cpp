@@ -224,10 +224,13 @@ ChunkPlace place_of(PipelineSchedule schedule, int stages, int chunks, int vstag
   return {vstage % stages, vstage / stages};
 }
 
+std::vector<PipelineSchedule> all_schedules() {
+  return {PipelineSchedule::gpipe,          PipelineSchedule::one_f_one_b,    PipelineSchedule::interleaved,
+          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_v};
+}
+
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
-  for (PipelineSchedule s : {PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
-                             PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2,
-                             PipelineSchedule::zero_bubble_v})
+  for (PipelineSchedule s : all_schedules())
     if (name == to_string(s)) return s;
   if (name == "zb-2p") return PipelineSchedule::zero_bubble_h2;
   return std::nullopt;

@@ -53,6 +53,9 @@ struct ChunkPlace {
 int virtual_stage(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk);
 ChunkPlace place_of(PipelineSchedule schedule, int stages, int chunks, int vstage);
 
+// Every schedule, in the order the CLI and its error messages list them; to_string gives each name.
+std::vector<PipelineSchedule> all_schedules();
+
 // The schedule a name gives ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v"; "zb-2p",
 // the searched schedule ZB-H2 is the handcrafted form of, replays as zb-h2); nullopt if none.
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name);
