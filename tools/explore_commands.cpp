@@ -365,8 +365,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
-        "max-batch", "Largest micro-batch that fits (binary search on the memory model) and largest global batch "
-                     "that is a multiple of 16");
+        "max-batch", "Largest micro-batch that fits (binary search on the memory model) and the largest global batch "
+                     "it allows (micro batch x DP x the scenario's micro-batches per replica) that is a multiple of "
+                     "16 sequences, a round batch size");
     add_common(cmd, args->common);
     cmd->add_option("--json", args->json, std::string("also write the result as versioned JSON to this file") + kOutputHelp);
     cmd->footer(

@@ -85,7 +85,7 @@ const std::vector<KeySpec> kModelKeys = {
   {"sliding_window_pattern", T::integer, D::none, "", false, 1, kMaxLayers, "", "Gemma-2/3: every Nth layer is global, the others use the window"},
   {"sliding_window_layers", T::int_list, D::none, "", false, 0, 1, "", "per layer, 1: the window, 0: full attention (from HF layer_types)"},
   // Past num_experts / top-k an expert takes every token, so kMaxExperts covers every model.
-  {"capacity_factor", T::number, D::none, "1.0", false, 0.01, kMaxExperts, "", "MoE capacity relative to a balanced share"},
+  {"capacity_factor", T::number, D::none, "1.0", false, 0.01, kMaxExperts, "", "MoE capacity: every expert padded to this many times its balanced share"},
 };
 
 const std::vector<KeySpec> kHardwareKeys = {

@@ -83,11 +83,17 @@ std::string format_max_batch(const Scenario& scenario, const MaxBatchResult& r) 
                 r.peak_bytes_above_max / kBytesPerGiB, r.probes);
   out += buf;
   if (r.max_global_batch_size > 0) {
-    std::snprintf(buf, sizeof buf, "  max global_batch_size (multiple of 16) %d = micro batch %d x DP %d x %d\n",
+    // The global batch counts sequences per step; 16 is a round-number convention (see
+    // max_batch.hpp), not a constraint of the plan, and the line says which it is.
+    std::snprintf(buf, sizeof buf,
+                  "  max global_batch_size %d = micro batch %d x DP %d x %d micro-batches per replica "
+                  "(the largest fitting one that is a multiple of 16 sequences, a round batch size)\n",
                   r.max_global_batch_size, r.micro_batch_size_at_max_global, r.data_parallel_size,
                   r.microbatches_per_replica);
   } else {
-    std::snprintf(buf, sizeof buf, "  no fitting global batch micro x DP %d x %d is a multiple of 16\n",
+    std::snprintf(buf, sizeof buf,
+                  "  no fitting global batch (micro batch x DP %d x %d micro-batches per replica) is a multiple of 16 "
+                  "sequences\n",
                   r.data_parallel_size, r.microbatches_per_replica);
   }
   return out + buf;

@@ -9,7 +9,7 @@ trainsim_cli_test(sweep_needs_a_grid 2 "grid" sweep scenarios/default.yaml)
 trainsim_cli_test(sweep_bad_base_override_is_bad_input 2 "plan.tensor_model_parallel_size"
   sweep scenarios/default.yaml --set plan.tensor_model_parallel_size=5 --grid plan.micro_batch_size=1)
 trainsim_cli_test(max_batch_reports_micro_and_global_batch 0
-  "max micro_batch_size [0-9]+.*max global_batch_size .multiple of 16. [0-9]+"
+  "max micro_batch_size [0-9]+.*max global_batch_size [0-9]+ = micro batch [0-9]+ x DP [0-9]+ x [0-9]+ micro-batches per replica .the largest fitting one that is a multiple of 16 sequences"
   max-batch scenarios/default.yaml)
 trainsim_cli_test(compare_lists_each_schedule 0 "gpipe.*1f1b.*interleaved:2.*zb-h1"
   compare scenarios/default.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1)

@@ -214,7 +214,7 @@ elseif(CHECK STREQUAL "max_batch_json_matches_the_text")
   rounded_regex(${peak} 1 peak_regex)
   rounded_regex(${hbm} 1 hbm_regex)
   expect_match("${stderr}" "\n  max micro_batch_size ${mbs}: peak ${peak_regex} GiB of ${hbm_regex} GiB ")
-  expect_match("${stderr}" "\n  max global_batch_size \\(multiple of 16\\) ${gbs} = micro batch ${at_gbs} x DP ${dp} x ${m}\n")
+  expect_match("${stderr}" "\n  max global_batch_size ${gbs} = micro batch ${at_gbs} x DP ${dp} x ${m} micro-batches per replica \\(the largest fitting one that is a multiple of 16 sequences, a round batch size\\)\n")
   math(EXPR product "${at_gbs} * ${dp} * ${m}")
   expect_equal("${product}" "${gbs}" "micro batch x DP x micro-batches")
 

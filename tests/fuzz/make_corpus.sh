@@ -89,7 +89,7 @@ seed plan-gpipe "$(small_plan model.yaml 'schedule: gpipe')" "$llama" "$h100"
 seed plan-interleaved "$(small_plan model.yaml 'schedule: interleaved' 'virtual_pipeline_model_parallel_size: 2')" "$llama" "$h100"
 seed plan-zb-h1 "$(small_plan model.yaml 'schedule: zb-h1')" "$llama" "$h100"
 seed plan-tp-sp "$(small_plan model.yaml 'tensor_model_parallel_size: 2' 'sequence_parallel: true' 'tp_comm_overlap: true')" "$llama" "$h100"
-seed plan-cp "$(small_plan model.yaml 'context_parallel_size: 2' 'seq_length: 8192')" "$llama" "$h100"
+seed plan-cp "$(small_plan model.yaml 'context_parallel_size: 2')" "$llama" "$h100" 'plan.seq_length=8192'
 seed plan-zero3 "$(small_plan model.yaml 'zero_stage: 3' 'overlap_param_gather: false' 'grad_bucket_size: 64MiB')" "$llama" "$h100"
 seed plan-offload "$(small_plan model.yaml 'zero_stage: 2' 'offload_optimizer: true')" "$llama" "$h100"
 seed plan-recompute "$(small_plan model.yaml 'recompute_granularity: full' 'recompute_method: block' 'recompute_num_layers: 4')" "$llama" "$h100"
@@ -99,7 +99,34 @@ seed plan-collectives "$(small_plan model.yaml 'collective_algorithm: ring' 'col
 seed plan-moe-ep "$(small_plan model.yaml 'expert_model_parallel_size: 4')" "$root/models/mixtral-8x7b.yaml" "$h100"
 seed plan-deepseek-ep "$(small_plan model.yaml 'expert_model_parallel_size: 2')" "$root/models/deepseek-v2-l4.yaml" "$root/hardware/b200.yaml"
 seed plan-data-loading "$(small_plan model.yaml; printf 'data:\n  sample_load_time: 20ms\n  loader_workers: 0\n')" "$llama" "$h100"
+seed plan-zb-h2 "$(small_plan model.yaml 'schedule: zb-h2')" "$llama" "$h100"
+seed plan-zb-2p "$(small_plan model.yaml 'schedule: zb-2p')" "$llama" "$h100"
+seed plan-zb-v "$(small_plan model.yaml 'schedule: zb-v')" "$llama" "$h100"
+# Context-parallel traffic and attention kernels: each choice value once, so the fuzzer
+# starts from every pricing branch (the key seeds below give only the default). The longer
+# sequence is a set line: small_plan already writes seq_length, and a duplicate key is an error.
+for comm in p2p all_gather a2a; do
+  seed "plan-cp-$comm" "$(small_plan model.yaml 'context_parallel_size: 2' "cp_comm_type: $comm")" "$llama" "$h100" \
+    'plan.seq_length=8192'
+done
+for kernel in auto flash2 flash3 cudnn eager; do
+  seed "plan-attention-$kernel" "$(small_plan model.yaml "attention_kernel: $kernel")" "$llama" "$h100"
+done
+seed plan-attention-flash1 "$(small_plan model.yaml 'attention_kernel: flash1')" "$llama" "$a100"  # measured on A100 only
+# Packed documents (data.document_lengths has no default, so no key seed gives it a value).
+seed data-documents "$(small_plan model.yaml; printf 'data:\n  document_lengths: [512, 2048, 8192]\n  document_weights: [6, 3, 1]\n')" \
+  "$llama" "$h100" 'plan.seq_length=8192'
+# Slow cards in both forms (a count placed by the seed, a list of {rank, speed_factor}), and
+# the speed spreads.
+seed variability-slow-list "$(small_plan model.yaml; printf 'variability: {slow_devices: [{rank: 1, speed_factor: 0.5}]}\n')" "$llama" "$h100"
+seed variability-slow-block "$(small_plan model.yaml; printf 'variability:\n  slow_devices:\n    - {rank: 0, speed_factor: 0.8}\n    - {rank: 7, speed_factor: 0.25}\n')" "$llama" "$h100"
+seed variability-slow-count "$(small_plan model.yaml; printf 'variability:\n  slow_devices: 2\n  slow_card_speed: 0.5\n  seed: 7\n')" "$llama" "$h100"
+seed variability-spread "$(small_plan model.yaml; printf 'variability:\n  slow_card_rate: 0.1\n  device_speed_cv: 0.08\n  step_jitter_cv: 0.02\n  seed: 3\n')" "$llama" "$h100"
+# Unbalanced routing, dropless and with a capacity factor.
+seed moe-imbalance "$(small_plan model.yaml 'expert_model_parallel_size: 4'; printf 'moe:\n  expert_load_cv: 0.5\n  expert_capacity_factor: 1.25\n')" "$root/models/mixtral-8x7b.yaml" "$h100"
 seed set-overrides "$(small_plan model.yaml)" "$llama" "$h100" 'plan.micro_batch_size=2' 'plan.schedule=zb-h1' 'data.loader_workers=1'
+seed set-new-keys "$(small_plan model.yaml)" "$llama" "$h100" 'plan.schedule=zb-v' 'plan.attention_kernel=flash3' \
+  'variability.slow_devices=1' 'variability.device_speed_cv=0.05' 'plan.cp_comm_type=all_gather'
 seed full-replay "$(small_plan model.yaml)" "$llama" "$h100" '!full'
 seed full-replay-tp "$(small_plan model.yaml 'tensor_model_parallel_size: 2')" "$llama" "$a100" '!full' 'plan.sequence_parallel=true'
 
@@ -180,7 +207,9 @@ schema="$root/sim/config/schema.cpp"
   # Choice values: the "a|b|c" strings of the tables.
   grep -o '"[a-z0-9_-]*\(|[a-z0-9_-]*\)\+"' "$schema" | tr -d '"' | tr '|' '\n' | sort -u | sed 's/.*/"&"/'
   for word in tp-cp-ep-dp-pp tp- cp- ep- dp- pp; do printf '"%s"\n' "$word"; done  # plan.rank_order
-  for section in device: gemm: node: cluster: plan: data:; do printf '"%s\\x0A  "\n' "$section"; done
+  for section in device: gemm: node: cluster: plan: data: variability: moe:; do printf '"%s\\x0A  "\n' "$section"; done
+  # variability.slow_devices as a list: its entries' keys are read by the loader, not the table.
+  for word in 'rank: ' 'speed_factor: ' '- {rank: 1, speed_factor: 0.5}'; do printf '"%s"\n' "$word"; done
   for unit in B b B/s Bps b/s bps s FLOPS FLOP/s flops W; do
     for prefix in "" Ki Mi Gi Ti Pi k K M G T P m u n p; do printf '"%s%s"\n' "$prefix" "$unit"; done
   done

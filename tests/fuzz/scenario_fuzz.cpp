@@ -7,7 +7,8 @@
 // README: "Bad input never crashes and never gives a silent number". Accepted outcomes:
 // a ConfigError (exit 2) or a valid result. Anything else is a finding and aborts:
 // another exception (SimError is exit 3, std::bad_alloc, std::out_of_range, ...), a
-// sanitizer report, a non-finite or non-positive step time, MFU > HFU.
+// sanitizer report, a non-finite or non-positive step time, hardware FLOPs above model +
+// recompute FLOPs.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
