@@ -76,7 +76,7 @@ nlohmann::ordered_json max_batch_json(const Scenario& scenario, const MaxBatchRe
   j["peak_memory_gib_at_max"] = r.peak_bytes_at_max / kBytesPerGiB;
   j["peak_memory_gib_above_max"] = r.peak_bytes_above_max / kBytesPerGiB;
   j["hbm_gib"] = r.hbm_bytes / kBytesPerGiB;
-  j["max_global_batch_size"] = r.max_global_batch_size;  // 0: no fitting one is a multiple of 16
+  j["max_global_batch_size"] = r.max_global_batch_size;  // 0: no fitting one is a multiple of 16 sequences
   j["micro_batch_size_at_max_global"] = r.micro_batch_size_at_max_global;
   j["probes"] = r.probes;
   j["hit_limit"] = r.hit_limit;
