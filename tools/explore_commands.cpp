@@ -618,6 +618,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         if (cmd->count("--launch") > 0) launcher = trainsim::parse_launch_option(args->launch);
         if (cmd->count("--framework") > 0) options.framework = trainsim::parse_framework_option(args->framework);
         else if (launcher) options.framework = launcher;
+        options.launcher = launcher;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.devices = args->devices;
         options.tokens = args->tokens;

@@ -134,6 +134,7 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
   search.tokens = options.tokens;
   search.replay_limit = options.replay_limit;
   search.max_threads = options.max_threads;
+  search.launcher = options.launcher;
   // One search at a time: each already runs its tiers on every core.
   for (const HardwareSpec& hw : hardware) {
     if (options.progress) {

@@ -27,6 +27,8 @@ std::vector<HardwareSpec> load_hardware_list(const std::string& comma_separated_
 struct HardwareChoiceOptions {
   // The framework every search is for (`--framework`); empty: the scenario's plan.framework.
   std::optional<Framework> framework;
+  // The launcher the plans are for (`--launch`): each search's SearchOptions::launcher.
+  std::optional<Framework> launcher;
   int devices = 0;       // 0: the scenario's num_devices
   double tokens = 1e12;  // token budget to train
   SearchObjective objective = SearchObjective::throughput;
