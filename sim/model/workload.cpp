@@ -937,18 +937,23 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   // Layer types: dense or MoE, each with or without a sliding window, in order of first use
   // (dense before MoE as before; a model without windows has the same types as before).
   int type_index[2][2] = {{-1, -1}, {-1, -1}};  // [moe][window]
+  const bool windows = m.sliding_window > 0;
+  const bool uniform = !windows && !m.is_moe();  // one layer type: no per-layer scan (search's hot path)
   for (int pass = 0; pass < 2; ++pass) {
     for (int l = 0; l < m.num_layers; ++l) {
       const bool moe = layer_is_moe(m, l);
       if (static_cast<int>(moe) != pass) continue;
-      int& index = type_index[moe][m.layer_has_window(l)];
+      int& index = type_index[moe][windows && m.layer_has_window(l)];
       if (index >= 0) continue;
       index = static_cast<int>(w.layer_types.size());
       w.layer_types.push_back(build_layer(m, p, moe, l));
+      if (uniform) break;
     }
+    if (uniform) break;
   }
+  w.layer_type_of.reserve(static_cast<std::size_t>(std::max(0, m.num_layers)));
   for (int l = 0; l < m.num_layers; ++l)
-    w.layer_type_of.push_back(type_index[layer_is_moe(m, l)][m.layer_has_window(l)]);
+    w.layer_type_of.push_back(uniform ? 0 : type_index[layer_is_moe(m, l)][windows && m.layer_has_window(l)]);
   w.embedding = build_embedding(m, p, w.padded_vocab_size);
   w.head = build_head(m, p, w.padded_vocab_size);
 
@@ -966,8 +971,12 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   // the work the device does; MFU's model count keeps Megatron's convention (above).
   const double s = p.seq_length;
   const double core = attention_core_forward_flops_per_token(m, s);
-  double kept_layers = 0;  // sum of the layers' work ratios: num_layers without a variant, exactly
-  for (int l = 0; l < m.num_layers; ++l) kept_layers += attention_work_ratio(m, p, l);
+  // Sum of the layers' work ratios: num_layers without a variant, exactly.
+  double kept_layers = m.num_layers;
+  if (windows || !p.document_lengths.empty()) {
+    kept_layers = 0;
+    for (int l = 0; l < m.num_layers; ++l) kept_layers += attention_work_ratio(m, p, l);
+  }
   const double skipped_per_token = (m.num_layers - kept_layers) * core;
   double extra_per_token = 0;
   if (p.recompute_granularity == RecomputeGranularity::full) {
