@@ -107,104 +107,64 @@ StageOrder zero_bubble_h2(int p, int s, int m) {
   return order;
 }
 
-// ZB-V. The reference implementation (sail-sg/zero-bubble-pipeline-parallelism,
-// scheduler/zbv.py) builds the order by simulating the pipeline under the memory limit of
-// 2p chunk activations per device (1F1B's p micro-batches), B before F, W only where it fills
-// a wait or frees memory, from profiled pass times. This is that idea, not its code: a list
-// scheduler with free communication under the pass times the ZB paper profiled for its runs,
-// T_F : T_B : T_W = 18.5 : 18.1 : 9.3, taken as 2 : 2 : 1 (an order built for T_W = T_B
-// replays badly where W is cheaper: 0.9-1.2 of 1F1B's bubble at 2 : 2 : 1, p = 4..16, against
-// 0.2-0.7 for this one, as m varies). Each step the device that can start something earliest
-// (ties: the lower device) takes, among what can start then, a B (lower virtual stage first),
-// else a F (the later chunk first, so the V fills), else a W; a W it holds runs first instead
-// when it fits before that start. A forward needs a free unit of the limit; W frees one.
-// (Two devices may use each other's outputs in another order than they were made; the task
-// graph posts the transfers in the order they are made, as the reference's communication
-// pass does.)
+// ZB-V (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory": the
+// handcrafted V schedule of sail-sg/zero-bubble-pipeline-parallelism, also PyTorch's
+// ScheduleZBVZeroBubble). Device s holds virtual stages s (chunk 0) and 2p-1-s (chunk 1).
+//   warm-up:   2(p-s)-1 chunk-0 forwards; then s pairs (F chunk 1, F chunk 0); then p-s
+//              rounds of (F, B, W) on chunk 1. That is 2p-1 chunk activations before the
+//              first W, and never more than 2p (1F1B's p micro-batches) afterwards.
+//   steady:    (F, B, W) on chunk 0 then on chunk 1, one micro-batch of each per round, so
+//              every device does the same work per round and nothing waits once in step.
+//   cool-down: s pairs (B chunk 0, B chunk 1), then p-s rounds of (B, W) on chunk 0, then
+//              the held chunk-1 and chunk-0 W passes fill the tail.
+// The pattern is written for M = max(m, 2p-1) micro-batches (its warm-up needs 2p-1) and the
+// passes of micro-batches >= m are dropped: every dependency is within one micro-batch, so
+// what remains is still a valid order for each device, and the warm-up fills as far as m allows.
+// Replayed, every device idles (p-1) T_B (one chunk's B) once m >= 2p-1, whatever T_F and
+// T_W (tests/schedule/zero_bubble_test.cpp). The greedy list scheduler this replaces, placing
+// under assumed 2:2:1 pass times, replayed with about 1F1B's bubble at large m.
 std::vector<StageOrder> zero_bubble_v(int p, int m) {
-  constexpr long kTimeFB = 2, kTimeW = 1;  // F and B, W (the profiled 2 : 2 : 1)
-  const int vstages = 2 * p;
-  const int limit = 2 * p;
-  auto vs_of = [p](int s, int c) { return c == 0 ? s : 2 * p - 1 - s; };
-  const auto at = [m](int vs, int k) { return static_cast<std::size_t>(vs) * m + k; };
-  std::vector<long> end_f(static_cast<std::size_t>(vstages) * m, -1), end_b(end_f.size(), -1);
-  struct Device {
-    long time = 0;
-    int next_f[2] = {0, 0};
-    int next_b[2] = {0, 0};
-    int alive = 0;
-    std::deque<WorkItem> pending_w;
-  };
-  std::vector<Device> dev(static_cast<std::size_t>(p));
+  const int big_m = std::max(m, 2 * p - 1);
   std::vector<StageOrder> orders(static_cast<std::size_t>(p));
-  for (auto& o : orders) o.reserve(6 * static_cast<std::size_t>(m));
-  const long total = 6L * p * m;
-  for (long placed = 0; placed < total; ++placed) {
-    // Per device: the earliest start and the item, ranked (start, kind B<F<W, tie-break).
-    long best_start = -1;
-    int best_dev = -1;
-    WorkItem best_item;
-    for (int s = 0; s < p; ++s) {
-      Device& d = dev[static_cast<std::size_t>(s)];
-      long start = -1;
-      int rank = 0, tie = 0;
-      WorkItem item;
-      auto offer = [&](long ready, int r, int t, WorkItem w) {
-        const long st = std::max(d.time, ready);
-        if (start < 0 || st < start || (st == start && (r < rank || (r == rank && t < tie)))) {
-          start = st;
-          rank = r;
-          tie = t;
-          item = w;
-        }
-      };
-      for (int c = 0; c < 2; ++c) {
-        const int vs = vs_of(s, c);
-        const int kb = d.next_b[c];
-        if (kb < m && kb < d.next_f[c]) {
-          const long ready = vs == vstages - 1 ? end_f[at(vs, kb)] : end_b[at(vs + 1, kb)];
-          if (ready >= 0) offer(ready, 0, vs, {WorkKind::backward_input, kb, c});
-        }
-        const int kf = d.next_f[c];
-        if (kf < m && d.alive < limit) {
-          const long ready = vs == 0 ? 0 : end_f[at(vs - 1, kf)];
-          if (ready >= 0) offer(ready, 1, -vs, {WorkKind::forward, kf, c});
-        }
-      }
-      if (!d.pending_w.empty()) offer(d.time, 2, 0, d.pending_w.front());
-      if (start < 0) continue;
-      if (best_dev < 0 || start < best_start) {
-        best_start = start;
-        best_dev = s;
-        best_item = item;
-      }
+  for (int s = 0; s < p; ++s) {
+    StageOrder& order = orders[static_cast<std::size_t>(s)];
+    order.reserve(6 * static_cast<std::size_t>(m));
+    int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    auto put = [&order, m](WorkKind kind, int k, int chunk) {
+      if (k < m) order.push_back({kind, k, chunk});
+    };
+    for (int i = 0; i < 2 * (p - s) - 1; ++i) put(WorkKind::forward, f0++, 0);
+    for (int i = 0; i < s; ++i) {
+      put(WorkKind::forward, f1++, 1);
+      put(WorkKind::forward, f0++, 0);
     }
-    if (best_dev < 0) throw SimError("zb-v schedule: no pass can run (p=" + std::to_string(p) + ", m=" + std::to_string(m) + ")");
-    Device& d = dev[static_cast<std::size_t>(best_dev)];
-    if (best_item.kind != WorkKind::backward_weight && !d.pending_w.empty() && d.time + kTimeW <= best_start) {
-      best_start = d.time;  // a held W fits the wait
-      best_item = d.pending_w.front();
+    for (int i = 0; i < p - s; ++i) {
+      put(WorkKind::forward, f1++, 1);
+      put(WorkKind::backward_input, b1, 1);
+      put(WorkKind::backward_weight, b1++, 1);
     }
-    const int vs = vs_of(best_dev, best_item.chunk);
-    d.time = best_start + (best_item.kind == WorkKind::backward_weight ? kTimeW : kTimeFB);
-    const int k = best_item.microbatch;
-    switch (best_item.kind) {
-      case WorkKind::forward:
-        end_f[at(vs, k)] = d.time;
-        ++d.next_f[best_item.chunk];
-        ++d.alive;
-        break;
-      case WorkKind::backward_input:
-        end_b[at(vs, k)] = d.time;
-        ++d.next_b[best_item.chunk];
-        d.pending_w.push_back({WorkKind::backward_weight, k, best_item.chunk});
-        break;
-      default:
-        d.pending_w.pop_front();
-        --d.alive;
-        break;
+    while (f1 < f0 || f0 < big_m) {
+      if (f0 < big_m) put(WorkKind::forward, f0++, 0);
+      put(WorkKind::backward_input, b0, 0);
+      put(WorkKind::backward_weight, b0++, 0);
+      put(WorkKind::forward, f1++, 1);
+      put(WorkKind::backward_input, b1, 1);
+      put(WorkKind::backward_weight, b1++, 1);
     }
-    orders[static_cast<std::size_t>(best_dev)].push_back(best_item);
+    int w0 = b0, w1 = b1;
+    for (int i = 0; i < s; ++i) {
+      put(WorkKind::backward_input, b0++, 0);
+      put(WorkKind::backward_input, b1++, 1);
+    }
+    for (int i = 0; i < p - s; ++i) {
+      put(WorkKind::backward_input, b0++, 0);
+      put(WorkKind::backward_weight, w0++, 0);
+    }
+    while (w1 < b1) put(WorkKind::backward_weight, w1++, 1);
+    while (w0 < b0) put(WorkKind::backward_weight, w0++, 0);
+    if (order.size() != 6 * static_cast<std::size_t>(m))
+      throw SimError("zb-v schedule: " + std::to_string(order.size()) + " passes on device " + std::to_string(s) +
+                     " (p=" + std::to_string(p) + ", m=" + std::to_string(m) + ")");
   }
   return orders;
 }
