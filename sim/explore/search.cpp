@@ -217,7 +217,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //             (taken as exposed);
 //   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) x the schedule's idle relative to
 //             1F1B (idle_relative_to_1f1b: 1/v interleaved, a third for ZB-H1 and ZB-H2,
-//             0.4 for ZB-V, at the pass-time ratio its order is built for);
+//             a sixth for ZB-V, at equal pass times and m >= 2p-1);
 //   DP      = the gradient reduction (in the framework's reduction dtype, fp32 by default;
 //             reduce-scatter when sharded, else all-reduce)
 //             minus the last micro-batch's backward it hides under, plus the parameter

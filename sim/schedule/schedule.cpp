@@ -212,7 +212,7 @@ double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
     case PipelineSchedule::zero_bubble_h2:
       return 1.0 / 3;
     case PipelineSchedule::zero_bubble_v:
-      return 0.4;
+      return 1.0 / 6;
   }
   return 1.0;
 }

@@ -235,8 +235,9 @@ TEST_CASE("ZB-V idles (p-1) T_B per device once m >= 2p-1, whatever T_F and T_W"
         REQUIRE(ofob.devices[0].idle_s == Approx((p - 1) * 2 * (t_f + t_b + t_w)));
         for (const auto& d : zbv.devices) {
           CHECK(d.idle_s == Approx((p - 1) * t_b).epsilon(1e-9));
-          CHECK(std::abs(d.idle_s / ofob.devices[0].idle_s - idle_relative_to_1f1b(PipelineSchedule::zero_bubble_v, 2)) <=
-                0.3);
+          if (t_f == t_b && t_b == t_w)  // the search's estimate is the equal-times ratio, exactly
+            CHECK(d.idle_s / ofob.devices[0].idle_s ==
+                  Approx(idle_relative_to_1f1b(PipelineSchedule::zero_bubble_v, 2)).epsilon(1e-9));
         }
       }
     }

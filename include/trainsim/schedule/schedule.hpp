@@ -20,9 +20,11 @@
 // ZB-V (Qi et al. 2024, "Pipeline Parallelism with Controllable Memory"): two chunks per
 //   device in a V (device s holds virtual stages s and 2p-1-s, so the first device also runs
 //   the last chunk and the loss), B and W split, at most 2p chunk activations (1F1B's p
-//   micro-batches) alive on a device. The order is built as the reference code builds it: a
-//   greedy placement under the paper's profiled pass times (T_F : T_B : T_W about 2 : 2 : 1)
-//   and that memory limit (see zero_bubble_v).
+//   micro-batches) alive on a device. The order is the paper's handcrafted V (as in the
+//   reference code and PyTorch's ScheduleZBVZeroBubble): 2(p-s)-1 chunk-0 forwards, s pairs of
+//   (chunk-1 F, chunk-0 F), p-s rounds of F B W on chunk 1, then F B W on chunk 0 and chunk 1
+//   in turn, and the mirror-image cool-down (see zero_bubble_v). Once m >= 2p-1 each device
+//   idles exactly (p-1) chunk B passes, whatever T_F and T_W (the schedule tests check it).
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,9 +69,9 @@ int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size);
 // T_F = T_B = T_W, free communication and m large enough, as the orders replay (the schedule
 // tests check each against the engine): GPipe and 1F1B 1, interleaved 1/v, ZB-H1 1/3
 // (Qi et al. 2023: (p-1)(T_F+T_B-T_W)), ZB-H2 1/3 (the step ends together: (p-1)T_F of
-// start-up skew; the paper's zero needs its optimizer post-validation). ZB-V has no closed
-// form (a greedy order): 0.4, about what its order replays at the ratio it is built for,
-// T_F : T_B : T_W = 2 : 2 : 1 (0.2-0.7 as m varies; the schedule tests bracket it).
+// start-up skew; the paper's zero needs its optimizer post-validation), ZB-V 1/6 ((p-1)
+// chunk B passes, T_B/2 each, over 1F1B's (p-1)(T_F+T_B+T_W), for m >= 2p-1; about 1/3 at
+// m = p, which the schedule tests bracket).
 double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks);
 
 // Whether the backward runs as two items, B (input gradient) and W (weight gradient).
