@@ -238,9 +238,6 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // `validate --show` runs them); what the comparison lacks is named here.
       {M::schedule, "ZB-2p", kPostValidation},
       {M::schedule, "ZB-2p*", kPostValidation},
-      {M::schedule, "ZB-V",
-       "the optimizer post-validation these runs use, and a zb-v order that packs as the reference's does "
-       "(trainsim's greedy one replays 3-5% fast where the group's other rows are 14-18% fast, behind zb-h1)"},
       {M::schedule, "1F1B-I", "the virtual stage count of this interleaved 1F1B run, which the source does not give"},
       {M::id, "qi24-zb-appF-14.6B-mQ-1F1B-b2", "the micro-batch count and global batch (the paper's m=32 is a misprint)"},
       {M::id, "qi24-zb-appF-14.6B-mQ-ZB-1p-b2", "the micro-batch count and global batch (the paper's m=32 is a misprint)"},
