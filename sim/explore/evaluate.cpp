@@ -109,13 +109,18 @@ void add_plan_fields(nlohmann::ordered_json& e, const ParallelPlan& p) {
   e["recompute_granularity"] = to_string(p.recompute_granularity);
 }
 
+// A plan that did not run has no step time: null, not 0 (a 0 would average into a DataFrame
+// as a real number). Peak memory is known for a plan out of memory (what it would need).
 void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& o) {
-  out["step_time_s"] = o.step_time_s;
-  out["tokens_per_s"] = o.tokens_per_s;
-  out["tokens_per_s_per_device"] = o.tokens_per_s_per_device;
-  out["mfu"] = o.mfu;
-  out["bubble_fraction"] = o.bubble_fraction;
-  out["peak_memory_gib"] = o.peak_memory_bytes / kBytesPerGiB;
+  const bool ran = o.status == PlanStatus::ok;
+  auto ran_only = [ran](double value) { return ran ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr); };
+  out["step_time_s"] = ran_only(o.step_time_s);
+  out["tokens_per_s"] = ran_only(o.tokens_per_s);
+  out["tokens_per_s_per_device"] = ran_only(o.tokens_per_s_per_device);
+  out["mfu"] = ran_only(o.mfu);
+  out["bubble_fraction"] = ran_only(o.bubble_fraction);
+  out["peak_memory_gib"] = o.peak_memory_bytes > 0 ? nlohmann::ordered_json(o.peak_memory_bytes / kBytesPerGiB)
+                                                   : nlohmann::ordered_json(nullptr);
 }
 
 }  // namespace trainsim

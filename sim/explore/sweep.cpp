@@ -211,9 +211,12 @@ std::string sweep_csv(const SweepResult& result) {
     for (const auto& o : row.overrides) out += csv_field(o.value) + ",";
     const PlanOutcome& o = row.outcome;
     out += std::string(to_string(o.status)) + "," + csv_field(o.reason) + ",";
-    out += format_number("%.6g", o.step_time_s) + "," + format_number("%.6g", o.tokens_per_s) + "," +
-           format_number("%.6g", o.tokens_per_s_per_device) + "," + format_number("%.6g", o.mfu) + "," +
-           format_number("%.6g", o.peak_memory_bytes / kBytesPerGiB) + "," + format_number("%.6g", o.bubble_fraction) + "\n";
+    // A plan that did not run has empty metric fields (read as missing), not 0.
+    const bool ran = o.status == PlanStatus::ok;
+    auto field = [](bool known, double value) { return known ? format_number("%.6g", value) : std::string(); };
+    out += field(ran, o.step_time_s) + "," + field(ran, o.tokens_per_s) + "," + field(ran, o.tokens_per_s_per_device) +
+           "," + field(ran, o.mfu) + "," + field(o.peak_memory_bytes > 0, o.peak_memory_bytes / kBytesPerGiB) + "," +
+           field(ran, o.bubble_fraction) + "\n";
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "trainsim/common/error.hpp"
@@ -107,4 +108,29 @@ TEST_CASE("sweep accepts an invalid base when the grid sets the key at fault", "
   REQUIRE(r.rows.size() == 2);
   CHECK(r.rows[0].outcome.status == PlanStatus::ok);
   CHECK(r.rows[1].outcome.status == PlanStatus::ok);
+}
+
+TEST_CASE("a sweep row that did not run has no step time in JSON or CSV: null and empty, not 0", "[explore]") {
+  const auto r = sweep(kDefault, {parse_grid_axis("plan.tensor_model_parallel_size=1,3"),
+                                  parse_grid_axis("plan.micro_batch_size=1,8")});
+  REQUIRE(r.rows.size() == 4);
+  const auto j = nlohmann::json::parse(sweep_json(r));
+  const auto& ok = j["rows"][0];
+  const auto& oom = j["rows"][1];
+  const auto& invalid = j["rows"][2];
+  CHECK(ok["step_time_s"].get<double>() > 0);
+  for (const char* key : {"step_time_s", "tokens_per_s", "tokens_per_s_per_device", "mfu", "bubble_fraction"}) {
+    INFO(key);
+    CHECK(oom[key].is_null());
+    CHECK(invalid[key].is_null());
+  }
+  CHECK(oom["peak_memory_gib"].get<double>() > 64.0);  // what it would need: known
+  CHECK(invalid["peak_memory_gib"].is_null());
+  // CSV: status,reason,step_time_s,... ; the out-of-memory row's metric fields are empty but peak memory.
+  const std::string csv = sweep_csv(r);
+  const auto line_start = csv.find("out of memory,");
+  REQUIRE(line_start != std::string::npos);
+  const std::string line = csv.substr(line_start, csv.find('\n', line_start) - line_start);
+  CHECK(line.back() == ',');  // bubble fraction empty
+  CHECK(line.find(",,,,") != std::string::npos);  // step time, tokens/s, per device, MFU empty
 }
