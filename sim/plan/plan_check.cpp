@@ -70,8 +70,15 @@ std::string schedules_text(const std::vector<PipelineSchedule>& schedules) {
   return or_list(items);
 }
 
-// The schedules with one model chunk per stage (what an interleaved plan without v can use).
-constexpr const char* kOneChunkSchedules = "gpipe, 1f1b, zb-h1, zb-h2";
+// The schedules with one model chunk per stage (what an interleaved plan without v can use),
+// from the schedule module's list: "gpipe, 1f1b, zb-h1, zb-h2".
+std::string one_chunk_schedules() {
+  std::string out;
+  for (PipelineSchedule s : all_schedules())
+    if (s != PipelineSchedule::interleaved && chunks_per_stage(s, 1) == 1)
+      out += (out.empty() ? "" : ", ") + std::string(to_string(s));
+  return out;
+}
 
 // Whether the framework runs the schedule with PP > 1. Its table lists zb-h1 as trainsim's
 // zero-bubble replay (B and W split, the sail-sg Megatron fork's schedules); zb-h2 and zb-v
@@ -195,8 +202,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         "1, or set plan.schedule: interleaved");
   if (interleaved) {
     if (vpp < 2)
-      add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", kOneChunkSchedules);
-    if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", kOneChunkSchedules);
+      add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", one_chunk_schedules());
+    if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", one_chunk_schedules());
     const int m = plan.num_microbatches();
     if (devices_ok && m > 0 && m % pp != 0)
       add("plan.global_batch_size",
