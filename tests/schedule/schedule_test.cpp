@@ -1,4 +1,5 @@
 #include "trainsim/schedule/schedule.hpp"
+#include "order_text.hpp"
 
 #include <catch2/catch.hpp>
 #include <sstream>
@@ -9,15 +10,7 @@
 using namespace trainsim;
 
 namespace {
-// "F0.1" = forward of micro-batch 0, chunk 1; items separated by spaces.
-std::string text(const StageOrder& order) {
-  std::ostringstream os;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i) os << ' ';
-    os << to_string(order[i].kind) << order[i].microbatch << '.' << order[i].chunk;
-  }
-  return os.str();
-}
+std::string text(const StageOrder& order) { return testing::order_text(order); }
 }  // namespace
 
 TEST_CASE("GPipe runs every forward, then every backward", "[schedule]") {

@@ -12,19 +12,13 @@
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "order_text.hpp"
 
 using namespace trainsim;
 
 namespace {
 
-std::string text(const StageOrder& order) {
-  std::ostringstream os;
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i) os << ' ';
-    os << to_string(order[i].kind) << order[i].microbatch << '.' << order[i].chunk;
-  }
-  return os.str();
-}
+std::string text(const StageOrder& order) { return testing::order_text(order); }
 
 // One chunk's passes: forward t_f, B t_b, W t_w seconds, one activation unit of kAct bytes.
 constexpr double kAct = 1e9;
