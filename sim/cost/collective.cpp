@@ -2,6 +2,15 @@
 // switch port per rank) and NICs between servers. Alpha-beta model: each algorithm is a
 // number of latency steps plus bytes over the bottleneck bandwidth of each phase; inside a
 // server each algorithm is priced per NCCL protocol (low-latency vs bulk) and the fastest kept.
+//
+// The automatic choice is among what the library offers. NCCL (an NVSwitch server) runs
+// all-gather, reduce-scatter and broadcast across servers as a ring only, and all-reduce as a
+// ring or a double binary tree (src/graph/tuning.cc skips every other algorithm for them;
+// NVLS/CollNet need switch or network reduction, PAT one rank per server). HCCL (a full-mesh
+// Ascend server) runs mesh inside a server and, between servers, ring, RHD (halving-doubling)
+// or NHR, NB (logarithmic steps), or pipeline (both tiers at once) (Huawei's HCCL_ALGO and
+// "Collective Communication Algorithms" pages, CANN 8.0). A forced algorithm the library does not
+// offer is still priced, as a what-if.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -85,7 +94,7 @@ struct Tiers {
   double bulk_alpha = 0;   // bulk protocol: fixed s on top of the steps
   double nic_bw = 0;       // one NIC, bytes/s, unshared
   double inter_alpha = 0;  // s per step across servers
-  bool mesh = false;
+  bool mesh = false;       // full-mesh server: HCCL's algorithms; else NCCL's
   int n = 1, g = 1, k = 1;
   double groups_per_node = 1;  // groups of this kind sharing the server's NICs
   int nics = 1;
@@ -173,10 +182,18 @@ Phase intra_scatter(const Tiers& t, double bytes) {
   return {(t.g - 1.0) / t.g * bytes / t.intra_bw, (t.g - 1.0) * t.intra_alpha};
 }
 
-// Ring among the k servers, each rank on its own NIC with `bytes` of its own.
+// The phase among the k servers, each rank on its own NIC with `bytes` of its own: a ring
+// of `steps` steps, or on a full-mesh (HCCL) server the fewer steps of NHR / RHD, ceil(log2 k)
+// per pass (`steps` / (k-1) passes), moving the same bytes (NHR is bandwidth-optimal for any
+// k; HCCL_ALGO: "NHR ... communication steps are few (logarithmic)").
 Phase inter_ring(const Tiers& t, double bytes, double volume_per_byte, double steps) {
   if (t.k <= 1) return {};
-  return {volume_per_byte * bytes / t.rank_nic_rate(), steps * t.inter_alpha};
+  double latency_steps = steps;
+  if (t.mesh) {
+    const double passes = steps / (t.k - 1.0);
+    latency_steps = std::min(steps, passes * std::ceil(std::log2(static_cast<double>(t.k))));
+  }
+  return {volume_per_byte * bytes / t.rank_nic_rate(), latency_steps * t.inter_alpha};
 }
 
 double combine(const std::vector<Phase>& intra, const Phase& inter, const CollectiveOptions& options) {
@@ -220,14 +237,26 @@ double hierarchical_time(const Tiers& t, CollectiveKind kind, double bytes, cons
   }
 }
 
+// NCCL's tuner figures for the tree across servers (src/graph/tuning.cc): its LL protocol
+// reaches 1/3.8 of the tree's bandwidth ("busBw *= 1.0/3.8"), and with the bulk protocol
+// (Simple) each tree level across the network costs a pipelined chunk, 50 us ("Tree/Simple is
+// the latency a 256kB chunk, which is ~ base lat + 256k/12GB/s (+ 256k/12GB/s for the
+// network)", hwLat[NET][TREE][SIMPLE], NCCL 2.8). LL's per-level latency is the network step
+// the hardware file gives (inter_alpha).
+constexpr double kTreeLlBandwidthFraction = 1.0 / 3.8;
+constexpr double kTreeSimpleLevelLatency_s = 50e-6;
+
 double tree_time(const Tiers& t, double bytes) {
   // NCCL double binary tree across servers, chain inside: reduce up and broadcast down,
   // pipelined; each server moves about 2S through its NICs, each rank 2S through its port.
+  // Latency 2 (log2(servers) levels + (g-1) chain steps), as tuning.cc's tree latency.
   const double depth = std::ceil(std::log2(static_cast<double>(t.k)));
-  const double latency = 2 * (depth * t.inter_alpha + (t.g - 1) * t.intra_alpha);
   double bw = 2 * bytes / t.group_nic_pool();
   if (t.g > 1) bw = std::max(bw, 2 * bytes / t.intra_bw);
-  return latency + bw;
+  const double chain = (t.g - 1) * t.intra_alpha;
+  const double ll = 2 * (depth * t.inter_alpha + chain) + bw / kTreeLlBandwidthFraction;
+  const double simple = 2 * (depth * std::max(t.inter_alpha, kTreeSimpleLevelLatency_s) + chain) + bw;
+  return std::min(ll, simple);
 }
 
 double mesh_direct_time(const Tiers& t, CollectiveKind kind, double bytes) {
@@ -280,6 +309,7 @@ struct Candidate {
   double latency_s = 0;    // the step-latency part of time_s (used by the split option)
   double intra_bytes = 0;  // bytes one rank sends over the server fabric
   double nic_bytes = 0;    // bytes one rank sends through NICs
+  bool offered = true;     // the library runs it on its own (else only when forced)
 };
 
 std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, CollectiveKind kind, double bytes,
@@ -326,17 +356,22 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
   }
   if (t.k > 1) {
     // Intra phases move (g-1)/g of the buffer once (RS, AG) or twice (AR, broadcast); the
-    // inter phase moves the rank's 1/g share around the servers.
+    // inter phase moves the rank's 1/g share around the servers. HCCL's own; for NCCL a what-if.
     const bool twice = kind == CollectiveKind::all_reduce || kind == CollectiveKind::broadcast;
     const double inter_volume = kind == CollectiveKind::all_reduce  ? 2 * (k - 1) / k
                                 : kind == CollectiveKind::broadcast ? 1.0
                                                                     : (k - 1) / k;
-    const Candidate hierarchical{CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options), 0,
-                                 (twice ? 2 : 1) * (g - 1) / g * bytes, inter_volume * bytes / g};
+    Candidate hierarchical{CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options), 0,
+                           (twice ? 2 : 1) * (g - 1) / g * bytes, inter_volume * bytes / g};
+    hierarchical.offered = t.mesh;
     out.push_back(hierarchical);
     if (kind == CollectiveKind::all_reduce) {
-      out.push_back(
-          {CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes), 0, g > 1 ? 2 * bytes : 0, 2 * bytes / g});
+      // NCCL's double binary tree; HCCL has none (its logarithmic algorithms are the
+      // hierarchical candidate's NHR / RHD inter-server phase).
+      Candidate tree{CollectiveAlgorithm::double_binary_tree, tree_time(t, bytes), 0, g > 1 ? 2 * bytes : 0,
+                     2 * bytes / g};
+      tree.offered = !t.mesh;
+      out.push_back(tree);
     }
     if (t.mesh) {
       Candidate mesh = hierarchical;
@@ -392,8 +427,11 @@ CollectiveEstimate estimate_collective(const HardwareSpec& hardware, CollectiveK
       if (c.algorithm == options.algorithm) return {c.time_s, c.algorithm, c.intra_bytes, c.nic_bytes};
     }
   }
-  const auto best = std::min_element(all.begin(), all.end(),
-                                     [](const Candidate& a, const Candidate& b) { return a.time_s < b.time_s; });
+  // The fastest of what the library offers (the ring always is).
+  const auto best = std::min_element(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.offered != b.offered) return a.offered;
+    return a.time_s < b.time_s;
+  });
   return {best->time_s, best->algorithm, best->intra_bytes, best->nic_bytes};
 }
 

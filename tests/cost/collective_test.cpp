@@ -150,9 +150,8 @@ TEST_CASE("automatic picks the tree for small all-reduces across servers and not
   // Across two servers the ring's 2(n-1) steps are cheap next to 4 GiB of data: ring wins.
   CHECK(estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(16, 8), 4 * GiB).algorithm ==
         CollectiveAlgorithm::ring);
-  // Automatic is never slower than any forced algorithm.
-  for (CollectiveAlgorithm a :
-       {CollectiveAlgorithm::ring, CollectiveAlgorithm::double_binary_tree, CollectiveAlgorithm::hierarchical}) {
+  // Automatic is never slower than any algorithm NCCL offers (hierarchical is not one of them).
+  for (CollectiveAlgorithm a : {CollectiveAlgorithm::ring, CollectiveAlgorithm::double_binary_tree}) {
     for (double S : {4096.0, 1 * MiB, 1 * GiB}) {
       CHECK(collective_time_s(h, CollectiveKind::all_reduce, shape, S) <=
             collective_time_s(h, CollectiveKind::all_reduce, shape, S, a));
@@ -376,4 +375,77 @@ TEST_CASE("collective time never decreases with size across the protocol switch"
       }
     }
   }
+}
+
+TEST_CASE("NCCL runs all-gather and reduce-scatter across servers as a ring only, even where a hierarchy would be faster",
+          "[cost][network]") {
+  // src/graph/tuning.cc prices only ring (and PAT, NVLS, CollNet where present) for them.
+  const HardwareSpec h = test::h100_dgx();
+  for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    for (int servers : {2, 16, 512}) {
+      const GroupShape shape = contiguous_group_shape(8 * servers, 8);
+      for (double S : {1 * MiB, 1 * GiB}) {
+        const CollectiveEstimate e = estimate_collective(h, kind, shape, S);
+        CHECK(e.algorithm == CollectiveAlgorithm::ring);
+        CHECK(e.time_s == collective_time_s(h, kind, shape, S, CollectiveAlgorithm::ring));
+      }
+    }
+    // The hierarchy is still priced when forced (a what-if): on 512 servers its 7 + 511 steps
+    // beat the ring's 4095 for 1 MiB, yet NCCL would run the ring.
+    const GroupShape big = contiguous_group_shape(8 * 512, 8);
+    CHECK(collective_time_s(h, kind, big, 1 * MiB, CollectiveAlgorithm::hierarchical) <
+          collective_time_s(h, kind, big, 1 * MiB));
+  }
+}
+
+TEST_CASE("a ring's latency grows with the rank count: 1 MiB all-gather busbw falls from 2 to 1024 servers",
+          "[cost][network]") {
+  const HardwareSpec h = test::h100_dgx();
+  double previous = 1e30;
+  for (int servers : {2, 8, 32, 128, 1024}) {
+    const double b = busbw(h, CollectiveKind::all_gather, contiguous_group_shape(8 * servers, 8), 1 * MiB);
+    CHECK(b < previous);
+    previous = b;
+  }
+}
+
+TEST_CASE("the tree across servers is NCCL's LL (1/3.8 of the bandwidth) or Simple (50 us per network level)",
+          "[cost][network]") {
+  const HardwareSpec h = test::a100_dgx();
+  const int servers = 64, g = 8;  // depth log2(64) = 6
+  const GroupShape shape = contiguous_group_shape(g * servers, g);
+  const double intra = h.node.link_latency_s, inter = inter_node_latency_s(h);
+  REQUIRE(inter < 50e-6);
+  const double chain = (g - 1) * intra;
+  const double pool = nic_bandwidth(h) * std::min<double>(g, h.cluster.nics_per_node);
+  const auto bw_s = [&](double S) { return std::max(2 * S / pool, 2 * S / intra_node_bandwidth(h)); };
+  // 8 B: LL, the network step latency per level.
+  const double tiny = 8;
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, shape, tiny, CollectiveAlgorithm::double_binary_tree) ==
+        Approx(2 * (6 * inter + chain) + bw_s(tiny) * 3.8).epsilon(1e-12));
+  // 1 GiB: Simple, full bandwidth, 50 us per level (tuning.cc hwLat[NET][TREE][SIMPLE], NCCL 2.8).
+  const double S = 1 * GiB;
+  CHECK(collective_time_s(h, CollectiveKind::all_reduce, shape, S, CollectiveAlgorithm::double_binary_tree) ==
+        Approx(2 * (6 * 50e-6 + chain) + bw_s(S)).epsilon(1e-12));
+}
+
+TEST_CASE("HCCL's inter-server phase takes NHR's ceil(log2 servers) steps per pass, not the ring's servers - 1",
+          "[cost][network]") {
+  const HardwareSpec h = test::ascend_910b3();
+  const double S = 8;  // bytes: almost all latency
+  CollectiveOptions hierarchical;
+  hierarchical.algorithm = CollectiveAlgorithm::hierarchical;
+  for (int servers : {2, 5, 8, 64}) {
+    const GroupShape shape = contiguous_group_shape(8 * servers, 8);
+    const double k = servers, steps = 2 * std::ceil(std::log2(k));  // all-reduce: reduce-scatter + all-gather passes
+    // Mesh reduce-scatter and all-gather inside (one chunk per link at once), NHR between servers.
+    const double intra = S / 8 / intra_node_bandwidth(h) + h.node.link_latency_s;
+    const double inter = 2 * (k - 1) / k * (S / 8) / nic_bandwidth(h) + steps * inter_node_latency_s(h);
+    CHECK(estimate_collective(h, CollectiveKind::all_reduce, shape, S, hierarchical).time_s ==
+          Approx(2 * intra + inter).epsilon(1e-12));
+    CHECK(steps <= 2 * (k - 1));
+  }
+  // HCCL has no double binary tree: across servers the automatic choice is its own hierarchy.
+  const CollectiveEstimate e = estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(512, 8), S);
+  CHECK(e.algorithm != CollectiveAlgorithm::double_binary_tree);
 }
