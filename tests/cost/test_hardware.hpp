@@ -20,7 +20,7 @@
 //      80e9 B (80 GiB), eager attention memory efficiency unset (0.50);
 //    H100: memory_bound_efficiency 0.82 (0.75), gemm small 0 (0.1), FP8 relative efficiency 1
 //      (0.883), attention 0.56 (0.5), node achievable 0.816 (0.82), cluster achievable 0.94
-//      (0.8), fat tree (rail-optimized); it inherits the A100 fixture's HBM 80e9 B, kernel
+//      (0.96), fat tree (rail-optimized); it inherits the A100 fixture's HBM 80e9 B, kernel
 //      launch 3 us, 3.1 us step and 0.5 us hop latency (files 80 GiB, 4 us, 2.8 us, 1 us);
 //    B200: memory_bound_efficiency 0.80 (0.75), gemm small 0 / half 11e9 (0.1 / 1e10), FP8
 //      relative efficiency 1 (0.983), attention 0.56 (0.58), FP32 peak 67 TFLOPS (80), node
