@@ -348,8 +348,7 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
   const double g = t.g, k = t.k;
   if (t.k > 1) {
     out.push_back({CollectiveAlgorithm::ring, ring_time(t, bytes, volume, steps, inter_steps),
-                   ring_latency(t, steps, inter_steps),
-                   (g - 1) / g * volume * bytes, volume * bytes / g});
+                   ring_latency(t, steps, inter_steps), (g - 1) / g * volume * bytes, volume * bytes / g});
   } else {
     const Priced ring = fastest_protocol(t, volume * bytes / t.intra_bw, steps * t.intra_alpha);
     out.push_back({CollectiveAlgorithm::ring, ring.time_s, ring.latency_s, volume * bytes, 0});

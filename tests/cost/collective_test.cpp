@@ -377,8 +377,9 @@ TEST_CASE("collective time never decreases with size across the protocol switch"
   }
 }
 
-TEST_CASE("NCCL runs all-gather and reduce-scatter across servers as a ring only, even where a hierarchy would be faster",
-          "[cost][network]") {
+TEST_CASE(
+    "NCCL runs all-gather and reduce-scatter across servers as a ring only, even where a hierarchy would be faster",
+    "[cost][network]") {
   // src/graph/tuning.cc prices only ring (and PAT, NVLS, CollNet where present) for them.
   const HardwareSpec h = test::h100_dgx();
   for (CollectiveKind kind : {CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
