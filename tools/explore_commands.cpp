@@ -297,7 +297,8 @@ void compare_frameworks_command(const CommonArgs& common, const std::string& lis
 
 }  // namespace
 
-void add_explore_commands(CLI::App& app, std::function<void()>& action, const std::string& data_dir) {
+void add_explore_commands(CLI::App& app, std::function<void()>& action, const std::string& data_dir,
+                          const trainsim::Distribution& distribution) {
   // sweep
   {
     struct Args {
@@ -316,8 +317,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                     "also write an HTML page: throughput against the first grid axis and every row, failed ones "
                     "with the reason");
     cmd->add_option("--threads", args->threads, "worker threads (0: all cores; at most 1024)")->capture_default_str();
-    cmd->callback([&action, args, cmd, data_dir] {
-      action = [args, cmd, data_dir] {
+    cmd->callback([&action, args, cmd, data_dir, distribution] {
+      action = [args, cmd, data_dir, distribution] {
         std::vector<trainsim::GridAxis> grid;
         for (const auto& text : args->grid) grid.push_back(trainsim::parse_grid_axis(text));
         const auto outputs =
@@ -339,8 +340,10 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         problems.insert(problems.end(), more.begin(), more.end());
         if (!problems.empty()) throw trainsim::ConfigError(problems);
         options.max_threads = args->threads;
-        if (isatty(fileno(stderr))) options.progress = draw_progress;
+        options.distribution = distribution;
+        if (isatty(fileno(stderr)) && distribution.root()) options.progress = draw_progress;
         const auto result = trainsim::sweep(args->common.scenario, grid, options);
+        if (!distribution.root()) return;  // its share went to rank 0, which writes
         // The base scenario's interval, unless an axis changes the hardware (then no one family backs it).
         std::optional<trainsim::ErrorInterval> interval;
         if (hardware.empty()) {
@@ -497,8 +500,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         "  trainsim search scenarios/default.yaml --keep sp,optimizer,recompute --objective cost --json plans.json\n"
         "  trainsim search scenarios/default.yaml --emit-scenarios plans/ --launch megatron   # + plans/1.megatron.args\n"
         "  trainsim search scenarios/default.yaml --launch deepspeed   # Megatron-DeepSpeed flags and a ds_config");
-    cmd->callback([&action, args, cmd, data_dir] {
-      action = [args, cmd, data_dir] {
+    cmd->callback([&action, args, cmd, data_dir, distribution] {
+      action = [args, cmd, data_dir, distribution] {
         trainsim::SearchOptions options;
         std::optional<trainsim::Framework> launcher;
         if (cmd->count("--launch") > 0) launcher = trainsim::parse_launch_option(args->launch);
@@ -507,7 +510,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         options.launcher = launcher;
         options.objective = trainsim::parse_search_objective(args->objective);
         options.keep = trainsim::parse_kept_axes(args->keep);
-        if (isatty(fileno(stderr))) options.progress = draw_progress;
+        if (isatty(fileno(stderr)) && distribution.root()) options.progress = draw_progress;
+        options.distribution = distribution;
         options.devices = args->devices;
         options.top = args->top;
         options.tokens = args->tokens;
@@ -532,6 +536,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
         const auto result = trainsim::search_plans(scenario, options);
         const auto confidence = pending.get();
+        if (!distribution.root()) return;  // its share went to rank 0, which writes
         std::FILE* text = text_stream(outputs);
         std::fputs(trainsim::format_search(scenario, result, &confidence).c_str(), text);
         // The launches before any file: plan #1's refusal is the answer (exit 2), nothing written.

@@ -11,13 +11,17 @@
 #include <vector>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/explore/distributed.hpp"
 #include "trainsim/report/output_file.hpp"
 #include "trainsim/validation/confidence.hpp"
 
 // Adds the commands to `app`. When one of them is parsed, `action` is set to the work it
 // does; main calls it inside its error handling (ConfigError -> exit 2, ...). Option
 // storage lives in the closures, so nothing here outlives `action`.
-void add_explore_commands(CLI::App& app, std::function<void()>& action, const std::string& data_dir);
+// `distribution`: the processes of an MPI job (one by default); sweep and search share their
+// replays over them and only rank 0 prints and writes.
+void add_explore_commands(CLI::App& app, std::function<void()>& action, const std::string& data_dir,
+                          const trainsim::Distribution& distribution = {});
 
 // The outputs given on the command line: (option, path) pairs whose option appeared.
 std::vector<trainsim::OutputRequest> requested_outputs(const CLI::App& command,

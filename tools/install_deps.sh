@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libboost-graph-dev libyaml-cpp-dev libeigen3-dev
           libspdlog-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libtbb-dev libbenchmark-dev
-          python3-dev pybind11-dev)
+          python3-dev pybind11-dev libopenmpi-dev openmpi-bin)
 # With --test: also Debian's Chromium, for the browser test of the HTML report.
 # With --fuzz: also clang with libFuzzer and the sanitizer runtimes, for tests/fuzz/run.sh.
 for option in "$@"; do

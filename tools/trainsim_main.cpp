@@ -15,6 +15,7 @@
 
 #include "calibrate_command.hpp"
 #include "explore_commands.hpp"
+#include "mpi_session.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/common/version.hpp"
@@ -83,14 +84,16 @@ trainsim::Scenario load_checked(const ScenarioArgs& args, const std::vector<trai
 
 // The one place that maps an outcome to an exit code. Bad input is a ConfigError (the
 // library turns every user mistake into one): exit 2, one line per problem. Anything else
-// escaping the library is a bug, whatever its type: exit 3, saying so.
-int run_command(const std::function<void()>& work) {
+// escaping the library is a bug, whatever its type: exit 3, saying so. Processes of an MPI
+// job other than rank 0 (`quiet_bad_input`) read the same input and meet the same bad input:
+// rank 0 alone says it.
+int run_command(const std::function<void()>& work, bool quiet_bad_input) {
   const char* const report = "this is a bug in trainsim, please report it with the command and its input files";
   try {
     work();
     return 0;
   } catch (const trainsim::ConfigError& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    if (!quiet_bad_input) std::fprintf(stderr, "%s\n", e.what());
     return 2;
   } catch (const trainsim::SimError& e) {
     std::fprintf(stderr, "trainsim: internal error: %s; %s\n", e.what(), report);
@@ -107,6 +110,10 @@ int run_command(const std::function<void()>& work) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Under mpirun or srun: this process's rank, and rank 0 alone writes (mpi_session.hpp).
+  MpiSession mpi(argc, argv);
+  if (mpi.stands_aside()) return 0;
+  const trainsim::Distribution distribution = mpi.distribution();
   CLI::App app{"trainsim: predict the step time, memory, throughput and MFU of distributed LLM training\n"
                "from a model, a hardware description and a parallel plan."};
   // One list of examples: the top-level help shows them all, each subcommand's help only its own.
@@ -228,7 +235,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::function<void()> explore_action;  // set when sweep / max-batch / compare / scale is parsed
-  add_explore_commands(app, explore_action, kDataDir);
+  add_explore_commands(app, explore_action, kDataDir, distribution);
   add_calibrate_commands(app, explore_action);
 
   // A subcommand that wrote its own help text (choose) keeps it, with the common lines.
@@ -243,11 +250,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help exits 0; a usage error is bad input like any other: exit 2.
+    // --help exits 0; a usage error is bad input like any other: exit 2 (said by rank 0 alone).
+    if (!distribution.root()) return e.get_exit_code() == 0 ? 0 : 2;
     return app.exit(e) == 0 ? 0 : 2;
   }
+  // Only sweep, search and run --samples share their work over the processes of an MPI job;
+  // any other command is rank 0's alone.
+  const bool monte_carlo = *run && (run_samples != 0 || run_seed != -1);
+  if (!distribution.root() && !app.got_subcommand("sweep") && !app.got_subcommand("search") && !monte_carlo) return 0;
 
-  return run_command([&] {
+  const int code = run_command([&] {
     if (explore_action) {
       explore_action();
     } else if (*keys) {
@@ -265,7 +277,6 @@ int main(int argc, char** argv) {
     } else if (*run) {
       const auto outputs = requested_outputs(*run, {{"--json", run_json}, {"--trace", run_trace}, {"--html", run_html}});
       // --samples, --seed, --threads: checked before any work.
-      const bool monte_carlo = run_samples != 0 || run_seed != -1;
       if (monte_carlo) {
         std::vector<trainsim::Diagnostic> problems;
         check_number(problems, "--samples", run_samples, 1, trainsim::kMaxSamples,
@@ -277,6 +288,14 @@ int main(int argc, char** argv) {
       const auto scenario = load_checked(run_args, outputs);
       trainsim::SimOptions options;
       options.mode = mode == "full" ? trainsim::ReplayMode::full : trainsim::ReplayMode::representative;
+      trainsim::MonteCarloOptions mc;
+      mc.samples = run_samples;
+      mc.seed = run_seed >= 0 ? static_cast<std::uint64_t>(run_seed) : scenario.variability.seed;
+      mc.mode = options.mode;
+      mc.max_threads = run_threads;
+      mc.distribution = distribution;
+      // Another process of an MPI job: its share of the samples, for rank 0, which prints.
+      if (!distribution.root()) return (void)trainsim::monte_carlo(scenario, mc);
       options.record_timeline = !run_trace.empty() || !run_html.empty();
       const trainsim::TraceRanks trace_ranks =
           run->count("--trace-ranks") > 0
@@ -305,11 +324,6 @@ int main(int argc, char** argv) {
       if (!advice.fits) std::fputs(("\n" + trainsim::format_fit_advice(advice)).c_str(), text);
       std::optional<trainsim::MonteCarloResult> samples;
       if (monte_carlo) {
-        trainsim::MonteCarloOptions mc;
-        mc.samples = run_samples;
-        mc.seed = run_seed >= 0 ? static_cast<std::uint64_t>(run_seed) : scenario.variability.seed;
-        mc.mode = options.mode;
-        mc.max_threads = run_threads;
         samples = trainsim::monte_carlo(scenario, mc);
         std::fputs(trainsim::format_monte_carlo(scenario, *samples).c_str(), text);
       }
@@ -407,5 +421,7 @@ int main(int argc, char** argv) {
         emit_outputs(outputs, [&](const std::string&) { return trainsim::validation_json(report); });
       }
     }
-  });
+  }, !distribution.root());
+  // A failed process of an MPI job ends the others too: none waits in a gather it never joins.
+  return code == 0 ? 0 : mpi.fail(code);
 }

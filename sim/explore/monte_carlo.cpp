@@ -12,6 +12,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/engine/variability.hpp"
+#include "trainsim/explore/distributed.hpp"
 
 namespace trainsim {
 namespace {
@@ -109,13 +110,11 @@ MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& 
       out.slowest_stage[k] = critical;
     }
   };
-  const tbb::blocked_range<std::size_t> range(0, n, 1);
-  if (options.max_threads > 0) {
-    tbb::task_arena arena(options.max_threads);
-    arena.execute([&] { tbb::parallel_for(range, body); });
-  } else {
-    tbb::parallel_for(range, body);
-  }
+  // This process's share of the samples (all of them in one process), then the other
+  // processes' samples to rank 0 (distributed.hpp).
+  for_each_in_share(options.distribution, n, options.max_threads,
+                    [&](std::size_t k) { body(tbb::blocked_range<std::size_t>(k, k + 1)); });
+  gather_samples(options.distribution, out);
 
   double sum = 0, throughput = 0;
   for (double t : out.step_s) {

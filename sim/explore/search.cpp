@@ -22,6 +22,7 @@
 #include "trainsim/schedule/schedule.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/schema.hpp"
+#include "trainsim/explore/distributed.hpp"
 
 namespace trainsim {
 
@@ -426,35 +427,46 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
   std::stable_sort(fitting.begin(), fitting.end(),
                    [](const Screened& a, const Screened& b) { return a.estimate < b.estimate; });
   if (static_cast<int>(fitting.size()) > options.replay_limit) fitting.resize(std::max(0, options.replay_limit));
-  // Replay in the estimate order's index order so the result does not depend on threads.
+  // Replay in the estimate order's index order so the result does not depend on threads;
+  // this process's share of the candidates (all of them in one process), then the other
+  // processes' outcomes to rank 0 at their index.
   std::vector<SearchCandidate> replayed(fitting.size());
+  auto planned = [&](std::size_t i) {
+    Scenario s = with_plan(scenario, result.devices, plans[static_cast<std::size_t>(fitting[i].index)]);
+    replayed[i].plan = s.plan;
+    replayed[i].estimate_step_s = fitting[i].estimate;
+    return s;
+  };
   std::mutex progress_mutex;
   std::size_t progress_done = 0;
-  arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, fitting.size(), [&](std::size_t i) {
-      Scenario s = with_plan(scenario, result.devices, plans[fitting[i].index]);
-      SearchCandidate& c = replayed[i];
-      c.plan = s.plan;
-      c.estimate_step_s = fitting[i].estimate;
-      c.outcome = evaluate_plan(std::move(s));
-      for (const auto& st : c.outcome.stages) {
-        c.tp_exposed_s = std::max(c.tp_exposed_s, st.tp_exposed_s);
-        c.cp_exposed_s = std::max(c.cp_exposed_s, st.cp_exposed_s);
-        c.ep_exposed_s = std::max(c.ep_exposed_s, st.ep_exposed_s);
-        c.pp_exposed_s = std::max(c.pp_exposed_s, st.pp_exposed_s);
-        c.dp_exposed_s = std::max(c.dp_exposed_s, st.dp_exposed_s);
-      }
-      if (c.outcome.status == PlanStatus::ok && c.outcome.tokens_per_s > 0) {
-        c.time_to_train_s = options.tokens / c.outcome.tokens_per_s;
-        c.device_hours = c.time_to_train_s / 3600.0 * result.devices;
-        c.cost = c.device_hours * result.price_per_hour;
-      }
-      if (options.progress) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(++progress_done, replayed.size());
-      }
-    });
+  const std::size_t mine = share_of(fitting.size(), options.distribution.rank, options.distribution.ranks).size();
+  for_each_in_share(options.distribution, fitting.size(), options.max_threads, [&](std::size_t i) {
+    replayed[i].outcome = evaluate_plan(planned(i));
+    if (options.progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(++progress_done, mine);
+    }
   });
+  gather_to_root(
+      options.distribution, fitting.size(), [&](std::size_t i) { return encode_outcome(replayed[i].outcome); },
+      [&](std::size_t i, std::string_view bytes) {
+        (void)planned(i);
+        replayed[i].outcome = decode_outcome(bytes);
+      });
+  for (SearchCandidate& c : replayed) {
+    for (const auto& st : c.outcome.stages) {
+      c.tp_exposed_s = std::max(c.tp_exposed_s, st.tp_exposed_s);
+      c.cp_exposed_s = std::max(c.cp_exposed_s, st.cp_exposed_s);
+      c.ep_exposed_s = std::max(c.ep_exposed_s, st.ep_exposed_s);
+      c.pp_exposed_s = std::max(c.pp_exposed_s, st.pp_exposed_s);
+      c.dp_exposed_s = std::max(c.dp_exposed_s, st.dp_exposed_s);
+    }
+    if (c.outcome.status == PlanStatus::ok && c.outcome.tokens_per_s > 0) {
+      c.time_to_train_s = options.tokens / c.outcome.tokens_per_s;
+      c.device_hours = c.time_to_train_s / 3600.0 * result.devices;
+      c.cost = c.device_hours * result.price_per_hour;
+    }
+  }
   result.replayed = static_cast<long long>(replayed.size());
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < replayed.size(); ++i)

@@ -1,9 +1,5 @@
 #include "trainsim/explore/sweep.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
@@ -14,6 +10,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/version.hpp"
 #include "trainsim/config/schema.hpp"
+#include "trainsim/explore/distributed.hpp"
 #include "trainsim/common/text.hpp"
 
 namespace trainsim {
@@ -109,27 +106,24 @@ SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>&
     }
   }
 
+  // This process's share of the combinations (all of them in one process), then the other
+  // processes' rows to rank 0 at their grid index.
   std::mutex progress_mutex;
   std::size_t done = 0;
-  auto body = [&](const tbb::blocked_range<std::size_t>& range) {
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      SweepRow& row = result.rows[i];
-      std::vector<Override> overrides = options.base_overrides;
-      overrides.insert(overrides.end(), row.overrides.begin(), row.overrides.end());
-      row.outcome = evaluate_plan(scenario_file, overrides);
-      if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(++done, total);
-      }
+  const std::size_t mine = share_of(total, options.distribution.rank, options.distribution.ranks).size();
+  for_each_in_share(options.distribution, total, options.max_threads, [&](std::size_t i) {
+    SweepRow& row = result.rows[i];
+    std::vector<Override> overrides = options.base_overrides;
+    overrides.insert(overrides.end(), row.overrides.begin(), row.overrides.end());
+    row.outcome = evaluate_plan(scenario_file, overrides);
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(++done, mine);
     }
-  };
-  const tbb::blocked_range<std::size_t> range(0, total, 1);
-  if (options.max_threads > 0) {
-    tbb::task_arena arena(options.max_threads);
-    arena.execute([&] { tbb::parallel_for(range, body); });
-  } else {
-    tbb::parallel_for(range, body);
-  }
+  });
+  gather_to_root(
+      options.distribution, total, [&](std::size_t i) { return encode_outcome(result.rows[i].outcome); },
+      [&](std::size_t i, std::string_view bytes) { result.rows[i].outcome = decode_outcome(bytes); });
 
   if (base_error) {
     const std::string reason = first_line(base_error->what());

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/distributed.hpp"
 #include "trainsim/simulation.hpp"
 
 namespace trainsim {
@@ -25,6 +26,9 @@ struct MonteCarloOptions {
   std::uint64_t seed = 1;  // replaces variability.seed
   ReplayMode mode = ReplayMode::representative;
   int max_threads = 0;  // 0: all cores
+  // The processes sharing the samples (distributed.hpp); only rank 0's result holds every
+  // sample. Default: one process.
+  Distribution distribution;
 };
 
 struct MonteCarloResult {

@@ -10,6 +10,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/distributed.hpp"
 #include "trainsim/explore/evaluate.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/validation/confidence.hpp"
@@ -54,8 +55,13 @@ struct SearchOptions {
   double tokens = 1e12;     // token budget for time-to-train and cost
   int replay_limit = 256;   // candidates (best estimates first) replayed with simulate()
   int max_threads = 0;      // 0: all cores
-  // Called (serialised) after each replayed candidate: done, total. Empty: silent.
+  // Called (serialised) after each replayed candidate: done, total (of this process's share).
+  // Empty: silent.
   std::function<void(std::size_t done, std::size_t total)> progress;
+  // The processes sharing the replays (distributed.hpp): each screens every plan (cheap, the
+  // same on all), replays its share of the candidates; only rank 0's result is the search's.
+  // Default: one process.
+  Distribution distribution;
 };
 
 struct SearchCandidate {

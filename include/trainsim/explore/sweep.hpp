@@ -1,6 +1,6 @@
 #pragma once
 // `trainsim sweep`: every combination of a grid of scenario overrides, simulated in
-// parallel (TBB). Rows are deterministic whatever the thread timing: each combination's
+// parallel (TBB; across processes with SweepOptions::distribution). Rows are deterministic whatever the thread timing: each combination's
 // result is stored at its grid index, then sorted by a total order.
 #include <cstddef>
 #include <functional>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/distributed.hpp"
 #include "trainsim/explore/evaluate.hpp"
 #include "trainsim/validation/confidence.hpp"
 
@@ -33,10 +34,13 @@ struct SweepRow {
 
 struct SweepOptions {
   std::vector<Override> base_overrides;  // applied before each combination's own (--set)
-  // Called after each combination finishes, with (done, total). Calls come from worker
-  // threads but never at the same time (serialized by the sweep).
+  // Called after each combination finishes, with (done, total); total is this process's
+  // share. Calls come from worker threads but never at the same time (serialized by the sweep).
   std::function<void(std::size_t done, std::size_t total)> progress;
   int max_threads = 0;  // 0: all cores
+  // The processes sharing the combinations (distributed.hpp); only rank 0's result holds
+  // every row, the others' hold their share. Default: one process.
+  Distribution distribution;
 };
 
 struct SweepResult {

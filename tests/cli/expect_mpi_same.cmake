@@ -1,0 +1,58 @@
+# One command run twice in a fresh WORKDIR: as one process (ARGS + SINGLE_ARGS, e.g. --threads 1)
+# and as an MPI job (MPIEXEC --oversubscribe -np NP TRAINSIM ARGS); fails unless both exit
+# EXPECTED_EXIT and their stdout, the files they wrote (FILES: names with "OUT" in them, OUT
+# replaced by "single" and "mpi" in ARGS and FILES) and, with SAME_STDERR, their stderr
+# less Open MPI's own lines, are byte-identical. Open MPI refuses root unless told; this
+# allows it whoever runs the suite (a no-op for other users).
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT} 1)
+set(ENV{OMPI_ALLOW_RUN_AS_ROOT_CONFIRM} 1)
+file(REMOVE_RECURSE ${WORKDIR})
+file(MAKE_DIRECTORY ${WORKDIR})
+string(REPLACE "OUT" "single" single_args "${ARGS}")
+string(REPLACE "OUT" "mpi" mpi_args "${ARGS}")
+execute_process(COMMAND ${TRAINSIM} ${single_args} ${SINGLE_ARGS} WORKING_DIRECTORY ${WORKDIR}
+  RESULT_VARIABLE single_exit OUTPUT_VARIABLE single_out ERROR_VARIABLE single_err)
+execute_process(COMMAND ${MPIEXEC} --oversubscribe -np ${NP} ${TRAINSIM} ${mpi_args} WORKING_DIRECTORY ${WORKDIR}
+  RESULT_VARIABLE mpi_exit OUTPUT_VARIABLE mpi_out ERROR_VARIABLE mpi_err)
+if(NOT "${single_exit}" STREQUAL "${EXPECTED_EXIT}" OR NOT "${mpi_exit}" STREQUAL "${EXPECTED_EXIT}")
+  message(FATAL_ERROR "expected exit ${EXPECTED_EXIT}: one process ${single_exit}, ${NP} processes ${mpi_exit}\n"
+                      "one process:\n${single_out}${single_err}\n${NP} processes:\n${mpi_out}${mpi_err}")
+endif()
+if(NOT mpi_out STREQUAL single_out)
+  message(FATAL_ERROR "stdout differs\none process:\n${single_out}\n${NP} processes:\n${mpi_out}\n${mpi_err}")
+endif()
+foreach(name IN LISTS FILES)
+  string(REPLACE "OUT" "single" a ${name})
+  string(REPLACE "OUT" "mpi" b ${name})
+  file(READ ${WORKDIR}/${a} a_text)
+  file(READ ${WORKDIR}/${b} b_text)
+  if(NOT a_text STREQUAL b_text)
+    message(FATAL_ERROR "${a} and ${b} differ")
+  endif()
+  if(a_text STREQUAL "")
+    message(FATAL_ERROR "${a} is empty")
+  endif()
+endforeach()
+if(SAME_STDERR)
+  # Open MPI's own lines after a process fails: its banners between lines of dashes, and its
+  # "[host:pid] ..." notes; the rest kept line by line, in order.
+  string(REPLACE ";" "\\;" mpi_err "${mpi_err}")
+  string(REPLACE "\n" ";" lines "${mpi_err}")
+  set(mpi_err "")
+  set(in_banner FALSE)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "^-------+$")
+      if(in_banner)
+        set(in_banner FALSE)
+      else()
+        set(in_banner TRUE)
+      endif()
+    elseif(NOT in_banner AND NOT line MATCHES "^\\[[A-Za-z0-9_.-]+:[0-9]+\\] " AND NOT line STREQUAL "")
+      string(APPEND mpi_err "${line}\n")
+    endif()
+  endforeach()
+  if(NOT mpi_err STREQUAL single_err)
+    message(FATAL_ERROR "stderr differs\none process:\n${single_err}\n${NP} processes:\n${mpi_err}")
+  endif()
+endif()
+message(STATUS "ok: ${NP} processes print what one prints")
