@@ -290,6 +290,10 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.half_flops = v.num("device.gemm.half_flops");
   d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
   d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
+  d.gemm.tile_m = as_int(v, "device.gemm.tile_m");
+  d.gemm.tile_n = as_int(v, "device.gemm.tile_n");
+  d.gemm.fixed_latency_s = v.num("device.gemm.fixed_latency");
+  d.compute_units = as_int(v, "device.compute_units");
   d.attention_efficiency = v.num("device.attention_efficiency");
   d.attention_efficiency_flash1 = v.num("device.attention_efficiency_flash1");
   d.attention_efficiency_flash2 = v.num("device.attention_efficiency_flash2");

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/cost/gemm_shape.hpp"
 #include "trainsim/cost/placement.hpp"
 
 namespace trainsim {
@@ -27,8 +28,13 @@ double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops) {
   return curve.small + (curve.large - curve.small) * flops / (flops + half);
 }
 
-double gemm_efficiency(const DeviceSpec& device, double m, double n, double k) {
-  double efficiency = gemm_efficiency_for_flops(device.gemm, 2 * m * n * k);
+double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, double peak) {
+  // With compute units and a tile in the hardware file the shape decides (tile and wave
+  // quantization plus the kernel's fixed time, gemm_shape.hpp); else the FLOP curve.
+  const double reference_peak = peak > 0 ? peak : device.peak_flops_bf16;
+  double efficiency = has_gemm_shape_model(device) && reference_peak > 0
+                          ? gemm_shape_efficiency(device, reference_peak, m, n, k, 1)
+                          : gemm_efficiency_for_flops(device.gemm, 2 * m * n * k);
   const auto aligned = [](double dim) { return std::fmod(dim, 64.0) == 0.0; };
   if (!aligned(n) || !aligned(k)) efficiency *= device.gemm.misaligned_factor;
   return efficiency;
@@ -57,8 +63,15 @@ double fp8_cast_s(const Op& op, const DeviceSpec& device, Precision precision, i
 
 // Efficiency of a batched GEMM (attention without flash kernels): the FLOP curve over the
 // whole batch (one kernel), the misalignment factor over one item's n and k.
-double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double flops) {
-  double efficiency = gemm_efficiency_for_flops(device.gemm, flops);
+double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double flops, double peak) {
+  // Shape model: one kernel over all (batch, head) pairs, each item's m x n output cut into
+  // tiles that share the device's units (a head dim of 64 as n fills 64-wide tiles only).
+  const double groups = std::max(1, op.gemm_groups);
+  double efficiency =
+      has_gemm_shape_model(device) && peak > 0
+          ? gemm_shape_efficiency(device, peak, static_cast<double>(op.gemm_m) / groups,
+                                  static_cast<double>(op.gemm_n), static_cast<double>(op.gemm_k), groups)
+          : gemm_efficiency_for_flops(device.gemm, flops);
   const auto aligned = [](std::int64_t dim) { return dim % 64 == 0; };
   if (!aligned(op.gemm_n) || !aligned(op.gemm_k)) efficiency *= device.gemm.misaligned_factor;
   return efficiency;
@@ -83,13 +96,16 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // A grouped GEMM (MoE experts) is priced at the efficiency of one group's shape:
         // each expert's rows are their own tiles, so the size that decides how well the
         // device is used is gemm_m / gemm_groups, not the sum over experts.
+        // Under the shape model each expert is its own kernel (Megatron's SequentialMLP loops
+        // over the local experts), paying its own quantization and fixed time.
         const double groups = std::max(1, op.gemm_groups);
+        const double peak = peak_flops(device, precision);
         const double efficiency =
             op.gemm_m > 0 && op.gemm_n > 0 && op.gemm_k > 0
                 ? gemm_efficiency(device, static_cast<double>(op.gemm_m) / groups, static_cast<double>(op.gemm_n),
-                                  static_cast<double>(op.gemm_k))
+                                  static_cast<double>(op.gemm_k), peak)
                 : gemm_efficiency_for_flops(device.gemm, op.forward_flops / groups);
-        rate = peak_flops(device, precision) * efficiency;
+        rate = peak * efficiency;
         if (precision == Precision::fp8) rate *= device.gemm.fp8_relative_efficiency;
         break;
       }
@@ -99,8 +115,8 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
           // over all b x heads pairs, so the batch fills the device as one GEMM of the same
           // FLOPs would), in 16 bit, computing the full s x s (no causal skip). A head dim
           // that is not a multiple of 64 pays the misalignment factor.
-          rate = peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
-                 batched_gemm_efficiency(device, op, flops);
+          const double peak = peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision);
+          rate = peak * batched_gemm_efficiency(device, op, flops, peak);
           break;
         }
         // Flash attention runs in 16 bit even under FP8 training (Transformer Engine).

@@ -157,6 +157,8 @@ std::vector<FittedValue> fit_registry() {
       // Microbenchmark fits (hardware/sources/microbenchmarks.md sections).
       microbenchmark_fit("a100-80gb.yaml", "device.gemm.small", "1b: A100 cuBLAS square GEMM sweep 1024^3-4096^3"),
       microbenchmark_fit("a100-80gb.yaml", "device.gemm.half_flops", "1b: A100 cuBLAS square GEMM sweep 1024^3-4096^3"),
+      microbenchmark_fit("a100-80gb.yaml", "device.gemm.fixed_latency",
+                         "1b: A100 cuBLAS square GEMM sweep 1024^3-8192^3, tile and wave model"),
       microbenchmark_fit("a100-80gb.yaml", "device.eager_attention_memory_efficiency",
                          "2a: PyTorch eager attention hdim128 non-causal, fwd+bwd s=1k-8k [FA-readme]"),
       microbenchmark_fit("a100-80gb.yaml", "node.ll_bandwidth_fraction", "4a: 8 x A100 all-reduce rows 32 KiB-1 MiB"),
@@ -164,6 +166,8 @@ std::vector<FittedValue> fit_registry() {
       microbenchmark_fit("a100-80gb.yaml", "cluster.nic_latency", "4c: 2 x A100 over HDR IB, 8 B all-reduce [NT-150]"),
       microbenchmark_fit("h100-80gb.yaml", "device.gemm.small", "1b: H100 square torch.mm sweep [zzc-H100]"),
       microbenchmark_fit("h100-80gb.yaml", "device.gemm.half_flops", "1b: H100 square torch.mm sweep [zzc-H100]"),
+      microbenchmark_fit("h100-80gb.yaml", "device.gemm.fixed_latency",
+                         "1b: H100 square torch.mm sweep 2048^3-10240^3 [zzc-H100], tile and wave model"),
       microbenchmark_fit("h100-80gb.yaml", "node.link_latency", "4a: 8 x H200 all-reduce rows 32 KiB-1 MiB [MLE-net]"),
       microbenchmark_fit("h100-80gb.yaml", "node.bulk_protocol_latency",
                          "4a: 8 x H200 NVLS all-reduce rows 8 MiB-1 GiB"),
@@ -191,6 +195,8 @@ std::vector<FittableKey> fittable_keys() {
        "runs with TP > 1, Ascend runs whose notes name MC2)"},
       {"device.gemm.small", {0.02, 0.50, 0.02}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},
       {"device.gemm.half_flops", {1e9, 2e10, 1e9}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},
+      {"device.gemm.fixed_latency", {0.0, 50e-6, 1e-6}, "us", 1e-6,
+       "runs with small GEMMs on hardware with the shape model (compute_units and a tile)"},
       {"device.eager_attention_memory_efficiency", {0.05, 1.0, 0.05}, "", 1,
        "runs without flash attention (attention's score passes in HBM)"},
       {"node.ll_bandwidth_fraction", {0.05, 1.0, 0.05}, "", 1, "runs with small collectives inside a server"},
@@ -214,6 +220,7 @@ double* field_of(HardwareSpec& h, const std::string& key) {
   if (key == "device.overlap_slowdown") return &h.device.overlap_slowdown;
   if (key == "device.gemm.small") return &h.device.gemm.small;
   if (key == "device.gemm.half_flops") return &h.device.gemm.half_flops;
+  if (key == "device.gemm.fixed_latency") return &h.device.gemm.fixed_latency_s;
   if (key == "device.eager_attention_memory_efficiency") return &h.device.eager_attention_memory_efficiency;
   if (key == "node.ll_bandwidth_fraction") return &h.node.ll_bandwidth_fraction;
   if (key == "node.bulk_protocol_latency") return &h.node.bulk_protocol_latency_s;

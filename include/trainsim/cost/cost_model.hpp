@@ -94,8 +94,10 @@ double inter_node_latency_s(const HardwareSpec& hardware);  // hops x hop latenc
 
 // Compute, pure functions of (op, hardware, precision).
 double peak_flops(const DeviceSpec& device, Precision precision);
-// Efficiency of one GEMM of shape m x n x k (2mnk FLOPs) from the device's curve.
-double gemm_efficiency(const DeviceSpec& device, double m, double n, double k);
+// Efficiency of one GEMM of shape m x n x k (2mnk FLOPs) at `peak` FLOP/s (0: the BF16 peak):
+// from its shape when the hardware file gives compute units and a tile (gemm_shape.hpp), else
+// from the device's FLOP curve; times the misalignment factor when n or k is not a multiple of 64.
+double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, double peak = 0);
 double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops);
 // The roofline terms of one pass of one op; its time is the largest of compute, memory and
 // launch, plus the FP8 cast.

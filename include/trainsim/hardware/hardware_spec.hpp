@@ -19,6 +19,12 @@ struct GemmEfficiency {
   // FP8 GEMMs reach a smaller fraction of their (2x) peak than 16-bit ones:
   // MAMF_fp8 / peak_fp8 divided by MAMF_bf16 / peak_bf16.
   double fp8_relative_efficiency = 1.0;
+  // Added for GEMM shapes (issue 15, sim/cost/gemm_shape.hpp): the library's largest output tile
+  // (its halvings down to 64 are the smaller tiles it picks from) and the time per kernel that
+  // does not shrink with the work. 0 = no shape model: efficiency by FLOPs above.
+  int tile_m = 0;
+  int tile_n = 0;
+  double fixed_latency_s = 0;
 };
 
 struct DeviceSpec {
@@ -31,6 +37,9 @@ struct DeviceSpec {
   double hbm_bandwidth = 0;     // nominal bytes/s
   double memory_bound_efficiency = 0.8;  // achieved fraction of hbm_bandwidth for elementwise ops
   GemmEfficiency gemm;
+  // Added for GEMM shapes (issue 15): units that each run one GEMM tile at a time (NVIDIA SMs,
+  // Ascend cube cores); 0 = unknown, no tile and wave quantization.
+  int compute_units = 0;
   double attention_efficiency = 0.6;
   // Measured efficiency (fwd+bwd, causal FLOPs halved as FlashAttention's benchmarks count)
   // of each fused kernel a plan can name (plan.attention_kernel); 0 = not measured on this
