@@ -51,9 +51,9 @@ struct WorkItem {
   int microbatch = 0;
   int chunk = 0;  // model chunk (virtual stage) on this device, 0..v-1
   // DualPipe's "F&B": this item and the next run as one overlapped pair. Their computes follow
-  // each other on the device; the collectives of both run on the communication stream beside
-  // them (each hidden under the other's compute), so the pair takes max(sum of computes, sum of
-  // collectives), DeepSeek-V3's F&B time.
+  // each other on the device; the expert all-to-alls of both run on the communication stream
+  // beside them, each hidden under the other's compute (DeepSeek-V3 3.2.1); TP and CP
+  // collectives stay in their own pass. The pair then takes the table's F&B time.
   bool overlaps_next = false;
   bool operator==(const WorkItem&) const = default;
 };
@@ -99,9 +99,9 @@ int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size);
 // (Qi et al. 2023: (p-1)(T_F+T_B-T_W)), ZB-H2 1/3 (the step ends together: (p-1)T_F of
 // start-up skew; the paper's zero needs its optimizer post-validation), ZB-V 1/6 ((p-1)
 // chunk B passes, T_B/2 each, over 1F1B's (p-1)(T_F+T_B+T_W), for m >= 2p-1; about 1/3 at
-// m = p, which the schedule tests bracket), DualPipe 1/6 and DualPipeV 1/3 (the DeepSeek
-// table's (PP/2-1)(F&B+B-3W) with F&B = F+B, PP = p for DualPipe, 2p half-size chunks for
-// DualPipeV: (p/2-1)·4T and (p-1)·2T/2 over 1F1B's (p-1)·3T, for large p).
+// m = p, which the schedule tests bracket), DualPipeV 1/3, DualPipe at most 1/3 (DeepSeek's
+// (PP/2-1)(F&B+B-3W), F&B = F+B: (p-1)2t per device with chunks of t; DualPipe's (p/2-1)2T is
+// (p-2)/(3(p-1)) of 1F1B's (p-1)3T: the search takes that, this is its bound).
 double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks);
 
 // Whether the backward runs as two items, B (input gradient) and W (weight gradient), for
