@@ -108,6 +108,60 @@ struct OptimizerChoice {
   int zero;
 };
 
+// Whether every launcher's table accounts for the schedule (writes it or refuses it with a
+// reason): the search proposes no value that would leave a gap in `--launch` (the launch
+// tables' test, "never a gap"). zb-h2, zb-v, dualpipe and dualpipev are searched once
+// framework.cpp's launch tables list them.
+bool launch_tables_list(PipelineSchedule schedule) {
+  ParallelPlan probe;
+  probe.schedule = schedule;
+  probe.pipeline_model_parallel_size = 2;
+  for (const FrameworkEntry& e : framework_table()) {
+    if (e.launch.name.empty()) continue;
+    for (const LaunchProblem& problem : launch_problems(probe, e.id))
+      if (problem.key == "plan.schedule" && !problem.listed) return false;
+  }
+  return true;
+}
+
+// Every schedule the schedule module has (with the plan's v for interleaved) that the launch
+// tables list, where the plan's shape lets it run (the conditions build_schedule and
+// check_plan ask for): with one stage only 1F1B; interleaved at every depth v >= 2 that gives
+// each of the p*v virtual stages whole layers and m a multiple of p; ZB-V and DualPipeV where
+// 2p divides the layers; DualPipe with p even, m even; both with m >= 2p. GPipe is left out:
+// the same bubble as 1F1B with m micro-batches' activations instead of p, never the better plan.
+std::vector<std::pair<PipelineSchedule, int>> schedules_for(int pp, int m, int layers,
+                                                            const std::vector<PipelineSchedule>& listed) {
+  std::vector<std::pair<PipelineSchedule, int>> out{{PipelineSchedule::one_f_one_b, 1}};
+  if (pp <= 1) return out;
+  for (PipelineSchedule s : listed) {
+    switch (s) {
+      case PipelineSchedule::gpipe:
+      case PipelineSchedule::one_f_one_b:
+        break;
+      case PipelineSchedule::interleaved:
+        if (m % pp == 0)
+          for (int v = 2; pp * v <= layers; ++v)
+            if (layers % (pp * v) == 0) out.push_back({s, v});
+        break;
+      case PipelineSchedule::zero_bubble_h1:
+      case PipelineSchedule::zero_bubble_h2:
+        out.push_back({s, 1});
+        break;
+      case PipelineSchedule::zero_bubble_v:
+        if (layers % (2 * pp) == 0) out.push_back({s, 1});
+        break;
+      case PipelineSchedule::dualpipe:
+        if (pp % 2 == 0 && m % 2 == 0 && m >= 2 * pp && layers % pp == 0) out.push_back({s, 1});
+        break;
+      case PipelineSchedule::dualpipev:
+        if (m >= 2 * pp && layers % (2 * pp) == 0) out.push_back({s, 1});
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // Axes, outermost first: TP, PP, CP, EP, micro batch, schedule (+VPP), optimizer sharding,
@@ -134,6 +188,9 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
   const int per_node = scenario.hardware.node.devices_per_node;
   const int layers = model.num_layers;
   const int gbs = base.global_batch_size;
+  std::vector<PipelineSchedule> listed;
+  for (PipelineSchedule schedule : all_schedules())
+    if (launch_tables_list(schedule)) listed.push_back(schedule);
   for (int tp : axis(keep.tp, base.tensor_model_parallel_size, divisors(head_gcd))) {
     if ((!keep.tp && tp > per_node) || devices % tp != 0) continue;
     for (int pp : axis(keep.pp, base.pipeline_model_parallel_size, divisors(layers))) {
@@ -156,13 +213,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
           for (int mbs : axis(keep.micro_batch, base.micro_batch_size, {1, 2, 4, 8})) {
             if (gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
             const int m = gbs / (mbs * dp);
-            // Schedules: 1F1B, ZB-H1, interleaved with v = 2..4 where the layers split evenly.
-            std::vector<std::pair<PipelineSchedule, int>> schedules{{PipelineSchedule::one_f_one_b, 1}};
-            if (pp > 1) {
-              schedules.push_back({PipelineSchedule::zero_bubble_h1, 1});
-              for (int v = 2; v <= 4; ++v)
-                if (layers % (pp * v) == 0 && m % pp == 0) schedules.push_back({PipelineSchedule::interleaved, v});
-            }
+            std::vector<std::pair<PipelineSchedule, int>> schedules = schedules_for(pp, m, layers, listed);
             if (keep.schedule)
               schedules.assign(1, {base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size)});
             std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}, {false, 3}};
@@ -217,8 +268,9 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //             attention core's forward under selective) + the layer's TP/CP/EP collectives
 //             (taken as exposed);
 //   compute = m x t_mb;  bubble = (p - 1) / (m + p - 1) x the schedule's idle relative to
-//             1F1B (idle_relative_to_1f1b: 1/v interleaved, a third for ZB-H1 and ZB-H2,
-//             a sixth for ZB-V, at equal pass times and m >= 2p-1);
+//             1F1B (idle_relative_to_1f1b: 1/v interleaved, a third for ZB-H1, ZB-H2 and
+//             DualPipe(V), a sixth for ZB-V, at equal pass times and m >= 2p-1);
+//             DualPipe's two copies of the model double the parameters a device reduces and steps;
 //   DP      = the gradient reduction (in the framework's reduction dtype, fp32 by default;
 //             reduce-scatter when sharded, else all-reduce)
 //             minus the last micro-batch's backward it hides under, plus the parameter
@@ -231,7 +283,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, const Workload& workload) {
   const CostModel cost(scenario.hardware, plan, scenario.num_devices);
   const int pp = plan.pipeline_model_parallel_size;
-  const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = std::max(1, plan.num_microbatches());
   auto layer_time = [&](const LayerWorkload& layer, bool recompute) {
     double f = 0, b = 0, extra = 0, comm = 0;
@@ -268,7 +320,12 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   fwd += std::max(emb[0], head[0]);
   bwd += std::max(emb[1], head[1]);
   const double compute = m * (fwd + bwd);
-  const double bubble = static_cast<double>(pp - 1) / (m + pp - 1) * idle_relative_to_1f1b(plan.schedule, v);
+  // DualPipe's (p/2-1)(F&B+B-3W) is (p-2)/(3(p-1)) of 1F1B's at equal pass times (none at
+  // p = 2); idle_relative_to_1f1b gives its bound, a third.
+  const double relative = plan.schedule == PipelineSchedule::dualpipe && pp > 1
+                              ? (pp - 2) / (3.0 * (pp - 1))
+                              : idle_relative_to_1f1b(plan.schedule, v);
+  const double bubble = static_cast<double>(pp - 1) / (m + pp - 1) * relative;
 
   const int dp_total = plan.data_parallel_size * plan.context_parallel_size;
   double dp_s = 0, optimizer_s = 0;
@@ -279,8 +336,8 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     params += workload.layer_types[static_cast<std::size_t>(type)].parameters;
     experts += workload.layer_types[static_cast<std::size_t>(type)].expert_parameters;
   }
-  params /= pp;
-  experts /= pp;
+  params *= static_cast<double>(model_copies(plan.schedule)) / pp;
+  experts *= static_cast<double>(model_copies(plan.schedule)) / pp;
   const double dense = params - experts;
   const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
@@ -301,10 +358,12 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
     const double grads =
         transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, grad_bytes);
-    dp_s += std::max(0.0, grads - bwd / v);
+    // Hidden under the last backward of a chunk: a DualPipe chunk is a whole stage of its copy.
+    const double chunk_share = static_cast<double>(model_copies(plan.schedule)) / v;
+    dp_s += std::max(0.0, grads - bwd * chunk_share);
     const double gather = transfer_s(CollectiveKind::all_gather, 2.0);
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
-      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd / v);
+      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd * chunk_share);
     } else if (plan.zero_stage >= 1) {
       dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed
     }

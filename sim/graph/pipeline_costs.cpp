@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
@@ -24,11 +25,20 @@ PipelineCosts uniform_pipeline_costs(PipelineSchedule schedule, int stages, int 
 
 namespace {
 
-// Layers of each virtual stage (p * v of them), in model order.
+// Layers of each virtual stage (pipeline_length of them: p * v, p for DualPipe), in model order.
 std::vector<int> split_layers(const ParallelPlan& plan, int layers) {
   const int p = plan.pipeline_model_parallel_size;
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
-  std::vector<int> per_vstage(static_cast<std::size_t>(p * v), 0);
+  std::vector<int> per_vstage(static_cast<std::size_t>(pipeline_length(plan.schedule, p, v)), 0);
+  if (model_copies(plan.schedule) > 1) {
+    // DualPipe: device s holds stage s of the forward copy (chunk 0) and stage p-1-s of the
+    // reverse one; an explicit split per stage is the split of one copy.
+    for (int s = 0; s < p; ++s)
+      per_vstage[static_cast<std::size_t>(s)] =
+          static_cast<int>(plan.layers_per_stage.size()) == p ? plan.layers_per_stage[static_cast<std::size_t>(s)]
+                                                              : layers / p + (s < layers % p ? 1 : 0);
+    return per_vstage;
+  }
   if (!plan.layers_per_stage.empty() && static_cast<int>(plan.layers_per_stage.size()) == p) {
     // An explicit split per stage is spread evenly over that stage's chunks.
     for (int s = 0; s < p; ++s) {
@@ -185,9 +195,10 @@ void make_p2p_blocking(PipelineCosts& costs) {
     for (int c = 0; c < v; ++c) {
       ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
       const int vs = virtual_stage(costs.schedule, p, v, s, c);
+      const int last = pipeline_length(costs.schedule, p, v) - 1;
       // Sends its activations on, its input gradients back (not to a chunk on this stage).
-      if (vs < p * v - 1 && place_of(costs.schedule, p, v, vs + 1).stage != s) chunk.forward_s += costs.p2p_s;
-      if (vs > 0 && place_of(costs.schedule, p, v, vs - 1).stage != s) chunk.backward_input_s += costs.p2p_s;
+      if (vs < last && neighbour(costs.schedule, p, v, s, c, 1).stage != s) chunk.forward_s += costs.p2p_s;
+      if (vs > 0 && neighbour(costs.schedule, p, v, s, c, -1).stage != s) chunk.backward_input_s += costs.p2p_s;
     }
   }
   costs.p2p_s = 0;
@@ -279,6 +290,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   costs.tp_comm_overlap = plan.tp_comm_overlap;
   costs.overlap_grad_reduce = plan.overlap_grad_reduce;
   costs.overlap_param_gather = plan.overlap_param_gather;
+  if (overlaps_forward_backward(plan.schedule)) costs.pair_overlap_slowdown = scenario.hardware.device.overlap_slowdown;
   costs.stages.resize(static_cast<std::size_t>(p));
   for (auto& s : costs.stages) s.chunks.resize(static_cast<std::size_t>(v));
 
@@ -355,8 +367,21 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   std::vector<double> stage_expert_params(static_cast<std::size_t>(p), 0.0);
   std::vector<std::vector<const LayerWorkload*>> stage_layers(static_cast<std::size_t>(p));
   std::vector<std::vector<Zero3Layer>> zero3_layers(static_cast<std::size_t>(p));
-  for (int vs = 0; vs < p * v; ++vs) {
-    const ChunkPlace place = place_of(plan.schedule, p, v, vs);
+  // Every chunk with its virtual stage, in model order. DualPipe's virtual stages live in two
+  // places (one per copy of the model): the second starts again at the stage's first layer.
+  const int vstages = pipeline_length(plan.schedule, p, v);
+  std::vector<std::pair<int, ChunkPlace>> chunk_places;
+  for (int vs = 0; vs < vstages; ++vs)
+    for (const ChunkPlace& place : places_of(plan.schedule, p, v, vs)) chunk_places.emplace_back(vs, place);
+  int vs_first_layer = 0;
+  for (std::size_t k = 0; k < chunk_places.size(); ++k) {
+    const int vs = chunk_places[k].first;
+    const ChunkPlace place = chunk_places[k].second;
+    if (k > 0 && chunk_places[k - 1].first == vs) {
+      layer = vs_first_layer;
+    } else {
+      vs_first_layer = layer;
+    }
     const int s = place.stage;
     const int c = place.chunk;
     ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
@@ -385,7 +410,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       z3.push_back({&workload.layer_types[type], type_cost[type].forward_s, type_cost[type].backward_s,
                     plan.recompute_granularity == RecomputeGranularity::full && i < recompute_layers, c});
     }
-    if (vs == p * v - 1) {
+    if (vs == vstages - 1) {
       const LayerCost lc = cost_layer(workload.head, cost);
       add_layer(chunk, lc, launch_s, RecomputeGranularity::none, false);
       params += workload.head.parameters;
@@ -395,8 +420,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     stage_params[static_cast<std::size_t>(s)] += params;
     stage_expert_params[static_cast<std::size_t>(s)] += expert_params;
     // Rebuilds the received activation, the received gradient (from a chunk on another stage).
-    if (vs > 0 && place_of(plan.schedule, p, v, vs - 1).stage != s) chunk.forward_s += p2p_gather_s;
-    if (vs < p * v - 1 && place_of(plan.schedule, p, v, vs + 1).stage != s) chunk.backward_input_s += p2p_gather_s;
+    if (vs > 0 && neighbour(plan.schedule, p, v, s, c, -1).stage != s) chunk.forward_s += p2p_gather_s;
+    if (vs < vstages - 1 && neighbour(plan.schedule, p, v, s, c, 1).stage != s) chunk.backward_input_s += p2p_gather_s;
     if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     if (plan.tp_comm_overlap) {
       // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
@@ -416,16 +441,18 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         plan.data_parallel_size * plan.context_parallel_size > 1 && cost.memory_bound_s)
       chunk.backward_weight_s += cost.memory_bound_s((params - expert_params) * framework.sharded_grad_pass_bytes_per_param.value);
 
-    // Kept activations come from the memory model (it knows the recompute accounting).
+    // Kept activations come from the memory model (it knows the recompute accounting), whose
+    // stage is one copy's layers: a DualPipe chunk holds all of them.
     if (s < static_cast<int>(memory.stages.size()))
-      chunk.activation_bytes = memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch / v;
+      chunk.activation_bytes =
+          memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch * model_copies(plan.schedule) / v;
 
     // Gradient buckets in backward order (last layers first); experts reduce over expert_dp.
     if (plan.data_parallel_size * plan.context_parallel_size > 1) {
       const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
       const double expert_bytes = expert_params * grad_bytes_per_param;
       // FSDP reduces each wrapped layer's gradients on its own (the embedding and the head too).
-      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == p * v - 1)) : 0;
+      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == vstages - 1)) : 0;
       if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets});
       if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets});
     }
@@ -566,9 +593,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     const double link = scenario.hardware.cluster.host_link_bandwidth;
     const double bytes = 28.0 * plan.micro_batch_size * plan.seq_length;
     const double per_microbatch = plan.micro_batch_size * scenario.data.sample_load_s + (link > 0 ? bytes / link : 0.0);
-    // The stages of the first (tokens) and the last (labels) virtual stage.
+    // The stages of the first (tokens) and the last (labels) virtual stage (DualPipe's reverse
+    // direction enters at the last device and leaves at the first: the same two).
     costs.stages.front().data_per_microbatch_s = per_microbatch;
-    costs.stages[static_cast<std::size_t>(place_of(plan.schedule, p, v, p * v - 1).stage)].data_per_microbatch_s =
+    costs.stages[static_cast<std::size_t>(place_of(plan.schedule, p, v, vstages - 1).stage)].data_per_microbatch_s =
         per_microbatch;
   }
   if (framework.blocking_p2p.value) make_p2p_blocking(costs);

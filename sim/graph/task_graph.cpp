@@ -33,10 +33,10 @@ void set_edges(TaskGraph& g, const std::vector<std::pair<int, int>>& edges) {
 }
 
 // A short list of task ids (an item's entry or exit tasks: at most the compute and its
-// three collectives), kept inline so the per-item bookkeeping never allocates or copies a
-// vector.
+// three collectives; the exits of an F&B pair, both items'), kept inline so the per-item
+// bookkeeping never allocates or copies a vector.
 struct IdList {
-  std::array<int, 4> id{};
+  std::array<int, 8> id{};
   int n = 0;
   void set(int v) {
     id[0] = v;
@@ -52,6 +52,7 @@ struct IdList {
 struct ItemTasks {
   IdList entry;
   IdList exit;
+  WorkKind kind = WorkKind::forward;
   bool present = false;
 };
 
@@ -88,21 +89,39 @@ std::vector<int> virtual_stages(const PipelineCosts& costs) {
 }
 
 // Loading inside the training loop: the first virtual stage (tokens) and the last one
-// (labels) load before each forward.
+// (labels) load before each forward (vstages: pipeline_length).
 bool loads_data(const StageCosts& sc, const WorkItem& w, int vs, int vstages) {
   return w.kind == WorkKind::forward && sc.data_per_microbatch_s > 0 && (vs == 0 || vs == vstages - 1);
 }
 
-// Last backward-producing item of each chunk: where its gradient buckets become ready.
+// Last weight-gradient item of each chunk (a W, or a backward run whole): where its gradient
+// buckets become ready. DualPipe's orders mix both.
 std::vector<int> last_grad_item_index(const PipelineCosts& costs, const StageOrder& order) {
   std::vector<int> last(static_cast<std::size_t>(costs.num_chunks()), -1);
-  const bool split = splits_backward(costs.schedule);
   for (int i = 0; i < static_cast<int>(order.size()); ++i) {
     const auto& w = order[static_cast<std::size_t>(i)];
-    const bool grads = split ? w.kind == WorkKind::backward_weight : w.kind == WorkKind::backward;
-    if (grads) last[static_cast<std::size_t>(w.chunk)] = i;
+    if (w.kind == WorkKind::backward_weight || w.kind == WorkKind::backward) last[static_cast<std::size_t>(w.chunk)] = i;
   }
   return last;
+}
+
+// Where the same micro-batch runs the previous (step -1) and the next (+1) virtual stage of
+// each chunk: around[(s * v + c) * 2 + (step > 0)].
+std::vector<ChunkPlace> neighbours(const PipelineCosts& costs) {
+  const int p = costs.num_stages(), v = costs.num_chunks();
+  std::vector<ChunkPlace> out(static_cast<std::size_t>(p) * v * 2);
+  for (int s = 0; s < p; ++s)
+    for (int c = 0; c < v; ++c)
+      for (int next = 0; next < 2; ++next)
+        out[(static_cast<std::size_t>(s) * v + c) * 2 + next] = neighbour(costs.schedule, p, v, s, c, next ? 1 : -1);
+  return out;
+}
+
+// The compute time an F&B pair adds to its item for the expert all-to-alls hidden under the
+// pair (DeviceSpec::overlap_slowdown; already in the chunk's costs with tp_comm_overlap).
+double pair_slowdown_s(const PipelineCosts& costs, const ChunkCosts& cc, WorkKind kind) {
+  if (costs.tp_comm_overlap || kind == WorkKind::backward_weight) return 0;
+  return costs.pair_overlap_slowdown * (kind == WorkKind::forward ? cc.ep_forward_s : cc.ep_backward_s);
 }
 
 class Builder {
@@ -122,8 +141,8 @@ class Builder {
     out_.ep = costs.ep;
     out_.ranks_per_stage = costs.ranks_per_stage();
     vstage_ = virtual_stages(costs);
-    place_.resize(static_cast<std::size_t>(p_) * v_);
-    for (int vs = 0; vs < p_ * v_; ++vs) place_[static_cast<std::size_t>(vs)] = place_of(costs.schedule, p_, v_, vs);
+    vstages_ = pipeline_length(costs.schedule, p_, v_);
+    around_ = neighbours(costs);
   }
 
   void build() {
@@ -200,6 +219,9 @@ class Builder {
     IdList prev;  // exits of the previous compute-stream item
     IdList head;  // what the next compute task of the item waits for
     IdList exits;
+    IdList pair_head;   // an F&B pair: what its first item waited for (its collectives wait for it too)
+    IdList pair_exits;  // an F&B pair: the first item's exits, joined to the second's
+    IdList pair_own;    // an F&B pair: the first item's exits but its paired all-to-alls
     std::vector<int>& pieces = pieces_;  // scratch reused across items
     stage_buckets_.clear();
 
@@ -220,6 +242,13 @@ class Builder {
       ItemTasks& it = item(s, w.chunk, w.microbatch, slot);
       if (it.present) throw SimError("task graph: schedule repeats an item on stage " + std::to_string(s));
       it.present = true;
+      it.kind = w.kind;
+      // DualPipe's F&B pair (WorkItem::overlaps_next): the second item's compute follows the
+      // first's, the collectives of both start with the pair and run beside both computes.
+      const bool opens_pair = w.overlaps_next && i + 1 < static_cast<int>(order.size());
+      const bool closes_pair = i > 0 && order[static_cast<std::size_t>(i) - 1].overlaps_next;
+      if (closes_pair) prev = pair_own;
+      if (opens_pair) pair_head = prev;
 
       const bool is_forward = w.kind == WorkKind::forward;
       const bool bucket_split =
@@ -228,7 +257,7 @@ class Builder {
       int first_compute = -1;
 
       // Loading inside the training loop: the consuming forward waits for its micro-batch.
-      if (loads_data(sc, w, vstage(s, w.chunk), p_ * v_)) {
+      if (loads_data(sc, w, vstage(s, w.chunk), vstages_)) {
         const int id =
             add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::data, w.kind, sc.data_per_microbatch_s);
         edges_from(head, id);
@@ -246,7 +275,8 @@ class Builder {
         first_compute = id;
       }
 
-      const auto [compute, host, freed] = item_work(cc, w.kind);
+      auto [compute, host, freed] = item_work(cc, w.kind);
+      if (opens_pair || closes_pair) compute += pair_slowdown_s(costs_, cc, w.kind);
       const SpanCategory cat = is_forward ? SpanCategory::forward : SpanCategory::backward;
       if (host > compute) {  // host-bound: the device idles while kernels are dispatched
         const int id = add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute);
@@ -279,15 +309,24 @@ class Builder {
         for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
       if (first_compute < 0) first_compute = first_piece;
       it.entry.set(first_compute);
+      // Both inputs of a pair arrive before any of it starts (the reference waits for both
+      // receives, then runs the pair): each item's input also gates the other's tasks.
+      if (closes_pair) {
+        for (int id : pair_first_->entry) it.entry.push(id);
+        pair_first_->entry.push(first_compute);
+      }
+      if (opens_pair) pair_first_ = &it;
 
       // Collectives inside the layers (exposed unless overlapped with the compute).
       exits.set(last_piece);
+      IdList own = exits;  // exits but the all-to-alls an F&B pair hides
       if (w.kind != WorkKind::backward_weight) {
         const std::array<std::pair<double, SpanCategory>, 3> comms = {
             std::pair{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm},
             std::pair{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm},
             std::pair{is_forward ? cc.ep_forward_s : cc.ep_backward_s, SpanCategory::ep_comm}};
         int last = last_piece;
+        IdList beside;  // collectives running beside the compute
         for (const auto& [dur, ccat] : comms) {
           if (dur <= 0) continue;
           add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur).group =
@@ -295,19 +334,32 @@ class Builder {
               : ccat == SpanCategory::cp_comm ? RankGroup::cp
                                               : RankGroup::ep;
           const int id = last_id();
-          if (costs_.tp_comm_overlap) {
-            edges_from(head, id);
+          // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
+          // Section 3.2.1); TP and CP collectives stay inside their own pass.
+          const bool paired = (opens_pair || closes_pair) && ccat == SpanCategory::ep_comm;
+          if (costs_.tp_comm_overlap || paired) {
+            edges_from(paired ? pair_head : head, id);
             it.entry.push(id);
-            exits.push(id);
+            if (closes_pair && paired) pair_first_->entry.push(id);
+            beside.push(id);
+            if (!paired) own.push(id);
           } else {
             edge(last, id);
             last = id;
           }
         }
-        if (!costs_.tp_comm_overlap) exits.set(last);
+        exits.set(last);
+        for (int id : beside) exits.push(id);
+        own.id[0] = last;
       }
       it.exit = exits;
       prev = exits;
+      if (opens_pair) {
+        pair_exits = exits;
+        pair_own = own;
+      }
+      if (closes_pair)
+        for (int e : pair_exits) prev.push(e);
 
       if (bucket_split) {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
@@ -352,17 +404,16 @@ class Builder {
     // Megatron's schedules and ZB-H1/H2 use each neighbour's outputs in the order it makes
     // them (a chunk's micro-batches in order, the loop's chunks in turn): the use order is
     // the send order and there is nothing to list.
-    if (costs_.schedule != PipelineSchedule::zero_bubble_v) return;
+    if (costs_.schedule != PipelineSchedule::zero_bubble_v && !overlaps_forward_backward(costs_.schedule)) return;
     sent_.assign(static_cast<std::size_t>(p_) * p_, {});
     posted_.assign(sent_.size(), 0);
     sent_index_.assign(items_.size(), -1);
-    const int vstages = p_ * v_;
     for (int s = 0; s < p_; ++s) {
       for (const WorkItem& w : orders_[static_cast<std::size_t>(s)]) {
         const int vs = vstage(s, w.chunk);
         const bool forward = w.kind == WorkKind::forward;
-        if (forward ? vs == vstages - 1 : w.kind == WorkKind::backward_weight || vs == 0) continue;
-        const ChunkPlace to = place(forward ? vs + 1 : vs - 1);
+        if (forward ? vs == vstages_ - 1 : w.kind == WorkKind::backward_weight || vs == 0) continue;
+        const ChunkPlace to = near(s, w.chunk, forward ? 1 : -1);
         if (to.stage == s) continue;
         auto& list = sent_[static_cast<std::size_t>(s) * p_ + to.stage];
         const int slot = forward ? slot_forward : slot_backward;
@@ -379,17 +430,16 @@ class Builder {
   // neighbour's outputs in the other order, as ZB-V's may, still receives them in the order
   // they are sent: the sender's in-order send stream would otherwise wait forever).
   void connect_stage(int s) {
-    const int vstages = p_ * v_;
     for (const WorkItem& w : orders_[static_cast<std::size_t>(s)]) {
       const int vs = vstage(s, w.chunk);
       const int mb = w.microbatch;
       if (w.kind == WorkKind::backward_weight) {
         link(s, w.chunk, mb, slot_weight, s, w.chunk, slot_backward, w.kind);
-      } else if (w.kind != WorkKind::forward && vs == vstages - 1) {
+      } else if (w.kind != WorkKind::forward && vs == vstages_ - 1) {
         link(s, w.chunk, mb, slot_backward, s, w.chunk, slot_forward, w.kind);
       } else if (w.kind != WorkKind::forward || vs > 0) {
         const int slot = w.kind == WorkKind::forward ? slot_forward : slot_backward;
-        const ChunkPlace from = place(slot == slot_forward ? vs - 1 : vs + 1);
+        const ChunkPlace from = near(s, w.chunk, slot == slot_forward ? -1 : 1);
         if (from.stage == s) {
           link(s, w.chunk, mb, slot, s, from.chunk, slot, w.kind);
           continue;
@@ -407,16 +457,16 @@ class Builder {
 
   // The transfer into one receiving item, from the stage holding the neighbouring chunk.
   void post(const Receiver& r) {
-    const int vs = vstage(r.stage, r.chunk);
     const bool forward = r.slot == slot_forward;
-    const ChunkPlace from = place(forward ? vs - 1 : vs + 1);
-    const WorkKind work = forward                            ? WorkKind::forward
-                          : splits_backward(costs_.schedule) ? WorkKind::backward_input
-                                                             : WorkKind::backward;
+    const ChunkPlace from = near(r.stage, r.chunk, forward ? -1 : 1);
+    // Named after the pass that sends (B, or a backward run whole).
+    const WorkKind work = item(from.stage, from.chunk, r.mb, r.slot).kind;
     link(r.stage, r.chunk, r.mb, r.slot, from.stage, from.chunk, r.slot, work);
   }
   int vstage(int s, int c) const { return vstage_[static_cast<std::size_t>(s) * v_ + c]; }
-  const ChunkPlace& place(int vs) const { return place_[static_cast<std::size_t>(vs)]; }
+  const ChunkPlace& near(int s, int c, int step) const {
+    return around_[(static_cast<std::size_t>(s) * v_ + c) * 2 + (step > 0)];
+  }
 
   void link(int s, int c, int mb, int slot, int ps, int pc, int pslot, WorkKind work) {
     ItemTasks& consumer = item(s, c, mb, slot);
@@ -444,7 +494,9 @@ class Builder {
   std::vector<int> stage_buckets_;
   std::vector<int> pieces_;
   std::vector<int> vstage_;
-  std::vector<ChunkPlace> place_;  // of each virtual stage
+  int vstages_ = 1;                 // pipeline_length: virtual stages a micro-batch passes
+  std::vector<ChunkPlace> around_;  // neighbours()
+  ItemTasks* pair_first_ = nullptr;  // an F&B pair: the first item (items_ never moves)
   std::vector<std::vector<Receiver>> sent_;
   std::vector<int> posted_;
   std::vector<int> sent_index_;
@@ -468,9 +520,8 @@ TaskGraph make_task_graph(std::vector<Task> tasks, const std::vector<std::pair<i
 std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrder>& orders) {
   const int p = costs.num_stages(), v = costs.num_chunks();
   const std::vector<int> vstage = virtual_stages(costs);
-  std::vector<int> stage_of(static_cast<std::size_t>(p) * v);
-  for (int s = 0; s < p; ++s)
-    for (int c = 0; c < v; ++c) stage_of[static_cast<std::size_t>(vstage[static_cast<std::size_t>(s) * v + c])] = s;
+  const std::vector<ChunkPlace> around = neighbours(costs);
+  const int vstages = pipeline_length(costs.schedule, p, v);
   std::int64_t n = 0;
   for (int s = 0; s < p && s < static_cast<int>(orders.size()); ++s) {
     const StageCosts& sc = costs.stages[static_cast<std::size_t>(s)];
@@ -487,7 +538,7 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
       const bool weight = w.kind == WorkKind::backward_weight;
       const ItemWork work = item_work(cc, w.kind);
       const int vs = vstage[static_cast<std::size_t>(s) * v + w.chunk];
-      n += loads_data(sc, w, vs, p * v);
+      n += loads_data(sc, w, vs, vstages);
       n += !forward && !weight && cc.recompute_s > 0;
       n += work.host > work.compute;
       const bool split =
@@ -498,9 +549,9 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
                      : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0);
       }
       // A send and a receive when the item's input comes from another stage (connect_stage).
-      const bool has_input = forward ? vs != 0 : !weight && vs != p * v - 1;
-      const int neighbour = forward ? vs - 1 : vs + 1;
-      const bool from_other_stage = has_input && stage_of[static_cast<std::size_t>(neighbour)] != s;
+      const bool has_input = forward ? vs != 0 : !weight && vs != vstages - 1;
+      const ChunkPlace& from = around[(static_cast<std::size_t>(s) * v + w.chunk) * 2 + (forward ? 0 : 1)];
+      const bool from_other_stage = has_input && from.stage != s;
       n += from_other_stage ? 2 : 0;
     }
   }
@@ -517,8 +568,10 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
       compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
                       sc.data_per_microbatch_s);
       data += m * sc.data_per_microbatch_s;
-      comm += m * (cc.tp_forward_s + cc.tp_backward_s + cc.cp_forward_s + cc.cp_backward_s + cc.ep_forward_s +
-                   cc.ep_backward_s);
+      const double collectives =
+          cc.tp_forward_s + cc.tp_backward_s + cc.cp_forward_s + cc.cp_backward_s + cc.ep_forward_s + cc.ep_backward_s;
+      comm += m * collectives;
+      compute += m * costs.pair_overlap_slowdown * (cc.ep_forward_s + cc.ep_backward_s);  // F&B pairs (pair_slowdown_s)
       if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way
       for (const GradBucket& b : cc.buckets) comm += b.time_s * dp_share;
     }

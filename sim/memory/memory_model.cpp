@@ -75,6 +75,9 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage) {
       return std::min(m, 2 * p - 1);
     case PipelineSchedule::zero_bubble_v:  // p M_B = 2p chunk activations (Qi et al. 2024)
       return std::min(2 * m, 2 * p);
+    case PipelineSchedule::dualpipe:  // PP + 1 stage activations (DeepSeek-V3, Table 2); dualpipev: 2p + 1 chunks
+    case PipelineSchedule::dualpipev:
+      return plan.schedule == PipelineSchedule::dualpipe ? std::min(m, p + 1) : std::min(2 * m, 2 * p + 1);
     case PipelineSchedule::interleaved: {
       const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
       // megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:

@@ -82,11 +82,13 @@ std::string one_chunk_schedules() {
 
 // Whether the framework runs the schedule with PP > 1. Its table lists zb-h1 as trainsim's
 // zero-bubble replay (B and W split, the sail-sg Megatron fork's schedules); zb-h2 and zb-v
-// come from the same fork and split the backward the same way, so they go where zb-h1 goes.
+// come from the same fork and split the backward the same way, so they go where zb-h1 goes;
+// so do dualpipe and dualpipev (DeepSeek's reference code, whose W passes are the same
+// WeightGradStore split), which no framework table lists yet.
 bool runs_schedule(const FrameworkEntry& framework, PipelineSchedule schedule) {
   const auto& listed = framework.schedules_with_pp.value;
   return contains(listed, schedule) ||
-         (splits_backward(schedule) && contains(listed, PipelineSchedule::zero_bubble_h1));
+         (has_weight_passes(schedule) && contains(listed, PipelineSchedule::zero_bubble_h1));
 }
 
 // ", or framework a, b or c": the table's frameworks that take what the plan asks ("" if none).
@@ -96,6 +98,38 @@ std::string or_frameworks(Pred takes) {
   for (const FrameworkEntry& e : framework_table())
     if (takes(e)) names.push_back(e.name);
   return names.empty() ? std::string() : ", or framework " + or_list(names);
+}
+
+// DualPipe and DualPipeV as deepseek-ai/DualPipe's step() asserts them: an even number of
+// ranks and of micro-batches, at least two per rank (dualpipe.py); at least two micro-batches
+// per rank (dualpipev.py). DualPipeV's 2p chunks need whole layers, as ZB-V's.
+std::vector<Diagnostic> dual_pipe_diagnostics(const ParallelPlan& plan, int layers, bool devices_ok) {
+  std::vector<Diagnostic> out;
+  auto add = [&](const std::string& key, const std::string& problem, const std::string& valid) {
+    out.push_back(Diagnostic{SourceLocation{}, key, problem, valid});
+  };
+  const bool dual = plan.schedule == PipelineSchedule::dualpipe;
+  if (!dual && plan.schedule != PipelineSchedule::dualpipev) return out;
+  const std::string name = to_string(plan.schedule);
+  const int pp = plan.pipeline_model_parallel_size;
+  if (dual && pp % 2 != 0)
+    add("plan.pipeline_model_parallel_size",
+        "dualpipe runs its two directions on an even number of stages, not " + str(pp),
+        "an even pipeline_model_parallel_size, or schedule dualpipev");
+  const int m = plan.num_microbatches();
+  if (devices_ok && m > 0 && (m < 2 * pp || (dual && m % 2 != 0)))
+    add("plan.global_batch_size",
+        name + " needs " + (dual ? "an even number of micro-batches, " : "") + "at least 2 x pipeline_model_parallel_size (" +
+            str(2 * pp) + ") micro-batches; the plan has " + str(m),
+        "global_batch_size a multiple of micro_batch_size * DP * " + (dual ? str(2) : str(1)) + " giving >= " +
+            str(2 * pp) + " micro-batches, at least " +
+            str(static_cast<long long>(plan.micro_batch_size) * plan.data_parallel_size * 2 * pp));
+  if (!dual && plan.layers_per_stage.empty() && pp > 0 && layers % (2 * pp) != 0)
+    add("plan.pipeline_model_parallel_size",
+        name + ": 2 * pipeline_model_parallel_size (" + str(2 * pp) + " chunks) does not divide num_hidden_layers (" +
+            str(layers) + ")",
+        "2 x PP in " + divisors_text(layers) + ", or give plan.layers_per_stage");
+  return out;
 }
 
 }  // namespace
@@ -220,6 +254,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         "zb-v: 2 * pipeline_model_parallel_size (" + str(2 * pp) + " chunks) does not divide num_hidden_layers (" +
             str(layers) + ")",
         "2 x PP in " + divisors_text(layers) + ", or give plan.layers_per_stage");
+
+  for (Diagnostic& d : dual_pipe_diagnostics(plan, layers, devices_ok)) out.push_back(std::move(d));
 
   // Sequence parallel shards along TP: meaningless without TP (Megatron disables it silently).
   if (plan.sequence_parallel && tp == 1)

@@ -4,6 +4,7 @@
 #include <deque>
 #include <string>
 
+#include "orders.hpp"
 #include "trainsim/common/error.hpp"
 
 namespace trainsim {
@@ -171,22 +172,48 @@ std::vector<StageOrder> zero_bubble_v(int p, int m) {
 
 }  // namespace
 
+namespace {
+// ZB-V and DualPipeV fold the 2p virtual stages into a V.
+bool v_shaped(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::zero_bubble_v || schedule == PipelineSchedule::dualpipev;
+}
+}  // namespace
+
 int virtual_stage(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk) {
   (void)chunks;
-  if (schedule == PipelineSchedule::zero_bubble_v) return chunk == 0 ? stage : 2 * stages - 1 - stage;
+  if (v_shaped(schedule)) return chunk == 0 ? stage : 2 * stages - 1 - stage;
+  if (schedule == PipelineSchedule::dualpipe) return chunk == 0 ? stage : stages - 1 - stage;
   return chunk * stages + stage;
 }
 
 ChunkPlace place_of(PipelineSchedule schedule, int stages, int chunks, int vstage) {
   (void)chunks;
-  if (schedule == PipelineSchedule::zero_bubble_v)
-    return vstage < stages ? ChunkPlace{vstage, 0} : ChunkPlace{2 * stages - 1 - vstage, 1};
+  if (v_shaped(schedule)) return vstage < stages ? ChunkPlace{vstage, 0} : ChunkPlace{2 * stages - 1 - vstage, 1};
+  if (schedule == PipelineSchedule::dualpipe) return {vstage, 0};
   return {vstage % stages, vstage / stages};
 }
 
+std::vector<ChunkPlace> places_of(PipelineSchedule schedule, int stages, int chunks, int vstage) {
+  if (schedule == PipelineSchedule::dualpipe) return {{vstage, 0}, {stages - 1 - vstage, 1}};
+  return {place_of(schedule, stages, chunks, vstage)};
+}
+
+ChunkPlace neighbour(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk, int step) {
+  // DualPipe's reverse direction (chunk 1) runs from the last device to the first.
+  if (schedule == PipelineSchedule::dualpipe) return {chunk == 0 ? stage + step : stage - step, chunk};
+  return place_of(schedule, stages, chunks, virtual_stage(schedule, stages, chunks, stage, chunk) + step);
+}
+
+int pipeline_length(PipelineSchedule schedule, int stages, int chunks) {
+  return schedule == PipelineSchedule::dualpipe ? stages : stages * chunks;
+}
+
+int model_copies(PipelineSchedule schedule) { return schedule == PipelineSchedule::dualpipe ? 2 : 1; }
+
 std::vector<PipelineSchedule> all_schedules() {
   return {PipelineSchedule::gpipe,          PipelineSchedule::one_f_one_b,    PipelineSchedule::interleaved,
-          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_v};
+          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_v,
+          PipelineSchedule::dualpipe,       PipelineSchedule::dualpipev};
 }
 
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
@@ -198,7 +225,10 @@ std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
 
 int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size) {
   if (schedule == PipelineSchedule::interleaved) return std::max(1, virtual_pipeline_size);
-  return schedule == PipelineSchedule::zero_bubble_v ? 2 : 1;
+  return schedule == PipelineSchedule::zero_bubble_v || schedule == PipelineSchedule::dualpipe ||
+                 schedule == PipelineSchedule::dualpipev
+             ? 2
+             : 1;
 }
 
 double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
@@ -213,6 +243,9 @@ double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
       return 1.0 / 3;
     case PipelineSchedule::zero_bubble_v:
       return 1.0 / 6;
+    case PipelineSchedule::dualpipe:
+    case PipelineSchedule::dualpipev:
+      return 1.0 / 3;
   }
   return 1.0;
 }
@@ -220,6 +253,14 @@ double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
 bool splits_backward(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::zero_bubble_h1 || schedule == PipelineSchedule::zero_bubble_h2 ||
          schedule == PipelineSchedule::zero_bubble_v;
+}
+
+bool has_weight_passes(PipelineSchedule schedule) {
+  return splits_backward(schedule) || overlaps_forward_backward(schedule);
+}
+
+bool overlaps_forward_backward(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::dualpipe || schedule == PipelineSchedule::dualpipev;
 }
 
 InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share) {
@@ -270,10 +311,12 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
   if (stages < 1) bad("plan.pipeline_model_parallel_size", std::to_string(stages) + " stages", ">= 1");
   if (microbatches < 1) bad("plan.global_batch_size", std::to_string(microbatches) + " micro-batches per step", ">= 1");
   if (chunks < 1) bad("plan.virtual_pipeline_model_parallel_size", std::to_string(chunks), ">= 1");
-  if (schedule == PipelineSchedule::zero_bubble_v && chunks != 2)
-    bad("plan.virtual_pipeline_model_parallel_size", std::to_string(chunks) + " model chunks per device for zb-v",
-        "zb-v runs 2 chunks per device (its V shape)");
-  if (schedule != PipelineSchedule::interleaved && schedule != PipelineSchedule::zero_bubble_v && chunks != 1)
+  const int own_chunks = chunks_per_stage(schedule, chunks);
+  if (schedule != PipelineSchedule::interleaved && own_chunks == 2 && chunks != 2)
+    bad("plan.virtual_pipeline_model_parallel_size",
+        std::to_string(chunks) + " model chunks per device for " + to_string(schedule),
+        std::string(to_string(schedule)) + " runs 2 chunks per device");
+  if (schedule != PipelineSchedule::interleaved && own_chunks == 1 && chunks != 1)
     bad("plan.virtual_pipeline_model_parallel_size",
         std::to_string(chunks) + " model chunks need the interleaved schedule", "1, or plan.schedule: interleaved");
   if (schedule == PipelineSchedule::interleaved && microbatches % stages != 0)
@@ -281,6 +324,27 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
         "interleaved 1F1B needs the number of micro-batches (" + std::to_string(microbatches) +
             ") to be a multiple of the pipeline size (" + std::to_string(stages) + ")",
         "a global batch giving a multiple of " + std::to_string(stages) + " micro-batches");
+  if (schedule == PipelineSchedule::dualpipe) {
+    // dualpipe.py DualPipe.step: assert num_ranks % 2 == 0, num_chunks % 2 == 0 and >= 2 * num_ranks.
+    if (stages % 2 != 0)
+      bad("plan.pipeline_model_parallel_size", "dualpipe needs an even pipeline size, not " + std::to_string(stages),
+          "an even pipeline_model_parallel_size");
+    if (microbatches % 2 != 0 || microbatches < 2 * stages)
+      bad("plan.global_batch_size",
+          "dualpipe needs an even number of micro-batches, at least 2 x pipeline size (" + std::to_string(2 * stages) +
+              "), not " + std::to_string(microbatches),
+          "a global batch giving an even number >= " + std::to_string(2 * stages) + " of micro-batches");
+    return detail::dualpipe_orders(stages, microbatches);
+  }
+  if (schedule == PipelineSchedule::dualpipev) {
+    // dualpipev.py DualPipeV.step: assert num_chunks >= 2 * num_ranks.
+    if (microbatches < 2 * stages)
+      bad("plan.global_batch_size",
+          "dualpipev needs at least 2 x pipeline size (" + std::to_string(2 * stages) + ") micro-batches, not " +
+              std::to_string(microbatches),
+          "a global batch giving >= " + std::to_string(2 * stages) + " micro-batches");
+    return detail::dualpipev_orders(stages, microbatches);
+  }
   if (schedule == PipelineSchedule::zero_bubble_v) return zero_bubble_v(stages, microbatches);
   std::vector<StageOrder> orders;
   orders.reserve(static_cast<std::size_t>(stages));
@@ -304,6 +368,8 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
         orders.push_back(zero_bubble_h2(stages, s, microbatches));
         break;
       case PipelineSchedule::zero_bubble_v:
+      case PipelineSchedule::dualpipe:
+      case PipelineSchedule::dualpipev:
         break;  // built above, all stages at once
     }
   }

@@ -44,7 +44,7 @@ trainsim_cli_test(input_set_nan 2
   "^--set: data\\.sample_load_time: 'nan' is not a number with a unit; write e\\.g\\. 2us; valid: seconds in \\[0s, 3\\.6ks\\].$"
   run scenarios/default.yaml --set data.sample_load_time=nan)
 trainsim_cli_test(input_multiline_value_is_one_line 2
-  "^${_data}/multiline_value\\.yaml:8:13: plan\\.schedule: '1f1b\\\\nplan\\.zero_stage: 3' is not a valid value; valid: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-2p, zb-v.$"
+  "^${_data}/multiline_value\\.yaml:8:13: plan\\.schedule: '1f1b\\\\nplan\\.zero_stage: 3' is not a valid value; valid: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-2p, zb-v, dualpipe, dualpipev.$"
   run ${_data}/multiline_value.yaml)
 trainsim_cli_test(input_second_document 2
   "^${_data}/two_documents\\.yaml:8:1: a second YAML document starts here; a file holds one document; valid: [^\n]*.$"

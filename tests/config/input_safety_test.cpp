@@ -205,7 +205,7 @@ TEST_CASE("numbers and quantities must be finite, in files and in --set", "[conf
 TEST_CASE("an echoed value with line breaks stays on its diagnostic's line", "[config][input]") {
   const std::string f = data("multiline_value.yaml");
   CHECK(config_error([&] { load_scenario(f); }) ==
-        f + ":8:13: plan.schedule: '1f1b\\nplan.zero_stage: 3' is not a valid value; valid: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-2p, zb-v");
+        f + ":8:13: plan.schedule: '1f1b\\nplan.zero_stage: 3' is not a valid value; valid: gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-2p, zb-v, dualpipe, dualpipev");
   const std::string msg = config_error([] { load_scenario(default_scenario, {parse_override("plan.precision=" + std::string(500, 'x'))}); });
   CHECK(msg == "--set: plan.precision: '" + std::string(64, 'x') + "... (500 bytes)' is not a valid value; valid: bf16, fp16, fp8");
 }

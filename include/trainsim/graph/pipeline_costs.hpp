@@ -78,6 +78,9 @@ struct PipelineCosts {
   bool tp_comm_overlap = false;      // TP/CP/EP collectives run under the chunk's compute
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
   bool overlap_param_gather = true;  // parameter all-gather hidden under forward
+  // DualPipe's F&B pairs hide their all-to-alls under each other's compute, which slows it by
+  // this many seconds per second hidden (DeviceSpec::overlap_slowdown; 0 for other schedules).
+  double pair_overlap_slowdown = 0;
   // Ranks of one pipeline stage (full mode replicates the graph over them).
   int tp = 1, cp = 1, dp = 1, ep = 1;
 

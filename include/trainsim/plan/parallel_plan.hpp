@@ -10,7 +10,16 @@ namespace trainsim {
 
 enum class RecomputeGranularity { none, selective, full };
 enum class RecomputeMethod { uniform, block };
-enum class PipelineSchedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1, zero_bubble_h2, zero_bubble_v };
+enum class PipelineSchedule {
+  gpipe,
+  one_f_one_b,
+  interleaved,
+  zero_bubble_h1,
+  zero_bubble_h2,
+  zero_bubble_v,
+  dualpipe,
+  dualpipev
+};
 enum class Precision { bf16, fp16, fp8 };
 // The training framework that runs the plan (issue 14; its mechanisms: trainsim/framework).
 enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, deepspeed_2021, bigscience_megatron_deepspeed };

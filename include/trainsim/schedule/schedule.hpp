@@ -25,6 +25,17 @@
 //   (chunk-1 F, chunk-0 F), p-s rounds of F B W on chunk 1, then F B W on chunk 0 and chunk 1
 //   in turn, and the mirror-image cool-down (see zero_bubble_v). Once m >= 2p-1 each device
 //   idles exactly (p-1) chunk B passes, whatever T_F and T_W (the schedule tests check it).
+// DualPipe (DeepSeek-V3 technical report, Section 3.2.1; deepseek-ai/DualPipe dualpipe.py):
+//   bidirectional. Device s holds two copies of the model split into p stages: stage s of
+//   the forward direction (chunk 0) and stage p-1-s of the reverse direction (chunk 1);
+//   micro-batches 0..m/2-1 enter at device 0, m/2..m-1 at device p-1. The per-device order is
+//   the reference's eight steps (sim/schedule/dualpipe.cpp), whose main step overlaps the
+//   forward chunk of one micro-batch with the backward chunk of another (WorkItem::overlaps_next:
+//   "F&B", compute serial, each one's collectives under the other's compute). p and m even,
+//   m >= 2p (the reference asserts).
+// DualPipeV (same repository, dualpipev.py: Sea AI Lab's "cut-in-half" of DualPipe): one
+//   direction folded into ZB-V's V (device s holds virtual stages s and 2p-1-s), the same
+//   eight steps on p devices; m >= 2p.
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +50,11 @@ struct WorkItem {
   WorkKind kind = WorkKind::forward;
   int microbatch = 0;
   int chunk = 0;  // model chunk (virtual stage) on this device, 0..v-1
+  // DualPipe's "F&B": this item and the next run as one overlapped pair. Their computes follow
+  // each other on the device; the expert all-to-alls of both run on the communication stream
+  // beside them, each hidden under the other's compute (DeepSeek-V3 3.2.1); TP and CP
+  // collectives stay in their own pass. The pair then takes the table's F&B time.
+  bool overlaps_next = false;
   bool operator==(const WorkItem&) const = default;
 };
 
@@ -52,17 +68,29 @@ struct ChunkPlace {
   int chunk = 0;
   bool operator==(const ChunkPlace&) const = default;
 };
+// DualPipe holds the model twice: its p virtual stages each live in two places (chunk 0 of
+// device k for the forward direction, chunk 1 of device p-1-k for the reverse one), and a
+// micro-batch passes through the p virtual stages of its own direction only. place_of gives
+// the first place (chunk 0's); places_of all of them; neighbour where the same micro-batch
+// runs the previous (step -1) or next (+1) virtual stage, for every schedule.
 int virtual_stage(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk);
 ChunkPlace place_of(PipelineSchedule schedule, int stages, int chunks, int vstage);
+std::vector<ChunkPlace> places_of(PipelineSchedule schedule, int stages, int chunks, int vstage);
+ChunkPlace neighbour(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk, int step);
+// Virtual stages one micro-batch passes through: stages * chunks, stages for DualPipe.
+int pipeline_length(PipelineSchedule schedule, int stages, int chunks);
+// Copies of the model's layers the pipeline holds: 2 for DualPipe, 1 for the others.
+int model_copies(PipelineSchedule schedule);
 
 // Every schedule, in the order the CLI and its error messages list them; to_string gives each name.
 std::vector<PipelineSchedule> all_schedules();
 
-// The schedule a name gives ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v"; "zb-2p",
+// The schedule a name gives ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev"; "zb-2p",
 // the searched schedule ZB-H2 is the handcrafted form of, replays as zb-h2); nullopt if none.
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name);
 
-// Model chunks a device holds: the plan's v for interleaved, 2 for ZB-V, 1 for the others.
+// Model chunks a device holds: the plan's v for interleaved, 2 for ZB-V, DualPipe and
+// DualPipeV, 1 for the others.
 int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size);
 
 // A device's idle time in the step relative to 1F1B's (p-1)(T_F+T_B+T_W), with
@@ -71,11 +99,19 @@ int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size);
 // (Qi et al. 2023: (p-1)(T_F+T_B-T_W)), ZB-H2 1/3 (the step ends together: (p-1)T_F of
 // start-up skew; the paper's zero needs its optimizer post-validation), ZB-V 1/6 ((p-1)
 // chunk B passes, T_B/2 each, over 1F1B's (p-1)(T_F+T_B+T_W), for m >= 2p-1; about 1/3 at
-// m = p, which the schedule tests bracket).
+// m = p, which the schedule tests bracket), DualPipeV 1/3, DualPipe at most 1/3 (DeepSeek's
+// (PP/2-1)(F&B+B-3W), F&B = F+B: (p-1)2t per device with chunks of t; DualPipe's (p/2-1)2T is
+// (p-2)/(3(p-1)) of 1F1B's (p-1)3T: the search takes that, this is its bound).
 double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks);
 
-// Whether the backward runs as two items, B (input gradient) and W (weight gradient).
+// Whether the backward runs as two items, B (input gradient) and W (weight gradient), for
+// every micro-batch.
 bool splits_backward(PipelineSchedule schedule);
+// Whether any backward runs as B and W: the zero-bubble schedules and DualPipe(V), whose
+// warm-up and cool-down split it and whose main step does not.
+bool has_weight_passes(PipelineSchedule schedule);
+// Whether the order pairs a forward with a backward (WorkItem::overlaps_next): DualPipe(V).
+bool overlaps_forward_backward(PipelineSchedule schedule);
 
 // Share of a chunk's saved activations that W still needs once B has run (the rest is freed
 // by B). The graph's ChunkCosts default and the memory model read this one number.
@@ -92,9 +128,9 @@ struct InFlight {
 InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share = kWeightGradActivationShare);
 
 // orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
-// for interleaved, 2 for ZB-V, 1 otherwise. Throws ConfigError when the combination is
-// impossible (interleaved with m % p != 0, a chunk count the schedule does not run,
-// non-positive sizes).
+// for interleaved, 2 for ZB-V and DualPipe(V), 1 otherwise. Throws ConfigError when the
+// combination is impossible (interleaved with m % p != 0, DualPipe with p or m odd or
+// m < 2p, DualPipeV with m < 2p, a chunk count the schedule does not run, non-positive sizes).
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks);
 
 // "F3.1" style text of one item (kind, micro-batch, chunk) for tests and traces.
