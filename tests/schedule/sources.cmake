@@ -1,2 +1,2 @@
 # Tests of the schedule module.
-target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/schedule_test.cpp ${CMAKE_CURRENT_LIST_DIR}/zero_bubble_test.cpp ${CMAKE_CURRENT_LIST_DIR}/schedule_names_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/schedule_test.cpp ${CMAKE_CURRENT_LIST_DIR}/zero_bubble_test.cpp ${CMAKE_CURRENT_LIST_DIR}/schedule_names_test.cpp ${CMAKE_CURRENT_LIST_DIR}/layer_split_test.cpp ${CMAKE_CURRENT_LIST_DIR}/post_validation_test.cpp)

@@ -78,6 +78,13 @@ struct PipelineCosts {
   bool tp_comm_overlap = false;      // TP/CP/EP collectives run under the chunk's compute
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
   bool overlap_param_gather = true;  // parameter all-gather hidden under forward
+  // Tied embeddings with the embedding and the head on two stages (Megatron's
+  // _allreduce_word_embedding_grads over its embedding group): the word-embedding gradient is
+  // all-reduced between those two stages after the backward and before the optimizer step.
+  // Seconds and bytes one side moves; the stages are -1 when there is none.
+  double tied_embedding_allreduce_s = 0;
+  double tied_embedding_allreduce_bytes = 0;
+  int tied_embedding_stages[2] = {-1, -1};
   // Ranks of one pipeline stage (full mode replicates the graph over them).
   int tp = 1, cp = 1, dp = 1, ep = 1;
 
