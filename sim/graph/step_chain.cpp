@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "trainsim/engine/engine.hpp"
+
 namespace trainsim {
 
 TaskGraph chain_two_steps(const TaskGraph& step) {

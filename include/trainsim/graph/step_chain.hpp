@@ -6,10 +6,11 @@
 // global gradient norm and NaN/Inf a step later, so a stage starts its next step when its own
 // step is done, not when every stage is. In steady state a step then costs the period between
 // consecutive ends, not the one step's span: ZB-H2's parallelogram tiles with no bubble.
-#include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/task_graph.hpp"
 
 namespace trainsim {
+
+struct ReplayOptions;  // trainsim/engine/engine.hpp: the graph's headers do not include the engine's
 
 // Two copies of `step`, the second's tasks on each stage waiting (through one zero-length
 // join task per stage) for every task of the first copy on that stage, and for nothing on
