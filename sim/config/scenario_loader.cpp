@@ -380,6 +380,16 @@ ParallelPlan fill_plan(const Validated& v) {
   p.collective_split_intra = as_bool(v, "plan.collective_split_intra");
   p.grad_bucket_bytes = v.num("plan.grad_bucket_size");
   if (v.has("plan.layers_per_stage")) p.layers_per_stage = v.values.at("plan.layers_per_stage").list;
+  p.decoder_first_pipeline_num_layers = as_int(v, "plan.decoder_first_pipeline_num_layers");
+  p.decoder_last_pipeline_num_layers = as_int(v, "plan.decoder_last_pipeline_num_layers");
+  p.account_for_embedding_in_pipeline_split = as_bool(v, "plan.account_for_embedding_in_pipeline_split");
+  p.account_for_loss_in_pipeline_split = as_bool(v, "plan.account_for_loss_in_pipeline_split");
+  p.optimizer_post_validation = as_bool(v, "plan.optimizer_post_validation");
+  // Interleaved without a virtual stage count (the key left at its default, so no file
+  // position): derive_virtual_stages gives the default once the model is known.
+  if (p.schedule == PipelineSchedule::interleaved &&
+      v.values.at("plan.virtual_pipeline_model_parallel_size").where.file.empty())
+    p.virtual_pipeline_model_parallel_size = 0;
   p.rank_order = v.str("plan.rank_order");
   return p;
 }
@@ -757,6 +767,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   apply_moe_routing(v, scenario.model, path, problems);
   if (!problems.empty()) throw ConfigError(problems);
 
+  derive_virtual_stages(scenario.plan, scenario.model.num_layers);
   derive_plan(scenario.plan, scenario.num_devices);
   for (Diagnostic d : check_plan(scenario.model, scenario.hardware, scenario.num_devices, scenario.plan)) {
     if (d.where.file.empty()) {
@@ -810,6 +821,14 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.rank_order", p.rank_order},
   };
   if (!p.layers_per_stage.empty()) out.push_back({"plan.layers_per_stage", "[" + layers + "]"});
+  // Megatron's uneven pipeline (issue 16), written only when set.
+  if (p.decoder_first_pipeline_num_layers > 0)
+    out.push_back({"plan.decoder_first_pipeline_num_layers", number(p.decoder_first_pipeline_num_layers)});
+  if (p.decoder_last_pipeline_num_layers > 0)
+    out.push_back({"plan.decoder_last_pipeline_num_layers", number(p.decoder_last_pipeline_num_layers)});
+  if (p.account_for_embedding_in_pipeline_split) out.push_back({"plan.account_for_embedding_in_pipeline_split", "true"});
+  if (p.account_for_loss_in_pipeline_split) out.push_back({"plan.account_for_loss_in_pipeline_split", "true"});
+  if (p.optimizer_post_validation) out.push_back({"plan.optimizer_post_validation", "true"});
   // Long context (issue 17).
   out.push_back({"plan.cp_comm_type", to_string(p.cp_comm_type)});
   auto list = [](const std::vector<int>& values) {

@@ -152,7 +152,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"data.loader_workers", T::integer, D::none, "2", false, 0, 1024, "", "background data-loader workers per rank (0: load inside the training loop)"},
   {"plan.tensor_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "TP"},
   {"plan.pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 4096, "", "PP"},
-  {"plan.virtual_pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "model chunks per stage (interleaved)"},
+  {"plan.virtual_pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "model chunks per stage (interleaved; not given: one layer per chunk)"},
   {"plan.context_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "CP"},
   {"plan.expert_model_parallel_size", T::integer, D::none, "1", false, 1, 4096, "", "EP"},
   {"plan.sequence_parallel", T::boolean, D::none, "false", false, 0, 0, "", "Megatron sequence parallelism (needs TP > 1)"},
@@ -178,6 +178,11 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.collective_split_intra", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: split an intra-server all-reduce between HCCS and RoCE"},
   {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
   {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, kMaxLayers, "", "explicit pipeline split, one entry per stage"},
+  {"plan.decoder_first_pipeline_num_layers", T::integer, D::none, "0", false, 0, kMaxLayers, "", "Megatron: layers of the first pipeline stage, split over its chunks (0: even split)"},
+  {"plan.decoder_last_pipeline_num_layers", T::integer, D::none, "0", false, 0, kMaxLayers, "", "Megatron: layers of the last pipeline stage, split over its chunks (0: even split)"},
+  {"plan.account_for_embedding_in_pipeline_split", T::boolean, D::none, "false", false, 0, 0, "", "Megatron: the embedding counts as a layer; the first virtual stage builds one fewer"},
+  {"plan.account_for_loss_in_pipeline_split", T::boolean, D::none, "false", false, 0, 0, "", "Megatron: the output layer and loss count as a layer; the last virtual stage builds one fewer"},
+  {"plan.optimizer_post_validation", T::boolean, D::none, "false", false, 0, 0, "", "zero-bubble paper's optimizer post-validation: no end-of-step sync, the step time is the steady-state period"},
   {"plan.rank_order", T::string, D::none, "tp-cp-ep-dp-pp", false, 0, 0, "", "rank order, fastest-varying first"},
   // Variability (issue 19). Every default leaves the cluster uniform (today's predictions);
   // the docs give the published magnitudes to set. Sinha et al., "Not All GPUs Are Created

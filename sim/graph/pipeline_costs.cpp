@@ -9,6 +9,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/limits.hpp"
+#include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -24,34 +25,6 @@ PipelineCosts uniform_pipeline_costs(PipelineSchedule schedule, int stages, int 
 }
 
 namespace {
-
-// Layers of each virtual stage (pipeline_length of them: p * v, p for DualPipe), in model order.
-std::vector<int> split_layers(const ParallelPlan& plan, int layers) {
-  const int p = plan.pipeline_model_parallel_size;
-  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
-  std::vector<int> per_vstage(static_cast<std::size_t>(pipeline_length(plan.schedule, p, v)), 0);
-  if (model_copies(plan.schedule) > 1) {
-    // DualPipe: device s holds stage s of the forward copy (chunk 0) and stage p-1-s of the
-    // reverse one; an explicit split per stage is the split of one copy.
-    for (int s = 0; s < p; ++s)
-      per_vstage[static_cast<std::size_t>(s)] =
-          static_cast<int>(plan.layers_per_stage.size()) == p ? plan.layers_per_stage[static_cast<std::size_t>(s)]
-                                                              : layers / p + (s < layers % p ? 1 : 0);
-    return per_vstage;
-  }
-  if (!plan.layers_per_stage.empty() && static_cast<int>(plan.layers_per_stage.size()) == p) {
-    // An explicit split per stage is spread evenly over that stage's chunks.
-    for (int s = 0; s < p; ++s) {
-      const int n = plan.layers_per_stage[static_cast<std::size_t>(s)];
-      for (int c = 0; c < v; ++c)
-        per_vstage[static_cast<std::size_t>(virtual_stage(plan.schedule, p, v, s, c))] = n / v + (c < n % v ? 1 : 0);
-    }
-    return per_vstage;
-  }
-  const int vs = p * v;
-  for (int i = 0; i < vs; ++i) per_vstage[static_cast<std::size_t>(i)] = layers / vs + (i < layers % vs ? 1 : 0);
-  return per_vstage;
-}
 
 struct LayerCost {
   double forward_s = 0, backward_s = 0, weight_s = 0, selective_recompute_s = 0;
@@ -319,7 +292,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   type_cost.reserve(workload.layer_types.size());
   for (const auto& lt : workload.layer_types) type_cost.push_back(cost_layer(lt, cost));
   const int layers = static_cast<int>(workload.layer_type_of.size());
-  const std::vector<int> per_vstage = split_layers(plan, layers);
+  const std::vector<int> per_vstage = layers_per_virtual_stage(plan, layers);
 
   // Sharded optimizer states reduce each gradient only to its owner: Megatron's distributed
   // optimizer and DeepSpeed ZeRO 1-3 reduce-scatter (ZeRO-1 and -2 then all-gather the
@@ -456,6 +429,21 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets});
       if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets});
     }
+  }
+  // Tied embeddings across stages: Megatron keeps a copy of the word embedding on the last
+  // stage for the head and all-reduces the two copies' gradients over its embedding group
+  // (the first and the last stage) in finalize_model_grads, after the DP reduction and before
+  // the optimizer: the full (V/TP) x h gradient at the reduction dtype, both ways (a two-rank
+  // ring moves B per rank). ZB-V's V holds both on the first device: nothing to reduce.
+  const int embedding_stage = place_of(plan.schedule, p, v, 0).stage;
+  const int head_stage = place_of(plan.schedule, p, v, p * v - 1).stage;
+  if (scenario.model.tie_word_embeddings && embedding_stage != head_stage) {
+    const double bytes = static_cast<double>(workload.padded_vocab_size) / plan.tensor_model_parallel_size *
+                         scenario.model.hidden_size * grad_bytes_per_param;
+    costs.tied_embedding_allreduce_bytes = bytes;
+    costs.tied_embedding_allreduce_s = cost.p2p_s(bytes);
+    costs.tied_embedding_stages[0] = embedding_stage;
+    costs.tied_embedding_stages[1] = head_stage;
   }
   // Counted before any is made: a tiny plan.grad_bucket_size would otherwise ask for
   // billions of buckets (and as many tasks).

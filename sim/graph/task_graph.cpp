@@ -383,6 +383,7 @@ class Builder {
 
     std::vector<int> before_optimizer(prev.begin(), prev.end());
     before_optimizer.insert(before_optimizer.end(), stage_buckets_.begin(), stage_buckets_.end());
+    add_tied_embedding_allreduce(s, before_optimizer);
     if (sc.optimizer_s > 0) {
       const int id = add_id(s, -1, -1, Stream::compute, SpanCategory::optimizer, WorkKind::forward, sc.optimizer_s);
       edges_from(before_optimizer, id);
@@ -392,6 +393,28 @@ class Builder {
       edges_from(before_optimizer, add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes));
     if (sc.after_step_comm_s > 0)
       edges_from(before_optimizer, add_dp(s, -1, WorkKind::forward, sc.after_step_comm_s, sc.after_step_comm_bytes));
+  }
+
+  // The tied word-embedding gradient all-reduce between the embedding's and the head's stage
+  // (PipelineCosts::tied_embedding_allreduce_s): one task on each, met at one rendezvous,
+  // after everything else before the optimizer, which then waits for it.
+  void add_tied_embedding_allreduce(int s, std::vector<int>& before_optimizer) {
+    const int* pair = costs_.tied_embedding_stages;
+    if (costs_.tied_embedding_allreduce_s <= 0 || (s != pair[0] && s != pair[1])) return;
+    if (tied_rv_ < 0) {
+      tied_rv_ = static_cast<int>(out_.rendezvous.size());
+      out_.rendezvous.push_back({-1, -1});
+    }
+    Task& t = add_new(s, -1, -1, Stream::dp_comm, SpanCategory::dp_comm, WorkKind::backward,
+                      costs_.tied_embedding_allreduce_s);
+    t.group = RankGroup::pp;
+    t.tier = costs_.p2p_inter_node ? 1 : 0;
+    t.bytes = costs_.tied_embedding_allreduce_bytes;
+    t.rendezvous = tied_rv_;
+    const int id = last_id();
+    out_.rendezvous[static_cast<std::size_t>(tied_rv_)][s == pair[0] ? 0 : 1] = id;
+    edges_from(before_optimizer, id);
+    before_optimizer = {id};
   }
 
   // Transfers between two stages, in the order the sender makes them: sent_[from * p + to]
@@ -500,6 +523,7 @@ class Builder {
   std::vector<std::vector<Receiver>> sent_;
   std::vector<int> posted_;
   std::vector<int> sent_index_;
+  int tied_rv_ = -1;  // rendezvous of the tied-embedding all-reduce, once its first side exists
   std::vector<Task> tasks_;
   std::vector<std::pair<int, int>> edges_;
   TaskGraph& out_;
@@ -528,6 +552,8 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
     const StageOrder& order = orders[static_cast<std::size_t>(s)];
     n += (sc.sharded_state_comm_s > 0) + (sc.microbatch_grad_reduce_s > 0) + (sc.data_s > 0) + (sc.optimizer_s > 0) +
          (sc.after_step_comm_s > 0);
+    n += costs.tied_embedding_allreduce_s > 0 &&
+         (s == costs.tied_embedding_stages[0] || s == costs.tied_embedding_stages[1]);
     if (!costs.overlap_grad_reduce)
       for (const auto& cc : sc.chunks) n += static_cast<std::int64_t>(cc.buckets.size());
     const std::vector<int> last_grad = last_grad_item_index(costs, order);
@@ -579,6 +605,7 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
     data += sc.data_s;
     comm += (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s + sc.after_step_comm_s) * dp_share;
   }
+  comm += 2 * costs.tied_embedding_allreduce_s * p2p_share;
   return {compute * compute_stretch + comm * comm_stretch, data * compute_stretch};
 }
 

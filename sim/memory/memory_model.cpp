@@ -26,6 +26,7 @@
 #include <cmath>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -44,11 +45,7 @@ const LayerWorkload& representative_layer(const Workload& w) {
 }  // namespace
 
 std::vector<int> layers_per_stage(const ParallelPlan& plan, int num_layers) {
-  const int p = std::max(1, plan.pipeline_model_parallel_size);
-  if (static_cast<int>(plan.layers_per_stage.size()) == p) return plan.layers_per_stage;
-  std::vector<int> out(p, num_layers / p);
-  for (int i = 0; i < num_layers % p; ++i) ++out[i];
-  return out;
+  return layers_per_device_stage(plan, num_layers);  // the schedule module's split (layer_split.hpp)
 }
 
 double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& plan) {

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -134,6 +135,12 @@ std::vector<Diagnostic> dual_pipe_diagnostics(const ParallelPlan& plan, int laye
 
 }  // namespace
 
+void derive_virtual_stages(ParallelPlan& plan, int num_layers) {
+  if (plan.virtual_pipeline_model_parallel_size > 0) return;
+  plan.virtual_pipeline_model_parallel_size =
+      plan.schedule == PipelineSchedule::interleaved ? default_virtual_stages(plan, num_layers) : 1;
+}
+
 void derive_plan(ParallelPlan& plan, int num_devices) {
   const long long mp = plan.model_parallel_size();
   plan.data_parallel_size = mp > 0 ? static_cast<int>(std::max(num_devices / mp, 0LL)) : 0;
@@ -157,17 +164,22 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         str(tp) + " does not divide num_attention_heads (" + str(heads) + ") and num_key_value_heads (" + str(kv) + ")",
         divisors_text(std::gcd(heads, kv)));
 
-  // Pipeline stages.
-  if (plan.layers_per_stage.empty()) {
+  // Pipeline stages: an even split, or one of the uneven ones (trainsim/schedule/layer_split.hpp,
+  // Megatron's rules), each with virtual stages too.
+  const bool uneven_keys = plan.decoder_first_pipeline_num_layers > 0 || plan.decoder_last_pipeline_num_layers > 0 ||
+                           plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split;
+  if (plan.layers_per_stage.empty() && !uneven_keys) {
     if (layers % (pp * vpp) != 0) {
       const std::string what = vpp > 1 ? "pipeline_model_parallel_size * virtual_pipeline_model_parallel_size (" +
                                              str(pp) + " * " + str(vpp) + ")"
                                        : str(pp);
       add(vpp > 1 ? "plan.virtual_pipeline_model_parallel_size" : "plan.pipeline_model_parallel_size",
           what + " does not divide num_hidden_layers (" + str(layers) + ")",
-          "PP (x VPP) in " + divisors_text(layers) + ", or give plan.layers_per_stage");
+          "PP (x VPP) in " + divisors_text(layers) +
+              ", or give plan.layers_per_stage, decoder_first/last_pipeline_num_layers or "
+              "account_for_embedding/loss_in_pipeline_split");
     }
-  } else {
+  } else if (!plan.layers_per_stage.empty()) {
     const auto& split = plan.layers_per_stage;
     const int sum = std::accumulate(split.begin(), split.end(), 0);
     if (static_cast<int>(split.size()) != pp)
@@ -176,10 +188,9 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           "one entry per pipeline stage");
     if (sum != layers)
       add("plan.layers_per_stage", "sums to " + str(sum) + ", not num_hidden_layers (" + str(layers) + ")", "");
-    if (vpp > 1)
-      add("plan.layers_per_stage", "an explicit split is not supported with virtual pipeline stages",
-          "virtual_pipeline_model_parallel_size: 1");
   }
+  if (pp >= 1 && vpp >= 1)
+    for (const SplitProblem& problem : layer_split_problems(plan, layers)) add(problem.key, problem.problem, problem.valid);
 
   // Devices = TP * PP * CP * DP.
   const long long mp = static_cast<long long>(tp) * pp * cp;
@@ -249,7 +260,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
 
   // ZB-V runs two chunks per stage, stage s holding virtual stages s and 2p-1-s (Qi et al.
   // 2024): every one of the 2p chunks needs whole layers, as Megatron's virtual stages do.
-  if (plan.schedule == PipelineSchedule::zero_bubble_v && plan.layers_per_stage.empty() && layers % (2 * pp) != 0)
+  if (plan.schedule == PipelineSchedule::zero_bubble_v && plan.layers_per_stage.empty() && !uneven_keys &&
+      layers % (2 * pp) != 0)
     add("plan.pipeline_model_parallel_size",
         "zb-v: 2 * pipeline_model_parallel_size (" + str(2 * pp) + " chunks) does not divide num_hidden_layers (" +
             str(layers) + ")",

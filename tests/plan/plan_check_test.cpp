@@ -67,7 +67,8 @@ TEST_CASE("PP must divide layers unless layers_per_stage is given, which must su
   CHECK(check(llama70b(), a100(), 24, plan(8, 3, 24, 63)) ==
         "plan.pipeline_model_parallel_size: 3 does not divide num_hidden_layers (80); valid: PP (x VPP) in 1, 2, 4, 5, "
         "8, "
-        "10, 16, 20, 40, 80, or give plan.layers_per_stage\n");
+        "10, 16, 20, 40, 80, or give plan.layers_per_stage, decoder_first/last_pipeline_num_layers or "
+        "account_for_embedding/loss_in_pipeline_split\n");
   ParallelPlan p = plan(8, 3, 24, 63);
   p.layers_per_stage = {27, 27, 26};
   CHECK(check(llama70b(), a100(), 24, p) == "");

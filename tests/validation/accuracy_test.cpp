@@ -72,7 +72,7 @@ TEST_CASE("every trend row simulates or is listed unsupported, and exactly 10 gr
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
   CHECK(report.rows_failed == 0);
-  CHECK(report.rows_unsupported == 56);
+  CHECK(report.rows_unsupported == 39);
   CHECK(report.groups.size() == 15);
   CHECK(report.groups_compared == 10);
   CHECK(report.groups_unsupported == 5);
@@ -146,10 +146,12 @@ TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[va
 }
 
 // The zero-bubble paper's rows (trends.yaml groups qi24-zb*) that simulate: their absolute
-// step-time error, not only their order. They are all predicted fast: the bias is an open
-// model gap (the paper's A100 cluster runs slower than our A100 fit of other sources), not
-// something fitted away. Bounds just above the figures when the gate was set: 35 rows, MAPE 15.8%,
-// bias -15.8% (every row fast).
+// step-time error, not only their order. Bounds just above the figures when the gate was set.
+// Was 40 rows, MAPE 15.8%, bias -15.8% (every row fast); then the rows ran as their source
+// did (issue 16): attention without flash kernels (the paper's memory keeps the s x s scores),
+// the reference code's untied embeddings and layer split, and the zero-bubble schedules'
+// optimizer post-validation, which makes the 18 ZB-2p rows comparable: 57 rows, MAPE 5.4%,
+// bias -5.2% (the 1.5B rows within 1-4%, the 16-GPU 6.2B and 14.6B rows 5-11% fast).
 TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within its bound", "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   int rows = 0;
@@ -167,7 +169,7 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
   REQUIRE(rows > 0);
   const double mape = abs_sum / rows, bias = bias_sum / rows;
   INFO("zero-bubble rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
-  CHECK(rows == 40);  // 1F1B, ZB-H1 (ZB-1p) and ZB-V rows; ZB-2p rows are listed unsupported
-  CHECK(mape <= 0.16);
-  CHECK(bias >= -0.16);  // predicted fast: bias negative; it must not grow
+  CHECK(rows == 57);  // 1F1B, ZB-1p (ZB-H1), ZB-2p (ZB-H2 with post-validation) and ZB-V rows
+  CHECK(mape <= 0.06);
+  CHECK(bias >= -0.06);  // predicted fast: bias negative; it must not grow
 }

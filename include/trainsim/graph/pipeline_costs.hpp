@@ -81,6 +81,13 @@ struct PipelineCosts {
   // DualPipe's F&B pairs hide their all-to-alls under each other's compute, which slows it by
   // this many seconds per second hidden (DeviceSpec::overlap_slowdown; 0 for other schedules).
   double pair_overlap_slowdown = 0;
+  // Tied embeddings with the embedding and the head on two stages (Megatron's
+  // _allreduce_word_embedding_grads over its embedding group): the word-embedding gradient is
+  // all-reduced between those two stages after the backward and before the optimizer step.
+  // Seconds and bytes one side moves; the stages are -1 when there is none.
+  double tied_embedding_allreduce_s = 0;
+  double tied_embedding_allreduce_bytes = 0;
+  int tied_embedding_stages[2] = {-1, -1};
   // Ranks of one pipeline stage (full mode replicates the graph over them).
   int tp = 1, cp = 1, dp = 1, ep = 1;
 

@@ -61,7 +61,9 @@ struct ParallelPlan {
   Framework framework = Framework::megatron_core;  // plan.framework
   int tensor_model_parallel_size = 1;
   int pipeline_model_parallel_size = 1;
-  int virtual_pipeline_model_parallel_size = 1;  // model chunks per stage (1: not interleaved; zb-v has its own 2)
+  // Model chunks per stage (1: not interleaved; zb-v has its own 2). 0 only between loading and
+  // derive_virtual_stages (plan_check.hpp): interleaved without a count takes the default rule.
+  int virtual_pipeline_model_parallel_size = 1;
   int context_parallel_size = 1;
   CpCommType cp_comm_type = CpCommType::p2p;  // plan.cp_comm_type (issue 17)
   int expert_model_parallel_size = 1;
@@ -92,6 +94,20 @@ struct ParallelPlan {
   // DP gradient bucket; 0: Megatron-Core's default, max(40M, 1M x DP) parameters of gradients.
   double grad_bucket_bytes = 0;
   std::vector<int> layers_per_stage;  // explicit pipeline split; empty: even split
+  // Megatron's uneven pipeline (trainsim/schedule/layer_split.hpp has the rules): the layers of
+  // the first / last pipeline stage (0: not set; --decoder-first/last-pipeline-num-layers), or
+  // the embedding / the loss counted as one layer of the split (--account-for-embedding/loss-
+  // in-pipeline-split: the first / last virtual stage builds one layer fewer). Both work with
+  // virtual stages.
+  int decoder_first_pipeline_num_layers = 0;
+  int decoder_last_pipeline_num_layers = 0;
+  bool account_for_embedding_in_pipeline_split = false;
+  bool account_for_loss_in_pipeline_split = false;
+  // Optimizer post-validation (Qi et al. 2024, Section 4; the zero-bubble reference code's
+  // --enable-optimizer-post-validation): no synchronisation at the step's end, each stage steps
+  // its optimizer and starts the next step when its own work is done; the step time is the
+  // steady-state period (trainsim/graph/step_chain.hpp).
+  bool optimizer_post_validation = false;
   std::string rank_order = "tp-cp-ep-dp-pp";  // Megatron's default, fastest-varying first
   // Packed sequences (scenario keys data.document_lengths / data.document_weights, issue 17):
   // each sequence holds whole documents of these lengths (tokens), drawn with these relative

@@ -14,6 +14,12 @@ namespace trainsim {
 // depend on the schedule). Call before check_plan.
 void derive_plan(ParallelPlan& plan, int num_devices);
 
+// An interleaved plan that gives no virtual stage count (virtual_pipeline_model_parallel_size
+// 0, as the loader leaves it) takes default_virtual_stages (trainsim/schedule/layer_split.hpp:
+// one layer per model chunk, the zero-bubble paper's 1F1B-I); any other schedule 1. A plan
+// with a count keeps it.
+void derive_virtual_stages(ParallelPlan& plan, int num_layers);
+
 // Every problem at once. Diagnostics carry key paths ("plan.tensor_model_parallel_size",
 // "num_devices"); the loader attaches file positions.
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,

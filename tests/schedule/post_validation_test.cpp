@@ -1,0 +1,110 @@
+// Optimizer post-validation (Qi et al. 2024, Section 4): steps chained without the end-of-step
+// barrier, each stage starting its next step when its own is done. The steady-state period
+// against the closed forms: ZB-H2's parallelogram tiles (m (T_F + T_B + T_W) + the optimizer,
+// no bubble at all), 1F1B's stage 0 ends last so nothing changes, and the tied-embedding
+// all-reduce between the first and the last stage couples them again.
+#include <catch2/catch.hpp>
+
+#include "trainsim/engine/engine.hpp"
+#include "trainsim/graph/step_chain.hpp"
+#include "trainsim/graph/task_graph.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+ChunkCosts passes(double t_f, double t_b, double t_w) {
+  ChunkCosts c;
+  c.forward_s = t_f;
+  c.backward_input_s = t_b;
+  c.backward_weight_s = t_w;
+  c.activation_bytes = 1e9;
+  return c;
+}
+
+TaskGraph graph_of(const PipelineCosts& costs) {
+  return build_task_graph(costs,
+                          build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks()));
+}
+
+double seconds(SimTime t) { return static_cast<double>(t) * 1e-12; }
+
+struct Periods {
+  double one_step_s, period_s;
+};
+Periods periods(const PipelineCosts& costs) {
+  const TaskGraph g = graph_of(costs);
+  const SimTime one = replay(g).end;
+  return {seconds(one), seconds(post_validation_period(g, one, {}))};
+}
+
+}  // namespace
+
+TEST_CASE("post-validation: ZB-H2's steady-state period is m (T_F + T_B + T_W) + the optimizer, no bubble",
+          "[schedule][post_validation]") {
+  for (const int p : {2, 4, 8}) {
+    for (const int m : {2 * p, 3 * p}) {
+      INFO("p " << p << " m " << m);
+      PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::zero_bubble_h2, p, 1, m, passes(1e-3, 1e-3, 1e-3));
+      for (auto& st : costs.stages) st.optimizer_s = 5e-3;
+      const Periods r = periods(costs);
+      // One step alone: the (p-1) T_F start-up skew of the parallelogram stays in it.
+      CHECK(r.one_step_s == Approx(m * 3e-3 + 5e-3 + (p - 1) * 1e-3).epsilon(1e-9));
+      // Chained: each stage runs its next step straight after its own optimizer.
+      CHECK(r.period_s == Approx(m * 3e-3 + 5e-3).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("post-validation: 1F1B gains nothing, its first stage ends last and feeds every other",
+          "[schedule][post_validation]") {
+  PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 4, 1, 8, passes(1e-3, 1e-3, 1e-3));
+  for (auto& st : costs.stages) st.optimizer_s = 2e-3;
+  const Periods r = periods(costs);
+  CHECK(r.period_s == Approx(r.one_step_s).epsilon(1e-12));
+  // (m + p - 1)(T_F + T_B + T_W) + the optimizer.
+  CHECK(r.one_step_s == Approx((8 + 3) * 3e-3 + 2e-3).epsilon(1e-9));
+}
+
+TEST_CASE("chain_two_steps: twice the tasks, one join per stage, twice the rendezvous", "[schedule][post_validation]") {
+  const PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::zero_bubble_h1, 3, 1, 6, passes(1e-3, 1e-3, 1e-3));
+  const TaskGraph one = graph_of(costs);
+  const TaskGraph two = chain_two_steps(one);
+  CHECK(two.num_tasks() == 2 * one.num_tasks() + 3);
+  CHECK(two.rendezvous.size() == 2 * one.rendezvous.size());
+  CHECK(two.stages == one.stages);
+  // The second copy's rendezvous point at its own tasks.
+  for (std::size_t r = 0; r < one.rendezvous.size(); ++r)
+    for (int side = 0; side < 2; ++side)
+      CHECK(two.rendezvous[one.rendezvous.size() + r][static_cast<std::size_t>(side)] ==
+            one.rendezvous[r][static_cast<std::size_t>(side)] + one.num_tasks());
+}
+
+TEST_CASE("tied embeddings: one all-reduce between the first and the last stage before their optimizer, which "
+          "ties ZB-H2's last stage to its first again",
+          "[schedule][post_validation][tied_embedding]") {
+  const int p = 4, m = 8;
+  PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::zero_bubble_h2, p, 1, m, passes(1e-3, 1e-3, 1e-3));
+  const Periods untied = periods(costs);
+  costs.tied_embedding_allreduce_s = 0.5e-3;
+  costs.tied_embedding_allreduce_bytes = 1e6;
+  costs.tied_embedding_stages[0] = 0;
+  costs.tied_embedding_stages[1] = p - 1;
+  const TaskGraph g = graph_of(costs);
+  int tied = 0;
+  for (const Task& t : g.tasks)
+    if (t.stream == Stream::dp_comm && t.rendezvous >= 0) {
+      ++tied;
+      CHECK(t.duration_s == 0.5e-3);
+      CHECK(t.bytes == 1e6);
+      CHECK((t.stage == 0 || t.stage == p - 1));
+    }
+  CHECK(tied == 2);
+  CHECK(count_tasks(costs, build_schedule(costs.schedule, p, m, 1)) == g.num_tasks());
+  const Periods r = periods(costs);
+  // One step: the last stage ends last anyway; the all-reduce adds its time to the end.
+  CHECK(r.one_step_s == Approx(untied.one_step_s + 0.5e-3).epsilon(1e-9));
+  // Chained: stage 0 waits for the last stage's end in every step, so the skew comes back.
+  CHECK(r.period_s == Approx(r.one_step_s).epsilon(1e-9));
+}
