@@ -26,6 +26,7 @@
 #include "trainsim/explore/compare.hpp"
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/explore/max_batch.hpp"
+#include "trainsim/explore/monte_carlo.hpp"
 #include "trainsim/explore/scale.hpp"
 #include "trainsim/explore/search.hpp"
 #include "trainsim/explore/sweep.hpp"
@@ -726,12 +727,24 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       CommonArgs common;
       std::string devices;
       std::string html, json;
+      bool strong = false;
+      int samples = 0, threads = 0;
+      long long seed = -1;
+      double tokens = 1e12;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
         "scale", "Throughput and linearity of a scenario at several device counts (grown by data parallelism)");
     add_common(cmd, args->common);
     cmd->add_option("--devices", args->devices, "device counts, e.g. 8,16,32,64")->required();
+    cmd->add_flag("--strong", args->strong,
+                  "strong scaling: keep the scenario's global batch (default: weak scaling, the batch grows with DP)");
+    cmd->add_option("--samples", args->samples,
+                    "also run a Monte Carlo of N steps at each size (the scenario's and hardware's variability): "
+                    "per-device throughput and linearity as p10/p50/p90 bands");
+    cmd->add_option("--seed", args->seed, "with --samples: seed of the draws (default: variability.seed)");
+    cmd->add_option("--threads", args->threads, "with --samples: worker threads (0: all cores); the result does not depend on it");
+    cmd->add_option("--tokens", args->tokens, "token budget for the days-to-train column (with goodput)")->capture_default_str();
     cmd->add_option("--html", args->html,
                     "also write an HTML page: throughput and linearity charts and every device count, failed ones "
                     "with the reason");
@@ -744,8 +757,25 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         std::vector<trainsim::Diagnostic> problems;
         check_device_counts(problems, devices, "--devices");
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
+        if (cmd->count("--samples") > 0)
+          check_number(problems, "--samples", args->samples, 1, trainsim::kMaxSamples,
+                       "1 to " + std::to_string(trainsim::kMaxSamples));
+        if (args->seed != -1) check_number(problems, "--seed", static_cast<double>(args->seed), 0, 2147483647, "0 to 2147483647");
+        check_number(problems, "--threads", args->threads, 0, trainsim::kMaxThreads,
+                     "0 (all cores) to " + std::to_string(trainsim::kMaxThreads));
+        if (!(args->tokens > 0) || args->tokens > 1e18)
+          check_number(problems, "--tokens", args->tokens, 1, 1e18, "a positive token budget up to 1e18, e.g. 1e12");
+        if ((args->seed != -1 || args->threads != 0) && cmd->count("--samples") == 0)
+          problems.push_back(trainsim::Diagnostic{trainsim::SourceLocation{}, args->seed != -1 ? "--seed" : "--threads",
+                                                  "applies to the Monte Carlo of steps only", "add --samples N"});
         const auto scenario = args->common.load_checked(outputs, data_dir, problems);
-        const auto result = trainsim::scale(scenario, devices);
+        trainsim::ScaleOptions options;
+        options.strong = args->strong;
+        options.samples = args->samples;
+        options.seed = args->seed >= 0 ? static_cast<std::uint64_t>(args->seed) : scenario.variability.seed;
+        options.max_threads = args->threads;
+        options.tokens = args->tokens;
+        const auto result = trainsim::scale(scenario, devices, options);
         std::fputs(trainsim::format_scale(scenario, result).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string& option) {
           return option == "--json" ? trainsim::scale_json(scenario, result) : trainsim::scale_html(scenario, result);

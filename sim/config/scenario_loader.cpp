@@ -327,6 +327,11 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   c.oversubscription = v.num("cluster.oversubscription");
   c.achievable_fraction = v.num("cluster.achievable_fraction");
   c.host_link_bandwidth = v.num("cluster.host_link_bandwidth");
+  h.variability.device_speed_cv = v.num("variability.device_speed_cv");
+  h.variability.step_jitter_cv = v.num("variability.step_jitter_cv");
+  h.variability.slow_card_rate = v.num("variability.slow_card_rate");
+  h.variability.slow_card_speed = v.num("variability.slow_card_speed");
+  h.failure_rate_per_device_hour = v.num("reliability.failure_rate");
   return h;
 }
 
@@ -628,6 +633,29 @@ Variability fill_variability(const Validated& v, SlowDeviceList list) {
   return out;
 }
 
+// The hardware file's variability block fills the keys the scenario does not write itself
+// (a defaulted key has no file in its location; one written in the file or by --set has).
+void apply_hardware_variability(const Validated& v, const HardwareVariability& hw, Variability& out) {
+  const auto unset = [&v](const char* key) { return !v.has(key) || v.values.at(key).where.file.empty(); };
+  if (unset("variability.device_speed_cv")) out.device_speed_cv = hw.device_speed_cv;
+  if (unset("variability.step_jitter_cv")) out.step_jitter_cv = hw.step_jitter_cv;
+  if (unset("variability.slow_card_rate")) out.slow_card_rate = hw.slow_card_rate;
+  if (unset("variability.slow_card_speed")) out.slow_card_speed = hw.slow_card_speed;
+}
+
+Goodput fill_goodput(const Validated& v, const HardwareSpec& hardware) {
+  Goodput g;
+  g.failure_rate_given = v.has("goodput.failure_rate");
+  g.failure_rate_per_device_hour =
+      g.failure_rate_given ? v.num("goodput.failure_rate") : hardware.failure_rate_per_device_hour;
+  g.restart_s = v.num("goodput.restart_time");
+  g.storage_bandwidth = v.num("goodput.storage_bandwidth");
+  const std::string& mode = v.str("goodput.checkpoint");
+  g.checkpoint = mode == "sync" ? CheckpointMode::sync : mode == "async" ? CheckpointMode::async : CheckpointMode::framework;
+  g.checkpoint_interval_s = v.num("goodput.checkpoint_interval");
+  return g;
+}
+
 // Ranks within the job, each named once; a count within the job.
 void check_variability(const Scenario& scenario, const SlowDeviceList& list, const Validated& v,
                        std::vector<Diagnostic>& problems) {
@@ -762,6 +790,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   load_part("model", "models", load_model, scenario.model);
   load_part("hardware", "hardware", load_hardware, scenario.hardware);
   if (!have_inputs) throw ConfigError(problems);
+  apply_hardware_variability(v, scenario.hardware.variability, scenario.variability);
+  scenario.goodput = fill_goodput(v, scenario.hardware);
 
   check_attention_kernel(v, scenario.plan, scenario.hardware.device, path, problems);
   apply_moe_routing(v, scenario.model, path, problems);

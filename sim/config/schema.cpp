@@ -139,6 +139,13 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"cluster.oversubscription", T::number, D::none, "1", false, 1, 1024, "", "1 = full bisection"},
   {"cluster.achievable_fraction", T::number, D::none, "0.8", false, 0.01, 1, "", "measured busbw / NIC line rate"},
   {"cluster.host_link_bandwidth", T::quantity, D::bandwidth, "0B/s", false, 0, kMaxLinkBandwidth, "", "device <-> host (PCIe), for offload"},
+  // Issue 19: defaults of the scenario's variability.* keys of the same names (the scenario's
+  // own keys override them) and the fleet's failure rate, each with its source in the file.
+  {"variability.device_speed_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's sustained speed (scenario default)"},
+  {"variability.step_jitter_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's speed from step to step (scenario default; run --samples draws it)"},
+  {"variability.slow_card_rate", T::number, D::none, "0", false, 0, 1, "", "probability that a device is a slow card (scenario default)"},
+  {"variability.slow_card_speed", T::number, D::none, "0.6667", false, 0.01, 1, "", "speed factor of a slow card (scenario default)"},
+  {"reliability.failure_rate", T::number, D::none, "0", false, 0, 1, "", "job interruptions per device-hour (0: unknown, no failures priced); Llama 3: 419 in 54 days on 16,384 H100 = 1.97e-5"},
 };
 
 const std::vector<KeySpec> kScenarioKeys = {
@@ -205,6 +212,13 @@ const std::vector<KeySpec> kScenarioKeys = {
   // kMaxExperts; the loader checks the model's own bound. Formula: moe_max_load_factor.
   {"moe.expert_load_cv", T::number, D::none, "0", false, 0, 256, "", "coefficient of variation of tokens per expert in a step (0: balanced)"},
   {"moe.expert_capacity_factor", T::number, D::none, "0", false, 0, kMaxExperts, "", "Megatron --moe-expert-capacity-factor: tokens over it x the balanced share drop (0: dropless)"},
+  // Goodput at scale (issue 19; explore/goodput.hpp): what failures, restarts and checkpoints
+  // cost a job of this size. The failure rate defaults to the hardware file's.
+  {"goodput.failure_rate", T::number, D::none, "", false, 0, 1, "", "job interruptions per device-hour (default: the hardware's reliability.failure_rate)"},
+  {"goodput.restart_time", T::quantity, D::time, "660s", false, 0, 864000, "", "from a failure to training again (reschedule, load the checkpoint); assumption near the median auto-retry interval of 11 min on a 504-GPU B200 cluster (SKT/Upstage/Lablup/NVIDIA Korea/VAST Data report)"},
+  {"goodput.storage_bandwidth", T::quantity, D::bandwidth, "2TB/s", false, 1e6, 1e15, "", "aggregate checkpoint write bandwidth of the storage; Llama 3 (Tectonic): 2 TB/s sustained, 7 TB/s peak"},
+  {"goodput.checkpoint", T::choice, D::none, "framework", false, 0, 0, "framework|sync|async", "how checkpoints are written: framework (async where plan.framework saves so), sync (training waits for the write), async (waits for the copy to host memory)"},
+  {"goodput.checkpoint_interval", T::quantity, D::time, "0s", false, 0, 8640000, "", "training time between checkpoints (0: Young's interval sqrt(2 x checkpoint cost x MTBF), which maximises goodput)"},
 };
 // clang-format on
 

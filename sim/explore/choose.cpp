@@ -162,7 +162,12 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     } else {
       row.fits = true;
       row.best = found.best.front();
-      row.time_to_train_s = options.tokens / row.best.outcome.tokens_per_s;
+      Scenario planned = with_plan(s, result.devices, row.best.plan);
+      // The failure rate follows each hardware file unless the scenario sets its own.
+      if (!scenario.goodput.failure_rate_given)
+        planned.goodput.failure_rate_per_device_hour = hw.failure_rate_per_device_hour;
+      row.goodput = goodput_report(planned, result.devices, row.best.outcome.step_time_s);
+      row.time_to_train_s = options.tokens / (row.best.outcome.tokens_per_s * std::max(row.goodput.goodput, 1e-9));
       const double hours = row.time_to_train_s / 3600.0;
       row.device_hours = result.devices * hours;
       row.cost = row.device_hours * row.price_per_hour;
@@ -203,6 +208,8 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
   std::snprintf(buf, sizeof buf,
                 "%s on %d devices, seq %d, global batch %d: best plan per hardware (plan search), %.3g tokens to "
                 "train, objective %s\n"
+                "days = tokens / (tokens/s x goodput); goodput prices failures at the hardware's rate, restarts and "
+                "checkpoints at Young's interval\n"
                 "cost = device-hours x price_per_hour; energy = devices x board power x hours x PUE %.2f (board power "
                 "only: no host CPUs, network or storage)\n",
                 r.model_name.c_str(), r.devices, r.seq_length, r.global_batch_size, r.tokens, to_string(r.objective),
@@ -211,8 +218,8 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
   out += framework_rule(r.framework, 0) + "\n";  // the skipped count differs by hardware: in --json
   int w = 8;
   for (const auto& row : r.rows) w = std::max(w, static_cast<int>(row.hardware_name.size()));
-  std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h", "W/dev",
-                "step_s", "tokens/s", "MFU%", "days", "device-hours", "cost", "MWh", "best plan");
+  std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %8s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h",
+                "W/dev", "step_s", "tokens/s", "MFU%", "goodput%", "days", "device-hours", "cost", "MWh", "best plan");
   out += buf;
   for (const auto& row : r.rows) {
     const std::string price = row.price_per_hour > 0 ? format_number("%.2f", row.price_per_hour) : "unknown";
@@ -226,8 +233,9 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
     const PlanOutcome& o = row.best.outcome;
     const std::string cost = row.price_per_hour > 0 ? format_number("%.0f", row.cost) : "unknown";
     const std::string energy = row.power_w > 0 ? format_number("%.1f", row.energy_mwh) : "unknown";
-    std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %7.1f %12.0f %12s %8s  ", o.step_time_s, o.tokens_per_s,
-                  100 * o.mfu, row.time_to_train_s / 86400, row.device_hours, cost.c_str(), energy.c_str());
+    std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %8.1f %7.1f %12.0f %12s %8s  ", o.step_time_s, o.tokens_per_s,
+                  100 * o.mfu, 100 * row.goodput.goodput, row.time_to_train_s / 86400, row.device_hours, cost.c_str(),
+                  energy.c_str());
     out += buf + plan_text(row.best.plan) + "\n";
   }
   if (r.winner < 0) {
@@ -296,6 +304,10 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
       e["plan"] = nullptr;
     }
     add_outcome_metrics(e, row.best.outcome);
+    e["goodput"] = row.fits ? nlohmann::ordered_json(row.goodput.goodput) : nlohmann::ordered_json(nullptr);
+    e["mtbf_s"] = row.goodput.mtbf_s;
+    e["checkpoint_interval_s"] = row.goodput.interval_s;
+    e["checkpoint_cost_s"] = row.goodput.checkpoint_cost_s;
     e["time_to_train_s"] = row.time_to_train_s;
     e["time_to_train_days"] = row.time_to_train_s / 86400;
     e["device_hours"] = row.device_hours;

@@ -11,8 +11,14 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/engine.hpp"
 #include "trainsim/engine/variability.hpp"
 #include "trainsim/explore/distributed.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/graph/task_graph.hpp"
+#include "trainsim/metrics/step_metrics.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 namespace {
@@ -54,6 +60,106 @@ double percentile(std::vector<double> values, double p) {
   return values[i];
 }
 
+namespace {
+
+// What every sample shares: the graph built once (the plan does not change between samples,
+// only the speed factors do), the cluster's fixed draws, and the metric inputs.
+struct PreparedSteps {
+  const Scenario* scenario = nullptr;
+  Variability variability;        // with the run's seed
+  bool full = false;
+  std::vector<double> fixed;      // each device's fixed speed
+  StageGroups groups;             // representative mode: devices of equal fixed speed per stage
+  bool replay_graph = false;      // false: background loading may reshape the step; simulate() per sample
+  TaskGraph graph;
+  ReplayOptions replay;
+  MetricInputs metric_inputs;
+};
+
+PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& options, bool full) {
+  PreparedSteps p;
+  p.scenario = &scenario;
+  p.variability = scenario.variability;
+  p.variability.seed = options.seed;
+  p.full = full;
+  p.fixed = fixed_device_speeds(p.variability, scenario.num_devices);
+  p.groups = group_stage_speeds(p.fixed, stages_of(scenario));
+  // Background loaders make simulate() rebuild the graph when loading outlasts the step; the
+  // stretch depends on the sample's step, so those scenarios keep one simulate() a sample.
+  if (background_load_s(scenario) > 0) return p;
+  const ParallelPlan& plan = scenario.plan;
+  const Workload workload = build_workload(scenario.model, plan);
+  const CostModel cost(scenario.hardware, plan, scenario.num_devices);
+  const MemoryReport memory = estimate_memory(scenario, workload);
+  const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, memory);
+  const auto orders =
+      build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks());
+  p.graph = build_task_graph(costs, orders);
+  p.replay.full = full;
+  p.replay.record_spans = false;
+  // The same inputs simulate() gives compute_step_metrics (simulation.cpp).
+  MetricInputs& in = p.metric_inputs;
+  in.model_flops_per_step = workload.model_flops_per_step;
+  in.hardware_flops_per_step = workload.hardware_flops_per_step;
+  in.tokens_per_step =
+      workload.tokens_per_step > 0 ? workload.tokens_per_step : static_cast<double>(plan.global_batch_size) * plan.seq_length;
+  in.samples_per_step = plan.global_batch_size;
+  in.num_devices = scenario.num_devices;
+  in.peak_flops_per_device = scenario.hardware.device.peak_flops_bf16;
+  for (const auto& s : memory.stages) in.stage_peak_memory_bytes.push_back(s.peak());
+  in.report_device_waits = false;
+  p.replay_graph = true;
+  return p;
+}
+
+struct SampleStep {
+  double step_s = 0;
+  int slowest_stage = 0;
+  int slowest_device = 0;
+  double slowest_speed = 1;
+};
+
+// One sample: a function of (scenario, seed, sample index) alone, so samples can run in any
+// order, on any thread or process.
+SampleStep sample_step(const PreparedSteps& p, std::uint64_t k) {
+  SampleStep out;
+  std::vector<double> speed;
+  if (p.full) {
+    speed = step_device_speeds(p.variability, p.fixed, k);
+    const auto slowest = std::min_element(speed.begin(), speed.end());
+    out.slowest_device = static_cast<int>(slowest - speed.begin());
+    out.slowest_speed = *slowest;
+  } else {
+    const std::vector<StageDraw> draws = draw_stage_maxima(p.variability, p.groups, k);
+    std::size_t worst = 0;
+    for (std::size_t s = 0; s < draws.size(); ++s) {
+      speed.push_back(draws[s].speed);
+      if (draws[s].speed < draws[worst].speed) worst = s;
+    }
+    out.slowest_device = draws[worst].device;
+    out.slowest_speed = draws[worst].speed;
+  }
+  StepMetrics m;
+  if (p.replay_graph) {
+    ReplayOptions o = p.replay;
+    o.device_speed = std::move(speed);
+    m = compute_step_metrics(replay(p.graph, o), p.metric_inputs);
+  } else {
+    SimOptions o;
+    o.mode = p.full ? ReplayMode::full : ReplayMode::representative;
+    o.record_timeline = false;
+    o.device_speed = std::move(speed);
+    m = simulate(*p.scenario, o).metrics;
+  }
+  out.step_s = m.step_time_s;
+  for (std::size_t s = 1; s < m.stages.size(); ++s)
+    if (busy_compute_s(m.stages[s]) > busy_compute_s(m.stages[static_cast<std::size_t>(out.slowest_stage)]))
+      out.slowest_stage = static_cast<int>(s);
+  return out;
+}
+
+}  // namespace
+
 MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& options) {
   if (options.samples < 1 || options.samples > kMaxSamples)
     throw ConfigError(Diagnostic({}, "--samples", std::to_string(options.samples) + " is out of range",
@@ -62,52 +168,30 @@ MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& 
   out.samples = options.samples;
   out.seed = options.seed;
   out.mode = options.mode;
-  Variability v = scenario.variability;
-  v.seed = options.seed;
-  const int stages = stages_of(scenario);
-  const std::vector<double> fixed = fixed_device_speeds(v, scenario.num_devices);
-  const StageGroups groups = group_stage_speeds(fixed, stages);
   const bool full = options.mode == ReplayMode::full;
 
+  // The uniform step also runs simulate()'s checks (replay size, clock) before any sample.
   SimOptions base;
   base.mode = options.mode;
   base.record_timeline = false;
   Scenario uniform = scenario;
   uniform.variability = Variability{};
   out.uniform_step_s = simulate(uniform, base).metrics.step_time_s;
+  const PreparedSteps prepared = prepare_steps(scenario, options, full);
 
   const std::size_t n = static_cast<std::size_t>(options.samples);
   out.step_s.assign(n, 0);
   out.slowest_stage.assign(n, 0);
   out.slowest_device.assign(n, 0);
   out.slowest_speed.assign(n, 1);
-  // Each sample's draws depend on (seed, k) only and it writes its own slots: any thread
-  // count gives the same vectors.
+  // Each sample writes its own slots: any thread count gives the same vectors.
   auto body = [&](const tbb::blocked_range<std::size_t>& range) {
     for (std::size_t k = range.begin(); k != range.end(); ++k) {
-      SimOptions o = base;
-      if (full) {
-        o.device_speed = step_device_speeds(v, fixed, k);
-        const auto slowest = std::min_element(o.device_speed.begin(), o.device_speed.end());
-        out.slowest_device[k] = static_cast<int>(slowest - o.device_speed.begin());
-        out.slowest_speed[k] = *slowest;
-      } else {
-        const std::vector<StageDraw> draws = draw_stage_maxima(v, groups, k);
-        std::size_t worst = 0;
-        for (std::size_t s = 0; s < draws.size(); ++s) {
-          o.device_speed.push_back(draws[s].speed);
-          if (draws[s].speed < draws[worst].speed) worst = s;
-        }
-        out.slowest_device[k] = draws[worst].device;
-        out.slowest_speed[k] = draws[worst].speed;
-      }
-      const StepMetrics m = simulate(scenario, o).metrics;
-      out.step_s[k] = m.step_time_s;
-      int critical = 0;
-      for (std::size_t s = 1; s < m.stages.size(); ++s)
-        if (busy_compute_s(m.stages[s]) > busy_compute_s(m.stages[static_cast<std::size_t>(critical)]))
-          critical = static_cast<int>(s);
-      out.slowest_stage[k] = critical;
+      const SampleStep s = sample_step(prepared, k);
+      out.step_s[k] = s.step_s;
+      out.slowest_stage[k] = s.slowest_stage;
+      out.slowest_device[k] = s.slowest_device;
+      out.slowest_speed[k] = s.slowest_speed;
     }
   };
   // This process's share of the samples (all of them in one process), then the other

@@ -3,13 +3,17 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <utility>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/common/version.hpp"
+#include "trainsim/explore/monte_carlo.hpp"
+#include "trainsim/plan/plan_check.hpp"
 
 namespace trainsim {
 
@@ -45,13 +49,42 @@ CommGrowth largest_comm_growth(const ExposedComm& a, const ExposedComm& b) {
   return out;
 }
 
-ScaleResult scale(const Scenario& scenario, std::vector<int> devices) {
+namespace {
+
+Band band_of(const std::vector<double>& values) {
+  return {percentile(values, 0.10), percentile(values, 0.50), percentile(values, 0.90)};
+}
+
+// The Monte Carlo of this size's plan: tokens/s per device of each sample.
+std::vector<double> sampled_throughput(Scenario s, double tokens_per_step, const ScaleOptions& options) {
+  derive_plan(s.plan, s.num_devices);
+  MonteCarloOptions mc;
+  mc.samples = options.samples;
+  mc.seed = options.seed;
+  mc.mode = ReplayMode::representative;
+  mc.max_threads = options.max_threads;
+  const MonteCarloResult r = monte_carlo(s, mc);
+  std::vector<double> out;
+  out.reserve(r.step_s.size());
+  for (double t : r.step_s) out.push_back(t > 0 ? tokens_per_step / t / s.num_devices : 0);
+  return out;
+}
+
+}  // namespace
+
+ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const ScaleOptions& options) {
   if (devices.empty())
     throw ConfigError(Diagnostic{SourceLocation{}, "--devices", "no device count", "e.g. 8,16,32,64"});
   for (int n : devices)
     if (n < 1)
       throw ConfigError(Diagnostic{SourceLocation{}, "--devices", std::to_string(n) + " is not a device count",
                                    "positive integers"});
+  if (options.samples < 0 || options.samples > kMaxSamples)
+    throw ConfigError(Diagnostic{SourceLocation{}, "--samples", std::to_string(options.samples) + " is out of range",
+                                 "1 to " + std::to_string(kMaxSamples)});
+  if (!(options.tokens > 0) || !std::isfinite(options.tokens))
+    throw ConfigError(Diagnostic{SourceLocation{}, "--tokens", format_number("%g", options.tokens) + " is out of range",
+                                 "a positive token budget, e.g. 1e12"});
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
 
@@ -60,23 +93,44 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices) {
   const long long mp = base.model_parallel_size();
 
   ScaleResult result;
+  result.options = options;
   result.rows.resize(devices.size());
+  std::vector<std::vector<double>> sampled(devices.size());
   tbb::parallel_for(std::size_t{0}, devices.size(), [&](std::size_t i) {
     ScaleRow& row = result.rows[i];
     row.num_devices = devices[i];
     Scenario s = scenario;
     s.num_devices = devices[i];
     row.data_parallel_size = mp > 0 ? static_cast<int>(devices[i] / mp) : 0;
-    // Keep micro-batches per replica: the global batch grows with DP. When N is not a
+    // Weak: keep micro-batches per replica, the global batch grows with DP. Strong: keep the
+    // global batch (the plan check refuses a DP that does not divide it). When N is not a
     // multiple of TP*PP*CP the plan check reports it; the batch then is left unscaled.
-    if (mp > 0 && devices[i] % mp == 0)
+    if (!options.strong && mp > 0 && devices[i] % mp == 0)
       // Past what an int holds the batch is saturated, and the plan's own limits refuse it.
       s.plan.global_batch_size = static_cast<int>(
           std::min<long long>(per_replica_batch * row.data_parallel_size, std::numeric_limits<int>::max()));
     row.global_batch_size = s.plan.global_batch_size;
-    row.outcome = evaluate_plan(std::move(s));
+    row.outcome = evaluate_plan(s);
+    row.goodput = goodput_report(s, devices[i], row.outcome.step_time_s);
     row.exposed = exposed_comm(row.outcome.stages);
+    if (options.samples > 0 && row.outcome.status == PlanStatus::ok) 
+      sampled[i] = sampled_throughput(std::move(s), row.outcome.tokens_per_s * row.outcome.step_time_s, options);
   });
+
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    ScaleRow& row = result.rows[i];
+    if (row.outcome.status != PlanStatus::ok) continue;
+    double per_device = row.outcome.tokens_per_s_per_device;
+    if (!sampled[i].empty()) {
+      row.tokens_per_s_per_device = band_of(sampled[i]);
+      double sum = 0;
+      for (double x : sampled[i]) sum += x;
+      row.mean_tokens_per_s_per_device = sum / static_cast<double>(sampled[i].size());
+      per_device = row.mean_tokens_per_s_per_device;
+    }
+    const double tokens_per_s = per_device * row.num_devices * row.goodput.goodput;
+    row.time_to_train_s = tokens_per_s > 0 ? options.tokens / tokens_per_s : 0;
+  }
 
   const ScaleRow* base_row = nullptr;
   for (const auto& row : result.rows)
@@ -86,7 +140,8 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices) {
     }
   if (!base_row) return result;
   result.base_devices = base_row->num_devices;
-  for (auto& row : result.rows) {
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    ScaleRow& row = result.rows[i];
     if (row.outcome.status != PlanStatus::ok || row.num_devices < base_row->num_devices) continue;
     const double ideal =
         static_cast<double>(row.num_devices) / base_row->num_devices * base_row->outcome.tokens_per_s;
@@ -95,21 +150,31 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices) {
     const CommGrowth growth = largest_comm_growth(base_row->exposed, row.exposed);
     row.grown_comm = growth.kind;
     row.grown_comm_s = growth.grew_s;
+    // Per device, linearity is throughput per device over the base's.
+    if (!sampled[i].empty() && base_row->mean_tokens_per_s_per_device > 0) {
+      std::vector<double> lin;
+      for (double x : sampled[i]) lin.push_back(x / base_row->mean_tokens_per_s_per_device);
+      row.linearity_band = band_of(lin);
+    }
   }
   return result;
 }
 
 std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
   const auto& p = scenario.plan;
-  std::string out = scenario.name + " on " + scenario.hardware.device.name + ", grown by data parallelism: TP " +
-                    std::to_string(p.tensor_model_parallel_size) + " PP " +
+  const ScaleOptions& opt = result.options;
+  std::string out = scenario.name + " on " + scenario.hardware.device.name + ", grown by data parallelism (" +
+                    (opt.strong ? "strong scaling: global batch " + std::to_string(p.global_batch_size) + " kept"
+                                : std::string("weak scaling: the global batch grows with DP")) +
+                    "): TP " + std::to_string(p.tensor_model_parallel_size) + " PP " +
                     std::to_string(p.pipeline_model_parallel_size) + " CP " +
-                    std::to_string(p.context_parallel_size) + ", micro batch " +
-                    std::to_string(p.micro_batch_size) + " x " + std::to_string(p.num_microbatches()) +
-                    " per replica\n";
-  char buf[320];
-  std::snprintf(buf, sizeof buf, "%8s %5s %7s %9s %12s %10s %6s %10s  %s\n", "devices", "DP", "gbs", "step_s",
-                "tokens/s", "tok/s/dev", "MFU%", "linearity", "exposed comm (ms): tp cp ep pp dp");
+                    std::to_string(p.context_parallel_size) + ", micro batch " + std::to_string(p.micro_batch_size) +
+                    (opt.strong ? std::string("")
+                                : " x " + std::to_string(p.num_microbatches()) + " per replica") +
+                    "\n";
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%8s %5s %7s %9s %12s %10s %6s %10s %8s %8s  %s\n", "devices", "DP", "gbs", "step_s",
+                "tokens/s", "tok/s/dev", "MFU%", "linearity", "goodput%", "days", "exposed comm (ms): tp cp ep pp dp");
   out += buf;
   for (const auto& r : result.rows) {
     const PlanOutcome& o = r.outcome;
@@ -119,10 +184,11 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
       continue;
     }
     const ExposedComm& e = r.exposed;
-    std::snprintf(buf, sizeof buf, "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f  %.1f %.1f %.1f %.1f %.1f",
-                  r.num_devices, r.data_parallel_size, r.global_batch_size, o.step_time_s, o.tokens_per_s,
-                  o.tokens_per_s_per_device, 100 * o.mfu, r.linearity, 1e3 * e.tp_s, 1e3 * e.cp_s, 1e3 * e.ep_s,
-                  1e3 * e.pp_s, 1e3 * e.dp_s);
+    std::snprintf(buf, sizeof buf,
+                  "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f %8.1f %8.1f  %.1f %.1f %.1f %.1f %.1f", r.num_devices,
+                  r.data_parallel_size, r.global_batch_size, o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device,
+                  100 * o.mfu, r.linearity, 100 * r.goodput.goodput, r.time_to_train_s / 86400, 1e3 * e.tp_s,
+                  1e3 * e.cp_s, 1e3 * e.ep_s, 1e3 * e.pp_s, 1e3 * e.dp_s);
     out += buf;
     if (r.below_threshold) {
       out += "  < 0.8";
@@ -141,6 +207,30 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
                   result.base_devices, result.base_devices, kLinearityThreshold);
     out += buf;
   }
+  out += "days = " + format_number("%.3g", opt.tokens) +
+         " tokens / (tokens/s x goodput)" + (opt.samples > 0 ? " (tokens/s: the samples' mean)" : "") +
+         "; goodput prices failures, restarts and checkpoints:\n";
+  for (const auto& r : result.rows)
+    if (r.outcome.status == PlanStatus::ok) out += "  " + std::to_string(r.num_devices) + ": " + format_goodput(r.goodput) + "\n";
+  if (opt.samples <= 0) return out;
+  const Variability& v = scenario.variability;
+  out += "\nMonte Carlo of steps at each size: " + std::to_string(opt.samples) + " samples, seed " +
+         std::to_string(opt.seed) + ", representative mode (device_speed_cv " + format_number("%g", v.device_speed_cv) +
+         ", step_jitter_cv " + format_number("%g", v.step_jitter_cv) + ", slow_card_rate " +
+         format_number("%g", v.slow_card_rate) + ")\n";
+  std::snprintf(buf, sizeof buf, "%8s  %-28s  %-22s  %s\n", "devices", "tok/s/dev p10 / p50 / p90",
+                "linearity p10 / p50 / p90", "uniform tok/s/dev");
+  out += buf;
+  for (const auto& r : result.rows) {
+    if (r.outcome.status != PlanStatus::ok) continue;
+    const Band& t = r.tokens_per_s_per_device;
+    const Band& l = r.linearity_band;
+    std::snprintf(buf, sizeof buf, "%8d  %8.0f / %7.0f / %7.0f  %6.3f / %5.3f / %5.3f  %8.0f\n", r.num_devices, t.p10,
+                  t.p50, t.p90, l.p10, l.p50, l.p90, r.outcome.tokens_per_s_per_device);
+    out += buf;
+  }
+  out += "linearity band: each sample's tokens/s per device / the mean of the " + std::to_string(result.base_devices) +
+         "-device samples'\n";
   return out;
 }
 
@@ -156,6 +246,10 @@ std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
   j["context_parallel_size"] = p.context_parallel_size;
   j["micro_batch_size"] = p.micro_batch_size;
   j["micro_batches_per_replica"] = p.num_microbatches();
+  j["scaling"] = result.options.strong ? "strong" : "weak";
+  j["samples"] = result.options.samples;
+  j["seed"] = result.options.seed;
+  j["tokens"] = result.options.tokens;
   j["base_devices"] = result.base_devices;
   j["linearity_threshold"] = kLinearityThreshold;
   j["rows"] = nlohmann::ordered_json::array();
@@ -174,6 +268,23 @@ std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
                            {"pp", row.exposed.pp_s}, {"dp", row.exposed.dp_s}};
     r["grown_comm"] = row.grown_comm;
     r["grown_comm_s"] = row.grown_comm_s;
+    const GoodputReport& g = row.goodput;
+    r["goodput"] = {{"goodput", g.goodput},
+                    {"failure_rate_per_device_hour", g.failure_rate_per_device_hour},
+                    {"mtbf_s", g.mtbf_s},
+                    {"checkpoint_bytes", g.checkpoint_bytes},
+                    {"checkpoint_async", g.async},
+                    {"checkpoint_cost_s", g.checkpoint_cost_s},
+                    {"checkpoint_write_s", g.write_s},
+                    {"checkpoint_interval_s", g.interval_s},
+                    {"restart_s", g.restart_s}};
+    r["time_to_train_s"] = o.status == PlanStatus::ok ? nlohmann::ordered_json(row.time_to_train_s) : nlohmann::ordered_json(nullptr);
+    if (result.options.samples > 0 && o.status == PlanStatus::ok) {
+      const auto band = [](const Band& b) { return nlohmann::ordered_json{{"p10", b.p10}, {"p50", b.p50}, {"p90", b.p90}}; };
+      r["mean_tokens_per_s_per_device"] = row.mean_tokens_per_s_per_device;
+      r["tokens_per_s_per_device_band"] = band(row.tokens_per_s_per_device);
+      r["linearity_band"] = band(row.linearity_band);
+    }
     j["rows"].push_back(std::move(r));
   }
   return j.dump(2) + "\n";

@@ -56,7 +56,7 @@ trainsim_cli_test(input_set_empty_key 2
   "^--set: '=4' has no key before '='; valid: e\\.g\\. plan\\.tensor_model_parallel_size=4.$"
   run scenarios/default.yaml --set =4)
 trainsim_cli_test(input_set_unknown_key_lists_keys 2
-  "^--set: zzz\\.foo: unknown key 'zzz\\.foo'; valid: name, description, model, hardware, num_devices, data, plan, variability, moe.$"
+  "^--set: zzz\\.foo: unknown key 'zzz\\.foo'; valid: name, description, model, hardware, num_devices, data, plan, variability, moe, goodput.$"
   run scenarios/default.yaml --set zzz.foo=1)
 trainsim_cli_test(input_set_wrong_unit 2
   "^--set: data\\.sample_load_time: unknown unit 'GB' for seconds; valid units: s, ms, us, ns; valid: seconds in \\[0s, 3\\.6ks\\].$"

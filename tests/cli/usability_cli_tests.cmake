@@ -6,7 +6,7 @@ trainsim_cli_test(keys_prints_type_default_range_and_meaning 0
 trainsim_cli_test(keys_of_a_hardware_file 0 "node.devices_per_node +integer +8 +integer in \\[1, 1024\\] +devices in one server"
   keys --file hardware node.)
 trainsim_cli_test(keys_unknown_prefix_is_bad_input_with_the_sections 2
-  "^keys: no scenario key starts with 'plan.foo'; valid: a prefix of a key: name, description, model, hardware, num_devices, data, plan, variability, moe\n$"
+  "^keys: no scenario key starts with 'plan.foo'; valid: a prefix of a key: name, description, model, hardware, num_devices, data, plan, variability, moe, goodput\n$"
   keys plan.foo)
 # A subcommand's help shows its own examples only ("trainsim scale" is not a run example).
 trainsim_cli_test(run_help_shows_run_examples_only 0

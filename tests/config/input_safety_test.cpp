@@ -254,7 +254,7 @@ TEST_CASE("an override with no '=', an empty key or value, an unknown key or sec
   CHECK_THAT(with("plan.foo=3"), Catch::StartsWith("--set: plan.foo: unknown key 'plan.foo'; valid: "
                                                    "plan.tensor_model_parallel_size, plan.pipeline_model_parallel_size, "));
   CHECK(with("zzz.foo=3") == "--set: zzz.foo: unknown key 'zzz.foo'; valid: name, description, model, hardware, "
-                             "num_devices, data, plan, variability, moe");
+                             "num_devices, data, plan, variability, moe, goodput");
   CHECK(with("data=3") == "--set: data: 'data' is a section; set one of its keys; valid: data.sample_load_time, "
                           "data.loader_workers, data.document_lengths, data.document_weights");
   CHECK_THAT(with("plan.seq_lenght=8"),

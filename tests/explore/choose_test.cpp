@@ -37,7 +37,8 @@ TEST_CASE("choose: time = tokens / tokens_per_s, cost = device-hours x price, en
     CHECK(row.reason.empty());
     const double tps = row.best.outcome.tokens_per_s;
     REQUIRE(tps > 0);
-    CHECK(row.time_to_train_s == 3e9 / tps);
+    CHECK(row.time_to_train_s == 3e9 / (tps * row.goodput.goodput));  // goodput < 1: failures, restarts, checkpoints
+    CHECK(row.goodput.goodput < 1);
     const double hours = row.time_to_train_s / 3600;
     CHECK(row.device_hours == Approx(8 * hours).epsilon(1e-12));
     CHECK(row.cost == row.device_hours * row.price_per_hour);

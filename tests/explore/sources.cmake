@@ -10,3 +10,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fit_advice_test.
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_explore_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/monte_carlo_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/distributed_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/goodput_scale_test.cpp)

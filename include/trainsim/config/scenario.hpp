@@ -42,6 +42,17 @@ struct Variability {
   bool any() const { return any_fixed() || step_jitter_cv > 0; }
 };
 
+// Goodput at scale (issue 19): failures, restarts and checkpoints (explore/goodput.hpp).
+enum class CheckpointMode { framework, sync, async };  // framework: async where the framework saves so
+struct Goodput {
+  double failure_rate_per_device_hour = 0;  // goodput.failure_rate, else the hardware's reliability.failure_rate
+  bool failure_rate_given = false;          // set by the scenario (else it follows the hardware, e.g. in choose)
+  double restart_s = 660;                   // goodput.restart_time
+  double storage_bandwidth = 2e12;          // goodput.storage_bandwidth: aggregate checkpoint write, bytes/s
+  CheckpointMode checkpoint = CheckpointMode::framework;
+  double checkpoint_interval_s = 0;         // 0: Young's interval sqrt(2 C M)
+};
+
 struct Scenario {
   std::string name;
   std::string file;
@@ -51,6 +62,7 @@ struct Scenario {
   ParallelPlan plan;
   DataLoading data;
   Variability variability;
+  Goodput goodput;
 };
 
 // "--set key.path=value", applied to the scenario's YAML before validation.

@@ -4,7 +4,8 @@
 // scenario's model, sequence length and global batch on the same device count; the best
 // plan's throughput gives the time to train a token budget, the device-hours, the cost
 // (device-hours x price_per_hour) and the energy (devices x board power x hours x PUE).
-// The hardware that wins on the objective is named. A hardware on which no plan fits is a
+// The time to train counts goodput (failures at the hardware's rate, restarts, checkpoints at
+// Young's interval: explore/goodput.hpp), not 100 %. The hardware that wins on the objective is named. A hardware on which no plan fits is a
 // row with the reason, not an error.
 #include <functional>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/explore/goodput.hpp"
 #include "trainsim/explore/search.hpp"
 #include "trainsim/hardware/hardware_spec.hpp"
 
@@ -52,7 +54,8 @@ struct HardwareChoiceRow {
   std::string reason;    // "" when fits
   SearchCandidate best;  // the search's best plan for the objective (fits only)
   // Derived from best.outcome.tokens_per_s (0 unless fits):
-  double time_to_train_s = 0;  // tokens / tokens_per_s
+  GoodputReport goodput;       // failures, restarts and checkpoints of the job on this hardware
+  double time_to_train_s = 0;  // tokens / (tokens_per_s x goodput)
   double device_hours = 0;     // devices x time_to_train_s / 3600
   double cost = 0;             // device_hours x price_per_hour (0 when the price is unknown)
   double energy_mwh = 0;       // devices x power_w x hours x PUE / 1e6 (board power only; 0 when unknown)

@@ -8,7 +8,10 @@
 // so the result is the same for any thread count. Full mode replays every device with its
 // draw; representative mode replays one device per stage at its stage's slowest draw, drawn
 // directly from the distribution of the maximum (order statistics, engine/variability.hpp),
-// so both modes agree in expectation (exactly in distribution when PP = 1).
+// so both modes agree in expectation (exactly in distribution when PP = 1). The plan is the
+// same in every sample, so its task graph is built once and replayed once per sample with
+// that sample's speed factors (a scenario with background data loading, whose step shape
+// depends on the step time, keeps one simulate() per sample).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -106,12 +106,23 @@ struct ClusterSpec {
   double nic_latency_s = 0;
 };
 
+// The hardware file's `variability:` block (issue 19): defaults of the scenario's keys of the
+// same names, each with its source in the file; a scenario's own keys override them.
+struct HardwareVariability {
+  double device_speed_cv = 0;
+  double step_jitter_cv = 0;
+  double slow_card_rate = 0;
+  double slow_card_speed = 1.0 / 1.5;
+};
+
 struct HardwareSpec {
   std::string name;
   std::string file;  // where it was loaded from
   DeviceSpec device;
   NodeSpec node;
   ClusterSpec cluster;
+  HardwareVariability variability;
+  double failure_rate_per_device_hour = 0;  // reliability.failure_rate: job interruptions per device-hour (0: unknown)
 };
 
 }  // namespace trainsim
