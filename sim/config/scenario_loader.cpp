@@ -81,7 +81,6 @@ void read_hf_attention_variants(YAML::Node& root, const std::string& path, const
        "attention-logit soft-capping is not priced (FlashAttention >= 2.6 fuses it; eager "
        "attention pays extra passes over the scores)"},
       {"final_logit_softcapping", "the soft-capping of the LM-head logits (a tanh over s x V) is not priced"},
-      {"num_nextn_predict_layers", "multi-token-prediction layers are not built"},
       {"mlp_only_layers", "dense layers among MoE layers are not built (every layer is priced as MoE)"},
       {"no_rope_layers", "per-layer rotary settings are not priced"},
   };
@@ -206,6 +205,17 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
   m.use_bias = as_bool(v, "use_bias");
   m.norm = v.str("norm");
   fill_sliding_window(v, m);
+  // Multi-head latent attention (DeepSeek-V2 config.json names). q_lora_rank null (V2-Lite):
+  // queries projected from h directly.
+  if (v.has("kv_lora_rank")) {
+    m.kv_lora_rank = as_int64(v, "kv_lora_rank");
+    if (v.has("q_lora_rank")) m.q_lora_rank = as_int64(v, "q_lora_rank");
+    if (v.has("qk_nope_head_dim")) m.qk_nope_head_dim = as_int64(v, "qk_nope_head_dim");
+    if (v.has("qk_rope_head_dim")) m.qk_rope_head_dim = as_int64(v, "qk_rope_head_dim");
+    if (v.has("v_head_dim")) m.v_head_dim = as_int64(v, "v_head_dim");
+    if (!v.has("head_dim")) m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  }
+  if (v.has("num_nextn_predict_layers")) m.mtp_layers = as_int(v, "num_nextn_predict_layers");
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
     if (!v.has(key)) continue;
     MoeSpec moe;
@@ -221,6 +231,8 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
     }
     moe.first_dense_layers = v.has("first_k_dense_replace") ? as_int(v, "first_k_dense_replace") : 0;
     moe.capacity_factor = v.num("capacity_factor");
+    moe.num_groups = v.has("n_group") ? as_int(v, "n_group") : 0;
+    moe.groups_per_token = v.has("topk_group") ? as_int(v, "topk_group") : 0;
     m.moe = moe;
     break;
   }
@@ -241,6 +253,18 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                    std::to_string(m.num_attention_heads) + " does not divide hidden_size (" +
                        std::to_string(m.hidden_size) + "); give head_dim explicitly",
                    ""});
+  if (v.has("kv_lora_rank")) {
+    for (const char* key : {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      if (!v.has(key))
+        out.push_back({at("kv_lora_rank"), key, "multi-head latent attention (kv_lora_rank set) needs " +
+                                                    std::string(key),
+                       "the value in the model's config.json (DeepSeek-V2/V3: qk_nope 128, qk_rope 64, v 128)"});
+  } else {
+    for (const char* key : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      if (v.has(key) && !json)
+        out.push_back({at(key), key, "given without kv_lora_rank (multi-head latent attention)",
+                       "also set kv_lora_rank, or remove it"});
+  }
   if (v.has("sliding_window_layers") &&
       static_cast<int>(v.values.at("sliding_window_layers").list.size()) != m.num_layers)
     out.push_back({at("sliding_window_layers"), "sliding_window_layers",
@@ -255,6 +279,14 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                      "1.." + std::to_string(m.moe->num_experts)});
     if (m.moe->first_dense_layers > m.num_layers)
       out.push_back({at("first_k_dense_replace"), "first_k_dense_replace", "exceeds num_hidden_layers", ""});
+    if (m.moe->num_groups > 0 && m.moe->num_experts % m.moe->num_groups != 0)
+      out.push_back({at("n_group"), "n_group",
+                     std::to_string(m.moe->num_groups) + " does not divide the " +
+                         std::to_string(m.moe->num_experts) + " experts",
+                     "a divisor of " + std::to_string(m.moe->num_experts)});
+    if (m.moe->groups_per_token > 0 && m.moe->num_groups > 0 && m.moe->groups_per_token > m.moe->num_groups)
+      out.push_back({at("topk_group"), "topk_group", "exceeds n_group (" + std::to_string(m.moe->num_groups) + ")",
+                     "1.." + std::to_string(m.moe->num_groups)});
   } else if (v.has("num_experts_per_tok") && !json) {
     out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
                    "also set num_local_experts"});
@@ -717,6 +749,23 @@ void apply_moe_routing(const Validated& v, ModelSpec& model, const std::string& 
   moe.expert_capacity_factor = cap;
 }
 
+// moe.token_dispatcher onto the loaded model (alltoall, the default, on a dense model: nothing).
+void apply_moe_dispatcher(const Validated& v, ModelSpec& model, const std::string& path,
+                          std::vector<Diagnostic>& problems) {
+  const std::string name = v.str("moe.token_dispatcher");
+  if (!model.moe) {
+    if (name != "alltoall") {
+      const SourceLocation& at = v.values.at("moe.token_dispatcher").where;
+      problems.push_back({at.file.empty() ? SourceLocation{path, 0, 0} : at, "moe.token_dispatcher",
+                          "the model " + model.name + " has no experts", "alltoall (or an MoE model)"});
+    }
+    return;
+  }
+  model.moe->token_dispatcher = name == "allgather" ? TokenDispatcher::allgather
+                                : name == "flex"    ? TokenDispatcher::flex
+                                                    : TokenDispatcher::alltoall;
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
@@ -795,6 +844,8 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
 
   check_attention_kernel(v, scenario.plan, scenario.hardware.device, path, problems);
   apply_moe_routing(v, scenario.model, path, problems);
+  apply_moe_dispatcher(v, scenario.model, path, problems);
+  if (scenario.model.moe) scenario.model.moe->devices_per_node = scenario.hardware.node.devices_per_node;
   if (!problems.empty()) throw ConfigError(problems);
 
   derive_virtual_stages(scenario.plan, scenario.model.num_layers);

@@ -78,6 +78,16 @@ const std::vector<KeySpec> kModelKeys = {
   {"n_shared_experts", T::integer, D::none, "", false, 0, kMaxExperts, "", "always-active shared experts (DeepSeek)"},
   {"shared_expert_intermediate_size", T::integer, D::none, "", false, 0, kMaxFfn, "", "width of each shared expert (Qwen2-MoE)"},
   {"first_k_dense_replace", T::integer, D::none, "", false, 0, kMaxLayers, "", "leading dense layers (DeepSeek)"},
+  // Issue 18: multi-head latent attention (DeepSeek-V2/V3 config.json names; kv_lora_rank switches it on),
+  // group-limited routing and multi-token prediction. Widths are bounded like head_dim / hidden_size.
+  {"q_lora_rank", T::integer, D::none, "", false, 1, kMaxWidth, "", "MLA: query compression rank (unset or null: queries projected from h directly)"},
+  {"kv_lora_rank", T::integer, D::none, "", false, 1, kMaxWidth, "", "MLA: key-value compression rank; set: the attention block is MLA"},
+  {"qk_nope_head_dim", T::integer, D::none, "", false, 1, kMaxHeadDim, "", "MLA: per-head query/key width without rotary"},
+  {"qk_rope_head_dim", T::integer, D::none, "", false, 1, kMaxHeadDim, "", "MLA: per-head decoupled rotary query/key width (the rotary key is shared by the heads)"},
+  {"v_head_dim", T::integer, D::none, "", false, 1, kMaxHeadDim, "", "MLA: per-head value width"},
+  {"n_group", T::integer, D::none, "", false, 1, kMaxExperts, "", "group-limited routing: expert groups (DeepSeek; as many as EP nodes: node-limited)"},
+  {"topk_group", T::integer, D::none, "", false, 1, kMaxExperts, "", "group-limited routing: groups a token may use (DeepSeek-V3: 4 nodes)"},
+  {"num_nextn_predict_layers", T::integer, D::none, "", false, 0, 64, "", "multi-token-prediction modules (DeepSeek-V3: 1), each a transformer layer, a projection and the LM head once more"},
   // Long context (issue 17): sliding-window attention under the Hugging Face names.
   {"sliding_window", T::integer, D::none, "", false, 1, kMaxPositions, "", "causal sliding-window span in tokens (Mistral); unset or null: full attention"},
   {"use_sliding_window", T::boolean, D::none, "", false, 0, 0, "", "Qwen2: false turns sliding_window off"},
@@ -212,6 +222,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   // kMaxExperts; the loader checks the model's own bound. Formula: moe_max_load_factor.
   {"moe.expert_load_cv", T::number, D::none, "0", false, 0, 256, "", "coefficient of variation of tokens per expert in a step (0: balanced)"},
   {"moe.expert_capacity_factor", T::number, D::none, "0", false, 0, kMaxExperts, "", "Megatron --moe-expert-capacity-factor: tokens over it x the balanced share drop (0: dropless)"},
+  {"moe.token_dispatcher", T::choice, D::none, "alltoall", false, 0, 0, "alltoall|allgather|flex", "Megatron --moe-token-dispatcher-type: alltoall (each token copy sent), allgather (every token all-gathered over EP), flex (DeepEP: each token once per node over RDMA, then per GPU over NVLink)"},
   // Goodput at scale (issue 19; explore/goodput.hpp): what failures, restarts and checkpoints
   // cost a job of this size. The failure rate defaults to the hardware file's.
   {"goodput.failure_rate", T::number, D::none, "", false, 0, 1, "", "job interruptions per device-hour (default: the hardware's reliability.failure_rate)"},

@@ -27,6 +27,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/schedule/layer_split.hpp"
+#include "trainsim/model/moe_dispatch.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -225,6 +226,12 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // and their gradients; all-to-all: the exchanged copy of Q, K, V): on top of that set.
     if (const double cp_buffers = cp_traffic(model, plan).working_bytes; sm.layers > 0 && cp_buffers > 0)
       working = std::max(working, max_op_act + input_bytes + cp_buffers);
+    // MoE token dispatch (issue 18): the dispatcher's send and gather buffers exist beside the kept
+    // activations while a layer dispatches (alltoall / flex: the permuted token copies; allgather:
+    // the EP group's gathered hidden states and routing map), with the layer input's gradient-sized
+    // flow: they raise the transient only where they exceed the backward working set.
+    if (model.is_moe() && sm.layers > 0 && plan.expert_model_parallel_size > 1)
+      working = std::max(working, input_bytes + moe_dispatch_traffic(model, plan).working_bytes);
     sm.activations_per_microbatch = per_unit * v;
     double act = flight.units * per_unit;
     double edge = 0;

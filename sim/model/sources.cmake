@@ -1,2 +1,3 @@
 # Sources of the model module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/workload.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/moe_dispatch.cpp)

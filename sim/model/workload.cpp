@@ -24,6 +24,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/model/moe_dispatch.hpp"
 
 namespace trainsim {
 
@@ -381,12 +382,25 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
         B.add(gemm_op("qkv", sh.T, (a.q_width + a.k_width + a.v_width) / sh.t, h, kHalf * sh.Tn * h));
     // Bias adds are fused into the GEMM epilogue (Megatron): no extra op, nothing kept.
   }
-  if (!m.learned_position_embeddings) {
+  if (m.is_mla()) {
+    // MLA's rotary and the assembly of the attention inputs (Megatron MLASelfAttention with rope
+    // fusion: fused_apply_mla_rope_for_q rotates the rope part of Q in place; fused_apply_mla_rope_for_kv
+    // reads the kv_up output (nope + v per head) and the one shared rope key and writes K at the
+    // full qk head dim, the rope key copied to every head, and V contiguous). Bytes per token:
+    // Q 2 x heads x rope, KV heads x (nope + v) + rope in, heads x (qk + v) out; backward mirrors
+    // them (the gradients of K and V gathered back into kv_up's layout, the rope key's summed
+    // over heads). DeepSeek-V2 Section 2.1.3 for the shared rope key.
+    const double heads = m.num_attention_heads / sh.t, rope = d(m.qk_rope_head_dim);
+    const double in = sh.T * (heads * rope + heads * d(m.qk_nope_head_dim + m.v_head_dim) + rope);
+    const double out = sh.T * (heads * rope + heads * (a.qk_head_dim + a.v_head_dim));
+    Op op = memory_op("mla_rope_qkv", in, out, 0.0, 0.0, 2);
+    op.forward_flops = 6.0 * sh.T * (heads * rope + rope);  // the rotation itself, as `rotary` counts it
+    op.backward_flops = 2.0 * op.forward_flops;
+    op.backward_bytes = op.forward_bytes;
+    B.add(op);
+  } else if (!m.learned_position_embeddings) {
     // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
-    // MLA rotates only the decoupled rope part: heads x rope dim of Q and the one rope
-    // key every head shares (DeepSeek-V2 Section 2.1.3).
-    const double qk = m.is_mla() ? sh.T * (m.num_attention_heads * d(m.qk_rope_head_dim) / sh.t + d(m.qk_rope_head_dim))
-                                 : sh.T * (a.q_width + a.k_width) / sh.t;
+    const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
     B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
   }
   const double qkv_keep =
@@ -651,16 +665,38 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // What the rank keeps for backward stays the balanced share: over a stage's layers and
   // micro-batches a rank is the most loaded one only in turn, so its memory averages out.
   const double load = moe_max_load_factor(e, static_cast<int>(ep));
-  const double routed_max = routed_local * load;    // token copies the most loaded rank receives
   const double expert_max = expert_tokens * load;   // ... and computes on, after the TP all-gather
   const int local_experts = std::max(1, static_cast<int>(std::lround(E / ep)));
   // Permute: gathers each token once per chosen expert into expert order (index build +
   // gather; fused by --moe-permute-fusion, counted as one kernel).
   const int permute = B.add(memory_op("moe_permute", sh.Tn * h, routed_local * h, 1.0, 0.0));
-  if (ep > 1) {
-    B.comm("ep_all_to_all_dispatch", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, permute,
-           kHalf * routed_max * h);
-  }
+  // The dispatcher's collectives (moe_dispatch_traffic): the busiest rank receives `load` x
+  // the balanced share, and the synchronous exchange waits for it.
+  const MoeDispatchTraffic traffic = moe_dispatch_traffic(m, p);
+  const TokenDispatcher dispatcher = e.token_dispatcher;
+  const double dispatch_bytes = traffic.dispatch_bytes * (dispatcher == TokenDispatcher::allgather ? 1.0 : load);
+  auto dispatch = [&](const std::string& name, Phase phase, int after, bool gather) {
+    switch (dispatcher) {
+      case TokenDispatcher::alltoall:
+        B.comm("ep_all_to_all_" + name, CollectiveKind::all_to_all, CommGroup::ep, phase, after, dispatch_bytes);
+        break;
+      case TokenDispatcher::allgather:
+        // Dispatch (and the combine's gradient) all-gathers; the combine (and the dispatch's
+        // gradient) reduce-scatters the same buffer. Routing map and probs go with the dispatch.
+        B.comm("ep_" + std::string(gather ? "all_gather_" : "reduce_scatter_") + name,
+               gather ? CollectiveKind::all_gather : CollectiveKind::reduce_scatter, CommGroup::ep, phase, after,
+               dispatch_bytes);
+        if (gather && name == "dispatch")
+          B.comm("ep_all_gather_routing", CollectiveKind::all_gather, CommGroup::ep, phase, after,
+                 traffic.routing_bytes);
+        break;
+      case TokenDispatcher::flex:
+        // DeepEP: each rank's own NIC (or NVLink inside a node) carries its deduplicated tokens.
+        B.comm("ep_deepep_" + name, CollectiveKind::send_recv, CommGroup::ep, phase, after, dispatch_bytes);
+        break;
+    }
+  };
+  if (ep > 1) dispatch("dispatch", Phase::forward, permute, true);
   if (tp) {
     B.comm("tp_all_gather_expert_tokens", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, permute,
            kHalf * expert_max * h);
@@ -695,18 +731,13 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
     B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,
            kHalf * expert_max * h);
   }
-  if (ep > 1) {
-    B.comm("ep_all_to_all_combine", CollectiveKind::all_to_all, CommGroup::ep, Phase::forward, down,
-           kHalf * routed_max * h);
-  }
+  if (ep > 1) dispatch("combine", Phase::forward, down, false);
   // Unpermute multiplies by the routing probabilities: keeps the expert outputs.
   const int unpermute = B.add(memory_op("moe_unpermute", routed_local * h, sh.Tn * h, 2.0, kHalf * routed_local * h));
   // Backward mirrors the dispatcher: combine's gradient goes out first, then dispatch's.
   if (ep > 1) {
-    B.comm("ep_all_to_all_combine_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward, unpermute,
-           kHalf * routed_max * h);
-    B.comm("ep_all_to_all_dispatch_backward", CollectiveKind::all_to_all, CommGroup::ep, Phase::backward,
-           expert_entry, kHalf * routed_max * h);
+    dispatch("combine_backward", Phase::backward, unpermute, true);
+    dispatch("dispatch_backward", Phase::backward, expert_entry, false);
   }
   if (tp) {
     B.comm("tp_all_gather_expert_output_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, unpermute,
@@ -780,6 +811,50 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
   return layer;
 }
 
+// Multi-token prediction (DeepSeek-V3 report 2.2, Megatron-Core multi_token_prediction.py), on the
+// stage holding the LM head, after the main loss: per module, RMSNorm of the hidden state and of
+// the next token's embedding (the shared embedding, looked up again), their concatenation
+// projected from 2h to h (column parallel), one transformer layer of the model's last kind, and
+// the shared output head and loss once more. The module's layer, projection and norms are its own
+// parameters; with PP the stage keeps its own copy of the embedding (as for tied embeddings).
+void add_mtp_modules(LayerWorkload& head, const ModelSpec& m, const ParallelPlan& p, std::int64_t vp) {
+  if (m.mtp_layers <= 0) return;
+  const Shard sh = make_shard(m, p);
+  const double h = d(m.hidden_size);
+  const double v_local = d(vp) / sh.t;
+  const bool moe = layer_is_moe(m, m.num_layers - 1);
+  const LayerWorkload block = build_layer(m, p, moe, m.num_layers - 1);
+  for (int module = 0; module < m.mtp_layers; ++module) {
+    Builder B(head);
+    const std::string tag = "mtp" + std::to_string(module) + "_";
+    B.add(memory_op(tag + "embedding", sh.T * h, sh.T * h, 1.0, 0.0));
+    B.add(memory_op(tag + "norms", 2.0 * sh.Tn * h, 2.0 * sh.Tn * h, 5.0, kHalf * 2.0 * sh.Tn * h, 2));
+    const int proj = B.add(gemm_op(tag + "eh_proj", sh.T, h / sh.t, 2.0 * h, kHalf * 2.0 * sh.Tn * h));
+    if (sh.t > 1)
+      B.comm(tag + "tp_all_gather_eh_proj", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, proj,
+             kHalf * sh.T * h);
+    const int offset = static_cast<int>(head.ops.size());
+    for (Op op : block.ops) {
+      op.name = tag + op.name;
+      head.ops.push_back(std::move(op));
+    }
+    for (CommOp c : block.comms) {
+      c.name = tag + c.name;
+      c.after_op += offset;
+      head.comms.push_back(std::move(c));
+    }
+    B.add(memory_op(tag + "final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+    const int lm = B.add(gemm_op(tag + "lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
+    B.add(memory_op(tag + "cross_entropy", sh.T * v_local, sh.T, 6.0, kFp32 * sh.T * v_local, 3));
+    if (sh.t > 1)
+      B.comm(tag + "tp_all_reduce_head_input_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, lm,
+             kHalf * sh.T * h);
+    head.parameters += block.parameters + 2.0 * h * h / sh.t + 3.0 * norm_params(m);
+    head.expert_parameters += block.expert_parameters;
+  }
+  if (p.pipeline_model_parallel_size > 1 || m.tie_word_embeddings) head.parameters += d(vp) * h / sh.t;
+}
+
 LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::int64_t vp) {
   LayerWorkload layer;
   layer.kind = "embedding";
@@ -831,6 +906,7 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   }
   const bool holds_head = !m.tie_word_embeddings || p.pipeline_model_parallel_size > 1;
   layer.parameters = (holds_head ? d(vp) * h / sh.t : 0.0) + norm_params(m);
+  add_mtp_modules(layer, m, p, vp);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }
@@ -865,6 +941,14 @@ double layer_forward_flops_per_token(const ModelSpec& m, int layer, double seq_l
     f += 2.0 * mlp_matrices(m) * h * d(m.intermediate_size);
   }
   return f;
+}
+
+double mtp_forward_flops_per_token(const ModelSpec& m, double seq_length) {
+  if (m.mtp_layers <= 0) return 0.0;
+  const double h = d(m.hidden_size);
+  // Per module: the 2h -> h projection, one layer of the model's last kind, the LM head.
+  return m.mtp_layers * (2.0 * 2.0 * h * h + layer_forward_flops_per_token(m, m.num_layers - 1, seq_length) +
+                         2.0 * h * d(m.vocab_size));
 }
 
 ParameterCount count_parameters(const ModelSpec& m) {
@@ -906,6 +990,9 @@ double model_flops_per_step(const ModelSpec& m, const ParallelPlan& p) {
   const double s = p.seq_length;
   double per_token = 2.0 * d(m.hidden_size) * d(m.vocab_size);  // LM head
   for (int l = 0; l < m.num_layers; ++l) per_token += layer_forward_flops_per_token(m, l, s);
+  // Multi-token prediction is left out, as DeepSeek counts it: the V3 per-token FLOPs its MFU is
+  // quoted with (Zhao et al. ISCA'25 Table 4: 432 TFLOPS x 2048 x 19.926 s / 62.9M tokens = 280.2 G)
+  // are the main model's (281.2 G here; 291.8 G with the MTP module). HFU counts it (build_workload).
   return 3.0 * static_cast<double>(p.global_batch_size) * s * per_token;
 }
 
@@ -993,7 +1080,8 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   w.recompute_flops_per_step = static_cast<double>(p.global_batch_size) * s * extra_per_token;
   const double skipped =
       skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
-  w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step;
+  w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step +
+                              3.0 * static_cast<double>(p.global_batch_size) * s * mtp_forward_flops_per_token(m, s);
   return w;
 }
 

@@ -98,6 +98,28 @@ inline ModelSpec deepseek_v2(int layers) {
   return m;
 }
 
+// deepseek-ai/DeepSeek-V3 config.json: MLA as V2, 256 routed experts top-8 (width 2048), 1 shared,
+// first 3 layers dense (ffn 18432), V 129280, node-limited routing (8 groups, 4 a token), 1 MTP module.
+inline ModelSpec deepseek_v3() {
+  ModelSpec m = deepseek_v2(61);
+  m.name = "deepseek-v3";
+  m.hidden_size = 7168;
+  m.intermediate_size = 18432;
+  m.vocab_size = 129280;
+  m.head_dim = 192;
+  m.mtp_layers = 1;
+  MoeSpec& e = *m.moe;
+  e.num_experts = 256;
+  e.experts_per_token = 8;
+  e.expert_intermediate_size = 2048;
+  e.num_shared_experts = 1;
+  e.shared_intermediate_size = 2048;
+  e.first_dense_layers = 3;
+  e.num_groups = 8;
+  e.groups_per_token = 4;
+  return m;
+}
+
 inline ParallelPlan plan(int tp, int pp, int dp, int mbs, int gbs, int seq) {
   ParallelPlan p;
   p.tensor_model_parallel_size = tp;

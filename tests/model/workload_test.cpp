@@ -360,12 +360,14 @@ TEST_CASE("routing and the load-balancing loss are counted as fp32 passes over t
   CHECK(find_op(layer, "moe_topk").forward_bytes >= 4.0 * 4096 * 160);
 }
 
-TEST_CASE("MLA rotary touches only the rope part: heads x 64 of Q and one shared 64-wide key", "[model][mla]") {
+TEST_CASE("MLA rotary rotates only the rope part: heads x 64 of Q and one shared 64-wide key", "[model][mla]") {
   ParallelPlan p = plan(2, 1, 4, 1, 32, 4096);
   const Workload w = build_workload(deepseek_v2(4), p);
-  const Op& rope = find_op(w.layer_types[0], "rotary");
+  const Op& rope = find_op(w.layer_types[0], "mla_rope_qkv");
   const double elements = 4096.0 * (128.0 * 64 / 2 + 64);
-  CHECK(rel(rope.forward_bytes, 2.0 * 2 * elements) < 1e-12);
+  CHECK(rel(rope.forward_flops, 6.0 * elements) < 1e-12);
+  // Its bytes also assemble K and V at their head dims (mla_dispatch_test.cpp).
+  CHECK(rope.forward_bytes > 2.0 * 4096 * 64 * (192 + 128));
 }
 
 TEST_CASE("GEMM weight-gradient FLOPs are half of backward (zero-bubble W)", "[model][flops]") {

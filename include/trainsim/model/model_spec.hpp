@@ -7,6 +7,16 @@
 
 namespace trainsim {
 
+// How routed tokens reach their experts (scenario key moe.token_dispatcher, Megatron-Core's
+// --moe-token-dispatcher-type; core/transformer/moe/token_dispatcher.py):
+//   alltoall:  each token copy (k per token) is sent to its expert's rank by an all-to-all;
+//   allgather: every rank all-gathers the EP group's tokens and keeps those of its experts,
+//              the combine is a reduce-scatter;
+//   flex:      DeepEP (deepseek-ai/DeepEP): a token crosses the network once per distinct
+//              remote node (RDMA, to the same-index GPU) and is forwarded once per distinct GPU
+//              inside the node (NVLink); both stages are pipelined.
+enum class TokenDispatcher { alltoall, allgather, flex };
+
 // Mixture of experts (Mixtral / DeepSeek / Qwen-MoE style).
 struct MoeSpec {
   int num_experts = 0;                 // num_local_experts (HF: num_local_experts / num_experts / n_routed_experts)
@@ -23,6 +33,17 @@ struct MoeSpec {
   // Megatron's default). See moe_max_load_factor in workload.hpp.
   double expert_load_cv = 0.0;
   double expert_capacity_factor = 0.0;
+  TokenDispatcher token_dispatcher = TokenDispatcher::alltoall;
+  // Group-limited routing (HF n_group / topk_group; Megatron --moe-router-num-groups /
+  // --moe-router-group-topk): experts in num_groups equal groups, a token picks its experts
+  // within groups_per_token groups. DeepSeek-V3 trains with one group per node of the EP
+  // group and 4 groups a token (report 2.1.2: "each token will be sent to at most M = 4
+  // nodes"). 0: no limit.
+  int num_groups = 0;
+  int groups_per_token = 0;
+  // Devices per server of the hardware the EP group is laid over (the scenario loader copies
+  // node.devices_per_node): how many nodes an EP group spans (rank order tp-cp-ep, Megatron's).
+  int devices_per_node = 8;
 };
 
 struct ModelSpec {
@@ -56,6 +77,11 @@ struct ModelSpec {
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t v_head_dim = 0;
   bool is_mla() const { return kv_lora_rank > 0; }
+  // Issue 18: multi-token prediction (HF num_nextn_predict_layers; DeepSeek-V3 report 2.2: D = 1).
+  // Each module is a projection of [norm(h); norm(embedding)] from 2h to h, one transformer
+  // layer (the model's last layer kind) and the shared LM head and loss once more; it runs on
+  // the stage holding the LM head.
+  int mtp_layers = 0;
   // Added by the long-context work (issue 17): causal sliding-window attention (HF
   // sliding_window; Mistral 7B v0.1: 4096). 0: every layer attends to the whole prefix.
   // window_layers[l] says whether layer l uses the window (Gemma-2/3 alternate local and

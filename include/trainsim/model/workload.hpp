@@ -111,6 +111,9 @@ bool fork_fused_softmax_available(long long micro_batch, long long heads_per_ran
 // the model's layers (MoE models have dense leading layers).
 double layer_forward_flops_per_token(const ModelSpec& model, int layer, double seq_length);
 double attention_core_forward_flops_per_token(const ModelSpec& model, double seq_length);
+// Multi-token prediction modules (model.mtp_layers): forward FLOPs per token of all of them
+// (projection 2h -> h, one layer of the model's last kind, the LM head); 0 without MTP.
+double mtp_forward_flops_per_token(const ModelSpec& model, double seq_length);
 
 // Long context (issue 17). Key positions one head's causal queries attend to over a
 // sequence of s tokens: sum_{i<s} min(i + 1, w) with a sliding window of w (w <= 0 or
