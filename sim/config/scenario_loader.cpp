@@ -377,7 +377,10 @@ ParallelPlan fill_plan(const Validated& v) {
   const std::string& cp_comm = v.str("plan.cp_comm_type");
   p.cp_comm_type = cp_comm == "all_gather" ? CpCommType::all_gather
                    : cp_comm == "a2a"      ? CpCommType::a2a
+                   : cp_comm == "a2a+p2p"  ? CpCommType::a2a_p2p
                                            : CpCommType::p2p;
+  if (v.has("plan.hierarchical_context_parallel_sizes"))
+    p.hierarchical_context_parallel_sizes = v.values.at("plan.hierarchical_context_parallel_sizes").list;
   if (v.has("data.document_lengths")) p.document_lengths = v.values.at("data.document_lengths").list;
   if (v.has("data.document_weights")) p.document_weights = v.values.at("data.document_weights").list;
   p.expert_model_parallel_size = as_int(v, "plan.expert_model_parallel_size");
@@ -917,6 +920,8 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
     for (int n : values) text += (text.empty() ? "" : ", ") + std::to_string(n);
     return "[" + text + "]";
   };
+  if (!p.hierarchical_context_parallel_sizes.empty())
+    out.push_back({"plan.hierarchical_context_parallel_sizes", list(p.hierarchical_context_parallel_sizes)});
   if (!p.document_lengths.empty()) out.push_back({"data.document_lengths", list(p.document_lengths)});
   if (!p.document_weights.empty()) out.push_back({"data.document_weights", list(p.document_weights)});
   return out;

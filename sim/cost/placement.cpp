@@ -22,6 +22,10 @@ const char* comm_group_name(CommGroup group) {
       return "pp";
     case CommGroup::expert_dp:
       return "expert_dp";
+    case CommGroup::cp_inner:
+      return "cp_inner";
+    case CommGroup::cp_outer:
+      return "cp_outer";
   }
   return "?";
 }
@@ -94,14 +98,24 @@ std::vector<RankDimension> rank_dimensions(const ParallelPlan& plan, int num_dev
 
 std::vector<int> group_ranks(const ParallelPlan& plan, int num_devices, CommGroup group, int member) {
   const bool expert = group == CommGroup::ep || group == CommGroup::expert_dp;
+  const bool cp_level = group == CommGroup::cp_inner || group == CommGroup::cp_outer;
   const std::vector<RankDimension> dims = rank_dimensions(plan, num_devices, expert);
-  const std::string name = comm_group_name(group);
+  const std::string name = cp_level ? "cp" : comm_group_name(group);
   const auto dim = std::find_if(dims.begin(), dims.end(), [&](const RankDimension& d) { return d.name == name; });
   if (dim == dims.end()) throw SimError("group_ranks: no dimension " + name);
-  const int coordinate = (member / dim->stride) % dim->size;
-  const int base = member - coordinate * dim->stride;
+  // Hierarchical CP (a2a+p2p): the inner group is `inner` consecutive CP ranks, the outer one
+  // the CP ranks with the same position in their inner group (TE's ring: cp_global_ranks[(rank
+  // + 1) % p2p_size * a2a_size + rank_a2a]). Without sizes the inner group is the whole of CP.
+  const std::vector<int>& sizes = plan.hierarchical_context_parallel_sizes;
+  const int inner = sizes.size() == 2 && sizes[0] * sizes[1] == dim->size ? sizes[0] : dim->size;
+  int size = dim->size;
+  int stride = dim->stride;
+  if (group == CommGroup::cp_inner) size = inner;
+  if (group == CommGroup::cp_outer) size = dim->size / inner, stride = dim->stride * inner;
+  const int coordinate = (member / stride) % size;
+  const int base = member - coordinate * stride;
   std::vector<int> ranks;
-  for (int j = 0; j < dim->size; ++j) ranks.push_back(base + j * dim->stride);
+  for (int j = 0; j < size; ++j) ranks.push_back(base + j * stride);
   return ranks;
 }
 

@@ -50,6 +50,8 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost) {
         (f ? c.tp_f : c.tp_b) += t;
         break;
       case CommGroup::cp:
+      case CommGroup::cp_inner:
+      case CommGroup::cp_outer:
         (f ? c.cp_f : c.cp_b) += t;
         break;
       case CommGroup::ep:

@@ -292,6 +292,25 @@ CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
       t.backward_grad_bytes = qkv;
       t.working_bytes = qkv;
       break;
+    case CpCommType::a2a_p2p: {
+      // The a2a part as above, over the inner group (flash_attn_a2a_communicate of q, k, v
+      // before the ring, of out after it, of dout and dq, dk, dv in backward; the same
+      // empty_like buffer of Q, K, V); the ring over the outer group moves K and V of the
+      // post-all-to-all shape, kv bytes (its receive buffers uncounted, as for p2p).
+      // A level of size 1 does not communicate (TE then runs plain p2p or a2a).
+      const std::vector<int>& sizes = p.hierarchical_context_parallel_sizes;
+      const double u = sizes.size() == 2 ? std::max(1, sizes[0]) : c;
+      const double r = sizes.size() == 2 ? std::max(1, sizes[1]) : 1.0;
+      const double a2a = u > 1 ? 1.0 : 0.0;
+      t.forward_bytes = a2a * qkv;
+      t.forward_output_bytes = a2a * out;
+      t.backward_bytes = a2a * out;
+      t.backward_grad_bytes = a2a * qkv;
+      t.working_bytes = a2a * qkv;
+      t.ring_forward_bytes = (r - 1) * kv;
+      t.ring_backward_bytes = 2.0 * (r - 1) * kv;
+      break;
+    }
   }
   return t;
 }
@@ -432,6 +451,16 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
         B.comm("cp_all_to_all_qkv", CollectiveKind::all_to_all, CommGroup::cp, Phase::forward, before_core,
                cp.forward_bytes);
         break;
+      case CpCommType::a2a_p2p:
+        // TE AttnFuncWithCPAndKVP2P with cp_group = [a2a, p2p]: Q, K, V all-to-all inside the
+        // inner group, then the ring of K and V across the outer group.
+        if (cp.forward_bytes > 0)
+          B.comm("cp_all_to_all_qkv", CollectiveKind::all_to_all, CommGroup::cp_inner, Phase::forward, before_core,
+                 cp.forward_bytes);
+        if (cp.ring_forward_bytes > 0)
+          B.comm("cp_kv_exchange", CollectiveKind::send_recv, CommGroup::cp_outer, Phase::forward, before_core,
+                 cp.ring_forward_bytes);
+        break;
     }
   }
   if (p.use_flash_attn) {
@@ -555,6 +584,22 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
                cp.backward_bytes);
         B.comm("cp_all_to_all_qkv_grad", CollectiveKind::all_to_all, CommGroup::cp, Phase::backward, core,
                cp.backward_grad_bytes);
+        break;
+      case CpCommType::a2a_p2p:
+        // The output back to sequence shards (inner); backward: dO all-to-all (inner), the ring of
+        // K, V, dK, dV (outer), the dQ dK dV all-to-all (inner).
+        if (cp.forward_output_bytes > 0) {
+          B.comm("cp_all_to_all_output", CollectiveKind::all_to_all, CommGroup::cp_inner, Phase::forward, core,
+                 cp.forward_output_bytes);
+          B.comm("cp_all_to_all_output_grad", CollectiveKind::all_to_all, CommGroup::cp_inner, Phase::backward, core,
+                 cp.backward_bytes);
+        }
+        if (cp.ring_backward_bytes > 0)
+          B.comm("cp_kv_exchange_backward", CollectiveKind::send_recv, CommGroup::cp_outer, Phase::backward, core,
+                 cp.ring_backward_bytes);
+        if (cp.backward_grad_bytes > 0)
+          B.comm("cp_all_to_all_qkv_grad", CollectiveKind::all_to_all, CommGroup::cp_inner, Phase::backward, core,
+                 cp.backward_grad_bytes);
         break;
     }
   }

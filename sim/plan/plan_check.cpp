@@ -290,10 +290,33 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           cp_kind + ": all-to-all CP splits heads, but CP does not divide the heads per TP rank (" + str(heads / tp) +
               " query, " + str(kv / tp) + " key/value)",
           "p2p or all_gather, or CP in " + divisors_text(std::gcd(heads / tp, kv / tp)));
+    // Hierarchical CP: Megatron asserts np.prod(hierarchical_context_parallel_sizes) ==
+    // context_parallel_size whenever the sizes are given; a2a+p2p takes exactly two, [a2a, p2p]
+    // (TE: "requires cp_group = [a2a_cp_group, p2p_cp_group]"), and its all-to-all splits the
+    // heads per TP rank over the a2a size.
+    const std::vector<int>& levels = plan.hierarchical_context_parallel_sizes;
+    long long product = 1;
+    for (int n : levels) product = std::min<long long>(product * n, 1LL << 40);  // no overflow (n <= 1e6)
+    const int a2a_fit = std::gcd(cp, std::gcd(heads / tp, kv / tp));
+    const std::string example = "[" + str(a2a_fit) + ", " + str(cp / a2a_fit) + "]";
+    if (plan.cp_comm_type == CpCommType::a2a_p2p && (levels.size() != 2 || product != cp))
+      add("plan.hierarchical_context_parallel_sizes",
+          cp_kind + " needs [a2a size, p2p size] with product CP (" + str(cp) + ")", "two sizes such as " + example);
+    else if (!levels.empty() && product != cp)
+      add("plan.hierarchical_context_parallel_sizes",
+          "the sizes multiply to " + str(product) + ", not context_parallel_size (" + str(cp) + ")",
+          "sizes with product " + str(cp) + ", such as " + example);
+    if (plan.cp_comm_type == CpCommType::a2a_p2p && levels.size() == 2 && product == cp) {
+      if ((heads / tp) % levels[0] != 0 || (kv / tp) % levels[0] != 0)
+        add("plan.hierarchical_context_parallel_sizes",
+            cp_kind + ": the a2a size " + str(levels[0]) + " does not divide the heads per TP rank (" +
+                str(heads / tp) + " query, " + str(kv / tp) + " key/value)",
+            "an a2a size in " + divisors_text(std::gcd(heads / tp, kv / tp)) + " dividing CP");
+    }
     bool window = false;
     for (int l = 0; l < layers; ++l)
       window = window || (model.layer_has_window(l) && model.sliding_window < plan.seq_length);
-    if (window && plan.cp_comm_type == CpCommType::p2p)
+    if (window && (plan.cp_comm_type == CpCommType::p2p || plan.cp_comm_type == CpCommType::a2a_p2p))
       add("plan.cp_comm_type",
           cp_kind + ": the ring does not run sliding-window attention (sliding_window " + str(model.sliding_window) +
               " < seq_length)",

@@ -109,6 +109,8 @@ for comm in p2p all_gather a2a; do
   seed "plan-cp-$comm" "$(small_plan model.yaml 'context_parallel_size: 2' "cp_comm_type: $comm")" "$llama" "$h100" \
     'plan.seq_length=8192'
 done
+seed plan-cp-a2a-p2p "$(small_plan model.yaml 'context_parallel_size: 4' 'cp_comm_type: a2a+p2p' \
+  'hierarchical_context_parallel_sizes: [2, 2]')" "$llama" "$h100" 'plan.seq_length=8192'
 for kernel in auto flash2 flash3 cudnn eager; do
   seed "plan-attention-$kernel" "$(small_plan model.yaml "attention_kernel: $kernel")" "$llama" "$h100"
 done

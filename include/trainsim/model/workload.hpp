@@ -44,7 +44,10 @@ struct Op {
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
-enum class CommGroup { tp, cp, ep, dp, pp, expert_dp };
+// cp_inner / cp_outer: the two levels of hierarchical CP (plan.cp_comm_type a2a+p2p), the
+// all-to-all group of hierarchical_context_parallel_sizes[0] consecutive CP ranks and the ring
+// across those groups (CP ranks with the same position inside their all-to-all group).
+enum class CommGroup { tp, cp, ep, dp, pp, expert_dp, cp_inner, cp_outer };
 enum class Phase { forward, backward };
 
 // Placement: a forward CommOp runs after ops[after_op]'s forward (-1: before the first
@@ -134,6 +137,11 @@ double attention_work_ratio(const ModelSpec& model, const ParallelPlan& plan, in
 //   p2p:        forward (c-1) kv send/recv; backward 2(c-1) kv (K, V and dK, dV round the ring)
 //   all_gather: forward all-gather c kv; backward all-gather c kv + reduce-scatter of dK dV c kv
 //   a2a:        forward all-to-all qkv and out; backward all-to-all out (dO) and qkv (dQ dK dV)
+//   a2a+p2p:    with [u, r] = hierarchical_context_parallel_sizes (u r = c): the a2a traffic over
+//               the u-rank inner group, then the ring over the r-rank outer group of the K and V
+//               the all-to-all produced; an all-to-all keeps a rank's bytes (sequence x u, heads
+//               / u: b s/r width/(t u) = kv), so the ring moves forward (r-1) kv, backward
+//               2(r-1) kv: p2p with c -> r (TE AttnFuncWithCPAndKVP2P, cp_group = [a2a, p2p]).
 // working_bytes: buffers alive beside the activations while attention runs (memory).
 struct CpTraffic {
   double forward_bytes = 0;         // before attention (p2p: the whole ring)
@@ -141,6 +149,8 @@ struct CpTraffic {
   double backward_bytes = 0;        // p2p: the whole ring; all_gather: K, V re-gathered; a2a: dO
   double backward_grad_bytes = 0;   // all_gather: dK, dV reduce-scatter; a2a: dQ, dK, dV
   double working_bytes = 0;         // all_gather: 2 c kv (gathered K, V and their gradients); a2a: qkv
+  double ring_forward_bytes = 0;    // a2a+p2p: the outer ring, (r-1) kv
+  double ring_backward_bytes = 0;   // a2a+p2p: the outer ring in backward, 2(r-1) kv
 };
 CpTraffic cp_traffic(const ModelSpec& model, const ParallelPlan& plan);
 

@@ -33,13 +33,16 @@ enum class AttentionKernel { device_default, flash1, flash2, flash3, cudnn, eage
 // TransformerConfig.cp_comm_type words; Transformer Engine runs each): p2p, the ring
 // (AttnFuncWithCPAndKVP2P); all_gather, Llama 3's all-gather of K and V before attention
 // (AttnFuncWithCPAndKVAllGather); a2a, DeepSpeed-Ulysses' all-to-all of Q, K, V and the output
-// across heads (AttnFuncWithCPAndQKVOA2A).
-enum class CpCommType { p2p, all_gather, a2a };
+// across heads (AttnFuncWithCPAndQKVOA2A); a2a_p2p ("a2a+p2p"), hierarchical CP (LongVILA / USP):
+// all-to-all inside groups of plan.hierarchical_context_parallel_sizes[0] consecutive CP ranks,
+// then the ring across the [1] such groups (AttnFuncWithCPAndKVP2P with cp_group = [a2a, p2p]).
+enum class CpCommType { p2p, all_gather, a2a, a2a_p2p };
 
 inline const char* to_string(CpCommType type) {
   switch (type) {
     case CpCommType::all_gather: return "all_gather";
     case CpCommType::a2a: return "a2a";
+    case CpCommType::a2a_p2p: return "a2a+p2p";
     case CpCommType::p2p: break;
   }
   return "p2p";
@@ -66,6 +69,10 @@ struct ParallelPlan {
   int virtual_pipeline_model_parallel_size = 1;
   int context_parallel_size = 1;
   CpCommType cp_comm_type = CpCommType::p2p;  // plan.cp_comm_type (issue 17)
+  // plan.hierarchical_context_parallel_sizes (Megatron's word): [a2a, p2p] for a2a+p2p, the
+  // all-to-all size over consecutive CP ranks first (Megatron: "--hierarchical-context-parallel-sizes
+  // 2 4 indicates every two adjacent gpus forms the first level"). Empty: not set.
+  std::vector<int> hierarchical_context_parallel_sizes;
   int expert_model_parallel_size = 1;
   int data_parallel_size = 1;  // derived: devices / (tp * pp * cp)
   bool sequence_parallel = false;
