@@ -162,7 +162,7 @@ elseif(CHECK STREQUAL "search_framework_fsdp_proposes_fsdp_with_pp")
   endif()
 
 elseif(CHECK STREQUAL "search_choose_compare_unknown_framework_is_one_line")
-  set(one_line "^--framework: unknown framework 'jax'; valid: megatron-core, megatron-lm, deepspeed, fsdp, mindspeed, deepspeed-2021, bigscience-megatron-deepspeed\n$")
+  set(one_line "^--framework: unknown framework 'jax'; valid: megatron-core, megatron-lm, deepspeed, fsdp, mindspeed, deepspeed-2021, bigscience-megatron-deepspeed, nemo\n$")
   run(2 search scenarios/default.yaml --framework jax)
   expect_match("${output}" "${one_line}")
   run(2 choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --framework jax)
@@ -265,10 +265,10 @@ elseif(CHECK STREQUAL "validate_counts_runs_predicted_out_of_memory_on_the_calib
     if(fits STREQUAL "OFF")
       math(EXPR not_fitting "${not_fitting} + 1")
       string(JSON id GET "${json}" rows ${i} id)
-      expect_equal("${id}" nemo2407-h100-fp8-GPT3-20B-64gpu "the row predicted out of memory")
+      message(SEND_ERROR "${id} is predicted out of memory (it ran)")
     endif()
   endforeach()
-  expect_equal("${not_fitting}" 1 "rows with predicted_fits false")
+  expect_equal("${not_fitting}" 0 "rows with predicted_fits false")
 
 elseif(CHECK STREQUAL "validate_counts_a_run_predicted_out_of_memory")
   # The first run with a 10x hidden size (about 150B parameters on TP1 PP1): it cannot fit in
