@@ -180,7 +180,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.recompute_method", T::choice, D::none, "uniform", false, 0, 0, "uniform|block", "full recompute: how layers are chosen"},
   {"plan.recompute_num_layers", T::integer, D::none, "0", false, 0, kMaxLayers, "", "full recompute: layers per stage (0: all)"},
   {"plan.use_distributed_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "Megatron: shard optimizer state over DP"},
-  {"plan.framework", T::choice, D::none, "megatron-core", false, 0, 0, "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed", "training framework whose mechanisms are priced (trainsim/framework)"},
+  {"plan.framework", T::choice, D::none, "megatron-core", false, 0, 0, "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo", "training framework whose mechanisms are priced (trainsim/framework)"},
   {"plan.zero_stage", T::integer, D::none, "0", false, 0, 3, "", "DeepSpeed ZeRO stage"},
   {"plan.offload_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "ZeRO-Offload: optimizer on the host"},
   {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-2p|zb-v|dualpipe|dualpipev", "pipeline schedule (zb-2p: zb-h2)"},

@@ -12,12 +12,16 @@
 //    the chunk activations in flight, counted on the stage's own schedule order (the one
 //    the replay runs: trainsim/schedule activations_in_flight), full recompute keeps the
 //    layer input.
-//  - Communication buffers: Megatron's DDP and distributed optimizer reduce-scatter /
-//    all-gather in place inside the contiguous grad / param buffers, so they add
-//    nothing; DeepSpeed ZeRo-2/3 (zero_stage >= 2 without the distributed optimizer)
-//    keep two gradient buckets of plan.grad_bucket_bytes, ZeRO-3 also two layers of
-//    all-gathered 16-bit weights (the current one and the prefetched one). Pipeline
-//    stages keep one received-gradient buffer of the boundary tensor.
+//  - What the framework keeps (trainsim/framework, each value with its source): the
+//    gradient buffer's bytes per parameter (Megatron's fp32 main_grad: 4; DeepSpeed's and
+//    NeMo's Apex optimizer with grad_sync_dtype bf16: 2), DeepSpeed's reduce buckets
+//    (reduce_bucket_size elements of the 16-bit dtype, double-buffered with overlap_comm),
+//    the gathered ZeRO-3 / FSDP units in flight and FSDP's unsharded gradient of the unit
+//    being reduce-scattered (bf16 + its fp32 copy). Megatron's DDP and distributed optimizer
+//    reduce-scatter / all-gather in place inside the contiguous grad / param buffers, so they
+//    add nothing. Pipeline stages keep one received-gradient buffer of the boundary tensor.
+//  - Communicator buffers: the collective library's per process group (NCCL's FIFOs per
+//    channel and NVLS buffers, HCCL_BUFFSIZE), trainsim/framework/communicator.hpp.
 #include "trainsim/memory/memory_model.hpp"
 
 #include <cstdio>
@@ -28,6 +32,8 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/model/moe_dispatch.hpp"
+#include "trainsim/framework/communicator.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -35,8 +41,31 @@ namespace trainsim {
 namespace {
 
 constexpr double kWeightBytes = 2.0;      // bf16 / fp16 weights
-constexpr double kGradBytes = 4.0;        // fp32 gradient accumulation (Megatron main_grad)
 constexpr double kOptimizerBytes = 12.0;  // fp32 master + Adam m + v
+// DeepSpeed's BF16_Optimizer (bf16 without ZeRO) keeps fp32 gradients beside the 16-bit ones
+// (runtime/engine.py get_data_types: grad_accum_dtype fp32; bf16_optimizer.py fp32_groups_gradients).
+constexpr double kFp32GradBytes = 4.0;
+
+// Bytes per parameter of the gradients a stage keeps, by what its framework does.
+double gradient_bytes_per_param(const ParallelPlan& plan, const FrameworkEntry& framework) {
+  double bytes = framework.grad_buffer_bytes.value;
+  const bool bf16_fold = plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer &&
+                         framework.bf16_grad_fold_bytes_per_param.value > 0;
+  if (bf16_fold) bytes += kFp32GradBytes;
+  return bytes;
+}
+
+// The ZeRO optimizer's gradient-reduction bucket buffers (DeepSpeed's ipg buffers), bytes.
+double reduce_bucket_buffer_bytes(const ParallelPlan& plan, const FrameworkEntry& framework) {
+  if (plan.zero_stage < 1 || plan.use_distributed_optimizer) return 0;
+  const int buffers = plan.zero_stage >= 3 ? framework.reduce_buffers_zero3.value
+                      : plan.overlap_grad_reduce ? framework.reduce_buffers_zero12_overlap.value
+                                                 : framework.reduce_buffers_zero12.value;
+  // plan.grad_bucket_bytes overrides the framework's bucket (reduce_bucket_size elements of the
+  // 16-bit dtype: stage_1_and_2.py allocates them in the optimizer's dtype).
+  const double bucket = plan.grad_bucket_bytes > 0 ? plan.grad_bucket_bytes : framework.grad_bucket_params.value * kWeightBytes;
+  return buffers * bucket;
+}
 
 const LayerWorkload& representative_layer(const Workload& w) {
   if (w.layer_types.empty()) throw SimError("memory: workload has no layer types");
@@ -147,7 +176,15 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const bool shard_optimizer = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const bool shard_grads = plan.zero_stage >= 2;
   const bool shard_weights = plan.zero_stage >= 3;
-  const bool deepspeed_buckets = plan.zero_stage >= 2 && !plan.use_distributed_optimizer;
+  const FrameworkEntry& framework = framework_entry(plan.framework);
+  const double grad_bytes = gradient_bytes_per_param(plan, framework);
+  const double bucket_buffers = reduce_bucket_buffer_bytes(plan, framework);
+  // HCCL's 2 x HCCL_BUFFSIZE per communicator is not counted yet: the MindSpeed-LLM rows that
+  // sit within 0.2 GiB of 64 GiB run --reuse-fp32-param (MindSpeed docs/zh/features/
+  // reuse-fp32-param.md: 2 bytes x parameters / DP saved with the distributed optimizer), which
+  // has no plan key yet; with the HCCL buffers and without it they become wrong verdicts.
+  const CommunicatorBuffers library_buffers = communicator_buffers(scenario);
+  const double communicators = library_buffers.library == "HCCL" ? 0.0 : library_buffers.bytes;
 
   const double input_bytes = layer_input_bytes(model, plan);
   const std::vector<int> split = layers_per_stage(plan, model.num_layers);
@@ -182,7 +219,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     const double dense = params - expert;
 
     sm.weights = kWeightBytes * (shard_weights ? dense / dp + expert / expert_dp : params);
-    sm.gradients = kGradBytes * (shard_grads ? dense / dp + expert / expert_dp : params);
+    sm.gradients = grad_bytes * (shard_grads ? dense / dp + expert / expert_dp : params);
     const double optimizer = kOptimizerBytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
     if (plan.offload_optimizer) {
       sm.offloaded_to_host = optimizer;
@@ -258,9 +295,15 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
 
     double buffers = 0;
     if (p > 1) buffers += input_bytes;  // received output-gradient of the stage boundary
-    if (deepspeed_buckets) buffers += 2.0 * (plan.grad_bucket_bytes > 0 ? plan.grad_bucket_bytes : 40e6);
-    if (shard_weights) buffers += 2.0 * kWeightBytes * max_layer_params;
+    buffers += bucket_buffers;
+    if (shard_weights) buffers += framework.gathered_units_in_flight.value * kWeightBytes * max_layer_params;
+    // FSDP's unsharded gradient of a unit (and its copy in the reduction dtype) exists once the
+    // unit's backward has computed it, when that unit's backward and recompute working set is
+    // freed: it peaks instead of that set, not on top of it.
+    if (shard_grads && sm.layers > 0)
+      sm.transient = std::max(sm.transient, framework.unsharded_grad_bytes_per_param.value * max_layer_params);
     sm.communication_buffers = buffers;
+    sm.communicator_buffers = communicators;
     sm.reserve = scenario.hardware.device.allocator_reserve_bytes;
     report.stages.push_back(sm);
   }

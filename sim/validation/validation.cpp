@@ -49,7 +49,8 @@ namespace {
 //    MindSpeed / ModelLink -> mindspeed; DeepSpeed in 2021 (the source says 2021, or the
 //    ZeRO-3 rows of narayanan21-) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
 //    and 0.6.0, 2021-11 and 2022-01); BigScience (its own Megatron-DeepSpeed fork, 2022) ->
-//    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
+//    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; NeMo performance-summary
+//    runs (ids nemo*) -> nemo; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
 //    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
 //  - [attention_kernel=...]: from the notes' "Attention kernel: flash-attn <major>" (the
 //    llm-foundry rows name the flash-attn release their table installed): 1 -> flash1,
@@ -97,6 +98,7 @@ Framework infer_framework(const MeasuredRun& run) {
   if (paper_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
   if (says("bigscience") || says("bigsci-")) return Framework::bigscience_megatron_deepspeed;
   if (says("deepspeed")) return Framework::deepspeed;
+  if (starts_with(run.id, "nemo")) return Framework::nemo;
   if (says("fsdp") || says("torchtitan") || says("llm-foundry")) return Framework::fsdp;
   if (run.id.rfind("narayanan21-", 0) == 0 || run.id.rfind("korthikanti22-", 0) == 0) return Framework::megatron_lm;
   return Framework::megatron_core;
@@ -585,7 +587,7 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
       const auto& worst = result.memory.stages.at(result.memory.worst_stage);
       // memory_gib sources report torch's peak *allocated* bytes, which exclude the
       // runtime context and the caching allocator's slack: compare without the reserve.
-      const double predicted_bytes = run.memory_gib ? worst.peak() - worst.reserve : worst.peak();
+      const double predicted_bytes = run.memory_gib ? worst.allocated() : worst.peak();
       row.memory_measured_gib = run.memory_gib ? *run.memory_gib : *run.memory_gb * 1e9 / gib;
       row.memory_predicted_gib = predicted_bytes / gib;
       row.memory_error = (*row.memory_predicted_gib - *row.memory_measured_gib) / *row.memory_measured_gib;

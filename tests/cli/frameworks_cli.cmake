@@ -45,6 +45,12 @@ function(expect_match text regex)
   endif()
 endfunction()
 
+function(expect_no_match text regex)
+  if(text MATCHES "${regex}")
+    message(FATAL_ERROR "expected not to match '${regex}':\n${text}")
+  endif()
+endfunction()
+
 function(expect_equal actual expected what)
   if(NOT "${actual}" STREQUAL "${expected}")
     message(FATAL_ERROR "${what}: expected '${expected}', got '${actual}'")
@@ -156,7 +162,7 @@ elseif(CHECK STREQUAL "search_framework_fsdp_proposes_fsdp_with_pp")
   endif()
 
 elseif(CHECK STREQUAL "search_choose_compare_unknown_framework_is_one_line")
-  set(one_line "^--framework: unknown framework 'jax'; valid: megatron-core, megatron-lm, deepspeed, fsdp, mindspeed, deepspeed-2021, bigscience-megatron-deepspeed\n$")
+  set(one_line "^--framework: unknown framework 'jax'; valid: megatron-core, megatron-lm, deepspeed, fsdp, mindspeed, deepspeed-2021, bigscience-megatron-deepspeed, nemo\n$")
   run(2 search scenarios/default.yaml --framework jax)
   expect_match("${output}" "${one_line}")
   run(2 choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --framework jax)
@@ -227,20 +233,17 @@ elseif(CHECK STREQUAL "compare_frameworks_search_adds_each_best_plan")
   expect_equal("${row_plan}" "${best_plan}" "deepspeed searched row's plan")
 
 elseif(CHECK STREQUAL "validate_counts_runs_predicted_out_of_memory_on_the_calibration_set")
-  # Every calibration run ran: a prediction that one does not fit is a wrong verdict. The
-  # goal is zero everywhere. One is known and open, and named here so that any other fails
-  # this test, and its fix does too (then expect 0 for the H100 as well):
-  # nemo2407-h100-fp8-GPT3-20B-64gpu, predicted 80.3 GiB of 80.0 because FP8 GEMM inputs
-  # are saved at 2 bytes (sim/model/workload.cpp's documented simplification; Transformer
-  # Engine keeps the FP8 copies, about 7sbh of Korthikanti's 34sbh per layer: ~3.5 GiB here).
+  # Every calibration run ran: a prediction that one does not fit is a wrong verdict, and
+  # there are none (nemo2407-h100-fp8-GPT3-20B-64gpu was one at 80.3 GiB of 80.0 until NeMo's
+  # optimizer kept its bf16 gradient buffer: plan.framework nemo, 2 bytes per parameter).
   run(0 validate --json ${OUTDIR}/v.json)
-  foreach(family_count A100:0 H100:1 B200:0 910B:0)
+  foreach(family_count A100:0 H100:0 B200:0 910B:0)
     string(REPLACE ":" ";" pair ${family_count})
     list(GET pair 0 family)
     list(GET pair 1 count)
     expect_match("${output}" "\n${family} MAPE: [0-9.]+% over [0-9]+ runs \\(worst: [^)]*\\); ${count} predicted out of memory\n")
   endforeach()
-  expect_match("${output}" "\n  H100 runs predicted out of memory \\(they ran: wrong verdicts\\): nemo2407-h100-fp8-GPT3-20B-64gpu\n")
+  expect_no_match("${output}" "runs predicted out of memory \\(they ran: wrong verdicts\\)")
   read_json(${OUTDIR}/v.json)
   string(JSON families LENGTH "${json}" families)
   expect_equal("${families}" 4 "families")
@@ -252,7 +255,7 @@ elseif(CHECK STREQUAL "validate_counts_runs_predicted_out_of_memory_on_the_calib
     expect_equal("${ids}" "${oom}" "predicted_oom_ids listed")
     math(EXPR wrong "${wrong} + ${oom}")
   endforeach()
-  expect_equal("${wrong}" 1 "runs predicted out of memory over all families")
+  expect_equal("${wrong}" 0 "runs predicted out of memory over all families")
   # The row's own verdict, in every simulated row.
   string(JSON rows LENGTH "${json}" rows)
   math(EXPR last "${rows} - 1")
@@ -262,10 +265,10 @@ elseif(CHECK STREQUAL "validate_counts_runs_predicted_out_of_memory_on_the_calib
     if(fits STREQUAL "OFF")
       math(EXPR not_fitting "${not_fitting} + 1")
       string(JSON id GET "${json}" rows ${i} id)
-      expect_equal("${id}" nemo2407-h100-fp8-GPT3-20B-64gpu "the row predicted out of memory")
+      message(SEND_ERROR "${id} is predicted out of memory (it ran)")
     endif()
   endforeach()
-  expect_equal("${not_fitting}" 1 "rows with predicted_fits false")
+  expect_equal("${not_fitting}" 0 "rows with predicted_fits false")
 
 elseif(CHECK STREQUAL "validate_counts_a_run_predicted_out_of_memory")
   # The first run with a 10x hidden size (about 150B parameters on TP1 PP1): it cannot fit in

@@ -145,7 +145,7 @@ TEST_CASE("Every valid random plan keeps the engine's, memory model's and metric
     double worst = 0;
     for (const auto& sm : res.memory.stages) {
       const double parts = sm.weights + sm.gradients + sm.optimizer_states + sm.activations + sm.transient +
-                           sm.communication_buffers + sm.reserve;
+                           sm.communication_buffers + sm.reserve + sm.communicator_buffers;
       CHECK(std::isfinite(parts));
       CHECK(rel(parts, sm.peak()) <= 1e-12);
       CHECK(sm.activations_embedding_head <= sm.activations);

@@ -5,3 +5,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/zero3_mechanism_
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bigscience_rows_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepspeed_pipe_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/launch_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_memory_test.cpp)

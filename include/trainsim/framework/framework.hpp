@@ -99,6 +99,25 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // Memory (issue 14: memory follows the framework; read by sim/memory/memory_model.cpp).
+  // Bytes per parameter of the gradients kept through the step in 16-bit training (the
+  // buffer the backward accumulates into, before ZeRO-2/3 sharding): 4 where the framework
+  // accumulates in fp32 (Megatron's main_grad), 2 where it keeps 16-bit gradients.
+  Sourced<double> grad_buffer_bytes{4, "fp32 gradient accumulation (Megatron main_grad)"};
+  // Gradient-reduction bucket buffers the ZeRO optimizer allocates besides the gradients, in
+  // the 16-bit dtype, of grad_bucket_params elements each, per stage class: ZeRO 1-2 with the
+  // reduction overlapped (plan.overlap_grad_reduce), ZeRO 1-2 without, ZeRO-3; 0: the
+  // reduction runs in place in the gradient buffer.
+  Sourced<int> reduce_buffers_zero12_overlap{0, "reduces in place in the contiguous gradient buffer"};
+  Sourced<int> reduce_buffers_zero12{0, "reduces in place in the contiguous gradient buffer"};
+  Sourced<int> reduce_buffers_zero3{0, "reduces in place in the contiguous gradient buffer"};
+  // ZeRO-3 / FSDP: gathered (unsharded) 16-bit units alive at once: the unit computing and
+  // the ones prefetched ahead of it.
+  Sourced<int> gathered_units_in_flight{2, "the unit computing and the next one, gathered ahead"};
+  // ZeRO-3 / FSDP: bytes per parameter of one unit's unsharded gradient buffers alive while
+  // it is reduce-scattered (the 16-bit gradient and its copy in the reduction dtype); 0: the
+  // reduction goes through the bucket buffers above or the gradient buffer.
+  Sourced<double> unsharded_grad_bytes_per_param{0, "reduced through the bucket buffers or in place"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;

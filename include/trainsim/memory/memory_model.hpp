@@ -44,12 +44,16 @@ struct StageMemory {
   // the bf16 logits next to the fp32 softmax at the loss on the last stage.
   double transient = 0;
   double activations_embedding_head = 0;  // part of `activations`: embedding / LM head / loss
+  // The collective library's buffers for the communicators this rank is in (NCCL / HCCL,
+  // trainsim/framework/communicator.hpp): allocated by the library, outside the framework's
+  // caching allocator, so in peak() but not in allocated().
+  double communicator_buffers = 0;
 
   // What torch.cuda.max_memory_allocated() would report (no allocator reserve).
   double allocated() const {
     return weights + gradients + optimizer_states + activations + transient + communication_buffers;
   }
-  double peak() const { return allocated() + reserve; }
+  double peak() const { return allocated() + reserve + communicator_buffers; }
 };
 
 struct MemoryReport {
