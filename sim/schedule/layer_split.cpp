@@ -123,7 +123,8 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
     return out;
   }
   if (explicit_split) {
-    if (v > 1)
+    // DualPipe's two chunks on a device are whole stages of the two copies: no split within.
+    if (v > 1 && model_copies(plan.schedule) == 1)
       for (std::size_t s = 0; s < plan.layers_per_stage.size(); ++s)
         if (plan.layers_per_stage[s] % v != 0) {
           out.push_back({"plan.layers_per_stage",
