@@ -1,5 +1,7 @@
 #include "trainsim/framework/framework.hpp"
 
+#include <algorithm>
+
 #include "trainsim/common/error.hpp"
 
 namespace trainsim {
@@ -48,6 +50,9 @@ constexpr const char* kMegatronLaunchChecked =
 constexpr const char* kNoZeroBubble =
     "no zero-bubble schedule: megatron/training/arguments.py has no such argument and "
     "core/pipeline_parallel/schedules.py runs 1F1B or interleaved 1F1B";
+constexpr const char* kNoDualPipe =
+    "no DualPipe schedule: megatron/training/arguments.py has no such argument and "
+    "core/pipeline_parallel/schedules.py runs 1F1B or interleaved 1F1B";
 
 std::vector<LaunchArgument> megatron_launch_arguments() {
   return {
@@ -59,6 +64,10 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.schedule", "interleaved", "", "", ""},  // the virtual stages select it
       A{"plan.schedule", "gpipe", "", "", "no GPipe schedule: get_forward_backward_func runs 1F1B or interleaved 1F1B"},
       A{"plan.schedule", "zb-h1", "", "", kNoZeroBubble},
+      A{"plan.schedule", "zb-h2", "", "", kNoZeroBubble},
+      A{"plan.schedule", "zb-v", "", "", kNoZeroBubble},
+      A{"plan.schedule", "dualpipe", "", "", kNoDualPipe},
+      A{"plan.schedule", "dualpipev", "", "", kNoDualPipe},
       A{"plan.context_parallel_size", "1", "", "", ""},
       A{"plan.context_parallel_size", "*", "", "--context-parallel-size {value}", ""},
       A{"plan.expert_model_parallel_size", "1", "", "", ""},
@@ -117,6 +126,16 @@ LaunchSyntax mindspeed_launch() {
                  "megatron/training/arguments.py",
                  "pretrain_gpt.py", "Megatron-LM's pretrain_gpt.py with 'import mindspeed.megatron_adaptor' added",
                  "", megatron_launch_arguments()};
+  // MindSpeed's DualPipeV (Ascend/MindSpeed @ 9811df6689c36bd2c2b30bacdf7d9ec229e464a9
+  // mindspeed/features_manager/pipeline_parallel/dualpipev_feature.py: --schedules-method
+  // dualpipev; validate_args asserts overlap_grad_reduce off and context parallelism 1).
+  s.arguments.erase(std::remove_if(s.arguments.begin(), s.arguments.end(),
+                                   [](const LaunchArgument& a) {
+                                     return a.key == "plan.schedule" && a.value == "dualpipev";
+                                   }),
+                    s.arguments.end());
+  const char* dualpipev_asserts = "MindSpeed's dualpipev asserts overlap_grad_reduce off and context_parallel_size 1 "
+                                  "(features_manager/pipeline_parallel/dualpipev_feature.py)";
   for (LaunchArgument& a : s.arguments) {
     if (a.key == "plan.context_parallel_size" && a.value == "*")
       a.text = "--context-parallel-size {value} --context-parallel-algo megatron_cp_algo";  // ring attention, as priced
@@ -125,6 +144,9 @@ LaunchSyntax mindspeed_launch() {
                std::string(a.value == "1" ? "optim" : a.value == "2" ? "optim_grads" : "optim_grads_params");
     if (a.key == "plan.use_flash_attn") a.text = a.value == "true" ? "--use-flash-attn" : "";
   }
+  s.arguments.push_back(A{"plan.schedule", "dualpipev", "plan.overlap_grad_reduce=false", "--schedules-method dualpipev", ""});
+  s.arguments.push_back(A{"plan.schedule", "dualpipev", "plan.overlap_grad_reduce=true", "", dualpipev_asserts});
+  s.arguments.push_back(A{"plan.context_parallel_size", "*", "plan.schedule=dualpipev", "", dualpipev_asserts});
   return s;
 }
 
@@ -146,7 +168,7 @@ LaunchSyntax mindspeed_launch() {
 std::vector<LaunchArgument> torchtitan_launch_arguments() {
   const char* no_zb = "torch.distributed.pipelining's zero-bubble schedules (InterleavedZeroBubble, ZBVZeroBubble) "
                       "are multi-stage: torchtitan/distributed/pipeline_parallel.py requires at least 2 stages per "
-                      "rank, and ZB-H1 has one";
+                      "rank, and ZB-H1 and ZB-H2 have one";
   const char* same_pass = "FSDP2 always overlaps its collectives with compute (no option turns it off)";
   return {
       A{"plan.tensor_model_parallel_size", "*", "", "--parallelism.tensor_parallel_degree {value}", ""},
@@ -162,6 +184,13 @@ std::vector<LaunchArgument> torchtitan_launch_arguments() {
       A{"plan.schedule", "interleaved", "", "--parallelism.pipeline_parallel_schedule Interleaved1F1B", ""},
       A{"plan.schedule", "gpipe", "", "--parallelism.pipeline_parallel_schedule GPipe", ""},
       A{"plan.schedule", "zb-h1", "", "", no_zb},
+      A{"plan.schedule", "zb-h2", "", "", no_zb},
+      // Two stages per rank in a V: torch.distributed.pipelining's ScheduleZBVZeroBubble and
+      // ScheduleDualPipeV, which torchtitan's get_schedule_class finds by these names.
+      A{"plan.schedule", "zb-v", "", "--parallelism.pipeline_parallel_schedule ZBVZeroBubble", ""},
+      A{"plan.schedule", "dualpipev", "", "--parallelism.pipeline_parallel_schedule DualPipeV", ""},
+      A{"plan.schedule", "dualpipe", "", "",
+        "torch.distributed.pipelining has DualPipeV (one copy of the model in a V), not the two-copy DualPipe"},
       A{"plan.context_parallel_size", "1", "", "", ""},
       A{"plan.context_parallel_size", "*", "", "--parallelism.context_parallel_degree {value}", ""},
       A{"plan.expert_model_parallel_size", "1", "", "", ""},
@@ -251,6 +280,10 @@ std::vector<LaunchArgument> deepspeed_launch_arguments() {
       A{"plan.schedule", "zb-h1", "plan.sequence_parallel=false", "--enable-zbh1-pipeline", ""},
       A{"plan.schedule", "zb-h1", "plan.sequence_parallel=true", "",
         "Megatron-DeepSpeed's --enable-zbh1-pipeline asserts sequence_parallel == False (megatron/arguments.py)"},
+      A{"plan.schedule", "zb-h2", "", "", "Megatron-DeepSpeed's only zero-bubble flag is --enable-zbh1-pipeline"},
+      A{"plan.schedule", "zb-v", "", "", one_stage},
+      A{"plan.schedule", "dualpipe", "", "", one_stage},
+      A{"plan.schedule", "dualpipev", "", "", one_stage},
       A{"plan.context_parallel_size", "1", "", "", ""},
       A{"plan.context_parallel_size", "*", "", "",
         "no context parallelism: Megatron-DeepSpeed's --ds-sequence-parallel-size is Ulysses (an all-to-all of "

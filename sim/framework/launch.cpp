@@ -11,6 +11,7 @@
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -81,10 +82,16 @@ bool expresses(const LaunchSyntax& s, const std::string& key, const Values& valu
   return !gap && cannot.empty();
 }
 
+// Model chunks over the pipeline: p x the schedule's chunks per stage (zb-v and dualpipev
+// hold two in a V; DualPipe's two are whole stages of two copies of the model, p in all).
+long long pipeline_chunks(const ParallelPlan& plan) {
+  const int p = std::max(1, plan.pipeline_model_parallel_size);
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
+  return static_cast<long long>(p) * (model_copies(plan.schedule) > 1 ? 1 : v);
+}
+
 int layers_per_chunk(const Scenario& scenario, const ParallelPlan& plan) {
-  const long long chunks = static_cast<long long>(std::max(1, plan.pipeline_model_parallel_size)) *
-                           std::max(1, plan.virtual_pipeline_model_parallel_size);
-  return static_cast<int>(scenario.model.num_layers / chunks);
+  return static_cast<int>(scenario.model.num_layers / pipeline_chunks(plan));
 }
 
 std::string substitute(std::string text, const std::map<std::string, std::string>& with) {
@@ -159,8 +166,7 @@ LaunchArguments launch_arguments(const Scenario& scenario, const ParallelPlan& p
                                   valid));
   }
   const long long layers = scenario.model.num_layers;
-  const long long chunks = static_cast<long long>(std::max(1, plan.pipeline_model_parallel_size)) *
-                           std::max(1, plan.virtual_pipeline_model_parallel_size);
+  const long long chunks = pipeline_chunks(plan);
   if (chunks > 1 && layers % chunks != 0)
     problems.push_back(Diagnostic({}, option,
                                   std::to_string(layers) + " layers do not split evenly over " +

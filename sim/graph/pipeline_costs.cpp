@@ -437,11 +437,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // (the first and the last stage) in finalize_model_grads, after the DP reduction and before
   // the optimizer: the full (V/TP) x h gradient at the reduction dtype, both ways (a two-rank
   // ring moves B per rank). ZB-V's V holds both on the first device: nothing to reduce.
+  // DualPipe's two copies each tie their own pair (devices 0 and p-1 both ways): twice the bytes.
   const int embedding_stage = place_of(plan.schedule, p, v, 0).stage;
-  const int head_stage = place_of(plan.schedule, p, v, p * v - 1).stage;
+  const int head_stage = place_of(plan.schedule, p, v, pipeline_length(plan.schedule, p, v) - 1).stage;
   if (scenario.model.tie_word_embeddings && embedding_stage != head_stage) {
     const double bytes = static_cast<double>(workload.padded_vocab_size) / plan.tensor_model_parallel_size *
-                         scenario.model.hidden_size * grad_bytes_per_param;
+                         scenario.model.hidden_size * grad_bytes_per_param * model_copies(plan.schedule);
     costs.tied_embedding_allreduce_bytes = bytes;
     costs.tied_embedding_allreduce_s = cost.p2p_s(bytes);
     costs.tied_embedding_stages[0] = embedding_stage;

@@ -5,10 +5,16 @@
 // all-reduce between the first and the last stage couples them again.
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/engine.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/step_chain.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -107,4 +113,32 @@ TEST_CASE("tied embeddings: one all-reduce between the first and the last stage 
   CHECK(r.one_step_s == Approx(untied.one_step_s + 0.5e-3).epsilon(1e-9));
   // Chained: stage 0 waits for the last stage's end in every step, so the skew comes back.
   CHECK(r.period_s == Approx(r.one_step_s).epsilon(1e-9));
+}
+
+// DualPipe holds two copies of the model: device 0 has the forward copy's embedding and the
+// reverse copy's head, device p-1 the other two. Each copy all-reduces its own tied pair over
+// devices 0 and p-1, so the pair moves twice one copy's bytes; the head's virtual stage is the
+// last of the p (pipeline_length), not of p x 2 chunks (that index ran past the layout and left
+// the all-reduce without its partner: a replay that never ended).
+TEST_CASE("tied embeddings under DualPipe: devices 0 and p-1, both copies' bytes, and the replay ends",
+          "[schedule][post_validation][tied_embedding]") {
+  Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.yaml");
+  REQUIRE(s.model.tie_word_embeddings);
+  s.plan.virtual_pipeline_model_parallel_size = 1;
+  const int p = s.plan.pipeline_model_parallel_size;
+  auto costs_of = [&](PipelineSchedule schedule) {
+    s.plan.schedule = schedule;
+    const SimResult res = simulate(s);
+    CHECK(res.metrics.step_time_s > 0);
+    const CostModel cost(s.hardware, s.plan, s.num_devices);
+    return build_pipeline_costs(s, res.workload, cost, res.memory);
+  };
+  const PipelineCosts one_f_one_b = costs_of(PipelineSchedule::one_f_one_b);
+  const PipelineCosts dualpipe = costs_of(PipelineSchedule::dualpipe);
+  CHECK(one_f_one_b.tied_embedding_stages[0] == 0);
+  CHECK(one_f_one_b.tied_embedding_stages[1] == p - 1);
+  CHECK(dualpipe.tied_embedding_stages[0] == 0);
+  CHECK(dualpipe.tied_embedding_stages[1] == p - 1);
+  CHECK(one_f_one_b.tied_embedding_allreduce_bytes > 0);
+  CHECK(dualpipe.tied_embedding_allreduce_bytes == Approx(2.0 * one_f_one_b.tied_embedding_allreduce_bytes));
 }
