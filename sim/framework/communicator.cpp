@@ -109,10 +109,15 @@ CommunicatorBuffers communicator_buffers(const Scenario& scenario) {
     // Where the group's ranks sit (the plan's rank order); a plan not yet checked against the
     // device count (estimates made before check_plan) takes consecutive ranks.
     int in_node = std::min(size, per_node);
-    try {
-      in_node = group_shape(plan, scenario.num_devices, per_node, std::max(1, hw.cluster.nics_per_node), g.second)
-                    .ranks_per_node;
-    } catch (const ConfigError&) {
+    // Only NVLS's buffers depend on where the ranks sit; placing the group costs more than the
+    // rest of a memory estimate, so it is done only where it can change the bytes.
+    const bool placement_matters = lib.name != "HCCL" && hw.node.in_switch_reduction;
+    if (placement_matters) {
+      try {
+        in_node = group_shape(plan, scenario.num_devices, per_node, std::max(1, hw.cluster.nics_per_node), g.second)
+                      .ranks_per_node;
+      } catch (const ConfigError&) {
+      }
     }
     add(g.first, size, in_node);
   }
