@@ -74,6 +74,11 @@ Scenario with_schedule(const Scenario& scenario, const ScheduleChoice& choice) {
     s.plan.virtual_pipeline_model_parallel_size = 1;
   } else if (choice.virtual_stages > 0) {
     s.plan.virtual_pipeline_model_parallel_size = choice.virtual_stages;
+  } else if (s.plan.virtual_pipeline_model_parallel_size <= 1) {
+    // `interleaved` without a count on a scenario that has none: the default rule, as the
+    // loader applies it to a scenario file (one layer per model chunk).
+    s.plan.virtual_pipeline_model_parallel_size = 0;
+    derive_virtual_stages(s.plan, s.model.num_layers);
   }
   return s;
 }

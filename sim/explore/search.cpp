@@ -247,7 +247,10 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
                     p.recompute_method = RecomputeMethod::uniform;
                     p.recompute_num_layers = 0;
                   }
+                  // A split is the scenario's for its own PP: the candidate's stages split evenly.
                   p.layers_per_stage.clear();
+                  p.decoder_first_pipeline_num_layers = 0;
+                  p.decoder_last_pipeline_num_layers = 0;
                   out.push_back(std::move(p));
                 }
               }

@@ -70,3 +70,18 @@ TEST_CASE("compare JSON: versioned, every row in order, failures keep status and
   CHECK(j["rows"][2]["status"] == "invalid");
   CHECK_THAT(j["rows"][2]["reason"].get<std::string>(), Catch::Contains("does not divide num_hidden_layers"));
 }
+
+// `interleaved` without :V on a scenario with no virtual stages takes the loader's default
+// (one layer per model chunk: 32 layers on 2 stages = 16), not the scenario's 1, which the
+// plan check would refuse; a scenario's own count is kept.
+TEST_CASE("compare: interleaved without a count derives it when the scenario has none", "[explore]") {
+  Scenario s = load_default();
+  s.plan.pipeline_model_parallel_size = 2;
+  s.plan.virtual_pipeline_model_parallel_size = 1;
+  const ScheduleChoice plain = parse_schedule_list("interleaved").front();
+  CHECK(with_schedule(s, plain).plan.virtual_pipeline_model_parallel_size == s.model.num_layers / 2);
+  s.plan.schedule = PipelineSchedule::interleaved;
+  s.plan.virtual_pipeline_model_parallel_size = 4;
+  CHECK(with_schedule(s, plain).plan.virtual_pipeline_model_parallel_size == 4);
+  CHECK(with_schedule(s, parse_schedule_list("interleaved:2").front()).plan.virtual_pipeline_model_parallel_size == 2);
+}
