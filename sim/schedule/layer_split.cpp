@@ -10,8 +10,13 @@ namespace trainsim {
 namespace {
 
 int stages_of(const ParallelPlan& plan) { return std::max(1, plan.pipeline_model_parallel_size); }
+// The model chunks a device stage's layers are split over: the schedule's chunks per stage,
+// except DualPipe's, whose two chunks are whole stages of two copies of the model (its
+// pipeline is p virtual stages long, each held twice: places_of).
 int chunks_of(const ParallelPlan& plan) {
-  return chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
+  const int p = stages_of(plan);
+  return pipeline_length(plan.schedule, p, chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size)) /
+         p;
 }
 std::string str(long long x) { return std::to_string(x); }
 
@@ -82,17 +87,6 @@ std::vector<int> rule_split(const ParallelPlan& plan, int layers) {
 }  // namespace
 
 std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int num_layers) {
-  if (model_copies(plan.schedule) > 1) {
-    // DualPipe: p virtual stages, each held twice (stage s of the forward copy on device s,
-    // of the reverse copy on device p-1-s); the split is that of one copy over p stages.
-    const int p = stages_of(plan);
-    if (static_cast<int>(plan.layers_per_stage.size()) == p) return plan.layers_per_stage;
-    if (first_or_last(plan)) {
-      std::vector<int> per_stage = first_last_stage_layers(plan, num_layers);
-      if (!per_stage.empty()) return per_stage;
-    }
-    return even_split(num_layers, p);
-  }
   std::vector<int> out = rule_split(plan, num_layers);
   return out.empty() ? even_split(num_layers, stages_of(plan) * chunks_of(plan)) : out;
 }
@@ -123,8 +117,7 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
     return out;
   }
   if (explicit_split) {
-    // DualPipe's two chunks on a device are whole stages of the two copies: no split within.
-    if (v > 1 && model_copies(plan.schedule) == 1)
+    if (v > 1)
       for (std::size_t s = 0; s < plan.layers_per_stage.size(); ++s)
         if (plan.layers_per_stage[s] % v != 0) {
           out.push_back({"plan.layers_per_stage",
