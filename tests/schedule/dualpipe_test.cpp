@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "order_text.hpp"
+#include "pipeline_fixtures.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/task_graph.hpp"
@@ -19,20 +20,9 @@ namespace {
 
 std::string text(const StageOrder& order) { return testing::order_text(order); }
 
-constexpr double kAct = 1e9;
-ChunkCosts passes(double t_f, double t_b, double t_w) {
-  ChunkCosts c;
-  c.forward_s = t_f;
-  c.backward_input_s = t_b;
-  c.backward_weight_s = t_w;
-  c.activation_bytes = kAct;
-  return c;
-}
-
-ReplayResult run(const PipelineCosts& costs, const ReplayOptions& options = {}) {
-  const auto orders = build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks());
-  return replay(build_task_graph(costs, orders), options);
-}
+using testing::kAct;
+using testing::passes;
+using testing::run;
 
 }  // namespace
 

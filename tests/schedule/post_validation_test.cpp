@@ -15,19 +15,13 @@
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 #include "trainsim/simulation.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace trainsim;
 
 namespace {
 
-ChunkCosts passes(double t_f, double t_b, double t_w) {
-  ChunkCosts c;
-  c.forward_s = t_f;
-  c.backward_input_s = t_b;
-  c.backward_weight_s = t_w;
-  c.activation_bytes = 1e9;
-  return c;
-}
+using testing::passes;
 
 TaskGraph graph_of(const PipelineCosts& costs) {
   return build_task_graph(costs,

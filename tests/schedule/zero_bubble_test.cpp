@@ -13,6 +13,7 @@
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 #include "order_text.hpp"
+#include "pipeline_fixtures.hpp"
 
 using namespace trainsim;
 
@@ -20,21 +21,9 @@ namespace {
 
 std::string text(const StageOrder& order) { return testing::order_text(order); }
 
-// One chunk's passes: forward t_f, B t_b, W t_w seconds, one activation unit of kAct bytes.
-constexpr double kAct = 1e9;
-ChunkCosts passes(double t_f, double t_b, double t_w) {
-  ChunkCosts c;
-  c.forward_s = t_f;
-  c.backward_input_s = t_b;
-  c.backward_weight_s = t_w;
-  c.activation_bytes = kAct;
-  return c;
-}
-
-ReplayResult run(const PipelineCosts& costs, const ReplayOptions& options = {}) {
-  const auto orders = build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks());
-  return replay(build_task_graph(costs, orders), options);
-}
+using testing::kAct;
+using testing::passes;
+using testing::run;
 
 double seconds(SimTime t) { return static_cast<double>(t) * 1e-12; }
 
