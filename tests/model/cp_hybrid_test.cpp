@@ -110,16 +110,7 @@ TEST_CASE("a2a+p2p memory: one more copy of Q, K, V, as Ulysses", "[memory][long
   ParallelPlan p = plan(2, 2, 1, 1, 8, 32768);
   p.context_parallel_size = 4;
   p.hierarchical_context_parallel_sizes = {2, 2};
-  auto transient = [&](CpCommType type) {
-    ParallelPlan q = p;
-    q.cp_comm_type = type;
-    Scenario sc;
-    sc.model = m;
-    sc.plan = q;
-    sc.hardware.device.hbm_bytes = 80e9;
-    sc.num_devices = 16;
-    return estimate_memory(sc, build_workload(m, q)).stages.at(0).transient;
-  };
+  auto transient = [&](CpCommType type) { return stage0_transient_with(m, p, type); };
   const double qkv = 2.0 * 8192 * 6144 / 2;
   CHECK(transient(CpCommType::a2a_p2p) - transient(CpCommType::p2p) == Approx(qkv).epsilon(1e-12));
 }

@@ -227,16 +227,7 @@ TEST_CASE("CP memory: the all-gather's full K, V and their gradients sit on the 
   const ModelSpec m = llama(4096, 32, 32, 8, 14336, 32000);
   ParallelPlan p = plan(2, 2, 1, 1, 8, 32768);
   p.context_parallel_size = 4;
-  auto transient = [&](CpCommType type) {
-    ParallelPlan q = p;
-    q.cp_comm_type = type;
-    Scenario sc;
-    sc.model = m;
-    sc.plan = q;
-    sc.hardware.device.hbm_bytes = 80e9;
-    sc.num_devices = 16;
-    return estimate_memory(sc, build_workload(m, q)).stages.at(0).transient;
-  };
+  auto transient = [&](CpCommType type) { return stage0_transient_with(m, p, type); };
   const double kv = 2.0 * 8192 * 2048 / 2;
   const double qkv = 2.0 * 8192 * 6144 / 2;
   const double ring = transient(CpCommType::p2p);

@@ -1,6 +1,9 @@
 #pragma once
 // Published model shapes used by the model and memory tests, built directly (no YAML).
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/model_spec.hpp"
+#include "trainsim/model/workload.hpp"
 #include "trainsim/plan/parallel_plan.hpp"
 
 namespace trainsim::testing {
@@ -129,6 +132,18 @@ inline ParallelPlan plan(int tp, int pp, int dp, int mbs, int gbs, int seq) {
   p.global_batch_size = gbs;
   p.seq_length = seq;
   return p;
+}
+
+// Stage 0's transient memory for the plan with its CP variant set to `type`, on 16 devices of
+// 80 GB (the context-parallel working sets of long_context_test and cp_hybrid_test).
+inline double stage0_transient_with(const ModelSpec& model, ParallelPlan plan, CpCommType type) {
+  plan.cp_comm_type = type;
+  Scenario sc;
+  sc.model = model;
+  sc.plan = plan;
+  sc.hardware.device.hbm_bytes = 80e9;
+  sc.num_devices = 16;
+  return estimate_memory(sc, build_workload(model, plan)).stages.at(0).transient;
 }
 
 }  // namespace trainsim::testing
