@@ -104,7 +104,8 @@ TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 t
   // Megatron's own check (batches per block from the key length) runs the kernel on the same shape.
   Case megatron = ds2;
   megatron.plan.framework = Framework::megatron_core;
-  const Op& fused = op_named(build_workload(megatron.model, megatron.plan).layer_types[0], "attention_mask_softmax");
+  const Workload megatron_workload = build_workload(megatron.model, megatron.plan);  // outlives `fused`
+  const Op& fused = op_named(megatron_workload.layer_types[0], "attention_mask_softmax");
   REQUIRE(fused.forward_bytes == Approx(4 * scores).epsilon(1e-12));
   // 36 + 40 bytes per element instead of 4 + 6: the refused kernel costs 7.6x.
   CHECK((deepspeed.forward_s(refused) + deepspeed.backward_s(refused)) /
