@@ -126,7 +126,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.attention_efficiency_flash3", T::number, D::none, "0", false, 0, 1, "", "FlashAttention-3 fwd+bwd, fraction of peak (causal FLOPs halved); 0 = not measured"},
   {"device.attention_efficiency_cudnn", T::number, D::none, "0", false, 0, 1, "", "cuDNN fused attention fwd+bwd, fraction of peak (causal FLOPs halved); 0 = not measured"},
   {"device.eager_attention_memory_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth over the s x s score passes of attention without flash kernels; 0 = memory_bound_efficiency"},
-  {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "host dispatch time per kernel"},
+  {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "the driver's host time launching one kernel (the framework's eager dispatch per kernel is added from the framework table; a graph-captured layer pays one launch a pass)"},
   {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "runtime context, workspace, fragmentation"},
   {"device.price_per_hour", T::number, D::none, "0", false, 0, kMaxPrice, "", "currency units per device-hour (0: unknown)"},
   {"device.power", T::quantity, D::power, "0W", false, 0, kMaxPower, "", "board power"},

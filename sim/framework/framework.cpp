@@ -400,6 +400,10 @@ FrameworkEntry megatron_core() {
   e.gathered_units_in_flight = {2, at(kMcore,
                                       "Megatron-FSDP: the unit computing and the next unit, prefetched "
                                       "(its all-gather issued while the current unit computes)")};
+  e.layers_graph_captured = {false, at(kMcore,
+                                       "transformer/transformer_config.py enable_cuda_graph = False (--enable-cuda-graph "
+                                       "wraps TransformerLayer in CUDA graphs only when set; the weak-scaling runs of "
+                                       "the README table do not name it)")};
   e.launch = megatron_launch();
   return e;
 }
@@ -717,6 +721,9 @@ FrameworkEntry mindspeed() {
                                      "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
                                      "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
                                      "model's automatic choice"};
+  e.layers_graph_captured = {false,
+                             "MindSpeed trains in PyTorch eager on torch_npu (pretrain_gpt.py over Megatron-Core); the task sink "
+                             "is MindSpore's graph mode (and torchair's graph compile), which it does not use"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -748,6 +755,10 @@ FrameworkEntry nemo() {
                                 ": grad_sync_dtype: bf16 names a bf16 reduce-scatter (" + kApex +
                                 "); priced as Megatron-Core's (fp32 for bf16) until the H100 recipe rows' "
                                 "DP reduction is modelled with it"};
+  e.layers_graph_captured = {false,
+                             "NVIDIA/NeMo nemo/collections/llm/gpt/model/base.py GPTConfig enable_cuda_graph = False "
+                             "('When set to true, TransformerLayer blocks are wrapped with CUDA graph'); the 24.07 "
+                             "launcher recipes (gpt3/*.yaml, llama/*.yaml) do not set it"};
   e.distributed_optimizer.source = std::string(kApex) +
                                    " DistributedFusedAdam: 'implements the ZeRO-2 algorithm', the optimizer state "
                                    "(StateBucket: fp32 params_shard with store_params, exp_avg, exp_avg_sq) sharded "
@@ -841,6 +852,8 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);
     add("gathered_units_in_flight", e.gathered_units_in_flight.source);
     add("unsharded_grad_bytes_per_param", e.unsharded_grad_bytes_per_param.source);
+    add("host_dispatch_per_kernel_s", e.host_dispatch_per_kernel_s.source);
+    add("layers_graph_captured", e.layers_graph_captured.source);
   }
   return out;
 }

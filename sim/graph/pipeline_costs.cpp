@@ -66,7 +66,7 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost) {
   return c;
 }
 
-void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, RecomputeGranularity recompute,
+void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, RecomputeGranularity recompute,
                bool recompute_this_layer) {
   chunk.forward_s += c.forward_s;
   chunk.backward_weight_s += c.weight_s;
@@ -77,8 +77,8 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, double launch_s, Recompute
   chunk.cp_backward_s += c.cp_b;
   chunk.ep_forward_s += c.ep_f;
   chunk.ep_backward_s += c.ep_b;
-  chunk.host_forward_s += c.kernels * launch_s;
-  chunk.host_backward_s += 2 * c.kernels * launch_s;
+  chunk.host_forward_s += host.forward_s;
+  chunk.host_backward_s += host.backward_s;
   if (recompute == RecomputeGranularity::full && recompute_this_layer) {
     chunk.recompute_s += c.forward_s;
     // The recomputed forward repeats the layer's forward collectives.
@@ -136,6 +136,16 @@ void check_bucket_count(const std::vector<BucketedGradients>& groups, double buc
 }
 
 }  // namespace
+
+HostTime op_host_time(double kernels, double launch_s, const FrameworkEntry& framework) {
+  const double per_kernel = launch_s + framework.host_dispatch_per_kernel_s.value;
+  return {kernels * per_kernel, 2 * kernels * per_kernel};
+}
+
+HostTime layer_host_time(double kernels, double launch_s, const FrameworkEntry& framework) {
+  if (framework.layers_graph_captured.value) return kernels > 0 ? HostTime{launch_s, launch_s} : HostTime{};
+  return op_host_time(kernels, launch_s, framework);
+}
 
 CostFunctions cost_functions(const CostModel& cost) {
   CostFunctions f;
@@ -293,6 +303,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   std::vector<LayerCost> type_cost;
   type_cost.reserve(workload.layer_types.size());
   for (const auto& lt : workload.layer_types) type_cost.push_back(cost_layer(lt, cost));
+  std::vector<HostTime> type_host;
+  type_host.reserve(type_cost.size());
+  for (const LayerCost& lc : type_cost) type_host.push_back(layer_host_time(lc.kernels, launch_s, pipe_framework));
   const int layers = static_cast<int>(workload.layer_type_of.size());
   const std::vector<int> per_vstage = layers_per_virtual_stage(plan, layers);
 
@@ -371,14 +384,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     auto& z3 = zero3_layers[static_cast<std::size_t>(s)];
     if (vs == 0) {
       const LayerCost lc = cost_layer(workload.embedding, cost);
-      add_layer(chunk, lc, launch_s, RecomputeGranularity::none, false);
+      add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), RecomputeGranularity::none, false);
       params += workload.embedding.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.embedding);
       z3.push_back({&workload.embedding, lc.forward_s, lc.backward_s, false, c});
     }
     for (int i = 0; i < n && layer < layers; ++i, ++layer) {
       const auto type = static_cast<std::size_t>(workload.layer_type_of[static_cast<std::size_t>(layer)]);
-      add_layer(chunk, type_cost[type], launch_s, plan.recompute_granularity, i < recompute_layers);
+      add_layer(chunk, type_cost[type], type_host[type], plan.recompute_granularity, i < recompute_layers);
       params += workload.layer_types[type].parameters;
       expert_params += workload.layer_types[type].expert_parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.layer_types[type]);
@@ -387,7 +400,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
     if (vs == vstages - 1) {
       const LayerCost lc = cost_layer(workload.head, cost);
-      add_layer(chunk, lc, launch_s, RecomputeGranularity::none, false);
+      add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), RecomputeGranularity::none, false);
       params += workload.head.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.head);
       z3.push_back({&workload.head, lc.forward_s, lc.backward_s, false, c});

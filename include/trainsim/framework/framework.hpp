@@ -118,6 +118,18 @@ struct FrameworkEntry {
   // it is reduce-scattered (the 16-bit gradient and its copy in the reduction dtype); 0: the
   // reduction goes through the bucket buffers above or the gradient buffer.
   Sourced<double> unsharded_grad_bytes_per_param{0, "reduced through the bucket buffers or in place"};
+  // Host time (issue 15). What the framework's host spends per kernel it issues beyond the
+  // driver's launch (device.kernel_launch): Python, the ATen dispatcher, the caching allocator.
+  // Every framework here issues its kernels from PyTorch eager mode.
+  Sourced<double> host_dispatch_per_kernel_s{
+      8.2e-6,
+      "PyTorch eager, one aten call that launches a kernel: torch.mm 1024^3 bf16 on H100 runs host-bound at "
+      "176.62 TFLOP/s = 12.2 us a call, wall clock over 30 calls ([zzc-H100], microbenchmarks.md 1b), and "
+      "torch.nn.Linear forward on DGX H100 (Xeon 8480C) costs 13.48 us of CPU a call (NVIDIA/TransformerEngine "
+      "issue 2053, bf16, h 2048, 8192 tokens): 12.2 us less the 4 us driver launch (device.kernel_launch)"};
+  // The layers' kernels are replayed from captured graphs (CUDA graphs; Ascend's task sink):
+  // one graph launch per layer and pass instead of a dispatch and a launch per kernel.
+  Sourced<bool> layers_graph_captured{false, "eager: every kernel dispatched and launched from the host"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;

@@ -33,7 +33,8 @@ struct ChunkCosts {
   double tp_forward_s = 0, tp_backward_s = 0;
   double cp_forward_s = 0, cp_backward_s = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
-  // Host dispatch (kernels x launch latency); the device waits when it exceeds compute.
+  // Host time issuing the chunk's kernels, one micro-batch (host_time below); the device waits
+  // when it exceeds the compute.
   double host_forward_s = 0, host_backward_s = 0;
   double activation_bytes = 0;                   // kept from forward until backward, one micro-batch
   double recompute_bytes = 0;                    // extra bytes alive from recompute until backward ends
@@ -113,6 +114,18 @@ struct CostFunctions {
   // across servers have no other algorithm); empty: group_collective.
   std::function<GroupCollective(CollectiveKind, CommGroup, double)> ring_collective;
 };
+// Host time (issue 15): what the host spends issuing kernels, from the framework (its dispatch
+// per kernel, whether the layers replay captured graphs) and the device (the driver's launch).
+struct HostTime {
+  double forward_s = 0, backward_s = 0;
+};
+// Eager: every kernel is dispatched and launched, forward's `kernels` and backward's twice as
+// many (each GEMM's data and weight gradients, each elementwise op's gradient).
+HostTime op_host_time(double kernels, double launch_s, const FrameworkEntry& framework);
+// One layer's pass: its ops' eager host time, or one graph launch per pass when the framework
+// replays the layers from captured graphs (CUDA graphs, a task sink).
+HostTime layer_host_time(double kernels, double launch_s, const FrameworkEntry& framework);
+
 CostFunctions cost_functions(const CostModel& cost);
 
 // From the model's workload, the prices and the memory estimate: layers split over the

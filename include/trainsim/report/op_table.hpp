@@ -1,8 +1,9 @@
 #pragma once
 // Where one layer's time goes: every op of every distinct layer kind (and the embedding and
 // the head) with its FLOPs, HBM bytes, forward and backward time on one device for one
-// micro-batch, the achieved rate and what bounds it (compute, memory or kernel launch), then
-// the layer's collectives. The prices are the ones the replay uses (CostModel).
+// micro-batch, the achieved rate and what bounds it (compute, memory or kernel launch), the
+// host's time issuing its kernels beside it, then the layer's collectives. The prices are the
+// ones the replay uses (CostModel, and pipeline_costs' host time).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct OpRow {
   double forward_bytes = 0;
   OpTiming forward;
   OpTiming backward;
+  // Host time issuing the op's kernels (eager dispatch and launch; 0 under graph capture,
+  // whose one launch per pass is the layer's).
+  double host_forward_s = 0, host_backward_s = 0;
 };
 
 struct CommRow {
@@ -39,6 +43,10 @@ struct LayerTable {
   int count = 0;     // layers of this kind in the model (embedding and head: 1)
   std::vector<OpRow> ops;
   std::vector<CommRow> comms;
+  // The layer's host time per pass: its ops' eager host time, or one graph launch per pass
+  // when the framework replays captured graphs (graph_captured).
+  double host_forward_s = 0, host_backward_s = 0;
+  bool graph_captured = false;
   double forward_s() const;
   double backward_s() const;
   double comm_s() const;
@@ -55,7 +63,8 @@ OpTable build_op_table(const Scenario& scenario);
 
 std::string format_op_table(const OpTable& table);
 // One line per op and per collective: layer,count,item,name,class_or_kind,shape_or_group,
-// phase,forward_flops,forward_bytes,forward_s,backward_s,bound,forward_tflops.
+// phase,forward_flops,forward_bytes,forward_s,backward_s,bound,forward_tflops,host_forward_s,
+// host_backward_s.
 std::string op_table_csv(const OpTable& table);
 nlohmann::json op_table_json(const OpTable& table);
 
