@@ -428,6 +428,15 @@ class Replayer {
     for (int i = 0; i < num_initial_; ++i)
       for (int r = 0; r < r_; ++r) ready(initial_[static_cast<std::size_t>(i)] * r_ + r);
     for (;;) {
+      // Flows that started or lost a neighbour are refilled once the clock is about to move:
+      // ranks in lockstep start and end their flows at one time, and one filling serves them
+      // all. Rates only matter once time passes, so this is exact (a flow due now keeps its
+      // finish event: reshare).
+      if (!dirty_.empty() && (heap_.empty() || heap_.top().first > now_) &&
+          (flow_events_.empty() || flow_events_.top().time > now_)) {
+        reshare(dirty_);
+        dirty_.clear();
+      }
       if (!flow_events_.empty()) {
         const FlowEvent& fe = flow_events_.top();
         if (heap_.empty() || std::make_pair(fe.time, fe.priority) < heap_.top()) {
@@ -885,8 +894,9 @@ class Replayer {
       if (rate <= 0) throw SimError("replay: a flow got no bandwidth");
       if (fl.rate > 0) fl.remaining -= static_cast<__int128>(now_ - fl.last) * fl.rate;
       fl.last = now_;
+      const bool due = fl.rate > 0 && fl.remaining <= 0;  // its finish event, now, stands
       fl.rate = rate;
-      schedule_flow(comp_flows_[i]);
+      if (!due) schedule_flow(comp_flows_[i]);
     }
   }
 
@@ -914,6 +924,12 @@ class Replayer {
     fl.last = now_;
     fl.start = now_;
     fl.active = true;
+    if (dur == 0) {  // ends now: it holds no link for any time
+      fl.links.clear();
+      fl.rate = kWorkUnits;
+      schedule_flow(id);
+      return;
+    }
     // Alone on its links (the common case): full rate, and no other flow changes pace.
     bool alone = true;
     for (std::int32_t l : fl.links) alone = alone && link_flows_[static_cast<std::size_t>(l)].empty();
@@ -923,9 +939,8 @@ class Replayer {
       schedule_flow(id);
       return;
     }
-    fl.rate = 0;  // reshare fills and schedules it
-    touched_.assign(1, id);
-    reshare(touched_);
+    fl.rate = 0;  // the next refill (run()) fills and schedules it
+    dirty_.push_back(id);
   }
 
   void end_flow(std::int32_t id) {
@@ -940,10 +955,9 @@ class Replayer {
     insts.swap(fl.insts);
     const SimTime start = fl.start;
     free_flows_.push_back(id);
-    touched_.clear();  // flows left on these links may speed up, and their neighbours change
+    // Flows left on these links may speed up, and their neighbours change: refilled in run().
     for (std::int32_t l : links)
-      for (std::int32_t other : link_flows_[static_cast<std::size_t>(l)]) touched_.push_back(other);
-    if (!touched_.empty()) reshare(touched_);
+      for (std::int32_t other : link_flows_[static_cast<std::size_t>(l)]) dirty_.push_back(other);
     // Rendezvous members record their spans here (single-rank ones in finish()).
     int first_span = -1;
     for (std::size_t k = 0; k < insts.size(); ++k) {
@@ -1005,8 +1019,9 @@ class Replayer {
   std::vector<std::vector<std::int32_t>> link_flows_;  // per NIC link: active flows on it
   std::priority_queue<FlowEvent, std::vector<FlowEvent>, std::greater<>> flow_events_;
   std::uint64_t flow_sequence_ = 0;
-  std::vector<std::int32_t> touched_, members_, end_links_, end_insts_;
+  std::vector<std::int32_t> members_, end_links_, end_insts_;
   // reshare's component search and filling, reused from one call to the next.
+  std::vector<std::int32_t> dirty_;  // flows to refill before the clock moves (with their components)
   std::uint32_t stamp_ = 0;
   std::vector<std::uint32_t> link_stamp_;   // per NIC link: the search that last reached it
   std::vector<std::int32_t> link_local_;    // per NIC link: its index in comp_links_ for that search
