@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <limits>
 
 #include "trainsim/common/error.hpp"
@@ -16,51 +18,22 @@ std::vector<double> max_min_fair_rates(const std::vector<double>& capacities, co
   for (double c : capacities) {
     if (!(c >= 0)) throw SimError("max_min_fair_rates: negative link capacity");
   }
-  std::vector<double> rates(flows.size(), 0.0);
-  std::vector<double> remaining = capacities;
-  std::vector<bool> active(flows.size(), false);
+  std::vector<std::int32_t> begin{0};
+  std::vector<std::int32_t> links;
+  std::vector<double> demand;
   for (std::size_t f = 0; f < flows.size(); ++f) {
     for (int link : flows[f].links) {
       if (link < 0 || static_cast<std::size_t>(link) >= capacities.size()) {
         throw SimError("max_min_fair_rates: flow " + std::to_string(f) + " uses unknown link " + std::to_string(link));
       }
+      links.push_back(link);
     }
-    if (flows[f].links.empty()) {
-      rates[f] = flows[f].demand > 0 ? flows[f].demand : kInf;
-    } else {
-      active[f] = true;
-    }
+    begin.push_back(static_cast<std::int32_t>(links.size()));
+    demand.push_back(flows[f].demand > 0 ? flows[f].demand : kInf);
   }
-  // Progressive filling: raise every active flow by the same amount until a link fills up or a
-  // flow meets its demand; freeze those flows; repeat.
-  for (;;) {
-    std::vector<int> users(capacities.size(), 0);
-    bool any = false;
-    for (std::size_t f = 0; f < flows.size(); ++f) {
-      if (!active[f]) continue;
-      any = true;
-      for (int link : flows[f].links) ++users[link];
-    }
-    if (!any) break;
-    double delta = kInf;
-    for (std::size_t l = 0; l < capacities.size(); ++l) {
-      if (users[l] > 0) delta = std::min(delta, remaining[l] / users[l]);
-    }
-    for (std::size_t f = 0; f < flows.size(); ++f) {
-      if (active[f] && flows[f].demand > 0) delta = std::min(delta, flows[f].demand - rates[f]);
-    }
-    delta = std::max(delta, 0.0);
-    for (std::size_t l = 0; l < capacities.size(); ++l) remaining[l] -= delta * users[l];
-    for (std::size_t f = 0; f < flows.size(); ++f) {
-      if (!active[f]) continue;
-      rates[f] += delta;
-      bool frozen = flows[f].demand > 0 && rates[f] >= flows[f].demand * (1 - 1e-12);
-      for (int link : flows[f].links) {
-        if (remaining[link] <= capacities[link] * 1e-12) frozen = true;
-      }
-      if (frozen) active[f] = false;
-    }
-  }
+  std::vector<double> rates(flows.size(), 0.0);
+  MaxMinScratch<double> scratch;
+  max_min_fill<double>(begin, links, capacities, demand, rates, scratch);
   return rates;
 }
 

@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/cost/link_sharing.hpp"
 #include "trainsim/engine/limits.hpp"
 
 namespace trainsim {
@@ -362,7 +363,11 @@ class Replayer {
       }
     }
 
-    if (any_shared) link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
+    if (any_shared) {
+      link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
+      link_stamp_.assign(link_flows_.size(), 0u);
+      link_local_.assign(link_flows_.size(), 0);
+    }
     if (r_ > 1) collective_count_.assign(inst, 0);  // only multi-rank collectives count arrivals
     p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
     head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
@@ -423,6 +428,15 @@ class Replayer {
     for (int i = 0; i < num_initial_; ++i)
       for (int r = 0; r < r_; ++r) ready(initial_[static_cast<std::size_t>(i)] * r_ + r);
     for (;;) {
+      // Flows that started or lost a neighbour are refilled once the clock is about to move:
+      // ranks in lockstep start and end their flows at one time, and one filling serves them
+      // all. Rates only matter once time passes, so this is exact (a flow due now keeps its
+      // finish event: reshare).
+      if (!dirty_.empty() && (heap_.empty() || heap_.top().first > now_) &&
+          (flow_events_.empty() || flow_events_.top().time > now_)) {
+        reshare(dirty_);
+        dirty_.clear();
+      }
       if (!flow_events_.empty()) {
         const FlowEvent& fe = flow_events_.top();
         if (heap_.empty() || std::make_pair(fe.time, fe.priority) < heap_.top()) {
@@ -768,9 +782,14 @@ class Replayer {
   }
 
   // --- Flows sharing NIC links (ReplayOptions::share_links) ---
-  // Work is kept in exact integers: stand-alone picoseconds x kWorkUnits, so a flow at 1/n of
-  // its rate (n <= 16) advances kWorkUnits / n units per picosecond, and the result does not
-  // depend on how often progress is taken (representative and full mode agree).
+  // Max-min fair (max_min_fill, link_sharing.hpp): a flow runs at the rate progressive filling
+  // gives it over the links it uses, each link carrying one flow at its stand-alone rate. Work
+  // and rates are exact integers: stand-alone picoseconds x kWorkUnits, a rate in units per
+  // picosecond (kWorkUnits alone, kWorkUnits / n for n equal flows on one link, n <= 16), so
+  // the result does not depend on how often progress is taken (representative and full mode
+  // agree) nor on the order flows are visited. When a flow starts or ends, the flows that
+  // can change rate are those connected to it through shared links (a flow held back on one
+  // link leaves the rest of another to its neighbours there): that component is refilled.
   static constexpr std::int64_t kWorkUnits = 720720;  // lcm(1..16)
   static constexpr int kMaxShare = kMaxFlowsPerLink;
 
@@ -780,21 +799,11 @@ class Replayer {
     __int128 remaining = 0;           // work units left
     SimTime last = 0;                 // when `remaining` was last brought up to date
     SimTime start = 0;
-    int share = 1;               // runs at 1/share of its stand-alone rate
+    std::int64_t rate = 0;       // work units per picosecond (0: not filled yet)
     std::uint32_t version = 0;   // bumped at every reschedule; older finish events are stale
     std::uint32_t priority = 7;  // of its finish events: its members' lowest stream
+    std::uint32_t stamp = 0;     // the component search that last reached it
     bool active = false;
-    // links_at[k]: how many of its links carry k flows. Its share is the largest such k, found
-    // without visiting its links: a collective of a 500,000-rank DP group has a million, and
-    // every transfer that starts or ends on one of them re-shares it.
-    std::array<std::int32_t, kMaxShare + 2> links_at{};
-    std::uint32_t counts_mask = 0;  // bit k: links_at[k] > 0
-    void add_link_at(std::size_t k) {
-      if (links_at[k]++ == 0) counts_mask |= 1u << k;
-    }
-    void remove_link_at(std::size_t k) {
-      if (--links_at[k] == 0) counts_mask &= ~(1u << k);
-    }
   };
   struct FlowEvent {
     SimTime time;
@@ -807,37 +816,21 @@ class Replayer {
     }
   };
 
-  static int share_of(const Flow& fl) { return fl.counts_mask > 1 ? 31 - __builtin_clz(fl.counts_mask) : 1; }
-
-  // Flow `id` joins or leaves link l; the flows on it move to their new count.
   void join_link(std::int32_t l, std::int32_t id) {
     auto& on = link_flows_[static_cast<std::size_t>(l)];
-    const std::size_t before = on.size();
-    if (before + 1 > static_cast<std::size_t>(kMaxShare))
+    if (on.size() + 1 > static_cast<std::size_t>(kMaxShare))
       throw SimError("replay: more than " + std::to_string(kMaxShare) + " flows share one NIC link");
-    for (std::int32_t f : on) {
-      Flow& other = flows_[static_cast<std::size_t>(f)];
-      other.remove_link_at(before);
-      other.add_link_at(before + 1);
-    }
     on.push_back(id);
-    flows_[static_cast<std::size_t>(id)].add_link_at(before + 1);
   }
   void leave_link(std::int32_t l, std::int32_t id) {
     auto& on = link_flows_[static_cast<std::size_t>(l)];
     on.erase(std::find(on.begin(), on.end(), id));
-    const std::size_t after = on.size();
-    for (std::int32_t f : on) {
-      Flow& other = flows_[static_cast<std::size_t>(f)];
-      other.remove_link_at(after + 1);
-      other.add_link_at(after);
-    }
   }
 
   [[gnu::noinline]] void schedule_flow(std::int32_t id) {
     Flow& fl = flows_[static_cast<std::size_t>(id)];
     ++fl.version;
-    const std::int64_t per_ps = kWorkUnits / fl.share;
+    const std::int64_t per_ps = fl.rate;
     // 64-bit division whenever the work fits (transfers under ~3 hours at full rate); past
     // the clock's end the time saturates, and later() makes it an error at its event.
     const auto dt = fl.remaining < (static_cast<__int128>(1) << 62)
@@ -847,24 +840,63 @@ class Replayer {
     flow_events_.push(FlowEvent{later(now_, std::max<SimTime>(dt, 0)), fl.priority, flow_sequence_++, id, fl.version});
   }
 
-  // Re-shares every active flow on `links` whose share changed.
-  // Flows are visited in increasing id order (it decides the order of their finish events).
-  void reshare(const std::vector<std::int32_t>& links) {
-    touched_.clear();
-    for (std::int32_t l : links)
-      for (std::int32_t id : link_flows_[static_cast<std::size_t>(l)]) touched_.push_back(id);
-    if (touched_.size() > 1) {
-      std::sort(touched_.begin(), touched_.end());
-      touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+  // Refills the component of the active flows `seeds` (the flows reachable through links
+  // that carry two flows or more; a link with one flow never holds it below its stand-alone
+  // rate) and reschedules every flow whose rate changed, in increasing id order (it decides
+  // the order of their finish events).
+  void reshare(const std::vector<std::int32_t>& seeds) {
+    if (++stamp_ == 0) {  // wrapped: forget every old search
+      for (Flow& fl : flows_) fl.stamp = 0;
+      std::fill(link_stamp_.begin(), link_stamp_.end(), 0u);
+      stamp_ = 1;
     }
-    for (std::int32_t id : touched_) {
+    comp_flows_.clear();
+    comp_links_.clear();
+    for (std::int32_t id : seeds) {
       Flow& fl = flows_[static_cast<std::size_t>(id)];
-      const int n = share_of(fl);
-      if (n == fl.share) continue;
-      if (fl.share > 0) fl.remaining -= static_cast<__int128>(now_ - fl.last) * (kWorkUnits / fl.share);
+      if (!fl.active || fl.stamp == stamp_) continue;
+      fl.stamp = stamp_;
+      comp_flows_.push_back(id);
+    }
+    for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+      for (std::int32_t l : flows_[static_cast<std::size_t>(comp_flows_[i])].links) {
+        const auto li = static_cast<std::size_t>(l);
+        const auto& on = link_flows_[li];
+        if (on.size() < 2 || link_stamp_[li] == stamp_) continue;
+        link_stamp_[li] = stamp_;
+        link_local_[li] = static_cast<std::int32_t>(comp_links_.size());
+        comp_links_.push_back(l);
+        for (std::int32_t other : on) {
+          Flow& o = flows_[static_cast<std::size_t>(other)];
+          if (o.stamp == stamp_) continue;
+          o.stamp = stamp_;
+          comp_flows_.push_back(other);
+        }
+      }
+    }
+    if (comp_flows_.size() > 1) std::sort(comp_flows_.begin(), comp_flows_.end());
+    fill_begin_.assign(1, 0);
+    fill_links_.clear();
+    for (std::int32_t id : comp_flows_) {
+      for (std::int32_t l : flows_[static_cast<std::size_t>(id)].links)
+        if (link_stamp_[static_cast<std::size_t>(l)] == stamp_)
+          fill_links_.push_back(link_local_[static_cast<std::size_t>(l)]);
+      fill_begin_.push_back(static_cast<std::int32_t>(fill_links_.size()));
+    }
+    fill_capacity_.assign(comp_links_.size(), kWorkUnits);
+    fill_demand_.assign(comp_flows_.size(), kWorkUnits);
+    fill_rate_.assign(comp_flows_.size(), 0);
+    max_min_fill<std::int64_t>(fill_begin_, fill_links_, fill_capacity_, fill_demand_, fill_rate_, fill_scratch_);
+    for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+      Flow& fl = flows_[static_cast<std::size_t>(comp_flows_[i])];
+      const std::int64_t rate = fill_rate_[i];
+      if (rate == fl.rate) continue;
+      if (rate <= 0) throw SimError("replay: a flow got no bandwidth");
+      if (fl.rate > 0) fl.remaining -= static_cast<__int128>(now_ - fl.last) * fl.rate;
       fl.last = now_;
-      fl.share = n;
-      schedule_flow(id);
+      const bool due = fl.rate > 0 && fl.remaining <= 0;  // its finish event, now, stands
+      fl.rate = rate;
+      if (!due) schedule_flow(comp_flows_[i]);
     }
   }
 
@@ -892,19 +924,23 @@ class Replayer {
     fl.last = now_;
     fl.start = now_;
     fl.active = true;
-    // Alone on its links (the common case): full rate, and no other flow changes pace.
-    bool alone = true;
-    for (std::int32_t l : fl.links) alone = alone && link_flows_[static_cast<std::size_t>(l)].empty();
-    fl.links_at.fill(0);
-    fl.counts_mask = 0;
-    for (std::int32_t l : fl.links) join_link(l, id);
-    if (alone) {
-      fl.share = 1;
+    if (dur == 0) {  // ends now: it holds no link for any time
+      fl.links.clear();
+      fl.rate = kWorkUnits;
       schedule_flow(id);
       return;
     }
-    fl.share = 0;  // reshare schedules it
-    reshare(fl.links);
+    // Alone on its links (the common case): full rate, and no other flow changes pace.
+    bool alone = true;
+    for (std::int32_t l : fl.links) alone = alone && link_flows_[static_cast<std::size_t>(l)].empty();
+    for (std::int32_t l : fl.links) join_link(l, id);
+    if (alone) {
+      fl.rate = kWorkUnits;
+      schedule_flow(id);
+      return;
+    }
+    fl.rate = 0;  // the next refill (run()) fills and schedules it
+    dirty_.push_back(id);
   }
 
   void end_flow(std::int32_t id) {
@@ -919,9 +955,9 @@ class Replayer {
     insts.swap(fl.insts);
     const SimTime start = fl.start;
     free_flows_.push_back(id);
-    bool others = false;  // flows left on these links speed up
-    for (std::int32_t l : links) others = others || !link_flows_[static_cast<std::size_t>(l)].empty();
-    if (others) reshare(links);
+    // Flows left on these links may speed up, and their neighbours change: refilled in run().
+    for (std::int32_t l : links)
+      for (std::int32_t other : link_flows_[static_cast<std::size_t>(l)]) dirty_.push_back(other);
     // Rendezvous members record their spans here (single-rank ones in finish()).
     int first_span = -1;
     for (std::size_t k = 0; k < insts.size(); ++k) {
@@ -983,7 +1019,15 @@ class Replayer {
   std::vector<std::vector<std::int32_t>> link_flows_;  // per NIC link: active flows on it
   std::priority_queue<FlowEvent, std::vector<FlowEvent>, std::greater<>> flow_events_;
   std::uint64_t flow_sequence_ = 0;
-  std::vector<std::int32_t> touched_, members_, end_links_, end_insts_;
+  std::vector<std::int32_t> members_, end_links_, end_insts_;
+  // reshare's component search and filling, reused from one call to the next.
+  std::vector<std::int32_t> dirty_;  // flows to refill before the clock moves (with their components)
+  std::uint32_t stamp_ = 0;
+  std::vector<std::uint32_t> link_stamp_;   // per NIC link: the search that last reached it
+  std::vector<std::int32_t> link_local_;    // per NIC link: its index in comp_links_ for that search
+  std::vector<std::int32_t> comp_flows_, comp_links_, fill_begin_, fill_links_;
+  std::vector<std::int64_t> fill_capacity_, fill_demand_, fill_rate_;
+  MaxMinScratch<std::int64_t> fill_scratch_;
   SimTime now_ = 0;
   ReplayResult out_;
 };

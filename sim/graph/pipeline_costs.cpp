@@ -298,6 +298,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                       : 0.0;
   costs.p2p_inter_node = p > 1 && cost.p2p_crosses_nodes && cost.p2p_crosses_nodes();
   costs.dp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::dp);
+  costs.tp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::tp);
+  costs.cp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::cp);
+  costs.ep_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::ep);
 
   const double launch_s = scenario.hardware.device.kernel_launch_s;
   std::vector<LayerCost> type_cost;

@@ -203,6 +203,10 @@ class Builder {
     return last_id();
   }
 
+  bool crosses_servers(RankGroup g) const {
+    return g == RankGroup::tp ? costs_.tp_inter_node : g == RankGroup::cp ? costs_.cp_inter_node : costs_.ep_inter_node;
+  }
+
   // One side (send or receive) of a pipeline transfer, met by the other at rendezvous `rv`.
   int add_pp(int s, int c, int mb, Stream stream, WorkKind work, int rv) {
     Task& t = add_new(s, c, mb, stream, SpanCategory::pp_comm, work, costs_.p2p_s);
@@ -329,10 +333,13 @@ class Builder {
         IdList beside;  // collectives running beside the compute
         for (const auto& [dur, ccat] : comms) {
           if (dur <= 0) continue;
-          add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur).group =
-              ccat == SpanCategory::tp_comm   ? RankGroup::tp
-              : ccat == SpanCategory::cp_comm ? RankGroup::cp
-                                              : RankGroup::ep;
+          Task& task = add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
+          task.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
+                       : ccat == SpanCategory::cp_comm ? RankGroup::cp
+                                                       : RankGroup::ep;
+          // A group across servers runs on the NICs and shares them (tier 1); inside a server
+          // it is not counted on a tier.
+          if (crosses_servers(task.group)) task.tier = 1;
           const int id = last_id();
           // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
           // Section 3.2.1); TP and CP collectives stay inside their own pass.
@@ -594,8 +601,9 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
       compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
                       sc.data_per_microbatch_s);
       data += m * sc.data_per_microbatch_s;
-      const double collectives =
-          cc.tp_forward_s + cc.tp_backward_s + cc.cp_forward_s + cc.cp_backward_s + cc.ep_forward_s + cc.ep_backward_s;
+      const double collectives = (cc.tp_forward_s + cc.tp_backward_s) * (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
+                                 (cc.cp_forward_s + cc.cp_backward_s) * (costs.cp_inter_node ? kMaxFlowsPerLink : 1.0) +
+                                 (cc.ep_forward_s + cc.ep_backward_s) * (costs.ep_inter_node ? kMaxFlowsPerLink : 1.0);
       comm += m * collectives;
       compute += m * costs.pair_overlap_slowdown * (cc.ep_forward_s + cc.ep_backward_s);  // F&B pairs (pair_slowdown_s)
       if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way

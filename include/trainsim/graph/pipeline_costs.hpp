@@ -76,6 +76,9 @@ struct PipelineCosts {
   double p2p_bytes = 0;
   bool p2p_inter_node = false;       // stage neighbours sit in different servers (share the NIC)
   bool dp_inter_node = false;        // the DP group spans servers (gradient buckets share the NIC)
+  // The TP, CP and EP groups span servers: their collectives run on the NICs (tier 1) and share
+  // them with DP and PP transfers.
+  bool tp_inter_node = false, cp_inter_node = false, ep_inter_node = false;
   bool tp_comm_overlap = false;      // TP/CP/EP collectives run under the chunk's compute
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
   bool overlap_param_gather = true;  // parameter all-gather hidden under forward

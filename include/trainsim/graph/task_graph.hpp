@@ -31,9 +31,10 @@ struct Task {
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
   RankGroup group = RankGroup::none;
-  // Network tier of a DP or PP transfer: -1 not counted (compute, TP/CP/EP), 0 inside the
-  // server, 1 across servers. Tier-1 transfers share their devices' NICs in the replay
-  // (engine.hpp): duration_s is then the stand-alone time.
+  // Network tier of a transfer: -1 not counted (compute; TP/CP/EP inside a server), 0 inside
+  // the server (DP, PP), 1 across servers (DP, PP, and TP/CP/EP whose group spans servers).
+  // Tier-1 transfers share their devices' NICs in the replay (engine.hpp): duration_s is then
+  // the stand-alone time.
   std::int8_t tier = -1;
   int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
   double duration_s = 0;
