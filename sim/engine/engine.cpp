@@ -285,12 +285,14 @@ struct DeviceState {
   }
   // Compute slowed by the transfers running beside it (only when some task has a share):
   // the running transfers' units, the compute instance running, its work left (ps x
-  // kShareUnits) as of `work_at`, and the time of its one valid finish event (-1: stalled).
+  // kShareUnits) as of `work_at`, when it ends at the present rate (-1: stalled), and the
+  // earliest finish event queued for it (-1: none).
   std::int64_t share = 0;
   std::int32_t compute_inst = -1;
   __int128 work = 0;
   SimTime work_at = 0;
   SimTime compute_end = 0;
+  SimTime event_at = -1;
 };
 
 // Full: every rank of a stage (instance = task * r + rank); else one rank per stage
@@ -458,7 +460,7 @@ class Replayer {
       if (heap_.empty()) break;
       SimTime time = 0;
       const std::int32_t inst = heap_.pop(time);
-      if (interference_ && stale(inst, time)) continue;  // a compute finish moved by a share change
+      if (interference_ && !compute_done(inst, time)) continue;  // a compute finish moved by a share change
       if (time < now_) time_went_back(time);
       now_ = time;
       ++out_.events;
@@ -688,9 +690,13 @@ class Replayer {
     s.compute_inst = inst;
     s.work = static_cast<__int128>(dur) * kShareUnits;
     s.work_at = now_;
+    s.event_at = -1;
     schedule_compute(s);
   }
   static std::int64_t compute_rate(const DeviceState& s) { return kShareUnits - std::min(s.share, kShareUnits); }
+  // The finish is queued only when it moves earlier than the queued event: an end moved later
+  // is found when the earlier event pops (compute_done), which then queues it. A transfer that
+  // starts and ends within one compute task costs one event, not two.
   void schedule_compute(DeviceState& s) {
     const std::int64_t rate = compute_rate(s);
     if (rate <= 0) {  // every unit taken: the compute waits for a transfer to end
@@ -699,7 +705,10 @@ class Replayer {
     }
     const __int128 dt = s.work > 0 ? (s.work + rate - 1) / rate : 0;
     s.compute_end = later(now_, static_cast<SimTime>(std::min<__int128>(dt, kClockEnd)));
-    push(s.compute_end, s.compute_inst);
+    if (s.event_at < 0 || s.compute_end < s.event_at) {
+      s.event_at = s.compute_end;
+      push(s.compute_end, s.compute_inst);
+    }
   }
   [[gnu::noinline]] void change_share(int d, std::int64_t delta) {
     DeviceState& s = dev_[static_cast<std::size_t>(d)];
@@ -710,11 +719,22 @@ class Replayer {
     s.share += delta;
     if (s.compute_inst >= 0) schedule_compute(s);
   }
-  // A compute finish event that a later share change replaced.
-  bool stale(std::int32_t inst, SimTime time) const {
-    if (tasks_[static_cast<std::size_t>(task_of(inst))].comm >= 0) return false;
-    const DeviceState& s = dev_[static_cast<std::size_t>(device_of(inst))];
-    return s.compute_inst != inst || s.compute_end != time;
+  // Whether a popped event ends its task: transfers always; a compute task when it is the
+  // device's running one and its end is now. An early event (the end moved later) queues the
+  // present end; events of a finished task or already requeued ones are dropped.
+  bool compute_done(std::int32_t inst, SimTime time) {
+    if (tasks_[static_cast<std::size_t>(task_of(inst))].comm >= 0) return true;
+    DeviceState& s = dev_[static_cast<std::size_t>(device_of(inst))];
+    if (s.compute_inst != inst) return false;
+    if (s.compute_end == time) return true;
+    if (time == s.event_at) {
+      s.event_at = -1;
+      if (s.compute_end >= 0) {
+        s.event_at = s.compute_end;
+        push(s.compute_end, inst);
+      }
+    }
+    return false;
   }
 
   void complete_collective(int t, int first, int stride, int count) {
