@@ -18,6 +18,10 @@ namespace {
 constexpr int kStreams = 5;
 constexpr int kPrefetchAhead = 12;  // task records (measured: 3 to 24 all help, 12 best)
 constexpr double kPsPerS = 1e12;
+// Compute shares of transfers (Task::compute_share) in exact integers: units of 1/65536 of a
+// device's compute. A compute task's work is its picoseconds x kShareUnits, done at
+// (kShareUnits - the running transfers' units) per picosecond.
+constexpr std::int64_t kShareUnits = 65536;
 
 // Communication kind of a span category (exposed-communication order), -1 for compute.
 constexpr std::array<std::int8_t, kNumCategories> kCommKind = [] {
@@ -246,6 +250,7 @@ struct alignas(64) FlatTask {
   bool shared;       // tier 1 with link sharing on: runs as a Flow
   SpanCategory category;
   RankGroup group;
+  std::uint32_t share;  // a transfer's compute share, in 1/kShareUnits (0: compute, or free)
 };
 static_assert(sizeof(FlatTask) == 64);
 
@@ -279,6 +284,16 @@ struct DeviceState {
   void end_comm(int k) {
     if (--active[static_cast<std::size_t>(k)] == 0) active_mask &= ~(1u << k);
   }
+  // Compute slowed by the transfers running beside it (only when some task has a share):
+  // the running transfers' units, the compute instance running, its work left (ps x
+  // kShareUnits) as of `work_at`, when it ends at the present rate (-1: stalled), and the
+  // earliest finish event queued for it (-1: none).
+  std::int64_t share = 0;
+  std::int32_t compute_inst = -1;
+  __int128 work = 0;
+  SimTime work_at = 0;
+  SimTime compute_end = 0;
+  SimTime event_at = -1;
 };
 
 // Full: every rank of a stage (instance = task * r + rank); else one rank per stage
@@ -342,7 +357,12 @@ class Replayer {
       f.collective = false;
       f.tier = -1;
       f.shared = false;
+      f.share = 0;
       if (f.comm >= 0) {
+        if (!(task.compute_share >= 0 && task.compute_share <= 1))
+          throw SimError("replay: task " + std::to_string(t) + " has a compute share outside [0, 1]");
+        f.share = static_cast<std::uint32_t>(std::llround(task.compute_share * kShareUnits));
+        interference_ = interference_ || f.share > 0;
         f.collective = Full && group(f.group, 0).count > 1;
         f.tier = task.tier;
         f.shared = f.tier == 1 && o.share_links;
@@ -454,6 +474,7 @@ class Replayer {
       if (heap_.empty()) break;
       SimTime time = 0;
       const std::int32_t inst = heap_.pop(time);
+      if (interference_ && !compute_done(inst, time)) continue;  // a compute finish moved by a share change
       if (time < now_) time_went_back(time);
       now_ = time;
       ++out_.events;
@@ -635,11 +656,16 @@ class Replayer {
       dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
       if (slow_devices_ && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
         dur = round_ps(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
+      if (interference_) {
+        begin_compute(d, inst, dur);
+        return;
+      }
     } else {
       // A transfer of one rank (begin_transfer's work, inline: this is the hot path).
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
       if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
+      if (f.share > 0) change_share(d, f.share);
       // Time held by a collective (a shared flow's is known when it ends).
       if (f.comm != 3 && !f.shared)
         out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(dur) / kPsPerS;
@@ -663,7 +689,66 @@ class Replayer {
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
     if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
+    if (f.share > 0) change_share(d, f.share);
     if (!f.shared) push(later(now_, dur), inst);
+  }
+
+  // --- Compute slowed by transfers (Task::compute_share) ---
+  // A transfer holding a share of its device's compute units (NCCL's CTAs each take an SM)
+  // slows the compute running beside it to (1 - the running shares) of its speed: the
+  // compute task's remaining work is re-timed whenever a transfer starts or ends on its
+  // device. Exact integers (kShareUnits), so both replay modes agree to the picosecond.
+  // Rendezvous members hold their share from the transfer's start, not their arrival.
+  [[gnu::noinline]] void begin_compute(int d, std::int32_t inst, SimTime dur) {
+    DeviceState& s = dev_[static_cast<std::size_t>(d)];
+    s.compute_inst = inst;
+    s.work = static_cast<__int128>(dur) * kShareUnits;
+    s.work_at = now_;
+    s.event_at = -1;
+    schedule_compute(s);
+  }
+  static std::int64_t compute_rate(const DeviceState& s) { return kShareUnits - std::min(s.share, kShareUnits); }
+  // The finish is queued only when it moves earlier than the queued event: an end moved later
+  // is found when the earlier event pops (compute_done), which then queues it. A transfer that
+  // starts and ends within one compute task costs one event, not two.
+  void schedule_compute(DeviceState& s) {
+    const std::int64_t rate = compute_rate(s);
+    if (rate <= 0) {  // every unit taken: the compute waits for a transfer to end
+      s.compute_end = -1;
+      return;
+    }
+    const __int128 dt = s.work > 0 ? (s.work + rate - 1) / rate : 0;
+    s.compute_end = later(now_, static_cast<SimTime>(std::min<__int128>(dt, kClockEnd)));
+    if (s.event_at < 0 || s.compute_end < s.event_at) {
+      s.event_at = s.compute_end;
+      push(s.compute_end, s.compute_inst);
+    }
+  }
+  [[gnu::noinline]] void change_share(int d, std::int64_t delta) {
+    DeviceState& s = dev_[static_cast<std::size_t>(d)];
+    if (s.compute_inst >= 0) {
+      s.work -= static_cast<__int128>(now_ - s.work_at) * compute_rate(s);
+      s.work_at = now_;
+    }
+    s.share += delta;
+    if (s.compute_inst >= 0) schedule_compute(s);
+  }
+  // Whether a popped event ends its task: transfers always; a compute task when it is the
+  // device's running one and its end is now. An early event (the end moved later) queues the
+  // present end; events of a finished task or already requeued ones are dropped.
+  bool compute_done(std::int32_t inst, SimTime time) {
+    if (tasks_[static_cast<std::size_t>(task_of(inst))].comm >= 0) return true;
+    DeviceState& s = dev_[static_cast<std::size_t>(device_of(inst))];
+    if (s.compute_inst != inst) return false;
+    if (s.compute_end == time) return true;
+    if (time == s.event_at) {
+      s.event_at = -1;
+      if (s.compute_end >= 0) {
+        s.event_at = s.compute_end;
+        push(s.compute_end, inst);
+      }
+    }
+    return false;
   }
 
   void complete_collective(int t, int first, int stride, int count) {
@@ -761,7 +846,9 @@ class Replayer {
     auto& st = dev_[static_cast<std::size_t>(d)];
     if (f.comm < 0) {
       st.compute_category = -1;
+      st.compute_inst = -1;
     } else {
+      if (f.share > 0) change_share(d, -static_cast<std::int64_t>(f.share));
       st.end_comm(f.comm);
       if (f.tier >= 0) {
         st.end_tier(f.tier);
@@ -1009,6 +1096,7 @@ class Replayer {
   std::vector<DeviceState> dev_;
   std::vector<double> inv_speed_;
   bool slow_devices_ = false;  // some device_speed is not 1 (the hot path skips the lookup otherwise)
+  bool interference_ = false;  // some transfer has a compute share (Task::compute_share)
   std::vector<double> inv_link_;
   bool slow_links_ = false;
   bool record_spans_ = false;       // ReplayOptions::record_spans

@@ -38,6 +38,30 @@ CommLibraryFigures nccl() {
       "NCCL 5067397c src/init.cc computeBuffSizes (LL 512 KiB, LL128 4,915,200 B, Simple 4 MiB per connection), "
       "src/transport/p2p.cc, src/transport/nvls.cc ncclNvlsBufferSetup (16 channels x 2 x 1 MiB per head); 16 ring "
       "channels from the NCCL INFO log of NVIDIA/nccl#892 (8 x H800)";
+  // SMs a running NCCL kernel holds. NVIDIA/nccl#689 (S. Jeaugey): NCCL launches one CTA per
+  // channel, "NCCL CTAs won't share an SM with compute kernels", and "uses the minimal number
+  // of SMs to achieve the performance of the platform. If you have a PCI system with a single
+  // NIC ... it should just launch 2 SMs. If you are on DGX with 8 NICs ... 16 SMs": two
+  // channels per NIC ("Having two channels per NIC makes the NIC utilization closer to peak",
+  // #438; NCCL_NCHANNELS_PER_NET_PEER "is typically 2", #1424). Inside a server: "16 coll
+  // channels ... 16 p2p channels per peer" (the 8 x H800 log above). Corroborated by DeepEP's
+  // dispatch and combine kernels, 20 SMs each on H800 (DeepSeek-V3's DualPipe all-to-all: 20
+  // of 132 SMs), and by an H100 FSDP all-gather of 24 CTAs beside a 132-CTA GEMM
+  // (forums.developer.nvidia.com/t/337991).
+  f.local_units = 16;
+  f.units_per_nic = 2;
+  // TP overlap (tp_comm_overlap) runs on Transformer Engine's userbuffers, not NCCL: its
+  // default per-GEMM configuration (TE transformer_engine/pytorch/module/base.py
+  // initialize_ub get_default_config, used by Megatron-Core and NeMo) gives "num_sm": 1 to
+  // ring_exchange (the all-gathers of qkv_fprop and fc1_fprop, and proj_dgrad, fc2_dgrad;
+  // copy engines, "use_ce": True) and 16 to pipeline and bulk (the reduce-scatters of
+  // proj_fprop and fc2_fprop; qkv_dgrad, fc1_dgrad and their wgrad). Each pass moves as many
+  // bytes each way: (1 + 16) / 2 SMs over the pass.
+  f.tp_overlap_units = (1 + 16) / 2.0;
+  f.units_source =
+      "NVIDIA/nccl#689 (one CTA per channel, an SM each, not shared with compute; 2 SMs per NIC: 2 with one, 16 on "
+      "DGX), #438 and #1424 (two channels per NIC / net peer), #892 (16 coll and 16 p2p channels, 8 x H800); TP overlap: "
+      "Transformer Engine initialize_ub defaults (ring_exchange 1 SM, pipeline and bulk 16)";
   return f;
 }
 
@@ -52,6 +76,10 @@ CommLibraryFigures hccl() {
   f.source =
       "CANN 8.0.0 envref_07_0080 HCCL_BUFFSIZE: default 200 MB, each communicator occupies 2 x HCCL_BUFFSIZE "
       "(send and receive)";
+  // HCCL moves data with the SDMA engines and schedules on the AI CPU: no AI core is taken
+  // (what an overlapped HCCL transfer costs the 910B's compute is the device's fitted
+  // overlap_slowdown, through the HBM the two share).
+  f.units_source = "CANN HCCL: SDMA engines and AI CPU, no AI core";
   return f;
 }
 
@@ -76,6 +104,36 @@ const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware) {
   static const CommLibraryFigures nccl_figures = nccl();
   static const CommLibraryFigures hccl_figures = hccl();
   return is_ascend(hardware) ? hccl_figures : nccl_figures;
+}
+
+CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node) {
+  const HardwareSpec& hw = scenario.hardware;
+  const CommLibraryFigures& lib = comm_library_for(hw);
+  const int units = hw.device.compute_units;
+  CommComputeShare out;
+  if (units <= 0 || (lib.local_units <= 0 && lib.units_per_nic <= 0 && lib.tp_overlap_units <= 0)) return out;
+  // A library holding all the units (a device of a handful of SMs) would stop compute.
+  auto share = [units](double held) { return std::min(1.0, held / units); };
+  const int per_node = std::max(1, hw.node.devices_per_node);
+  const int nics = std::max(1, hw.cluster.nics_per_node);
+  auto group = [&](CommGroup g) {
+    GroupShape shape;
+    try {
+      shape = group_shape(scenario.plan, scenario.num_devices, per_node, nics, g);
+    } catch (const ConfigError&) {  // a plan not yet checked: taken as inside one server
+      return share(lib.local_units);
+    }
+    if (shape.ranks <= 1) return 0.0;
+    if (shape.nodes <= 1) return share(lib.local_units);
+    return share(static_cast<double>(lib.units_per_nic) * std::min(shape.ranks_per_node, nics));
+  };
+  out.tp = group(CommGroup::tp);
+  out.cp = group(CommGroup::cp);
+  out.ep = group(CommGroup::ep);
+  out.dp = group(CommGroup::dp);
+  out.p2p = share(p2p_inter_node ? lib.units_per_nic : lib.local_units);
+  out.tp_overlap = share(lib.tp_overlap_units);
+  return out;
 }
 
 CommunicatorBuffers communicator_buffers(const Scenario& scenario) {

@@ -9,6 +9,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/limits.hpp"
+#include "trainsim/framework/communicator.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
@@ -297,6 +298,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                             cost.memory_bound_s(3.0 * act)
                       : 0.0;
   costs.p2p_inter_node = p > 1 && cost.p2p_crosses_nodes && cost.p2p_crosses_nodes();
+  const CommComputeShare share = comm_compute_share(scenario, costs.p2p_inter_node);
+  costs.tp_compute_share = plan.tp_comm_overlap ? share.tp_overlap : share.tp;
+  costs.cp_compute_share = share.cp;
+  costs.ep_compute_share = share.ep;
+  costs.dp_compute_share = share.dp;
+  costs.p2p_compute_share = share.p2p;
   costs.dp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::dp);
   costs.tp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::tp);
   costs.cp_inter_node = cost.crosses_nodes && cost.crosses_nodes(CommGroup::cp);

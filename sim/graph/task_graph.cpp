@@ -172,13 +172,21 @@ class Builder {
 
   // A task built in place; the reference is valid until the next one is added.
   Task& add_new(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
-    return tasks_.emplace_back(Task{.stage = s,
-                                    .microbatch = mb,
-                                    .chunk = c,
-                                    .work = work,
-                                    .stream = stream,
-                                    .category = cat,
-                                    .duration_s = duration});
+    Task& t = tasks_.emplace_back(Task{.stage = s,
+                                       .microbatch = mb,
+                                       .chunk = c,
+                                       .work = work,
+                                       .stream = stream,
+                                       .category = cat,
+                                       .duration_s = duration});
+    // The compute units a transfer holds (PipelineCosts::tp_compute_share and the others).
+    if (stream != Stream::compute)
+      t.compute_share = cat == SpanCategory::pp_comm   ? costs_.p2p_compute_share
+                        : cat == SpanCategory::tp_comm ? costs_.tp_compute_share
+                        : cat == SpanCategory::cp_comm ? costs_.cp_compute_share
+                        : cat == SpanCategory::ep_comm ? costs_.ep_compute_share
+                                                       : costs_.dp_compute_share;
+    return t;
   }
   int add_id(int s, int c, int mb, Stream stream, SpanCategory cat, WorkKind work, double duration) {
     add_new(s, c, mb, stream, cat, work, duration);

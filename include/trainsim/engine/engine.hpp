@@ -4,6 +4,9 @@
 // stream is free. Collectives and p2p pairs are rendezvous: each member holds its stream
 // from arrival, the transfer starts when the last member arrives. Events are ordered by
 // (time, priority, sequence); time is integer picoseconds, durations rounded once.
+// A transfer with a compute share (Task::compute_share: the SMs its kernel holds) slows the
+// compute running beside it on its device to (1 - the running shares) of its speed, re-timed
+// whenever a transfer starts or ends there (exact, in 1/65536 units of the device's compute).
 #include <array>
 #include <cstdint>
 #include <vector>

@@ -25,11 +25,32 @@ struct CommLibraryFigures {
   // HCCL: bytes per communicator (2 x HCCL_BUFFSIZE: one send and one receive buffer).
   double per_communicator_bytes = 0;
   std::string source;
+  // Compute units a running transfer holds for its whole length (NCCL: one CTA per channel,
+  // and a CTA has its SM to itself): inside one server, and per NIC a transfer between
+  // servers uses. 0: the library moves data without the compute units (HCCL: SDMA).
+  int local_units = 0;
+  int units_per_nic = 0;
+  // TP collectives overlapped inside the GEMMs (tp_comm_overlap: Transformer Engine's
+  // userbuffers on NVIDIA), averaged over a layer's overlapped GEMMs; HCCL's MC2 takes none.
+  double tp_overlap_units = 0;
+  std::string units_source;
 };
 
 // The library the hardware's devices run: HCCL on Ascend devices (CANN has no other), NCCL
 // on the others.
 const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware);
+
+// The share of a device's compute units one running transfer of the scenario's groups holds:
+// compute that overlaps it runs at (1 - share) of its speed (the replay's rate, engine.hpp).
+// A group inside one server takes the library's local_units; one spanning servers,
+// units_per_nic for each NIC its ranks in a server use (one per rank, at most the server's
+// NICs). 0 when the device has no compute_units or the library takes none.
+struct CommComputeShare {
+  double tp = 0, cp = 0, ep = 0, dp = 0;  // collectives of each group (dp: expert_dp alike)
+  double p2p = 0;                         // a pipeline send or receive
+  double tp_overlap = 0;                  // a TP collective under tp_comm_overlap
+};
+CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node);
 
 struct Communicator {
   std::string group;  // "world", "tp", "cp", "dp", "pp", "ep", "expert_dp"

@@ -85,6 +85,11 @@ struct PipelineCosts {
   // DualPipe's F&B pairs hide their all-to-alls under each other's compute, which slows it by
   // this many seconds per second hidden (DeviceSpec::overlap_slowdown; 0 for other schedules).
   double pair_overlap_slowdown = 0;
+  // Share of a device's compute units a running transfer holds (comm_compute_share; TP's under
+  // tp_comm_overlap when set): compute overlapping it runs at (1 - share) of its speed in the
+  // replay. 0: overlap is free.
+  double tp_compute_share = 0, cp_compute_share = 0, ep_compute_share = 0, dp_compute_share = 0;
+  double p2p_compute_share = 0;
   // Tied embeddings with the embedding and the head on two stages (Megatron's
   // _allreduce_word_embedding_grads over its embedding group): the word-embedding gradient is
   // all-reduced between those two stages after the backward and before the optimizer step.

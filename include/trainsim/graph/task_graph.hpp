@@ -42,6 +42,9 @@ struct Task {
   // one freed when it ends.
   double memory_delta_bytes = 0;
   double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
+  // Communication: the share of its device's compute units it holds while it transfers;
+  // compute on the device runs at (1 - the sum over running transfers) of its speed.
+  double compute_share = 0;
 };
 
 struct TaskGraph {

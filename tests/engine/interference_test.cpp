@@ -1,0 +1,164 @@
+// Communication that runs beside compute takes a share of the device's compute units (NCCL:
+// one SM per channel) and slows that compute to (1 - share) of its speed while it runs
+// (Task::compute_share, replayed as a rate change in engine.cpp).
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/engine/engine.hpp"
+#include "trainsim/framework/communicator.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/graph/task_graph.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/schedule/schedule.hpp"
+#include "trainsim/simulation.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+const std::string kRoot = TRAINSIM_SOURCE_DIR;
+
+Task compute(double s) {
+  Task t;
+  t.duration_s = s;
+  return t;
+}
+
+Task collective(double s, double share, Stream stream = Stream::dp_comm) {
+  Task t;
+  t.stream = stream;
+  t.category = SpanCategory::dp_comm;
+  t.group = RankGroup::dp;
+  t.duration_s = s;
+  t.compute_share = share;
+  return t;
+}
+
+// When the compute task (task 0) ends, picoseconds.
+SimTime compute_end(const ReplayResult& r) {
+  for (const Span& s : r.timeline.spans)
+    if (s.task == 0) return s.end;
+  return -1;
+}
+
+// The step's costs from a scenario, as simulate() builds them.
+struct Built {
+  PipelineCosts costs;
+  std::vector<StageOrder> orders;
+};
+Built build(const Scenario& s) {
+  const Workload w = build_workload(s.model, s.plan);
+  const CostModel cost(s.hardware, s.plan, s.num_devices);
+  const MemoryReport memory = estimate_memory(s, w);
+  Built b{build_pipeline_costs(s, w, cost, memory), {}};
+  b.orders = build_schedule(s.plan.schedule, s.plan.pipeline_model_parallel_size, s.plan.num_microbatches(),
+                            b.costs.num_chunks());
+  return b;
+}
+double step_s(const Built& b, bool interference, bool full = false) {
+  PipelineCosts c = b.costs;
+  if (!interference)
+    c.tp_compute_share = c.cp_compute_share = c.ep_compute_share = c.dp_compute_share = c.p2p_compute_share = 0;
+  ReplayOptions o;
+  o.full = full;
+  return static_cast<double>(replay(build_task_graph(c, b.orders), o).end) / 1e12;
+}
+
+}  // namespace
+
+TEST_CASE("A collective of C under a GEMM of T > C with share f ends the GEMM at T + f C", "[engine][interference]") {
+  // 1 ms of compute, a 0.4 ms collective holding a quarter of the units from t = 0: the
+  // compute does 0.4 x 0.75 ms of work while it runs, the remaining 0.7 ms at full speed.
+  const ReplayResult r = replay(make_task_graph({compute(1e-3), collective(0.4e-3, 0.25)}, {}));
+  CHECK(compute_end(r) == 1'100'000'000);  // (1 + 0.25 x 0.4) ms
+  CHECK(r.end == 1'100'000'000);
+  // A collective starting later (after a free 0.2 ms transfer on its stream) costs the same.
+  const ReplayResult later =
+      replay(make_task_graph({compute(1e-3), collective(0.2e-3, 0), collective(0.4e-3, 0.25)}, {{1, 2}}));
+  CHECK(compute_end(later) == 1'100'000'000);
+  // Without a share the overlap is free.
+  CHECK(replay(make_task_graph({compute(1e-3), collective(0.4e-3, 0)}, {})).end == 1'000'000'000);
+}
+
+TEST_CASE("A collective longer than the compute stretches it to T / (1 - f)", "[engine][interference]") {
+  const ReplayResult r = replay(make_task_graph({compute(1e-3), collective(2e-3, 0.25)}, {}));
+  CHECK(compute_end(r) == 1'333'333'334);  // ceil(1e9 / 0.75) ps
+  CHECK(r.end == 2'000'000'000);
+}
+
+TEST_CASE("Shares of concurrent transfers add; compute stalls while they take every unit", "[engine][interference]") {
+  // Two 0.4 ms collectives of 1/4 on two streams: half speed for 0.4 ms, 0.8 ms after.
+  const ReplayResult two = replay(make_task_graph(
+      {compute(1e-3), collective(0.4e-3, 0.25), collective(0.4e-3, 0.25, Stream::tp_comm)}, {}));
+  CHECK(compute_end(two) == 1'200'000'000);
+  // A transfer holding all the units: the compute waits 0.3 ms, then runs.
+  const ReplayResult all = replay(make_task_graph({compute(1e-3), collective(0.3e-3, 1.0)}, {}));
+  CHECK(compute_end(all) == 1'300'000'000);
+  CHECK_THROWS_AS(replay(make_task_graph({compute(1e-3), collective(0.3e-3, 1.5)}, {})), SimError);
+}
+
+TEST_CASE("NCCL holds 16 SMs inside a server, 2 per NIC across; HCCL (SDMA) no AI core", "[engine][interference]") {
+  const std::string h100 = kRoot + "/scenarios/llama3-8b-h100-8.yaml";
+  const CommComputeShare one = comm_compute_share(load_scenario(h100), false);
+  CHECK(one.dp == Approx(16.0 / 132));
+  CHECK(one.cp == Approx(16.0 / 132));
+  CHECK(one.tp == 0);  // TP 1: no group
+  CHECK(one.p2p == Approx(16.0 / 132));
+  CHECK(comm_compute_share(load_scenario(h100), true).p2p == Approx(2.0 / 132));
+  CHECK(one.tp_overlap == Approx(8.5 / 132));  // TE userbuffers: (1 + 16) / 2
+  // 64 devices, TP 2: DP groups of 32 over 8 servers, 4 ranks (4 NICs) in each.
+  const Scenario wide = load_scenario(h100, {{"num_devices", "64"},
+                                             {"plan.tensor_model_parallel_size", "2"},
+                                             {"plan.context_parallel_size", "1"}});
+  const CommComputeShare w = comm_compute_share(wide, true);
+  CHECK(w.dp == Approx(2.0 * 4 / 132));
+  CHECK(w.tp == Approx(16.0 / 132));
+  const CommComputeShare ascend = comm_compute_share(load_scenario(kRoot + "/scenarios/default.yaml"), true);
+  CHECK(ascend.dp == 0);
+  CHECK(ascend.tp == 0);
+  CHECK(ascend.p2p == 0);
+}
+
+TEST_CASE("ZeRO-3's gathers and reduce-scatters slow the compute they hide under", "[engine][interference]") {
+  const Scenario z3 = load_scenario(kRoot + "/scenarios/llama3-8b-h100-8.yaml",
+                                    {{"plan.framework", "deepspeed"},
+                                     {"plan.context_parallel_size", "1"},
+                                     {"plan.use_distributed_optimizer", "false"},
+                                     {"plan.seq_length", "4096"},
+                                     {"plan.zero_stage", "3"}});
+  const Built b = build(z3);
+  const StageCosts& sc = b.costs.stages.front();
+  REQUIRE(sc.sharded_state_comm_s > 0);
+  REQUIRE(sc.microbatch_grad_reduce_s > 0);
+  const double f = b.costs.dp_compute_share;
+  REQUIRE(f == Approx(16.0 / 132));
+  // PP 1: the gathers and the per-micro-batch reduce-scatters run from the step's start on
+  // the DP stream, under the compute, which loses f of its speed for all of them; the last
+  // micro-batch's buckets may end after the compute.
+  double buckets = 0;
+  for (const auto& cc : sc.chunks)
+    for (const auto& bucket : cc.buckets) buckets += bucket.time_s;
+  const double added = step_s(b, true) - step_s(b, false);
+  CHECK(added >= f * (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s) - 1e-9);
+  CHECK(added <= f * (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s + buckets) + 1e-9);
+  // Both replay modes price it alike.
+  CHECK(step_s(b, true, true) == Approx(step_s(b, true)).epsilon(1e-12));
+}
+
+TEST_CASE("DualPipe's paired all-to-alls slow the partner's compute; 1F1B's do not overlap", "[engine][interference]") {
+  const Scenario dual = load_scenario(kRoot + "/scenarios/mixtral-8x7b-a100-64.yaml", {{"plan.schedule", "dualpipev"}});
+  const Scenario one = load_scenario(kRoot + "/scenarios/mixtral-8x7b-a100-64.yaml", {{"plan.schedule", "1f1b"}});
+  const Built bd = build(dual), b1 = build(one);
+  const double dual_added = step_s(bd, true) - step_s(bd, false);
+  const double one_added = step_s(b1, true) - step_s(b1, false);
+  CHECK(dual_added > 0);
+  // 1F1B's all-to-alls are on the critical path (no tp_comm_overlap): only the pipeline's
+  // sends and DP reductions overlap compute, and they cost less than DualPipe's pairs.
+  CHECK(one_added >= 0);
+  CHECK(dual_added / step_s(bd, false) > one_added / step_s(b1, false));
+}
