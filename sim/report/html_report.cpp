@@ -89,7 +89,7 @@ struct MemoryPart {
   const char* colour;
   double (*bytes)(const StageMemory&);
 };
-const std::array<MemoryPart, 7> kMemoryParts = {{
+const std::array<MemoryPart, 8> kMemoryParts = {{
     {"weights", "#4e79a7", [](const StageMemory& s) { return s.weights; }},
     {"gradients", "#59a14f", [](const StageMemory& s) { return s.gradients; }},
     {"optimizer states", "#76b7b2", [](const StageMemory& s) { return s.optimizer_states; }},
@@ -97,6 +97,7 @@ const std::array<MemoryPart, 7> kMemoryParts = {{
     {"transient", "#ffbe7d", [](const StageMemory& s) { return s.transient; }},
     {"communication buffers", "#9c755f", [](const StageMemory& s) { return s.communication_buffers; }},
     {"allocator reserve", "#bab0ac", [](const StageMemory& s) { return s.reserve; }},
+    {"collective library buffers", "#d37295", [](const StageMemory& s) { return s.communicator_buffers; }},
 }};
 
 // Breakdown components, left to right: compute, exposed communication, the rest, idle.

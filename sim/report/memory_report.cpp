@@ -24,11 +24,14 @@ std::string pad_left(const std::string& s, std::size_t width) {
 }  // namespace
 
 std::string format_memory_table(const MemoryReport& report) {
-  const char* headers[] = {"stage",     "layers",  "weights", "grads", "optimizer", "activations",
-                           "transient", "buffers", "reserve", "peak",  "HBM",       "fits"};
-  const std::size_t widths[] = {5, 6, 9, 9, 9, 14, 9, 9, 9, 9, 9, 4};
+  // "comm lib": the collective library's own buffers (NCCL/HCCL), outside the framework's
+  // allocator; with them the columns sum to the peak.
+  const char* headers[] = {"stage",   "layers",  "weights",  "grads", "optimizer", "activations", "transient",
+                           "buffers", "reserve", "comm lib", "peak",  "HBM",       "fits"};
+  const std::size_t widths[] = {5, 6, 9, 9, 9, 14, 9, 9, 9, 9, 9, 9, 4};
+  constexpr std::size_t kColumns = sizeof widths / sizeof widths[0];
   std::string out = "memory per device, GiB (activations: bytes for all micro-batches in flight, count in ())\n";
-  for (std::size_t i = 0; i < 12; ++i) out += (i ? "  " : "") + pad_left(headers[i], widths[i]);
+  for (std::size_t i = 0; i < kColumns; ++i) out += (i ? "  " : "") + pad_left(headers[i], widths[i]);
   out += "\n";
   bool offload = false;
   for (const auto& s : report.stages) {
@@ -41,10 +44,11 @@ std::string format_memory_table(const MemoryReport& report) {
                                  fixed(s.transient / kGiB),
                                  fixed(s.communication_buffers / kGiB),
                                  fixed(s.reserve / kGiB),
+                                 fixed(s.communicator_buffers / kGiB),
                                  fixed(s.peak() / kGiB),
                                  fixed(report.hbm_bytes / kGiB),
                                  s.peak() <= report.hbm_bytes ? "yes" : "NO"};
-    for (std::size_t i = 0; i < 12; ++i) out += (i ? "  " : "") + pad_left(cells[i], widths[i]);
+    for (std::size_t i = 0; i < kColumns; ++i) out += (i ? "  " : "") + pad_left(cells[i], widths[i]);
     out += "\n";
     offload = offload || s.offloaded_to_host > 0;
   }
@@ -87,6 +91,7 @@ nlohmann::json memory_report_json(const MemoryReport& report) {
         {"transient", s.transient},
         {"communication_buffers", s.communication_buffers},
         {"reserve", s.reserve},
+        {"communicator_buffers", s.communicator_buffers},
         {"offloaded_to_host", s.offloaded_to_host},
         {"allocated", s.allocated()},
         {"peak", s.peak()},

@@ -45,3 +45,17 @@ TEST_CASE("memory JSON carries a schema version and units in field names", "[rep
   CHECK(j.at("stages")[0].at("microbatches_in_flight") == 2);
   CHECK(j.at("fits") == true);
 }
+
+TEST_CASE("the memory table's columns sum to the peak: the collective library's buffers have one", "[report][memory]") {
+  MemoryReport r = two_stage_report(80e9);
+  r.stages[0].communicator_buffers = 0.75 * 1024 * 1024 * 1024;  // e.g. NCCL's channels for a few communicators
+  const std::string text = format_memory_table(r);
+  CHECK(text.find("comm lib") != std::string::npos);
+  CHECK(text.find("    0.75") != std::string::npos);
+  const StageMemory& s = r.stages[0];
+  CHECK(s.weights + s.gradients + s.optimizer_states + s.activations + s.transient + s.communication_buffers +
+            s.reserve + s.communicator_buffers ==
+        Approx(s.peak()));
+  CHECK(memory_report_json(r).at("stages")[0].at("communicator_buffers_bytes").get<double>() ==
+        s.communicator_buffers);
+}
