@@ -304,6 +304,27 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                        " (60x the largest published model, Switch-C's 1.6e12)"});
 }
 
+// The attention curve (issue 17): two lists of one length, spans strictly increasing.
+void fill_attention_curve(const Validated& v, DeviceSpec& d) {
+  d.attention_reference_length = as_int(v, "device.attention_reference_length");
+  if (v.has("device.attention_curve_lengths")) d.attention_curve_lengths = v.values.at("device.attention_curve_lengths").list;
+  if (v.has("device.attention_curve_tflops")) d.attention_curve_tflops = v.values.at("device.attention_curve_tflops").list;
+  const auto& lengths = d.attention_curve_lengths;
+  const char* bad = nullptr;
+  if (lengths.size() != d.attention_curve_tflops.size()) bad = "device.attention_curve_tflops";
+  for (std::size_t i = 1; i < lengths.size() && !bad; ++i)
+    if (lengths[i] <= lengths[i - 1]) bad = "device.attention_curve_lengths";
+  if (!bad) return;
+  const std::string key = v.has(bad) ? bad : "device.attention_curve_lengths";
+  Diagnostic diagnostic;
+  if (v.has(key)) diagnostic.where = v.values.at(key).where;
+  diagnostic.key_path = key;
+  diagnostic.problem = std::to_string(d.attention_curve_tflops.size()) + " throughputs for " +
+                       std::to_string(lengths.size()) + " spans, or spans not strictly increasing";
+  diagnostic.valid = "one TFLOPS figure per span, spans strictly increasing";
+  throw ConfigError(diagnostic);
+}
+
 HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   HardwareSpec h;
   h.name = v.str("name");
@@ -332,6 +353,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.attention_efficiency_flash3 = v.num("device.attention_efficiency_flash3");
   d.attention_efficiency_cudnn = v.num("device.attention_efficiency_cudnn");
   d.eager_attention_memory_efficiency = v.num("device.eager_attention_memory_efficiency");
+  fill_attention_curve(v, d);
   d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");
   d.overlap_slowdown = v.num("device.overlap_slowdown");
   d.kernel_launch_s = v.num("device.kernel_launch");

@@ -77,6 +77,25 @@ double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double fl
   return efficiency;
 }
 
+// Attention backward FLOPs as counted (2x forward) over as the fused kernel runs them (2.5x).
+constexpr double kCountedOverKernelBackward = 2.0 / 2.5;
+
+// The device attention curve's TFLOPS at `span` keys: piecewise linear in log2(span)
+// between the published lengths, flat past the first and the last (the benchmarks saturate:
+// FlashAttention-3 and cuDNN on H100 gain under 0.5% from 8k to 16k).
+double attention_curve_at(const DeviceSpec& device, double span) {
+  const std::vector<int>& lengths = device.attention_curve_lengths;
+  const std::vector<int>& tflops = device.attention_curve_tflops;
+  if (span <= lengths.front()) return tflops.front();
+  for (std::size_t i = 1; i < lengths.size(); ++i) {
+    if (span > lengths[i]) continue;
+    const double x0 = std::log2(static_cast<double>(lengths[i - 1])), x1 = std::log2(static_cast<double>(lengths[i]));
+    const double w = (std::log2(span) - x0) / (x1 - x0);
+    return tflops[i - 1] + w * (tflops[i] - tflops[i - 1]);
+  }
+  return tflops.back();
+}
+
 // HBM efficiency of an op's traffic: the score-matrix passes of attention without flash
 // kernels run at their own measured rate (hardware file), everything else at the
 // elementwise rate.
@@ -124,8 +143,17 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // s x s blocks, so it does half the FLOPs the model count (full s^2, as
         // Megatron counts MFU) charges. attention_efficiency is measured the same way
         // (FlashAttention's benchmarks halve causal FLOPs).
+        // The efficiency is the reference span's; the op's spans (its sequence or CP chunk, a
+        // window, packed documents) move it along the device's published curve.
         rate = 2.0 * peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
-               device.attention_efficiency;
+               device.attention_efficiency * attention_span_factor(device, op) / std::max(op.load_factor, 1.0);
+        // The backward kernel recomputes the scores QK^T from the saved log-sum-exp before dV,
+        // dP, dQ and dK: five matmuls where the op's count (the model's, 2x forward) has four.
+        // The efficiencies are quoted on FlashAttention's count, bwd = 2.5 x fwd (Dao 2023,
+        // FlashAttention-2 3.1.2; benchmark_flash_attention.py; microbenchmarks.md 2), so the
+        // counted backward FLOPs run at 2 / 2.5 of the rate (npu_fusion_attention's backward
+        // is the same FlashAttention-2 algorithm).
+        if (kernels > op.kernels) rate *= kCountedOverKernelBackward;
         break;
       case OpClass::memory_bound:
         rate = device.peak_flops_fp32;
@@ -153,6 +181,22 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
 }
 
 }  // namespace
+
+double attention_length_factor(const DeviceSpec& device, double span) {
+  if (device.attention_curve_lengths.empty() || !(span > 0)) return 1.0;
+  return attention_curve_at(device, span) / attention_curve_at(device, device.attention_reference_length);
+}
+
+double attention_span_factor(const DeviceSpec& device, const Op& op) {
+  if (device.attention_curve_lengths.empty() || op.attention_spans.empty()) return 1.0;
+  // Each span's FLOPs run at its own rate: the op's rate is the FLOP-weighted harmonic mean.
+  double shares = 0, time = 0;
+  for (const AttentionSpan& span : op.attention_spans) {
+    shares += span.share;
+    time += span.share / attention_length_factor(device, span.keys);
+  }
+  return time > 0 ? shares / time : 1.0;
+}
 
 double OpTiming::total_s() const { return std::max({compute_s, memory_s, launch_s}) + cast_s; }
 

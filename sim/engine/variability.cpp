@@ -9,7 +9,7 @@ namespace trainsim {
 namespace {
 
 // Independent streams of draws: one per kind, so adding a kind never moves another's draws.
-enum Stream : std::uint64_t { kPlace = 1, kRate = 2, kSpread = 3, kJitter = 4, kStageMax = 5, kArgmax = 6 };
+enum Stream : std::uint64_t { kPlace = 1, kRate = 2, kSpread = 3, kJitter = 4, kStageMax = 5, kArgmax = 6, kData = 7 };
 
 std::uint64_t splitmix(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -208,6 +208,14 @@ double expected_stage_slowdown(const Variability& v, const std::vector<StageGrou
   }
   // Below e^lo the integrand is e^t x 1: its integral is e^lo.
   return sum * h + std::exp(lo);
+}
+
+std::vector<double> replica_work_speeds(std::uint64_t seed, std::uint64_t sample, int replicas, double g) {
+  std::vector<double> speed(static_cast<std::size_t>(std::max(0, replicas)), 1.0);
+  if (!(g > 0)) return speed;
+  for (std::size_t r = 0; r < speed.size(); ++r)
+    speed[r] = 1.0 / std::max(0.05, 1.0 + g * hashed_normal(seed, kData, sample, r));
+  return speed;
 }
 
 }  // namespace trainsim

@@ -12,6 +12,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/cost/placement.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/engine/variability.hpp"
 #include "trainsim/explore/distributed.hpp"
@@ -74,7 +75,39 @@ struct PreparedSteps {
   TaskGraph graph;
   ReplayOptions replay;
   MetricInputs metric_inputs;
+  // Data imbalance (packed documents): each DP replica's compute is 1 + g z of the mean this
+  // step (replica_work_speeds); replica_of maps a device to its replica (full mode).
+  double document_g = 0;
+  int replicas = 1;
+  std::vector<int> replica_of;
 };
+
+// g of replica_work_speeds: over one replica's layers, the attention time whose work varies
+// with the packed documents, each layer's at its own cv (document_work_cv), over all compute.
+// The layers' draws are taken as one (the same documents feed every layer; a windowed layer's
+// work is not exactly proportional to a global one's).
+double document_time_cv(const Workload& w, const CostModel& cost, const Scenario& scenario) {
+  const ModelSpec& m = scenario.model;
+  double varying = 0, total = 0;
+  for (int l = 0; l < m.num_layers && l < static_cast<int>(w.layer_type_of.size()); ++l) {
+    const double cv = document_work_cv(m, scenario.plan, l);
+    for (const Op& op : w.layer_types[static_cast<std::size_t>(w.layer_type_of[static_cast<std::size_t>(l)])].ops) {
+      const double t = cost.forward_s(op) + cost.backward_s(op);
+      total += t;
+      if (op.op_class == OpClass::attention && !op.attention_spans.empty()) varying += t * cv;
+    }
+  }
+  return total > 0 ? varying / total : 0.0;
+}
+
+// Device -> DP replica under the plan's rank order (trainsim numbers devices as Megatron ranks).
+std::vector<int> replica_of_devices(const ParallelPlan& plan, int num_devices) {
+  std::vector<int> out(static_cast<std::size_t>(std::max(0, num_devices)), 0);
+  for (const RankDimension& dim : rank_dimensions(plan, num_devices, false))
+    if (dim.name == "dp")
+      for (std::size_t d = 0; d < out.size(); ++d) out[d] = (static_cast<int>(d) / dim.stride) % dim.size;
+  return out;
+}
 
 PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& options, bool full) {
   PreparedSteps p;
@@ -88,8 +121,16 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
   // stretch depends on the sample's step, so those scenarios keep one simulate() a sample.
   if (background_load_s(scenario) > 0) return p;
   const ParallelPlan& plan = scenario.plan;
-  const Workload workload = build_workload(scenario.model, plan);
+  Workload workload = build_workload(scenario.model, plan);
   const CostModel cost(scenario.hardware, plan, scenario.num_devices);
+  // The representative step prices packed documents at the busiest replica's expected work
+  // (Op::load_factor); the samples draw each replica's work instead, from the same
+  // distribution, so the graph here is the mean replica's.
+  for (auto& layer : workload.layer_types)
+    for (auto& op : layer.ops) op.load_factor = 1.0;
+  p.document_g = document_time_cv(workload, cost, scenario);
+  p.replicas = std::max(1, plan.data_parallel_size);
+  if (p.document_g > 0 && full) p.replica_of = replica_of_devices(plan, scenario.num_devices);
   const MemoryReport memory = estimate_memory(scenario, workload);
   const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, memory);
   const auto orders =
@@ -138,6 +179,19 @@ SampleStep sample_step(const PreparedSteps& p, std::uint64_t k) {
     }
     out.slowest_device = draws[worst].device;
     out.slowest_speed = draws[worst].speed;
+  }
+  if (p.document_g > 0) {
+    // Every replica spans every stage: each stage waits for the busiest replica. In
+    // representative mode that and the stage's slowest device are taken as different ranks
+    // (the larger of the two slowdowns), in full mode each device carries both.
+    const std::vector<double> data = replica_work_speeds(p.variability.seed, k, p.replicas, p.document_g);
+    if (p.full) {
+      for (std::size_t d = 0; d < speed.size() && d < p.replica_of.size(); ++d)
+        speed[d] *= data[static_cast<std::size_t>(p.replica_of[d])];
+    } else {
+      const double busiest = *std::min_element(data.begin(), data.end());
+      for (double& s : speed) s = std::min(s, busiest);
+    }
   }
   StepMetrics m;
   if (p.replay_graph) {

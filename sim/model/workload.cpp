@@ -348,6 +348,100 @@ double attention_work_ratio(const ModelSpec& m, const ParallelPlan& p, int layer
   return attention_key_positions(s, window, p.document_lengths, p.document_weights) / causal_key_positions(s, 0);
 }
 
+namespace {
+
+// The keys one call of the fused kernel iterates over, per query, is the sequence divided by
+// the CP ring the K/V blocks travel (p2p: c blocks of s/c; a2a+p2p: the outer ring's); the
+// all-gather and all-to-all variants run each kernel over the whole sequence's keys.
+double cp_kernel_divisor(const ParallelPlan& p) {
+  const int c = std::max(1, p.context_parallel_size);
+  switch (p.cp_comm_type) {
+    case CpCommType::p2p: return c;
+    case CpCommType::a2a_p2p:
+      return p.hierarchical_context_parallel_sizes.size() == 2 ? std::max(1, p.hierarchical_context_parallel_sizes[1]) : 1;
+    case CpCommType::all_gather:
+    case CpCommType::a2a: break;
+  }
+  return 1;
+}
+
+// Packed documents as drawn: each entry's length (cut at the sequence), its probability per
+// document and its attention work (key positions, windowed when the layer has a window).
+struct DocumentDraw {
+  double length = 0, probability = 0, positions = 0;
+};
+
+std::vector<DocumentDraw> document_draws(const ParallelPlan& p, double window) {
+  std::vector<DocumentDraw> out;
+  double total = 0;
+  for (std::size_t k = 0; k < p.document_lengths.size(); ++k) {
+    const double w = k < p.document_weights.size() ? p.document_weights[k] : 1.0;
+    const double length = std::min<double>(p.document_lengths[k], p.seq_length);
+    out.push_back({length, w, causal_key_positions(length, window)});
+    total += w;
+  }
+  for (auto& draw : out) draw.probability /= total;
+  return out;
+}
+
+double layer_window(const ModelSpec& m, int layer) { return m.layer_has_window(layer) ? d(m.sliding_window) : 0.0; }
+
+}  // namespace
+
+std::vector<AttentionSpan> attention_spans(const ModelSpec& m, const ParallelPlan& p, int layer) {
+  const double window = layer_window(m, layer);
+  const double divisor = cp_kernel_divisor(p);
+  // A window bounds the keys of every query (a band; the kernel iterates over the blocks
+  // inside it, so its per-query work is a causal sequence's of the window's length).
+  const auto span_of = [window, divisor](double length) {
+    const double keys = length / divisor;
+    return window > 0 ? std::min(keys, window) : keys;
+  };
+  if (p.document_lengths.empty()) return {{span_of(d(p.seq_length)), 1.0}};
+  // Packed documents: each document is its own causal problem (cu_seqlens / actual_seq_qlen);
+  // its FLOPs run at its own span.
+  std::vector<AttentionSpan> spans;
+  double total = 0;
+  for (const DocumentDraw& draw : document_draws(p, window)) {
+    spans.push_back({span_of(draw.length), draw.probability * draw.positions});
+    total += draw.probability * draw.positions;
+  }
+  for (auto& span : spans) span.share = total > 0 ? span.share / total : 1.0 / static_cast<double>(spans.size());
+  return spans;
+}
+
+double document_work_cv(const ModelSpec& m, const ParallelPlan& p, int layer) {
+  if (p.document_lengths.empty()) return 0.0;
+  // One data-parallel replica's step packs T = (global batch / DP) x s tokens with documents
+  // drawn independently (lengths L, attention work P(L) in key positions). With the token
+  // count fixed, the work is a renewal-reward sum: mean T r with r = E[P] / E[L], variance
+  // (T / E[L]) Var(P - r L) (Ross, "Stochastic Processes", 2nd ed., 1996, 3.6, renewal-reward
+  // CLT). Documents of one length give 0: every replica then does the same work.
+  const std::vector<DocumentDraw> draws = document_draws(p, layer_window(m, layer));
+  double mean_length = 0, mean_work = 0;
+  for (const auto& draw : draws) {
+    mean_length += draw.probability * draw.length;
+    mean_work += draw.probability * draw.positions;
+  }
+  if (!(mean_length > 0 && mean_work > 0)) return 0.0;
+  const double r = mean_work / mean_length;
+  double variance = 0;  // Var(P - r L); E[P - r L] = 0
+  for (const auto& draw : draws) variance += draw.probability * std::pow(draw.positions - r * draw.length, 2);
+  const double sequences_per_replica =
+      static_cast<double>(p.global_batch_size) / std::max(1, p.data_parallel_size);
+  const double tokens = sequences_per_replica * p.seq_length;
+  return std::sqrt(variance * tokens / mean_length) / (tokens * r);
+}
+
+double document_load_factor(const ModelSpec& m, const ParallelPlan& p, int layer) {
+  // The synchronous step (the DP gradient reduction) waits for the replica with the most
+  // attention work: E[max of DP draws] (normal approximation of the replica sums, as
+  // moe_max_load_factor does for EP ranks). CP ranks split every document alike (TE's THD
+  // chunks) and TP / PP ranks of a replica run the same documents: only DP replicas differ.
+  const double cv = document_work_cv(m, p, layer);
+  return cv > 0 ? 1.0 + cv * expected_max_standard_normal(std::max(1, p.data_parallel_size)) : 1.0;
+}
+
 bool fork_fused_softmax_available(long long micro_batch, long long heads_per_rank, long long sq, long long sk) {
   // FusedScaleMaskSoftmax.is_kernel_available in bigscience-workshop/Megatron-DeepSpeed
   // @ ae6277f5 (causal mask, 16-bit input, a mask given, fusion on):
@@ -364,7 +458,8 @@ namespace {
 
 // Attention block: input norm .. residual. Returns nothing; appends ops and comms.
 // work_ratio: the kernel's key positions over the causal triangle's (attention_work_ratio).
-void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh, double work_ratio) {
+void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh, int layer_index) {
+  const double work_ratio = attention_work_ratio(m, p, layer_index);
   const double h = d(m.hidden_size);
   const AttentionDims a = attention_dims(m);
   const double heads_local = m.num_attention_heads / sh.t;
@@ -479,6 +574,8 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     // Flash attention keeps Q, K, V (its output is the output projection's input) and
     // the fp32 log-sum-exp per query row; no s x s matrix.
     op.activation_bytes = qkv_keep + kFp32 * sh.b * heads_local * sh.s;
+    op.attention_spans = attention_spans(m, p, layer_index);
+    op.load_factor = document_load_factor(m, p, layer_index);
     B.add(op);
   } else {
     // Attention without flash kernels, as Megatron-LM's CoreAttention ran it in 2021-2022
@@ -821,7 +918,7 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
   if (m.layer_has_window(layer_index)) layer.kind += "_sliding_window";
   const Shard sh = make_shard(m, p);
   Builder B(layer);
-  add_attention_block(B, m, p, sh, attention_work_ratio(m, p, layer_index));
+  add_attention_block(B, m, p, sh, layer_index);
   const double t = sh.t;
   double params = attention_projection_params(m);
   // Megatron: QKV / up projections column-parallel, out / down row-parallel; MLA down

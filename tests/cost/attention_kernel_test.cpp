@@ -67,7 +67,8 @@ TEST_CASE("each attention kernel is priced at its measured efficiency, causal FL
     const double flops = 1e15;
     const double rate = 2.0 * h.device.peak_flops_bf16 * c.efficiency * h.device.sustained_compute_fraction;
     CHECK(model.forward_s(fused_attention(flops)) == Approx(flops / rate).epsilon(1e-12));
-    CHECK(model.backward_s(fused_attention(flops)) == Approx(2 * flops / rate).epsilon(1e-12));
+    // The counted backward (2x forward) runs FlashAttention's 2.5x (scores recomputed).
+    CHECK(model.backward_s(fused_attention(flops)) == Approx(2.5 * flops / rate).epsilon(1e-12));
   }
 }
 

@@ -122,10 +122,11 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
                  {kLeftOut, kNcclProtocol}));
   }
   SECTION("910B3") {
-    // No NCCL protocol terms in either (HCCL); overlap_slowdown is the 910B's second fitted value.
+    // No NCCL protocol terms in either (HCCL); overlap_slowdown is the 910B's second fitted value;
+    // attention_efficiency is the 32K torch_npu figure (issue 17), the fixture keeps the 0.5 assumption.
     CHECK(sorted(differences(test::ascend_910b3(), shipped("ascend-910b3"))) ==
           sorted({"device.peak_flops_fp32", "device.gemm.large", "device.gemm.small", "device.gemm.half_flops",
-                  "device.overlap_slowdown", "device.kernel_launch", "node.link_latency", "cluster.hop_latency",
+                  "device.attention_efficiency", "device.overlap_slowdown", "device.kernel_launch", "node.link_latency", "cluster.hop_latency",
                   "cluster.nic_latency", "cluster.achievable_fraction"},
                  {kLeftOut}));
   }

@@ -131,6 +131,12 @@ struct GroupCollective {
 // measured there); eager has none (it is priced as batched GEMMs and HBM passes).
 double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel);
 
+// Added for long context (issue 17): a fused attention kernel's throughput at `span` keys
+// over its throughput at the device's reference span (device.attention_curve_*; 1 without a
+// curve), and an op's factor over its spans (FLOP-weighted harmonic mean).
+double attention_length_factor(const DeviceSpec& device, double span);
+double attention_span_factor(const DeviceSpec& device, const Op& op);
+
 class CostModel {
  public:
   CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices);

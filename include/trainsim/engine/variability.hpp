@@ -55,4 +55,11 @@ std::vector<StageDraw> draw_stage_maxima(const Variability& v, const StageGroups
 // E[max_i 1 / (b_i j_i)] of one stage, by integrating 1 - P(max <= x) (for tests and reports).
 double expected_stage_slowdown(const Variability& v, const std::vector<StageGroups::Group>& stage);
 
+// Added for data imbalance (issues 17 and 19): one step's speed factor of each of `replicas`
+// data-parallel replicas whose documents differ. A replica's compute time is 1 + g z_r of the
+// mean (z_r standard normal from (seed, sample, replica), g = the share of compute whose work
+// varies with the documents times that work's coefficient of variation); its speed is the
+// inverse, the work floored at 5% of the mean (a normal's far tail past -1/g).
+std::vector<double> replica_work_speeds(std::uint64_t seed, std::uint64_t sample, int replicas, double g);
+
 }  // namespace trainsim

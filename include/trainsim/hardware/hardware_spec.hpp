@@ -48,6 +48,14 @@ struct DeviceSpec {
   double attention_efficiency_flash2 = 0.0;
   double attention_efficiency_flash3 = 0.0;
   double attention_efficiency_cudnn = 0.0;
+  // Added for long context (issue 17): the fused kernel's published fwd+bwd throughput (TFLOPS,
+  // causal FLOPs halved) against the key span one query block iterates over (the sequence, a
+  // sliding window, a packed document), increasing lengths. The efficiencies above are scaled
+  // by curve(span) / curve(attention_reference_length), the span they were measured at;
+  // piecewise linear in log2(span), flat past either end. Empty: no length dependence.
+  std::vector<int> attention_curve_lengths;
+  std::vector<int> attention_curve_tflops;
+  int attention_reference_length = 4096;
   // Added for attention without flash kernels (issue 15): achieved fraction of hbm_bandwidth
   // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
   // 0 = memory_bound_efficiency.

@@ -17,6 +17,14 @@ enum class OpClass {
   memory_bound,  // norms, activations, dropout, rotary, residual adds, softmax, loss
 };
 
+// Added for long context (issue 17): one key span a fused attention kernel runs at (the
+// sequence or its CP chunk, a sliding window, a packed document) and the share of the op's
+// FLOPs done at it; the kernel's efficiency depends on the span (device attention curve).
+struct AttentionSpan {
+  double keys = 0;   // keys one query block iterates over
+  double share = 1;  // fraction of the op's FLOPs
+};
+
 struct Op {
   std::string name;  // "qkv", "attention_core", "mlp_up", "input_norm", ...
   OpClass op_class = OpClass::memory_bound;
@@ -41,6 +49,12 @@ struct Op {
   // kernels, not at the fused elementwise rate. An attention-class op with a gemm shape is a
   // batched GEMM: gemm_groups = b x heads, each gemm_m / gemm_groups x gemm_n x gemm_k.
   bool score_matrix = false;
+  // Added for long context (issue 17), fused attention only: the spans its FLOPs run at
+  // (empty: the device's reference span), and the slowest data-parallel rank's attention work
+  // over the mean under packed documents (each rank draws its own documents; the synchronous
+  // step waits for the heaviest). load_factor scales the op's time, not its FLOPs.
+  std::vector<AttentionSpan> attention_spans;
+  double load_factor = 1.0;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
@@ -130,6 +144,15 @@ double attention_key_positions(double s, double window, const std::vector<int>& 
 // Layer `layer`'s attention work (window, packing) over plain causal attention's: what the
 // fused attention op's FLOPs are scaled by. Exactly 1 without a window or packing.
 double attention_work_ratio(const ModelSpec& model, const ParallelPlan& plan, int layer);
+// Added for long context (issue 17). The key spans layer `layer`'s fused attention runs at and
+// the share of its FLOPs at each: the sequence (over the CP ring for p2p), min'd with the
+// layer's window; per packed document (its causal work share) under data.document_lengths.
+std::vector<AttentionSpan> attention_spans(const ModelSpec& model, const ParallelPlan& plan, int layer);
+// Coefficient of variation of one data-parallel replica's attention work in a step under
+// packed documents (0 without them): renewal-reward variance over the replica's tokens.
+double document_work_cv(const ModelSpec& model, const ParallelPlan& plan, int layer);
+// The busiest DP replica's attention work over the mean: 1 + cv x E[max of DP N(0,1)].
+double document_load_factor(const ModelSpec& model, const ParallelPlan& plan, int layer);
 
 // What one CP rank moves per layer and micro-batch for plan.cp_comm_type (nccl-tests buffer
 // sizes, 16-bit), with kv / qkv / out the local K+V, Q+K+V and attention output bytes
