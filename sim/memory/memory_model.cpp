@@ -340,6 +340,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       sm.transient = std::max(sm.transient, framework.unsharded_grad_bytes_per_param.value * max_layer_params);
     sm.communication_buffers = buffers;
     sm.communicator_buffers = communicators;
+    // DeepEP's NVLink and RDMA buffers (moe.token_dispatcher flex): allocated by DeepEP outside the
+    // caching allocator, once per process whose stage dispatches tokens (moe_dispatch.hpp).
+    if (model.is_moe() && model.moe->token_dispatcher == TokenDispatcher::flex && expert > 0)
+      sm.communicator_buffers +=
+          deepep_buffer_bytes(model.hidden_size, std::max(1, plan.expert_model_parallel_size)).total();
     sm.reserve = scenario.hardware.device.allocator_reserve_bytes;
     report.stages.push_back(sm);
   }
