@@ -125,6 +125,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.attention_efficiency_flash2", T::number, D::none, "0", false, 0, 1, "", "FlashAttention-2 fwd+bwd, fraction of peak (causal FLOPs halved); 0 = not measured"},
   {"device.attention_efficiency_flash3", T::number, D::none, "0", false, 0, 1, "", "FlashAttention-3 fwd+bwd, fraction of peak (causal FLOPs halved); 0 = not measured"},
   {"device.attention_efficiency_cudnn", T::number, D::none, "0", false, 0, 1, "", "cuDNN fused attention fwd+bwd, fraction of peak (causal FLOPs halved); 0 = not measured"},
+  {"device.attention_wide_head_backward_factor", T::number, D::none, "1", false, 0.05, 1, "", "fused attention backward efficiency at a QK head dim above 128 (MLA 192) relative to 128; 1 = not measured"},
   {"device.eager_attention_memory_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth over the s x s score passes of attention without flash kernels; 0 = memory_bound_efficiency"},
   {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "host dispatch time per kernel"},
   {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "runtime context, workspace, fragmentation"},

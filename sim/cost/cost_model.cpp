@@ -77,6 +77,19 @@ double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double fl
   return efficiency;
 }
 
+// The fused attention kernel's efficiency at the op's QK head dim, relative to head dim 128 (the
+// dim device.attention_efficiency is measured at). FlashAttention / cuDNN backward kernels above
+// 128 (MLA's 192 QK, 128 V) run smaller tiles and lose more than the forward does: on B200 the
+// backward's measured efficiency at (192, 128) is 0.77-0.83 of (128, 128) at 16 to 128 heads
+// while the forward's is 0.83-1.10 (hardware file's device.attention_wide_head_backward_factor,
+// its source there). The forward keeps its rate. A separate factor so that efficiency by
+// sequence length, priced in the attention case of op_timing, composes with it.
+double attention_head_dim_factor(const DeviceSpec& device, const Op& op, bool backward) {
+  constexpr std::int64_t kMeasuredHeadDim = 128;
+  if (!backward || op.attention_qk_head_dim <= kMeasuredHeadDim) return 1.0;
+  return device.attention_wide_head_backward_factor > 0 ? device.attention_wide_head_backward_factor : 1.0;
+}
+
 // HBM efficiency of an op's traffic: the score-matrix passes of attention without flash
 // kernels run at their own measured rate (hardware file), everything else at the
 // elementwise rate.
@@ -125,7 +138,7 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // Megatron counts MFU) charges. attention_efficiency is measured the same way
         // (FlashAttention's benchmarks halve causal FLOPs).
         rate = 2.0 * peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
-               device.attention_efficiency;
+               device.attention_efficiency * attention_head_dim_factor(device, op, kernels > op.kernels);
         break;
       case OpClass::memory_bound:
         rate = device.peak_flops_fp32;

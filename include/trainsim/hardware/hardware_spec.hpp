@@ -48,6 +48,9 @@ struct DeviceSpec {
   double attention_efficiency_flash2 = 0.0;
   double attention_efficiency_flash3 = 0.0;
   double attention_efficiency_cudnn = 0.0;
+  // Added by the MoE / MLA work (issue 18): the fused attention backward's efficiency at a QK
+  // head dim above 128 (MLA's 192), relative to its efficiency at 128; 1 = not measured.
+  double attention_wide_head_backward_factor = 1.0;
   // Added for attention without flash kernels (issue 15): achieved fraction of hbm_bandwidth
   // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
   // 0 = memory_bound_efficiency.

@@ -41,6 +41,10 @@ struct Op {
   // kernels, not at the fused elementwise rate. An attention-class op with a gemm shape is a
   // batched GEMM: gemm_groups = b x heads, each gemm_m / gemm_groups x gemm_n x gemm_k.
   bool score_matrix = false;
+  // Added by the MoE / MLA work (issue 18): the QK head dim of a fused attention op (MLA: no-rope
+  // + rope = 192), whose kernel runs at its own efficiency by head dim (cost_model.cpp
+  // attention_head_dim_factor); 0 on every other op.
+  std::int64_t attention_qk_head_dim = 0;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
