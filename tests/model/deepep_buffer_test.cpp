@@ -26,8 +26,9 @@ TEST_CASE("DeepEP buffer sizes equal DeepEP's size hints for Megatron's configs"
   const DeepEpBuffer ep64 = deepep_buffer_bytes(7168, 64);
   CHECK(ep64.nvl_bytes == 377677824.0);
   CHECK(ep64.rdma_bytes == 336047360.0);
-  // An EP size without a DeepEP config takes the next listed one; no EP, no buffer.
-  CHECK(deepep_buffer_bytes(7168, 12).nvl_bytes == deepep_buffer_bytes(7168, 16).nvl_bytes);
+  // An EP size without a DeepEP config takes the next listed one's queues (EP 12: EP 16's 288
+  // receive tokens, with its own 12 / 8 = 1 RDMA rank); no EP, no buffer.
+  CHECK(deepep_buffer_bytes(7168, 12).nvl_bytes == 377673344.0);
   CHECK(deepep_buffer_bytes(7168, 1).total() == 0);
 }
 
