@@ -331,7 +331,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // TE's dummy weight gradients: allocated at the first backward and kept, so alive at any peak
     // after it.
     if (last) stage_layers.push_back(&workload.head);  // MTP modules' linears live there (the LM head is skipped)
-    if (uses_te_linears(plan.framework)) buffers += te_dummy_wgrad_bytes(stage_layers);
+    // TE is CUDA-only: Megatron on Ascend (HCCL) runs MindSpeed's linears, not TE's.
+    if (uses_te_linears(plan.framework) && library_buffers.library != "HCCL")
+      buffers += te_dummy_wgrad_bytes(stage_layers);
     if (shard_weights) buffers += framework.gathered_units_in_flight.value * kWeightBytes * max_layer_params;
     // FSDP's unsharded gradient of a unit (and its copy in the reduction dtype) exists once the
     // unit's backward has computed it, when that unit's backward and recompute working set is
