@@ -352,6 +352,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.attention_efficiency_flash2 = v.num("device.attention_efficiency_flash2");
   d.attention_efficiency_flash3 = v.num("device.attention_efficiency_flash3");
   d.attention_efficiency_cudnn = v.num("device.attention_efficiency_cudnn");
+  d.attention_wide_head_backward_factor = v.num("device.attention_wide_head_backward_factor");
   d.eager_attention_memory_efficiency = v.num("device.eager_attention_memory_efficiency");
   fill_attention_curve(v, d);
   d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");

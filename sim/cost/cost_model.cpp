@@ -96,6 +96,19 @@ double attention_curve_at(const DeviceSpec& device, double span) {
   return tflops.back();
 }
 
+// The fused attention kernel's efficiency at the op's QK head dim, relative to head dim 128 (the
+// dim device.attention_efficiency is measured at). FlashAttention / cuDNN backward kernels above
+// 128 (MLA's 192 QK, 128 V) run smaller tiles and lose more than the forward does: on B200 the
+// backward's measured efficiency at (192, 128) is 0.77-0.83 of (128, 128) at 16 to 128 heads
+// while the forward's is 0.83-1.10 (hardware file's device.attention_wide_head_backward_factor,
+// its source there). The forward keeps its rate. A separate factor so that efficiency by
+// sequence length, priced in the attention case of op_timing, composes with it.
+double attention_head_dim_factor(const DeviceSpec& device, const Op& op, bool backward) {
+  constexpr std::int64_t kMeasuredHeadDim = 128;
+  if (!backward || op.attention_qk_head_dim <= kMeasuredHeadDim) return 1.0;
+  return device.attention_wide_head_backward_factor > 0 ? device.attention_wide_head_backward_factor : 1.0;
+}
+
 // HBM efficiency of an op's traffic: the score-matrix passes of attention without flash
 // kernels run at their own measured rate (hardware file), everything else at the
 // elementwise rate.
@@ -146,7 +159,8 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // The efficiency is the reference span's; the op's spans (its sequence or CP chunk, a
         // window, packed documents) move it along the device's published curve.
         rate = 2.0 * peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
-               device.attention_efficiency * attention_span_factor(device, op) / std::max(op.load_factor, 1.0);
+               device.attention_efficiency * attention_span_factor(device, op) / std::max(op.load_factor, 1.0) *
+               attention_head_dim_factor(device, op, kernels > op.kernels);
         // The backward kernel recomputes the scores QK^T from the saved log-sum-exp before dV,
         // dP, dQ and dK: five matmuls where the op's count (the model's, 2x forward) has four.
         // The efficiencies are quoted on FlashAttention's count, bwd = 2.5 x fwd (Dao 2023,

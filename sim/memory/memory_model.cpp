@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <utility>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/schedule/layer_split.hpp"
@@ -70,6 +72,34 @@ double reduce_bucket_buffer_bytes(const ParallelPlan& plan, const FrameworkEntry
 const LayerWorkload& representative_layer(const Workload& w) {
   if (w.layer_types.empty()) throw SimError("memory: workload has no layer types");
   return w.layer_types.back();  // MoE layer for MoE models, the dense layer otherwise
+}
+
+// Transformer Engine's cached dummy weight gradients. With gradient-accumulation fusion (Megatron's
+// default; --no-gradient-accumulation-fusion turns it off) the wgrad GEMM accumulates straight into
+// the fp32 main_grad, and TE hands autograd, as the weight's .grad, an empty tensor of the weight's
+// shape and dtype that it caches for the life of the process: one per distinct (rows, cols, dtype)
+// (NVIDIA/TransformerEngine transformer_engine/pytorch/module/base.py get_dummy_wgrad, called by
+// Linear / LayerNormLinear / LayerNormMLP backward since TE 2.3 and by GroupedLinear, one expert's
+// weight shape, since TE 2.10; the SimuMax B200 runs use TE 2.11 and count these tensors the same way,
+// MooreThreads/SimuMax simumax/core/base_struct.py _record_te_dummy_wgrad_shape). Megatron's own
+// linears (the router, the untied output layer: core/tensor_parallel/layers.py) allocate theirs per
+// call and free it at the backward hook, so they stay out. Only frameworks built on TE's modules.
+bool uses_te_linears(Framework framework) {
+  return framework == Framework::megatron_core || framework == Framework::nemo;
+}
+
+double te_dummy_wgrad_bytes(const std::vector<const LayerWorkload*>& layers) {
+  std::set<std::pair<std::int64_t, std::int64_t>> shapes;  // (out, in) of each weight, 16-bit
+  for (const LayerWorkload* layer : layers) {
+    for (const Op& op : layer->ops) {
+      if (op.op_class != OpClass::gemm || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
+      if (op.name == "moe_router" || op.name == "lm_head") continue;  // Megatron's own linears
+      shapes.emplace(op.gemm_n, op.gemm_k);  // a grouped GEMM: one expert's weight
+    }
+  }
+  double bytes = 0;
+  for (const auto& [out, in] : shapes) bytes += kWeightBytes * static_cast<double>(out) * static_cast<double>(in);
+  return bytes;
 }
 
 }  // namespace
@@ -198,8 +228,10 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     sm.layers = split[stage];
     double params = 0, expert = 0, full_act = 0, kept_act = 0, max_layer_params = 0, max_full_act = 0;
     double max_op_act = 0;
+    std::vector<const LayerWorkload*> stage_layers;
     for (int l = first_layer; l < first_layer + sm.layers && l < model.num_layers; ++l) {
       const LayerWorkload& layer = workload.layer_types.at(workload.layer_type_of.at(l));
+      stage_layers.push_back(&layer);
       params += layer.parameters;
       expert += layer.expert_parameters;
       full_act += layer.activation_bytes;
@@ -296,6 +328,12 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     double buffers = 0;
     if (p > 1) buffers += input_bytes;  // received output-gradient of the stage boundary
     buffers += bucket_buffers;
+    // TE's dummy weight gradients: allocated at the first backward and kept, so alive at any peak
+    // after it.
+    if (last) stage_layers.push_back(&workload.head);  // MTP modules' linears live there (the LM head is skipped)
+    // TE is CUDA-only: Megatron on Ascend (HCCL) runs MindSpeed's linears, not TE's.
+    if (uses_te_linears(plan.framework) && library_buffers.library != "HCCL")
+      buffers += te_dummy_wgrad_bytes(stage_layers);
     if (shard_weights) buffers += framework.gathered_units_in_flight.value * kWeightBytes * max_layer_params;
     // FSDP's unsharded gradient of a unit (and its copy in the reduction dtype) exists once the
     // unit's backward has computed it, when that unit's backward and recompute working set is
@@ -304,6 +342,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       sm.transient = std::max(sm.transient, framework.unsharded_grad_bytes_per_param.value * max_layer_params);
     sm.communication_buffers = buffers;
     sm.communicator_buffers = communicators;
+    // DeepEP's NVLink and RDMA buffers (moe.token_dispatcher flex): allocated by DeepEP outside the
+    // caching allocator, once per process whose stage dispatches tokens (moe_dispatch.hpp).
+    if (model.is_moe() && model.moe->token_dispatcher == TokenDispatcher::flex && expert > 0)
+      sm.communicator_buffers +=
+          deepep_buffer_bytes(model.hidden_size, std::max(1, plan.expert_model_parallel_size)).total();
     sm.reserve = scenario.hardware.device.allocator_reserve_bytes;
     report.stages.push_back(sm);
   }

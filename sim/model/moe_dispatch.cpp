@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace trainsim {
 
@@ -90,6 +91,54 @@ MoeDispatchTraffic moe_dispatch_traffic(const ModelSpec& m, const ParallelPlan& 
   }
   if (ep <= 1) t.dispatch_bytes = t.routing_bytes = t.nvlink_bytes = t.rdma_bytes = 0;
   return t;
+}
+
+namespace {
+
+// deep_ep/buffer.py's recommended configs by EP size (tokens per channel of the receive queues):
+// NVLink receive tokens (dispatch and combine agree), and the RDMA send chunk of each of the two
+// configs (RDMA receive is 128 for both, rounded up to a multiple of the send chunk by Config).
+// An EP size DeepEP has no config for takes the next listed one (it asserts on an unlisted size).
+struct DeepEpConfig {
+  int ranks, nvl_recv, rdma_send_dispatch, rdma_send_combine;
+};
+constexpr DeepEpConfig kDeepEpConfigs[] = {
+    {2, 256, 6, 6},    {4, 256, 6, 6},    {8, 256, 6, 6},    {16, 288, 20, 12}, {24, 288, 8, 8},   {32, 288, 8, 8},
+    {48, 288, 8, 8},   {64, 288, 8, 8},   {96, 480, 12, 8},  {128, 560, 12, 8}, {144, 720, 12, 8}, {160, 720, 12, 8},
+};
+
+double round_up(double value, double multiple) { return std::ceil(value / multiple) * multiple; }
+
+}  // namespace
+
+DeepEpBuffer deepep_buffer_bytes(std::int64_t hidden_size, int ep_size, int num_sms) {
+  DeepEpBuffer b;
+  if (ep_size <= 1 || hidden_size <= 0) return b;
+  const DeepEpConfig* config = &kDeepEpConfigs[std::size(kDeepEpConfigs) - 1];
+  for (const DeepEpConfig& c : kDeepEpConfigs) {
+    if (c.ranks >= ep_size) {
+      config = &c;
+      break;
+    }
+  }
+  constexpr int kMaxNvlPeers = 8;     // NUM_MAX_NVL_PEERS
+  constexpr double kMaxTopK = 128;    // kNumMaxTopK
+  constexpr double kMaxScales = 128;  // kNumMaxScales
+  constexpr double kInt = 4, kTopkIdx = 8, kFloat = 4, kSourceMeta = 8, kInt4 = 16;  // topk_idx_t int64
+  const double hidden_bytes = 2.0 * static_cast<double>(hidden_size);
+  const double channels = num_sms / 2;
+  const double rdma_ranks = std::max(ep_size / kMaxNvlPeers, 1);
+  const double nvl_ranks = std::min(ep_size, kMaxNvlPeers);
+  const double per_token = hidden_bytes + kSourceMeta + kMaxTopK * (kTopkIdx + kFloat) + kMaxScales * kFloat;
+  b.nvl_bytes = round_up(channels * nvl_ranks * ((2 * rdma_ranks + 3) * kInt + config->nvl_recv * per_token), 128);
+  if (ep_size > kMaxNvlPeers) {
+    // The larger of the two configs' receive queues (128 rounded up to each one's send chunk).
+    const double recv = std::max(round_up(128, config->rdma_send_dispatch), round_up(128, config->rdma_send_combine));
+    b.rdma_bytes = round_up(channels * rdma_ranks * (kMaxNvlPeers * 2 + 2) * 2 * kInt +
+                                channels * rdma_ranks * recv * 2 * (per_token + kInt4),
+                            128);
+  }
+  return b;
 }
 
 }  // namespace trainsim

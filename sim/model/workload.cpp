@@ -911,6 +911,14 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   B.add(memory_op("mlp_dropout_residual", 2.0 * sh.Tn * h, sh.Tn * h, 3.0, mask));
 }
 
+// The fused attention op's QK head dim, for its kernel's efficiency by head dim (MLA's 192:
+// cost_model.cpp attention_head_dim_factor). Kept apart from the attention block's builder.
+void tag_attention_head_dim(LayerWorkload& layer, const ModelSpec& m) {
+  const std::int64_t qk = m.is_mla() ? m.qk_nope_head_dim + m.qk_rope_head_dim : m.head_dim;
+  for (Op& op : layer.ops)
+    if (op.op_class == OpClass::attention && op.gemm_m <= 0) op.attention_qk_head_dim = qk;
+}
+
 // `layer` is one model layer of the type (its window decides the attention work).
 LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, int layer_index) {
   LayerWorkload layer;
@@ -919,6 +927,7 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
   const Shard sh = make_shard(m, p);
   Builder B(layer);
   add_attention_block(B, m, p, sh, layer_index);
+  tag_attention_head_dim(layer, m);
   const double t = sh.t;
   double params = attention_projection_params(m);
   // Megatron: QKV / up projections column-parallel, out / down row-parallel; MLA down

@@ -69,7 +69,7 @@ trainsim_output_test(memory_json_dash_is_stdout 0 "fits"
 # The distributed optimizer is already on and ZeRO-2/3 does not go with PP: neither is suggested,
 # nor a smaller micro batch when weights + gradients + optimizer alone exceed HBM.
 trainsim_output_test(memory_advice_does_not_repeat_what_is_on 0
-  "alone exceed 80\\.0 GiB: a smaller micro batch or recompute cannot make it fit\n  fits with --set plan\\.pipeline_model_parallel_size=8: stage 0 needs 55\\.0 GiB, estimated step [0-9.]+ s \\([0-9.]+ s as planned\\)\n  also fits: --set plan\\.tensor_model_parallel_size=8 \\([0-9.]+ GiB, estimated step [0-9.]+ s\\)\n$"
+  "alone exceed 80\\.0 GiB: a smaller micro batch or recompute cannot make it fit\n  fits with --set plan\\.pipeline_model_parallel_size=8: stage 0 needs 55\\.6 GiB, estimated step [0-9.]+ s \\([0-9.]+ s as planned\\)\n  also fits: --set plan\\.tensor_model_parallel_size=8 \\([0-9.]+ GiB, estimated step [0-9.]+ s\\)\n$"
   ARGS memory ${PROJECT_SOURCE_DIR}/scenarios/gpt3-175b-a100-1024.yaml --set plan.pipeline_model_parallel_size=2
        --set plan.virtual_pipeline_model_parallel_size=1 --set plan.schedule=1f1b --set plan.tensor_model_parallel_size=4)
 

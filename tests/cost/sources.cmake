@@ -1,6 +1,7 @@
 # Tests of the cost module.
 target_sources(trainsim_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/attention_kernel_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/attention_head_dim_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gemm_shape_test.cpp

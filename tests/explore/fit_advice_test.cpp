@@ -155,9 +155,10 @@ TEST_CASE("advise_fit: the smallest recompute that fits, one layer of each stage
   REQUIRE_FALSE(advice.fitting.empty());
   CHECK(advice.fitting.front().settings ==
         std::vector<std::string>{"plan.recompute_granularity=full", "plan.recompute_num_layers=1"});
-  // 74.2 GiB of the framework's tensors and reserve, and 1.1 GiB of NCCL buffers for the rank's
-  // five communicators (world, TP8, CP... see trainsim/framework/communicator.hpp).
-  CHECK(advice.fitting.front().peak_bytes / (1024.0 * 1024 * 1024) == Approx(75.3).margin(0.05));
+  // 74.9 GiB of the framework's tensors (TE's dummy weight gradients of the TP8 shards among
+  // them) and reserve, and 1.1 GiB of NCCL buffers for the rank's five communicators (world, TP8,
+  // CP... see trainsim/framework/communicator.hpp).
+  CHECK(advice.fitting.front().peak_bytes / (1024.0 * 1024 * 1024) == Approx(76.0).margin(0.05));
   // One layer of eight recomputed: 1/8 of the way from no recompute to full in the estimate.
   CHECK(advice.fitting.front().estimate_step_s > advice.estimate_step_s);
   check_every_suggestion_fits("llama3-405b-h100-16384.yaml", overrides, advice);

@@ -120,8 +120,10 @@ TEST_CASE("DeepSpeed's reduce buckets: reduce_bucket_size 5e8 elements of the 16
   sc.plan.zero_stage = 3;
   sc.plan.overlap_grad_reduce = true;
   CHECK(memory(sc).stages[0].communication_buffers == Approx(5e8 * 2 + 2 * 2 * max_layer_params(sc)).epsilon(1e-12));
-  // Megatron's distributed optimizer reduces in place: no bucket buffers.
-  sc.plan.framework = Framework::megatron_core;
+  // Megatron's distributed optimizer reduces in place: no bucket buffers. (Megatron-Core's buffers
+  // hold Transformer Engine's cached dummy weight gradients, memory/te_framework_memory_test.cpp;
+  // the same plan on Megatron-LM, without TE's modules, shows the buffers alone.)
+  sc.plan.framework = Framework::megatron_lm;
   sc.plan.zero_stage = 0;
   sc.plan.use_distributed_optimizer = true;
   CHECK(memory(sc).stages[0].communication_buffers == 0);

@@ -56,6 +56,9 @@ struct DeviceSpec {
   std::vector<int> attention_curve_lengths;
   std::vector<int> attention_curve_tflops;
   int attention_reference_length = 4096;
+  // Added by the MoE / MLA work (issue 18): the fused attention backward's efficiency at a QK
+  // head dim above 128 (MLA's 192), relative to its efficiency at 128; 1 = not measured.
+  double attention_wide_head_backward_factor = 1.0;
   // Added for attention without flash kernels (issue 15): achieved fraction of hbm_bandwidth
   // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
   // 0 = memory_bound_efficiency.

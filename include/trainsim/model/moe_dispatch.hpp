@@ -37,4 +37,19 @@ struct MoeDispatchTraffic {
 };
 MoeDispatchTraffic moe_dispatch_traffic(const ModelSpec& model, const ParallelPlan& plan);
 
+// DeepEP's communication buffer as Megatron's flex dispatcher sizes it (core/transformer/moe/
+// fused_a2a.py get_buffer: the larger of the dispatch and combine configs' size hints for the EP
+// group, hidden bytes 2h for 16-bit tokens, DeepEP's num_sms 20 = moe_deepep_num_sms): the NVLink
+// buffer (cudaMalloc'd and IPC-shared) and, when the group spans servers, the RDMA buffer
+// (NVSHMEM's symmetric heap). Both are allocated outside PyTorch's caching allocator, once per
+// process. Formulas from deepseek-ai/DeepEP csrc/config.hpp Config::get_nvl_buffer_size_hint /
+// get_rdma_buffer_size_hint, configs from deep_ep/buffer.py get_dispatch_config /
+// get_combine_config (@ 79bbb54, the release Megatron's flex dispatcher was written against).
+struct DeepEpBuffer {
+  double nvl_bytes = 0;
+  double rdma_bytes = 0;
+  double total() const { return nvl_bytes + rdma_bytes; }
+};
+DeepEpBuffer deepep_buffer_bytes(std::int64_t hidden_size, int ep_size, int num_sms = 20);
+
 }  // namespace trainsim

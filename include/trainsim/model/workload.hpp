@@ -55,6 +55,10 @@ struct Op {
   // step waits for the heaviest). load_factor scales the op's time, not its FLOPs.
   std::vector<AttentionSpan> attention_spans;
   double load_factor = 1.0;
+  // Added by the MoE / MLA work (issue 18): the QK head dim of a fused attention op (MLA: no-rope
+  // + rope = 192), whose kernel runs at its own efficiency by head dim (cost_model.cpp
+  // attention_head_dim_factor); 0 on every other op.
+  std::int64_t attention_qk_head_dim = 0;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
