@@ -717,6 +717,12 @@ FrameworkEntry mindspeed() {
                                      "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
                                      "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
                                      "model's automatic choice"};
+  e.reuse_fp32_param_saved_bytes = {
+      2, "Ascend/MindSpeed @ 028de58ca629d035185b00ff7d1eb7eff4f7fd48 docs/zh/features/reuse-fp32-param.md "
+         "(FP32 = BF16 + Residual: the fp32 copy is rebuilt from the bf16 parameters before the optimizer step): "
+         "saves sizeof(bfloat16) x parameters with Float16OptimizerWithFloat16Params, sizeof(bfloat16) x "
+         "parameters / DP with the distributed optimizer; mindspeed/features_manager/memory/reuse_fp32_param.py "
+         "validate_args: dependency_check(args, 'bf16')"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -841,6 +847,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);
     add("gathered_units_in_flight", e.gathered_units_in_flight.source);
     add("unsharded_grad_bytes_per_param", e.unsharded_grad_bytes_per_param.source);
+    add("reuse_fp32_param_saved_bytes", e.reuse_fp32_param_saved_bytes.source);
   }
   return out;
 }

@@ -118,6 +118,10 @@ struct FrameworkEntry {
   // it is reduce-scattered (the 16-bit gradient and its copy in the reduction dtype); 0: the
   // reduction goes through the bucket buffers above or the gradient buffer.
   Sourced<double> unsharded_grad_bytes_per_param{0, "reduced through the bucket buffers or in place"};
+  // plan.reuse_fp32_param: bytes per parameter of the optimizer state (sharded as the optimizer
+  // is) that reusing the 16-bit parameters for the fp32 master copy saves; 0: the framework has
+  // no such feature (plan_check refuses the key).
+  Sourced<double> reuse_fp32_param_saved_bytes{0, "no reuse of the 16-bit parameters for the fp32 master copy"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;
