@@ -421,6 +421,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.framework = parse_framework(v.str("plan.framework")).value_or(Framework::megatron_core);
   p.zero_stage = as_int(v, "plan.zero_stage");
   p.offload_optimizer = as_bool(v, "plan.offload_optimizer");
+  p.reuse_fp32_param = as_bool(v, "plan.reuse_fp32_param");
   p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
@@ -914,6 +915,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.use_distributed_optimizer", flag(p.use_distributed_optimizer)},
       {"plan.zero_stage", number(p.zero_stage)},
       {"plan.offload_optimizer", flag(p.offload_optimizer)},
+      {"plan.reuse_fp32_param", flag(p.reuse_fp32_param)},
       {"plan.schedule", to_string(p.schedule)},
       {"plan.precision", to_string(p.precision)},
       {"plan.use_flash_attn", flag(p.use_flash_attn)},

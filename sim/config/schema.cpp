@@ -188,6 +188,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.framework", T::choice, D::none, "megatron-core", false, 0, 0, "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo", "training framework whose mechanisms are priced (trainsim/framework)"},
   {"plan.zero_stage", T::integer, D::none, "0", false, 0, 3, "", "DeepSpeed ZeRO stage"},
   {"plan.offload_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "ZeRO-Offload: optimizer on the host"},
+  {"plan.reuse_fp32_param", T::boolean, D::none, "false", false, 0, 0, "", "MindSpeed --reuse-fp32-param: fp32 master copy rebuilt from the bf16 parameters"},
   {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-2p|zb-v|dualpipe|dualpipev", "pipeline schedule (zb-2p: zb-h2)"},
   {"plan.precision", T::choice, D::none, "bf16", false, 0, 0, "bf16|fp16|fp8", "compute precision"},
   {"plan.use_flash_attn", T::boolean, D::none, "true", false, 0, 0, "", "fused attention (no s*s scores kept)"},

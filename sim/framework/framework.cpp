@@ -724,6 +724,12 @@ FrameworkEntry mindspeed() {
   e.layers_graph_captured = {false,
                              "MindSpeed trains in PyTorch eager on torch_npu (pretrain_gpt.py over Megatron-Core); the task sink "
                              "is MindSpore's graph mode (and torchair's graph compile), which it does not use"};
+  e.reuse_fp32_param_saved_bytes = {
+      2, "Ascend/MindSpeed @ 028de58ca629d035185b00ff7d1eb7eff4f7fd48 docs/zh/features/reuse-fp32-param.md "
+         "(FP32 = BF16 + Residual: the fp32 copy is rebuilt from the bf16 parameters before the optimizer step): "
+         "saves sizeof(bfloat16) x parameters with Float16OptimizerWithFloat16Params, sizeof(bfloat16) x "
+         "parameters / DP with the distributed optimizer; mindspeed/features_manager/memory/reuse_fp32_param.py "
+         "validate_args: dependency_check(args, 'bf16')"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -854,6 +860,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("unsharded_grad_bytes_per_param", e.unsharded_grad_bytes_per_param.source);
     add("host_dispatch_per_kernel_s", e.host_dispatch_per_kernel_s.source);
     add("layers_graph_captured", e.layers_graph_captured.source);
+    add("reuse_fp32_param_saved_bytes", e.reuse_fp32_param_saved_bytes.source);
   }
   return out;
 }

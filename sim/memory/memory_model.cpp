@@ -209,10 +209,14 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const FrameworkEntry& framework = framework_entry(plan.framework);
   const double grad_bytes = gradient_bytes_per_param(plan, framework);
   const double bucket_buffers = reduce_bucket_buffer_bytes(plan, framework);
+  // MindSpeed --reuse-fp32-param: the fp32 master copy shares the 16-bit parameters' memory plus a
+  // 16-bit residual, sharded as the optimizer state is (the framework entry's saving).
+  const double optimizer_bytes =
+      kOptimizerBytes - (plan.reuse_fp32_param ? framework.reuse_fp32_param_saved_bytes.value : 0.0);
   // HCCL's 2 x HCCL_BUFFSIZE per communicator is not counted yet: the MindSpeed-LLM rows that
-  // sit within 0.2 GiB of 64 GiB run --reuse-fp32-param (MindSpeed docs/zh/features/
-  // reuse-fp32-param.md: 2 bytes x parameters / DP saved with the distributed optimizer), which
-  // has no plan key yet; with the HCCL buffers and without it they become wrong verdicts.
+  // sit within 0.2 GiB of 64 GiB run --reuse-fp32-param (plan.reuse_fp32_param), which validate
+  // does not yet read from their notes (sim/validation); with the HCCL buffers and without it
+  // they become wrong verdicts (tests/memory/reuse_fp32_param_test.cpp counts both).
   const CommunicatorBuffers library_buffers = communicator_buffers(scenario);
   const double communicators = library_buffers.library == "HCCL" ? 0.0 : library_buffers.bytes;
 
@@ -252,7 +256,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
 
     sm.weights = kWeightBytes * (shard_weights ? dense / dp + expert / expert_dp : params);
     sm.gradients = grad_bytes * (shard_grads ? dense / dp + expert / expert_dp : params);
-    const double optimizer = kOptimizerBytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
+    const double optimizer = optimizer_bytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
     if (plan.offload_optimizer) {
       sm.offloaded_to_host = optimizer;
     } else {

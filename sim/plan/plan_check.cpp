@@ -384,6 +384,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   if (plan.use_distributed_optimizer && plan.zero_stage > 0)
     add("plan.use_distributed_optimizer", "true together with zero_stage " + str(plan.zero_stage) + ": pick one",
         "use_distributed_optimizer: false, or zero_stage: 0");
+  if (plan.reuse_fp32_param && framework.reuse_fp32_param_saved_bytes.value <= 0)
+    add("plan.reuse_fp32_param", "true, but there is no reuse of the fp32 parameters" + in,
+        "false" + or_frameworks([](const FrameworkEntry& e) { return e.reuse_fp32_param_saved_bytes.value > 0; }));
+  // MindSpeed's feature depends on bf16 (reuse_fp32_param.py validate_args: dependency_check(args, 'bf16')).
+  if (plan.reuse_fp32_param && plan.precision != Precision::bf16)
+    add("plan.reuse_fp32_param", std::string("true with precision ") + to_string(plan.precision) +
+                                     ": the fp32 copy is rebuilt from bf16 parameters",
+        "precision: bf16, or reuse_fp32_param: false");
   if (plan.offload_optimizer && plan.zero_stage == 0 && !plan.use_distributed_optimizer)
     add("plan.offload_optimizer", "needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1)",
         "zero_stage 1, 2 or 3");

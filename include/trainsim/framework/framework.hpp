@@ -130,6 +130,10 @@ struct FrameworkEntry {
   // The layers' kernels are replayed from captured graphs (CUDA graphs; Ascend's task sink):
   // one graph launch per layer and pass instead of a dispatch and a launch per kernel.
   Sourced<bool> layers_graph_captured{false, "eager: every kernel dispatched and launched from the host"};
+  // plan.reuse_fp32_param: bytes per parameter of the optimizer state (sharded as the optimizer
+  // is) that reusing the 16-bit parameters for the fp32 master copy saves; 0: the framework has
+  // no such feature (plan_check refuses the key).
+  Sourced<double> reuse_fp32_param_saved_bytes{0, "no reuse of the 16-bit parameters for the fp32 master copy"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;

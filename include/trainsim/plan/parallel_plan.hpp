@@ -85,6 +85,9 @@ struct ParallelPlan {
   bool use_distributed_optimizer = false;
   int zero_stage = 0;             // DeepSpeed: 0 none, 1 optimizer, 2 +gradients, 3 +weights
   bool offload_optimizer = false; // ZeRO-Offload: optimizer state and step on the host
+  // MindSpeed --reuse-fp32-param: the fp32 master copy is rebuilt from the bf16 parameters and a
+  // 16-bit residual instead of being kept beside them (the framework entry's reuse_fp32_param).
+  bool reuse_fp32_param = false;
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;
   bool use_flash_attn = true;
