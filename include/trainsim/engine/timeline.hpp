@@ -13,6 +13,7 @@ struct Span {
   int device = 0;  // rank (representative mode: the stage's representative rank)
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
+  WorkKind work = WorkKind::forward;  // the task's pass: traces name a split backward's B and W apart
   SimTime start = 0;
   SimTime end = 0;
   int microbatch = -1;
