@@ -805,6 +805,7 @@ class Replayer {
       const Task& task = g_.task(s.task);
       s.microbatch = task.microbatch;
       s.chunk = task.chunk;
+      s.work = task.work;
     }
   }
 
@@ -821,7 +822,7 @@ class Replayer {
     s.category = f.category;
     s.start = start;
     s.end = end;
-    s.task = t;  // micro-batch and chunk are filled in after the run (fill_span_labels)
+    s.task = t;  // micro-batch, chunk and pass are filled in after the run (fill_span_labels)
     out_.timeline.spans.push_back(std::move(s));
     return static_cast<int>(out_.timeline.spans.size()) - 1;
   }

@@ -1,4 +1,3 @@
 # Sources of the engine module.
-target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/timeline.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/engine.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/variability.cpp)

@@ -33,7 +33,9 @@ std::string at(const char* version, const std::string& where) { return std::stri
 using A = LaunchArgument;
 
 // Megatron-LM: NVIDIA/Megatron-LM @ d98e8a64ddf34856e74b24714e3bedb2f5a39553 (2026-08-22).
-// megatron/training/arguments.py: --num-layers-per-virtual-pipeline-stage (3114),
+// megatron/training/arguments.py: --decoder-first-pipeline-num-layers (3095),
+// --decoder-last-pipeline-num-layers (3099), --num-virtual-stages-per-pipeline-rank (3116: the
+// form arguments.py (955) asserts with the first / last counts, so the one written),
 // --overlap-grad-reduce (3121), --overlap-param-gather (3148), --use-distributed-optimizer
 // (3156), --data-parallel-sharding-strategy (3190), --seq-length (3305),
 // --optimizer-cpu-offload (2918); ArgumentGroupFactory fields: megatron/core/model_parallel_config.py
@@ -41,7 +43,8 @@ using A = LaunchArgument;
 // context_parallel_size (100), expert_model_parallel_size (127), fp16 (177), bf16 (180),
 // tp_comm_overlap (265); megatron/core/transformer/transformer_config.py attention_backend (151,
 // AttnBackend flash|unfused in megatron/core/transformer/enums.py), recompute_granularity (532),
-// recompute_method (543), recompute_num_layers (551), fp8 (587, --fp8-format e4m3|hybrid);
+// recompute_method (543), recompute_num_layers (551), fp8 (587, --fp8-format e4m3|hybrid),
+// account_for_embedding_in_pipeline_split (137), account_for_loss_in_pipeline_split (141);
 // megatron/training/config/training_config.py micro_batch_size (11), global_batch_size (15);
 // megatron/training/config/common_config.py use_megatron_fsdp (92).
 constexpr const char* kMegatronLaunchChecked =
@@ -59,7 +62,16 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.tensor_model_parallel_size", "*", "", "--tensor-model-parallel-size {value}", ""},
       A{"plan.pipeline_model_parallel_size", "*", "", "--pipeline-model-parallel-size {value}", ""},
       A{"plan.virtual_pipeline_model_parallel_size", "1", "", "", ""},
-      A{"plan.virtual_pipeline_model_parallel_size", "*", "", "--num-layers-per-virtual-pipeline-stage {layers_per_chunk}", ""},
+      A{"plan.virtual_pipeline_model_parallel_size", "*", "", "--num-virtual-stages-per-pipeline-rank {value}", ""},
+      // The uneven split (layer_split.hpp): each key is absent ("") unless the plan sets it.
+      A{"plan.decoder_first_pipeline_num_layers", "", "", "", ""},
+      A{"plan.decoder_first_pipeline_num_layers", "*", "", "--decoder-first-pipeline-num-layers {value}", ""},
+      A{"plan.decoder_last_pipeline_num_layers", "", "", "", ""},
+      A{"plan.decoder_last_pipeline_num_layers", "*", "", "--decoder-last-pipeline-num-layers {value}", ""},
+      A{"plan.account_for_embedding_in_pipeline_split", "", "", "", ""},
+      A{"plan.account_for_embedding_in_pipeline_split", "true", "", "--account-for-embedding-in-pipeline-split", ""},
+      A{"plan.account_for_loss_in_pipeline_split", "", "", "", ""},
+      A{"plan.account_for_loss_in_pipeline_split", "true", "", "--account-for-loss-in-pipeline-split", ""},
       A{"plan.schedule", "1f1b", "", "", ""},
       A{"plan.schedule", "interleaved", "", "", ""},  // the virtual stages select it
       A{"plan.schedule", "gpipe", "", "", "no GPipe schedule: get_forward_backward_func runs 1F1B or interleaved 1F1B"},

@@ -2,6 +2,7 @@
 #include "trainsim/framework/launch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +12,7 @@
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -122,6 +124,17 @@ std::string join(const std::vector<std::string>& parts, const std::string& separ
   return out;
 }
 
+// Megatron's uneven-split keys (layer_split.hpp): plan_overrides writes each only when the plan
+// sets it, so a launcher whose table has no row for one would drop it silently.
+constexpr std::array<const char*, 4> kUnevenSplitKeys = {
+    "plan.decoder_first_pipeline_num_layers", "plan.decoder_last_pipeline_num_layers",
+    "plan.account_for_embedding_in_pipeline_split", "plan.account_for_loss_in_pipeline_split"};
+
+bool sets_uneven_split(const ParallelPlan& plan) {
+  return plan.decoder_first_pipeline_num_layers > 0 || plan.decoder_last_pipeline_num_layers > 0 ||
+         plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split;
+}
+
 }  // namespace
 
 std::string launch_choices() {
@@ -141,7 +154,10 @@ std::vector<LaunchProblem> launch_problems(const ParallelPlan& plan, Framework l
   const LaunchSyntax& s = syntax_of(launcher);
   const Values values = plan_values(plan);
   std::vector<LaunchProblem> out;
-  for (const std::string& key : keys_of(s)) {
+  std::vector<std::string> keys = keys_of(s);
+  for (const std::string key : kUnevenSplitKeys)
+    if (values.count(key) && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  for (const std::string& key : keys) {
     std::string cannot;
     bool gap = false;
     applied_rows(s, key, values, cannot, gap);
@@ -167,7 +183,12 @@ LaunchArguments launch_arguments(const Scenario& scenario, const ParallelPlan& p
   }
   const long long layers = scenario.model.num_layers;
   const long long chunks = pipeline_chunks(plan);
-  if (chunks > 1 && layers % chunks != 0)
+  // An uneven split is Megatron's own rule (layer_split.hpp), written as its keys; its checks
+  // are Megatron's. Otherwise the arguments give an even split.
+  if (sets_uneven_split(plan)) {
+    for (const SplitProblem& p : layer_split_problems(plan, static_cast<int>(layers)))
+      problems.push_back(Diagnostic({}, option, p.key + ": " + p.problem, p.valid));
+  } else if (chunks > 1 && layers % chunks != 0)
     problems.push_back(Diagnostic({}, option,
                                   std::to_string(layers) + " layers do not split evenly over " +
                                       std::to_string(chunks) + " pipeline chunks (PP x virtual stages)",

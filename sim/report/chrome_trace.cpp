@@ -36,10 +36,20 @@ std::string micros(SimTime ps) {
   return buf;
 }
 
+// What a slice is called: its category, but the halves of a split backward by the zero-bubble
+// papers' letters, B (input gradient) and W (weight gradient), so a trace shows where the W
+// passes filled the bubble. Perfetto colours a slice by its name with the numbers dropped:
+// every W slice gets one colour, apart from the backward's.
+const char* pass_name(const Span& s) {
+  if (s.stream == Stream::pp_send) return "send";
+  if (s.stream == Stream::pp_recv) return "recv";
+  if (s.category == SpanCategory::backward && s.work == WorkKind::backward_weight) return "W";
+  if (s.category == SpanCategory::backward && s.work == WorkKind::backward_input) return "B";
+  return to_string(s.category);
+}
+
 std::string span_name(const Span& s) {
-  std::string name = s.stream == Stream::pp_send   ? "send"
-                     : s.stream == Stream::pp_recv ? "recv"
-                                                   : to_string(s.category);
+  std::string name = pass_name(s);
   if (s.microbatch >= 0) {
     name += " mb";
     name += std::to_string(s.microbatch);

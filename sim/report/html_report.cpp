@@ -68,20 +68,30 @@ std::string plan_line(const Scenario& sc) {
 
 // ---- colours ----------------------------------------------------------------------------
 
-// One CSS class per span category (k0..k10), a darker one for odd model chunks, and the
-// bubble hatch. Order follows SpanCategory.
+// One CSS class per span category (k0..k10, in SpanCategory order), then one for the W pass
+// (k11: the weight-gradient half of a split backward, which the breakdown counts as backward;
+// drawn apart, in a lighter green, so the timeline shows where the W passes filled the
+// bubble), a darker one of each for odd model chunks, and the bubble hatch.
 constexpr int kCategories = 11;
-constexpr int kBubble = kCategories;
-const std::array<const char*, kCategories> kColour = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759",
-                                                      "#b07aa1", "#ff9da7", "#9c755f", "#edc948",
-                                                      "#76b7b2", "#bab0ac", "#7f7f7f"};
-const std::array<const char*, kCategories> kDarkColour = {"#2c5582", "#3a7a33", "#b86416", "#a8383a",
-                                                          "#7f5274", "#d06f7b", "#6e4f3d", "#b8962a",
-                                                          "#4d8a85", "#8a817d", "#555555"};
-const std::array<const char*, kCategories> kCategoryLabel = {
+constexpr int kWeightPass = kCategories;
+constexpr int kClasses = kCategories + 1;
+constexpr int kBubble = kClasses;
+const std::array<const char*, kClasses> kColour = {"#4e79a7", "#59a14f", "#f28e2b", "#e15759",
+                                                   "#b07aa1", "#ff9da7", "#9c755f", "#edc948",
+                                                   "#76b7b2", "#bab0ac", "#7f7f7f", "#8cd17d"};
+const std::array<const char*, kClasses> kDarkColour = {"#2c5582", "#3a7a33", "#b86416", "#a8383a",
+                                                       "#7f5274", "#d06f7b", "#6e4f3d", "#b8962a",
+                                                       "#4d8a85", "#8a817d", "#555555", "#5e9c50"};
+const std::array<const char*, kClasses> kCategoryLabel = {
     "forward",           "backward",          "recompute",          "TP communication",
     "CP communication",  "EP communication",  "PP send / receive",  "DP communication",
-    "optimizer step",    "data loading",      "host / launch"};
+    "optimizer step",    "data loading",      "host / launch",      "W (weight gradient)"};
+
+// A span's class: its category, or kWeightPass for a W pass.
+int span_class(const Span& s) {
+  return s.category == SpanCategory::backward && s.work == WorkKind::backward_weight ? kWeightPass
+                                                                                      : static_cast<int>(s.category);
+}
 
 // Memory components, bottom to top.
 struct MemoryPart {
@@ -149,7 +159,7 @@ std::string css() {
       ".tl{font-size:11px;fill:#333}.sl{font-size:12px;fill:#222;font-weight:600}.ll{font-size:9px;fill:#777}"
       ".mb{font-size:10px;fill:#fff;pointer-events:none}"
       ".hbm{stroke:#c0392b;stroke-width:2;stroke-dasharray:7 4}";
-  for (int k = 0; k < kCategories; ++k) {
+  for (int k = 0; k < kClasses; ++k) {
     s += ".k" + std::to_string(k) + "{fill:" + kColour[static_cast<std::size_t>(k)] + "}";
     s += ".d" + std::to_string(k) + "{fill:" + kDarkColour[static_cast<std::size_t>(k)] + "}";
   }
@@ -185,7 +195,7 @@ struct Block {
   int merged = 1;  // spans of different tasks in this block
   int pieces = 1;  // back-to-back spans of one task (a backward split at bucket boundaries)
   SimTime start = 0, end = 0;
-  std::array<double, kCategories + 1> weight{};  // picoseconds per category when merged
+  std::array<double, kClasses> weight{};  // picoseconds per class when merged
 };
 
 struct Lane {
@@ -282,7 +292,7 @@ std::vector<Block> lane_blocks(const Lane& lane, SimTime t0, SimTime t1, double 
     const double x0 = X(s->start);
     const double x1 = X(s->end);
     const bool narrow = x1 - x0 < min_px;
-    const int cat = static_cast<int>(s->category);
+    const int cat = span_class(*s);
     // Pieces of one task split at gradient-bucket boundaries, back to back: one block.
     if (!out.empty() && out.back().merged == 1 && out.back().cls == cat && out.back().microbatch == s->microbatch &&
         out.back().chunk == s->chunk && s->microbatch >= 0 && x0 - out.back().x1 < 0.5) {
@@ -329,7 +339,7 @@ std::vector<std::pair<int, double>> merged_parts(const Block& b) {
   double total = 0;
   for (double v : b.weight) total += v;
   std::vector<std::pair<int, double>> out;
-  for (int k = 0; k < kCategories; ++k)
+  for (int k = 0; k < kClasses; ++k)
     if (b.weight[static_cast<std::size_t>(k)] >= 0.1 * total) out.emplace_back(k, b.weight[static_cast<std::size_t>(k)]);
   if (out.empty()) out.emplace_back(b.cls, 1.0);
   return out;
@@ -374,7 +384,7 @@ std::set<int> categories_present(const std::vector<StageLanes>& stages) {
   std::set<int> out;
   for (const auto& sl : stages)
     for (const auto& lane : sl.lanes)
-      for (const Span* s : lane.spans) out.insert(static_cast<int>(s->category));
+      for (const Span* s : lane.spans) out.insert(span_class(*s));
   return out;
 }
 

@@ -153,7 +153,7 @@ TEST_CASE("Megatron's arguments for an interleaved plan", "[framework][launch]")
   const auto a = launch_arguments(s, s.plan, Framework::megatron_core);
   const std::string text = joined(a);
   CHECK(has(text, "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
-                  "--num-layers-per-virtual-pipeline-stage 8 "));
+                  "--num-virtual-stages-per-pipeline-rank 2 "));
   CHECK(has(text, "--sequence-parallel "));
   CHECK(has(text, "--micro-batch-size 1 --global-batch-size 128 --seq-length 4096 "));
   // trainsim's recompute of every layer: Megatron's uniform units of one layer.
@@ -165,7 +165,7 @@ TEST_CASE("Megatron's arguments for an interleaved plan", "[framework][launch]")
   CHECK(a.ds_config_json.empty());
   // MindSpeed: the same plan, with its own flash-attention switch.
   const std::string ms = joined(launch_arguments(s, s.plan, Framework::mindspeed));
-  CHECK(has(ms, "--num-layers-per-virtual-pipeline-stage 8 "));
+  CHECK(has(ms, "--num-virtual-stages-per-pipeline-rank 2 "));
   CHECK(has(ms, "--use-flash-attn "));
 }
 

@@ -3,6 +3,7 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/memory_report_te
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/collective_table_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/report_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/html_report_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pass_names_test.cpp)
 # The HTML report rendered in headless Chromium; skipped (exit 77) when Chromium is absent.
 add_test(NAME report.html_browser
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/html_browser_test.sh $<TARGET_FILE:trainsim> ${PROJECT_SOURCE_DIR}

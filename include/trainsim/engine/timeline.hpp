@@ -1,39 +1,24 @@
 #pragma once
-// What the replay recorded: spans on (device, stream), in integer picoseconds.
-#include <cstdint>
+// What the replay recorded: spans on (device, stream), in integer picoseconds. The value
+// types a span is made of (time, stream, category, pass) are trainsim/sim_types.hpp.
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "trainsim/sim_types.hpp"
+
 namespace trainsim {
-
-using SimTime = std::int64_t;  // picoseconds
-
-enum class Stream : std::uint8_t { compute, tp_comm, dp_comm, pp_send, pp_recv };
-
-// What a span's time counts as in the step breakdown.
-enum class SpanCategory : std::uint8_t {
-  forward,
-  backward,
-  recompute,
-  tp_comm,
-  cp_comm,
-  ep_comm,
-  pp_comm,
-  dp_comm,
-  optimizer,
-  data,
-  host
-};
 
 struct Span {
   int device = 0;  // rank (representative mode: the stage's representative rank)
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
+  WorkKind work = WorkKind::forward;  // the task's pass: traces name a split backward's B and W apart
   SimTime start = 0;
   SimTime end = 0;
   int microbatch = -1;
   int chunk = -1;
-  int task = -1;  // task id in the graph (trace names are made from these fields: report/chrome_trace)
+  TaskId task = -1;  // task id in the graph (trace names are made from these fields: report/chrome_trace)
 };
 
 struct MemorySample {
@@ -48,8 +33,5 @@ struct Timeline {
   std::vector<std::pair<int, int>> flows;  // (send span index, recv span index) for p2p arrows
   SimTime end = 0;
 };
-
-const char* to_string(Stream stream);
-const char* to_string(SpanCategory category);
 
 }  // namespace trainsim

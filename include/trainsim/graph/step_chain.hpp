@@ -7,6 +7,7 @@
 // step is done, not when every stage is. In steady state a step then costs the period between
 // consecutive ends, not the one step's span: ZB-H2's parallelogram tiles with no bubble.
 #include "trainsim/graph/task_graph.hpp"
+#include "trainsim/sim_types.hpp"
 
 namespace trainsim {
 

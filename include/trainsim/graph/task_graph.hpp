@@ -13,15 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "trainsim/engine/timeline.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/sim_types.hpp"
 
 namespace trainsim {
-
-// Which ranks a task meets at a rendezvous (NCCL semantics: everybody arrives, then the
-// transfer runs). `pp` pairs a send with its receive (same rank index on both stages).
-enum class RankGroup : std::uint8_t { none, tp, cp, ep, dp, pp };
 
 struct Task {
   int stage = 0;

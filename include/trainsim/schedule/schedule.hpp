@@ -41,10 +41,11 @@
 #include <vector>
 
 #include "trainsim/plan/parallel_plan.hpp"
+#include "trainsim/sim_types.hpp"
 
 namespace trainsim {
 
-enum class WorkKind { forward, backward, backward_input, backward_weight };
+// WorkKind (forward, backward, B, W): trainsim/sim_types.hpp, shared with the graph and the engine.
 
 struct WorkItem {
   WorkKind kind = WorkKind::forward;
