@@ -438,6 +438,15 @@ FrameworkEntry megatron_lm() {
   e.context_parallel = {false,
                         "Megatron-LM 2021-22 megatron/arguments.py has no --context-parallel-size (it arrived "
                         "with 292543d342, 2023-10-12, in megatron/core)"};
+  // Its schedules block too (megatron/p2p_communication.py _communicate: batch_isend_irecv,
+  // wait, torch.cuda.synchronize), but every run of it with PP here is interleaved, whose
+  // batched exchange sends and receives both directions between two stages at once: the
+  // replay's exchange (one stream per pair of stages) runs them one after the other, which
+  // over-counts them (korthikanti22-t5-530B-full +2.1% -> +13.2%). Not applied until it can.
+  e.p2p_exchange_blocking = {false,
+                             "Megatron-LM 2021-22 megatron/p2p_communication.py _communicate blocks (batch_isend_irecv, "
+                             "req.wait(), torch.cuda.synchronize()); not applied: the replay would serialize the "
+                             "interleaved exchange's two directions that NCCL's batched group runs at once"};
   e.p2p_overlap_interleaved = {false,
                                "Megatron-LM 2021-22 megatron/schedules.py "
                                "forward_backward_pipelining_with_interleaving: forward_step, backward_step, then "
