@@ -105,9 +105,6 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.overlap_param_gather", "false", "", "", ""},
       A{"plan.tp_comm_overlap", "true", "", "--tp-comm-overlap", ""},
       A{"plan.tp_comm_overlap", "false", "", "", ""},
-      // arguments.py (3118): --no-overlap-p2p-communication, store_false into overlap_p2p_comm.
-      A{"plan.overlap_p2p_comm", "true", "", "", ""},
-      A{"plan.overlap_p2p_comm", "false", "", "--no-overlap-p2p-communication", ""},
   };
 }
 
