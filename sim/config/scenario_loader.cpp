@@ -439,6 +439,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.overlap_grad_reduce = as_bool(v, "plan.overlap_grad_reduce");
   p.overlap_param_gather = as_bool(v, "plan.overlap_param_gather");
   p.tp_comm_overlap = as_bool(v, "plan.tp_comm_overlap");
+  p.overlap_p2p_comm = as_bool(v, "plan.overlap_p2p_comm");
   p.collective_algorithm = v.str("plan.collective_algorithm");
   p.collective_pipeline_tiers = as_bool(v, "plan.collective_pipeline_tiers");
   p.collective_split_intra = as_bool(v, "plan.collective_split_intra");
@@ -938,6 +939,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
   if (p.account_for_embedding_in_pipeline_split) out.push_back({"plan.account_for_embedding_in_pipeline_split", "true"});
   if (p.account_for_loss_in_pipeline_split) out.push_back({"plan.account_for_loss_in_pipeline_split", "true"});
   if (p.optimizer_post_validation) out.push_back({"plan.optimizer_post_validation", "true"});
+  if (!p.overlap_p2p_comm) out.push_back({"plan.overlap_p2p_comm", "false"});
   // Long context (issue 17).
   out.push_back({"plan.cp_comm_type", to_string(p.cp_comm_type)});
   auto list = [](const std::vector<int>& values) {

@@ -372,6 +372,23 @@ FrameworkEntry megatron_core() {
   e.blocking_p2p = {false, at(kMcore,
                               "pipeline_parallel/p2p_communication.py _communicate: batch_isend_irecv, "
                               "overlap_p2p_comm with the interleaved schedule")};
+  e.p2p_exchange_blocking = {true, at(kMcore,
+                                       "pipeline_parallel/schedules.py forward_backward_pipelining_without_interleaving: "
+                                       "send_forward_recv_backward / send_backward_recv_forward after each pass; "
+                                       "p2p_communication.py _communicate: batch_isend_irecv, then req.wait() on every "
+                                       "request (wait_on_reqs) and torch.cuda.synchronize() (batch_p2p_sync, default "
+                                       "True); arguments.py sets overlap_p2p_comm False for non-interleaved schedules. "
+                                       "The interleaved schedule without overlap_p2p_comm: forward_k, backward_k, then "
+                                       "send_forward_backward_recv_forward_backward")};
+  e.p2p_overlap_interleaved = {true, at(kMcore,
+                                        "arguments.py --no-overlap-p2p-communication (store_false, dest "
+                                        "overlap_p2p_comm: on by default since 4eeff55d 'Make overlap_p2p_comm the "
+                                        "default', 2023-10-12; also in the zero-bubble fork, sail-sg/zero-bubble-"
+                                        "pipeline-parallelism f68d3879 'for arxiv paper'); schedules.py "
+                                        "forward_backward_pipelining_with_interleaving: send_forward_recv_forward after "
+                                        "the forward, its handles waited before the next forward, "
+                                        "send_backward_recv_backward after the backward, waited before the next "
+                                        "backward")};
   e.max_zero_stage_with_pp = {1, at(kMcore, "distributed optimizer (ZeRO-1) with PP; no ZeRO-2/3 with PP")};
   e.sharded_collectives_ring_only = {true, kNccl};
   e.softmax_batch_per_block_from_heads = {false,
@@ -434,6 +451,20 @@ FrameworkEntry megatron_lm() {
   e.context_parallel = {false,
                         "Megatron-LM 2021-22 megatron/arguments.py has no --context-parallel-size (it arrived "
                         "with 292543d342, 2023-10-12, in megatron/core)"};
+  // Its schedules block too (megatron/p2p_communication.py _communicate: batch_isend_irecv,
+  // wait, torch.cuda.synchronize), but every run of it with PP here is interleaved, whose
+  // batched exchange sends and receives both directions between two stages at once: the
+  // replay's exchange (one stream per pair of stages) runs them one after the other, which
+  // over-counts them (korthikanti22-t5-530B-full +2.1% -> +13.2%). Not applied until it can.
+  e.p2p_exchange_blocking = {false,
+                             "Megatron-LM 2021-22 megatron/p2p_communication.py _communicate blocks (batch_isend_irecv, "
+                             "req.wait(), torch.cuda.synchronize()); not applied: the replay would serialize the "
+                             "interleaved exchange's two directions that NCCL's batched group runs at once"};
+  e.p2p_overlap_interleaved = {false,
+                               "Megatron-LM 2021-22 megatron/schedules.py "
+                               "forward_backward_pipelining_with_interleaving: forward_step, backward_step, then "
+                               "p2p_communication.send_forward_backward_recv_forward_backward (blocking); "
+                               "overlap_p2p_comm arrived with f9283c5a, 2023-05-31"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -850,6 +881,8 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero3_gathers_per_microbatch_with_pp", e.zero3_gathers_per_microbatch_with_pp.source);
     add("grad_reduce_bytes", e.grad_reduce_bytes.source);
     add("blocking_p2p", e.blocking_p2p.source);
+    add("p2p_exchange_blocking", e.p2p_exchange_blocking.source);
+    add("p2p_overlap_interleaved", e.p2p_overlap_interleaved.source);
     add("max_zero_stage_with_pp", e.max_zero_stage_with_pp.source);
     add("sharded_collectives_ring_only", e.sharded_collectives_ring_only.source);
     add("sharded_grad_pass_bytes_per_param", e.sharded_grad_pass_bytes_per_param.source);

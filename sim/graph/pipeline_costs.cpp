@@ -191,6 +191,25 @@ void make_p2p_blocking(PipelineCosts& costs) {
   costs.p2p_bytes = 0;
 }
 
+// How the schedule's code issues its transfers (FrameworkEntry::p2p_exchange_blocking): Megatron's
+// 1F1B always as blocking exchanges (arguments.py turns overlap_p2p_comm off without
+// interleaving), its interleaved schedule overlapped when plan.overlap_p2p_comm. Other
+// schedules (the zero-bubble runtime's, DualPipe's) keep their own streams; so do transfers
+// already folded into the sender's compute (blocking_p2p).
+P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framework, int chunks) {
+  const bool megatron_schedule =
+      plan.schedule == PipelineSchedule::one_f_one_b || plan.schedule == PipelineSchedule::interleaved;
+  if (plan.pipeline_model_parallel_size <= 1 || framework.blocking_p2p.value || !megatron_schedule ||
+      !framework.p2p_exchange_blocking.value)
+    return P2pExchange::streams;
+  // The interleaved schedule's exchanges (overlapped, or blocking without overlap_p2p_comm)
+  // are built (task_graph.cpp) but not applied: for some plans the search enumerates (a
+  // backward of chunk 3, `search` in tests/cli) the replay's per-pair streams deadlock, found
+  // at the end of issue 16's work; until that is understood its transfers keep their streams.
+  if (plan.schedule == PipelineSchedule::interleaved && chunks > 1) return P2pExchange::streams;
+  return P2pExchange::blocking;
+}
+
 std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry& framework) {
   const double dense = layer.parameters - layer.expert_parameters;
   std::vector<double> units;
@@ -614,6 +633,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         per_microbatch;
   }
   if (framework.blocking_p2p.value) make_p2p_blocking(costs);
+  costs.p2p_exchange = p2p_exchange(plan, framework, v);
   // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.
   if (p > 1 && framework.grad_reduce_after_pipeline.value) costs.overlap_grad_reduce = false;
   return costs;

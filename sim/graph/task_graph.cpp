@@ -54,6 +54,7 @@ struct ItemTasks {
   IdList exit;
   WorkKind kind = WorkKind::forward;
   bool present = false;
+  int pos = -1;  // place in its stage's order
 };
 
 enum ItemSlot { slot_forward = 0, slot_backward = 1, slot_weight = 2 };
@@ -158,8 +159,11 @@ class Builder {
     edges_.reserve(items * 8 + buckets * 3 + 64 * static_cast<std::size_t>(p_));
     out_.rendezvous.reserve(items);
     for (int s = 0; s < p_; ++s) build_stage(s);
+    list_exchange_points();
     list_transfers();
     for (int s = 0; s < p_; ++s) connect_stage(s);
+    for (const auto& edges : post_edges_)
+      for (const auto& [from, to] : edges) edge(from, to);
     out_.tasks = std::move(tasks_);
     set_edges(out_, edges_);
   }
@@ -255,6 +259,7 @@ class Builder {
       if (it.present) throw SimError("task graph: schedule repeats an item on stage " + std::to_string(s));
       it.present = true;
       it.kind = w.kind;
+      it.pos = i;
       // DualPipe's F&B pair (WorkItem::overlaps_next): the second item's compute follows the
       // first's, the collectives of both start with the pair and run beside both computes.
       const bool opens_pair = w.overlaps_next && i + 1 < static_cast<int>(order.size());
@@ -518,11 +523,116 @@ class Builder {
       return;
     }
     const int rv = static_cast<int>(out_.rendezvous.size());
-    const int send_id = add_pp(ps, pc, mb, Stream::pp_send, work, rv);
-    const int recv_id = add_pp(s, c, mb, Stream::pp_recv, work, rv);
+    // Megatron's exchanges: a stage's transfers with its next stage (forward sends, gradient
+    // receives) on one stream, with its previous stage on the other, as PyTorch's NCCL process
+    // group runs single isend / irecv calls (p2p_communication.py _p2p_ops, the overlapped
+    // path): one stream per pair of ranks. (The engine's NIC sharing reads pp_send as the send
+    // link: a gradient send there counts on the receive link, the same link pair.) 1F1B's
+    // exchanges hold one send and one receive, with the same neighbour, batched into one NCCL
+    // group that runs both at once: there, and for other schedules, sends and receives each
+    // have their stream.
+    const bool by_peer = costs_.p2p_exchange != P2pExchange::streams && costs_.schedule == PipelineSchedule::interleaved &&
+                         pslot != slot_forward;
+    const int send_id = add_pp(ps, pc, mb, by_peer ? Stream::pp_recv : Stream::pp_send, work, rv);
+    const int recv_id = add_pp(s, c, mb, by_peer ? Stream::pp_send : Stream::pp_recv, work, rv);
     out_.rendezvous.push_back({send_id, recv_id});
-    edges_from(producer.exit, send_id);
     for (int n : consumer.entry) edge(recv_id, n);
+    if (costs_.p2p_exchange == P2pExchange::streams) {
+      edges_from(producer.exit, send_id);
+      return;
+    }
+    wire_exchange(send_id, ps, producer.pos, recv_id, s, consumer.pos, pslot == slot_forward);
+  }
+
+  // Megatron's exchanges (PipelineCosts::p2p_exchange), at the points of each stage's order
+  // where the schedule's code issues them: exchange_[s][i] is where the transfers around
+  // item i of stage s are posted and waited for.
+  struct ExchangePoint {
+    int post_send = -1;  // blocking: the send of item i's output waits for this item's end (its step's last)
+    int wait_send = -1;  // the item that waits for the send of item i's output (-1: none)
+    int post_recv = -1;  // the item after whose end the receive of item i's input is posted (-1: at once)
+    int wait_recv = -1;  // the item that waits for the receive of item i's input
+  };
+  void list_exchange_points() {
+    if (costs_.p2p_exchange == P2pExchange::streams) return;
+    exchange_.assign(static_cast<std::size_t>(p_), {});
+    for (int s = 0; s < p_; ++s) {
+      const StageOrder& order = orders_[static_cast<std::size_t>(s)];
+      const int n = static_cast<int>(order.size());
+      auto& points = exchange_[static_cast<std::size_t>(s)];
+      points.assign(static_cast<std::size_t>(n), {});
+      auto forward = [&order](int i) { return order[static_cast<std::size_t>(i)].kind == WorkKind::forward; };
+      if (costs_.p2p_exchange == P2pExchange::blocking) {
+        // Steps: one item each, but a forward followed by a backward in the interleaved
+        // schedule is one (its steady state runs forward_k and backward_k, then
+        // send_forward_backward_recv_forward_backward: schedules.py
+        // forward_backward_pipelining_with_interleaving); a stage's warmup and cooldown, and
+        // 1F1B (send_forward_recv_backward after each forward, send_backward_recv_forward
+        // after each backward), one item a step.
+        std::vector<int> first;  // first item of each step
+        std::vector<int> step(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) {
+          const bool joins = costs_.schedule == PipelineSchedule::interleaved && i > 0 && forward(i - 1) &&
+                             !forward(i) && first.back() == i - 1;
+          if (!joins) first.push_back(i);
+          step[static_cast<std::size_t>(i)] = static_cast<int>(first.size()) - 1;
+        }
+        const int steps = static_cast<int>(first.size());
+        auto last_of = [&](int t) { return t + 1 < steps ? first[static_cast<std::size_t>(t) + 1] - 1 : n - 1; };
+        for (int i = 0; i < n; ++i) {
+          const int t = step[static_cast<std::size_t>(i)];
+          auto& e = points[static_cast<std::size_t>(i)];
+          e.post_send = last_of(t);
+          e.wait_send = t + 1 < steps ? first[static_cast<std::size_t>(t) + 1] : -1;
+          e.post_recv = t > 0 ? last_of(t - 1) : -1;
+          e.wait_recv = first[static_cast<std::size_t>(t)];
+        }
+        continue;
+      }
+      // Overlapped: the previous and the next pass of the same direction (forward, or
+      // backward) on the stage.
+      std::array<int, 2> last = {-1, -1};
+      for (int i = 0; i < n; ++i) {
+        if (order[static_cast<std::size_t>(i)].kind == WorkKind::backward_weight) continue;
+        const int d = forward(i) ? 0 : 1;
+        auto& e = points[static_cast<std::size_t>(i)];
+        e.post_send = i;
+        e.post_recv = last[static_cast<std::size_t>(d)];
+        // The first backward's input is received with the last warmup forward's exchange
+        // (send_backward_recv_backward after it), before the steady state's first forward;
+        // the first forward's before the warmup (recv_forward).
+        if (d == 1 && e.post_recv < 0) e.post_recv = i >= 2 && forward(i - 1) && forward(i - 2) ? i - 2 : i - 1;
+        e.wait_recv = i;
+        if (last[static_cast<std::size_t>(d)] >= 0) points[static_cast<std::size_t>(last[static_cast<std::size_t>(d)])].wait_send = i;
+        last[static_cast<std::size_t>(d)] = i;
+      }
+    }
+  }
+  ItemTasks& item_at(int s, int i) {
+    const WorkItem& w = orders_[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)];
+    const int slot = w.kind == WorkKind::forward           ? slot_forward
+                     : w.kind == WorkKind::backward_weight ? slot_weight
+                                                           : slot_backward;
+    return item(s, w.chunk, w.microbatch, slot);
+  }
+  // The sender's side waits for its send (Megatron waits on every request of the exchange;
+  // an NCCL send completes only when the peer has posted its receive), and the receive is
+  // posted where the receiver's code reaches the exchange, not ahead of it. The posting edges
+  // are added after all others, the forward direction's first (post_edges_): where one point
+  // posts both, each pair of stages sees them in the same order on its stream, as the
+  // schedule's calls issue them (send_forward_recv_forward before send_backward_recv_backward;
+  // _p2p_ops orders the forward pair first on every rank).
+  void wire_exchange(int send_id, int ps, int ppos, int recv_id, int s, int cpos, bool forward) {
+    const ExchangePoint& out = exchange_[static_cast<std::size_t>(ps)][static_cast<std::size_t>(ppos)];
+    const ExchangePoint& in = exchange_[static_cast<std::size_t>(s)][static_cast<std::size_t>(cpos)];
+    auto& post = post_edges_[forward ? 0 : 1];
+    for (int e : item_at(ps, out.post_send).exit) post.emplace_back(e, send_id);
+    if (out.wait_send >= 0)
+      for (int n : item_at(ps, out.wait_send).entry) edge(send_id, n);
+    if (in.post_recv >= 0)
+      for (int e : item_at(s, in.post_recv).exit) post.emplace_back(e, recv_id);
+    if (in.wait_recv != cpos)
+      for (int n : item_at(s, in.wait_recv).entry) edge(recv_id, n);
   }
 
   const PipelineCosts& costs_;
@@ -538,6 +648,8 @@ class Builder {
   std::vector<std::vector<Receiver>> sent_;
   std::vector<int> posted_;
   std::vector<int> sent_index_;
+  std::vector<std::vector<ExchangePoint>> exchange_;  // list_exchange_points()
+  std::array<std::vector<std::pair<int, int>>, 2> post_edges_;  // wire_exchange: forward, backward
   int tied_rv_ = -1;  // rendezvous of the tied-embedding all-reduce, once its first side exists
   std::vector<Task> tasks_;
   std::vector<std::pair<int, int>> edges_;

@@ -378,6 +378,15 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
             schedules_text(framework.schedules_with_pp.value) + ")",
         "schedule " + schedules_text(framework.schedules_with_pp.value) + ", or PP 1" +
             or_frameworks([&](const FrameworkEntry& e) { return runs_schedule(e, plan.schedule); }));
+  // Megatron asserts it (arguments.py validate_args): without the overlap the interleaved
+  // schedule's batched exchange would hold two sends and receives between the same two ranks.
+  if (!plan.overlap_p2p_comm && plan.schedule == PipelineSchedule::interleaved && vpp > 1 && pp <= 2 &&
+      framework.p2p_overlap_interleaved.value)
+    add("plan.overlap_p2p_comm",
+        "false with the interleaved schedule needs pipeline_model_parallel_size > 2 (it is " + str(pp) + ")" + in +
+            ": arguments.py asserts it, to avoid 'multiple p2p sends and recvs between same 2 ranks per "
+            "communication batch'",
+        "overlap_p2p_comm: true, or pipeline_model_parallel_size >= 3");
   if (cp > 1 && !framework.context_parallel.value)
     add("plan.context_parallel_size", str(cp) + " > 1, but there is no context parallelism" + in,
         "1" + or_frameworks([](const FrameworkEntry& e) { return e.context_parallel.value; }));

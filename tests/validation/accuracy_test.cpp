@@ -72,7 +72,7 @@ TEST_CASE("every trend row simulates or is listed unsupported, and exactly 10 gr
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
   CHECK(report.rows_failed == 0);
-  CHECK(report.rows_unsupported == 39);
+  CHECK(report.rows_unsupported == 36);
   CHECK(report.groups.size() == 15);
   CHECK(report.groups_compared == 10);
   CHECK(report.groups_unsupported == 5);
@@ -169,7 +169,10 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
   REQUIRE(rows > 0);
   const double mape = abs_sum / rows, bias = bias_sum / rows;
   INFO("zero-bubble rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
-  CHECK(rows == 57);  // 1F1B, ZB-1p (ZB-H1), ZB-2p (ZB-H2 with post-validation) and ZB-V rows
+  // 1F1B, ZB-1p (ZB-H1), ZB-2p (ZB-H2 with post-validation) and ZB-V rows; 60 since the
+  // appendix F 14.6B block printed with m=32 runs with its m=64 (trends.yaml): MAPE 5.4%, bias
+  // -5.3%; its 1F1B rows exchange as Megatron's 1F1B does (blocking), +0.0 to +0.3%.
+  CHECK(rows == 60);
   CHECK(mape <= 0.06);
   CHECK(bias >= -0.06);  // predicted fast: bias negative; it must not grow
 }

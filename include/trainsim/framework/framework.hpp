@@ -48,6 +48,13 @@ struct FrameworkEntry {
   Sourced<double> grad_reduce_bytes;
   // Pipeline sends and receives block the compute stream (no overlap).
   Sourced<bool> blocking_p2p;
+  // Megatron's schedules (1F1B, interleaved): each step's sends and the next step's receives
+  // are one batched exchange that both sides wait for before their next step (P2pExchange::
+  // blocking). false: they run on their own streams (P2pExchange::streams).
+  Sourced<bool> p2p_exchange_blocking{false, "sends and receives on their own streams, waited for by their consumers"};
+  // The interleaved schedule overlaps each exchange with the next pass when plan.overlap_p2p_comm
+  // is set (P2pExchange::overlapped); false: the framework has no such option.
+  Sourced<bool> p2p_overlap_interleaved{false, "no overlap_p2p_comm option"};
   // Highest ZeRO stage the framework combines with pipeline parallelism (-1: none runs PP).
   Sourced<int> max_zero_stage_with_pp;
   // The framework's collectives in ZeRO-3 use NCCL all-gather / reduce-scatter, which have

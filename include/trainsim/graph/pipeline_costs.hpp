@@ -68,8 +68,26 @@ struct StageCosts {
   double data_per_microbatch_s = 0;
 };
 
+// How the pipeline's sends and receives are issued (the framework's p2p code, FrameworkEntry::
+// p2p_exchange_blocking and p2p_overlap_interleaved).
+enum class P2pExchange {
+  // On their own streams: a send waits for its matching receive, the compute only for the
+  // receives it consumes (the zero-bubble runtime, torchtitan, and trainsim's default).
+  streams,
+  // Megatron without overlap: after each step (one pass, or in the interleaved schedule's
+  // steady state a forward and a backward) one batched exchange of the step's outputs and the
+  // next step's inputs, which both sides wait for before their next step.
+  blocking,
+  // Megatron's interleaved schedule with overlap_p2p_comm: a pass's send and the next input's
+  // receive of the same direction are posted after the pass and waited for before the next
+  // pass of that direction (a forward's before the next forward, a backward's before the next
+  // backward).
+  overlapped,
+};
+
 struct PipelineCosts {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  P2pExchange p2p_exchange = P2pExchange::streams;
   int microbatches = 1;
   std::vector<StageCosts> stages;  // p entries
   double p2p_s = 0;                // one activation (or gradient) send between stages
@@ -152,6 +170,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 // last virtual stage; backward: all but the first) carries the transfer in its own compute,
 // and the data reaches the receiver when that compute ends (no separate overlapped transfer).
 void make_p2p_blocking(PipelineCosts& costs);
+
+// How the plan's framework issues the schedule's pipeline transfers (PipelineCosts::p2p_exchange):
+// Megatron's 1F1B blocks, its interleaved schedule (chunks > 1) overlaps when
+// plan.overlap_p2p_comm; every other case keeps its own streams.
+P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framework, int chunks);
 
 // ZeRO-3 parameter units of one layer as the framework gathers them: its parameters split
 // over its weight GEMMs in proportion to their shapes (sub_module), or the whole layer

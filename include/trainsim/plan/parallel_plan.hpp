@@ -96,6 +96,10 @@ struct ParallelPlan {
   bool overlap_grad_reduce = true;    // DP reduction overlaps backward in buckets
   bool overlap_param_gather = true;   // ZeRO-3 / distributed optimizer gathers overlap forward
   bool tp_comm_overlap = false;       // TP collectives hidden under GEMMs
+  // Megatron's overlap_p2p_comm: the interleaved schedule's pipeline sends and receives overlap
+  // the next pass instead of blocking both sides (on by default in Megatron; the non-interleaved
+  // schedules always block: trainsim/graph/pipeline_costs.hpp P2pExchange).
+  bool overlap_p2p_comm = true;
   // Collective algorithm: "auto" (the fastest for the size and group shape, as NCCL / HCCL
   // tune), or forced: ring, tree, hierarchical, full_mesh (where it does not apply: auto).
   std::string collective_algorithm = "auto";
