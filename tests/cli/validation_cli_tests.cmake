@@ -176,7 +176,7 @@ if(CHECK STREQUAL "validate_json_has_every_row_exact_family_counts_and_distinct_
 elseif(CHECK STREQUAL "validate_trends_json_lists_unsupported_rows_and_exact_group_counts")
   run(0 validate --trends tests/validation/trends.yaml --json ${OUTDIR}/t.json)
   expect_match("${output}" "unsupported rows \\(not simulated; the list is unsupported_runs\\(\\)")
-  expect_match("${output}" "11 need a V100 hardware file")
+  expect_match("${output}" "11 need a throughput unit that can be right")
   read_json(${OUTDIR}/t.json)
   foreach(key_value groups_compared:10 groups_unsupported:5 rows_unsupported:36 rows_failed:0)
     string(REPLACE ":" ";" pair ${key_value})
