@@ -459,6 +459,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.framework = infer_framework(run);
     defaults.push_back(std::string("framework=") + to_string(p.framework));
   }
+  // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
+  // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.
+  if (contains(run.notes, "cp comm type a2a")) p.cp_comm_type = CpCommType::a2a;
   if (run.recompute) {
     p.recompute_granularity = parse_recompute(*run.recompute);
     p.recompute_method = contains(*run.recompute, "block") ? RecomputeMethod::block : RecomputeMethod::uniform;
