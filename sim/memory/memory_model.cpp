@@ -89,8 +89,13 @@ bool uses_te_linears(Framework framework) {
 }
 
 double te_dummy_wgrad_bytes(const std::vector<const LayerWorkload*>& layers) {
+  // A stage holds many copies of a few layer types: the shapes come from the distinct ones (the
+  // analytical tier runs this for every plan it screens).
+  std::vector<const LayerWorkload*> distinct;
+  for (const LayerWorkload* layer : layers)
+    if (std::find(distinct.begin(), distinct.end(), layer) == distinct.end()) distinct.push_back(layer);
   std::set<std::pair<std::int64_t, std::int64_t>> shapes;  // (out, in) of each weight, 16-bit
-  for (const LayerWorkload* layer : layers) {
+  for (const LayerWorkload* layer : distinct) {
     for (const Op& op : layer->ops) {
       if (op.op_class != OpClass::gemm || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
       if (op.name == "moe_router" || op.name == "lm_head") continue;  // Megatron's own linears
