@@ -4,12 +4,15 @@
 #include <catch2/catch.hpp>
 #include <utility>
 
+#include "replay_fixtures.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/metrics/step_metrics.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
+using trainsim::testing::ps;
+using trainsim::testing::span_end;
 
 namespace {
 
@@ -397,16 +400,6 @@ TaskGraph dp_and_pp(int dp_stage, int send_stage, int recv_stage, double delay_s
   g.stages = std::max({dp_stage, send_stage, recv_stage}) + 1;
   return g;
 }
-
-// End of task `task`'s span (the first one recorded for it).
-SimTime span_end(const ReplayResult& r, int task) {
-  for (const auto& s : r.timeline.spans)
-    if (s.task == task) return s.end;
-  FAIL("no span for task " << task);
-  return -1;
-}
-
-SimTime ps(double s) { return static_cast<SimTime>(std::llround(s * 1e12)); }
 
 }  // namespace
 

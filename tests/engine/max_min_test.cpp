@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "replay_fixtures.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/cost/link_sharing.hpp"
@@ -18,6 +19,8 @@
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
+using trainsim::testing::ps;
+using trainsim::testing::span_end;
 
 namespace {
 
@@ -34,15 +37,6 @@ Task nic_task(int stage, Stream stream, SpanCategory cat, RankGroup group, doubl
   t.bytes = 1e9;
   return t;
 }
-
-SimTime span_end(const ReplayResult& r, int task) {
-  for (const auto& s : r.timeline.spans)
-    if (s.task == task) return s.end;
-  FAIL("no span for task " << task);
-  return -1;
-}
-
-SimTime ps(double s) { return static_cast<SimTime>(std::llround(s * 1e12)); }
 
 }  // namespace
 

@@ -19,12 +19,7 @@ MemoryReport moe_memory(TokenDispatcher dispatcher, int ep) {
   ParallelPlan p = plan(1, 2, 16, 1, 64, 4096);
   p.expert_model_parallel_size = ep;
   p.use_distributed_optimizer = true;
-  Scenario sc;
-  sc.model = m;
-  sc.plan = p;
-  sc.hardware.device.hbm_bytes = 180e9;
-  sc.num_devices = 32;
-  return estimate_memory(sc, build_workload(m, p));
+  return memory_of(m, p, 32, 180e9);
 }
 
 }  // namespace

@@ -13,12 +13,7 @@ namespace {
 MemoryReport memory_on(const ModelSpec& m, ParallelPlan p, Framework framework, int devices) {
   p.framework = framework;
   p.use_distributed_optimizer = true;
-  Scenario sc;
-  sc.model = m;
-  sc.plan = p;
-  sc.hardware.device.hbm_bytes = 180e9;
-  sc.num_devices = devices;
-  return estimate_memory(sc, build_workload(m, p));
+  return memory_of(m, p, devices, 180e9);
 }
 
 }  // namespace

@@ -40,12 +40,7 @@ TEST_CASE("DeepEP's buffers count in the peak, outside the allocated bytes, with
     ParallelPlan p = plan(1, 1, 8, 1, 32, 4096);
     p.expert_model_parallel_size = 8;
     p.use_distributed_optimizer = true;
-    Scenario sc;
-    sc.model = m;
-    sc.plan = p;
-    sc.hardware.device.hbm_bytes = 180e9;
-    sc.num_devices = 8;
-    return estimate_memory(sc, build_workload(m, p)).stages[0];
+    return memory_of(m, p, 8, 180e9).stages[0];
   };
   const StageMemory flex = stage0(TokenDispatcher::flex);
   const StageMemory a2a = stage0(TokenDispatcher::alltoall);

@@ -134,16 +134,22 @@ inline ParallelPlan plan(int tp, int pp, int dp, int mbs, int gbs, int seq) {
   return p;
 }
 
+// The memory estimate of `plan` for `model` on `devices` devices of `hbm_bytes` each (the rest of
+// the hardware default).
+inline MemoryReport memory_of(const ModelSpec& model, const ParallelPlan& plan, int devices, double hbm_bytes) {
+  Scenario sc;
+  sc.model = model;
+  sc.plan = plan;
+  sc.hardware.device.hbm_bytes = hbm_bytes;
+  sc.num_devices = devices;
+  return estimate_memory(sc, build_workload(model, plan));
+}
+
 // Stage 0's transient memory for the plan with its CP variant set to `type`, on 16 devices of
 // 80 GB (the context-parallel working sets of long_context_test and cp_hybrid_test).
 inline double stage0_transient_with(const ModelSpec& model, ParallelPlan plan, CpCommType type) {
   plan.cp_comm_type = type;
-  Scenario sc;
-  sc.model = model;
-  sc.plan = plan;
-  sc.hardware.device.hbm_bytes = 80e9;
-  sc.num_devices = 16;
-  return estimate_memory(sc, build_workload(model, plan)).stages.at(0).transient;
+  return memory_of(model, plan, 16, 80e9).stages.at(0).transient;
 }
 
 }  // namespace trainsim::testing
