@@ -91,7 +91,8 @@ std::string close_choice_advice(const trainsim::Scenario& scenario, const std::v
 
 void add_common(CLI::App* command, CommonArgs& args) {
   command->add_option("scenario", args.scenario, "scenario YAML (see scenarios/)")->required();
-  command->add_option("--set", args.set, "override a scenario key first, e.g. --set plan.seq_length=8192 (repeatable)");
+  command->add_option("--set", args.set, "override a scenario key first, e.g. --set plan.seq_length=8192; model.KEY and hardware.KEY "
+                      "set a key of the files it names, e.g. --set hardware.device.hbm_bytes=141GiB (repeatable)");
 }
 
 const char* const kOutputHelp = " ('-': stdout, the table then goes to stderr)";

@@ -61,7 +61,9 @@ struct ScenarioArgs {
 void add_scenario_args(CLI::App* command, ScenarioArgs& args) {
   command->add_option("scenario", args.scenario, "scenario YAML (see scenarios/)")->required();
   command->add_option("--set", args.set,
-                      "override any scenario key before validation, e.g. --set plan.micro_batch_size=2 (repeatable)");
+                      "override any scenario key before validation, e.g. --set plan.micro_batch_size=2; model.KEY and "
+                      "hardware.KEY set a key of the files it names, e.g. --set hardware.device.hbm_bandwidth=3.35TB/s "
+                      "(repeatable)");
 }
 
 // The step time's interval for this scenario: its family's calibration runs predicted

@@ -530,42 +530,78 @@ Override parse_override(const std::string& text) {
   return Override{key, value};
 }
 
+std::vector<std::string> override_key_paths() {
+  std::vector<std::string> out;
+  for (const auto& spec : key_schema(FileKind::scenario)) out.push_back(spec.path);
+  for (const auto& spec : key_schema(FileKind::model)) out.push_back(std::string("model.") + spec.path);
+  for (const auto& spec : key_schema(FileKind::hardware)) out.push_back(std::string("hardware.") + spec.path);
+  return out;
+}
+
 namespace {
 
-// An --set key the scenario table does not have: suggest the nearest key, else list the
-// keys of its section (or the top level).
-Diagnostic unknown_override(const std::string& key) {
+// An --set key the file's table does not have: suggest the nearest key, else list the keys
+// of its section (or the top level). `prefix` is how the user wrote the file's keys
+// ("hardware." for a hardware key, "" for the scenario's own).
+Diagnostic unknown_override(FileKind kind, const std::string& prefix, const std::string& key) {
   std::vector<std::string> all;
-  for (const auto& spec : key_schema(FileKind::scenario)) all.push_back(spec.path);
+  for (const auto& spec : key_schema(kind)) all.push_back(prefix + spec.path);
   const SourceLocation at{"--set", 0, 0};
-  const std::vector<std::string> under = keys_under(FileKind::scenario, key);
+  const std::string shown = prefix + key;
+  const std::vector<std::string> under = keys_under(kind, key);
   if (!under.empty())  // "plan": a section, not a key
-    return Diagnostic{at, key, "'" + key + "' is a section; set one of its keys",
-                      key + "." + join_names(under, ", " + key + ".")};
+    return Diagnostic{at, shown, "'" + echo(shown) + "' is a section; set one of its keys",
+                      shown + "." + join_names(under, ", " + shown + ".")};
   const auto dot = key.rfind('.');
   const std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
-  std::vector<std::string> siblings = keys_under(FileKind::scenario, section);
-  std::string prefix = section.empty() ? "" : section + ".";
+  std::vector<std::string> siblings = keys_under(kind, section);
+  std::string listed = section.empty() ? prefix : prefix + section + ".";
   if (siblings.empty()) {
-    siblings = keys_under(FileKind::scenario, "");
-    prefix.clear();
+    siblings = keys_under(kind, "");
+    listed = prefix;
   }
   // The valid keys beside the suggestion: the nearest name may not be the one meant.
-  const std::string valid = prefix + join_names(siblings, ", " + prefix);
-  const std::string near = closest_key(key, all);
-  if (!near.empty()) return Diagnostic{at, key, "unknown key '" + echo(key) + "', did you mean '" + near + "'?", valid};
-  return Diagnostic{at, key, "unknown key '" + echo(key) + "'", valid};
+  std::string valid = listed + join_names(siblings, ", " + listed);
+  if (kind == FileKind::scenario && section.empty())
+    valid += "; model.KEY or hardware.KEY set a key of the model or hardware file";
+  const std::string near = closest_key(shown, all);
+  if (!near.empty())
+    return Diagnostic{at, shown, "unknown key '" + echo(shown) + "', did you mean '" + near + "'?", valid};
+  return Diagnostic{at, shown, "unknown key '" + echo(shown) + "'", valid};
+}
+
+// Applies --set overrides of a model or hardware file's keys to its YAML tree; unknown keys
+// become problems, reported with the rest.
+void apply_file_overrides(YAML::Node& root, FileKind kind, const char* prefix, const std::vector<Override>& overrides,
+                          ValidateOptions& options, std::vector<Diagnostic>& problems) {
+  for (const auto& o : overrides) {
+    if (!is_known_path(o.key_path, kind)) {
+      problems.push_back(unknown_override(kind, prefix, o.key_path));
+      continue;
+    }
+    if (root.IsMap() || root.IsNull()) set_path(root, o.key_path, o.value);
+    options.overridden.insert(o.key_path);
+  }
+}
+
+// "hardware.device.hbm_bandwidth" -> hardware file key "device.hbm_bandwidth".
+bool strip_part_prefix(const std::string& key, const std::string& part, std::string& rest) {
+  const std::string prefix = part + ".";
+  if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0) return false;
+  rest = key.substr(prefix.size());
+  return true;
 }
 
 }  // namespace
 
-ModelSpec load_model(const std::string& path) {
+ModelSpec load_model(const std::string& path, const std::vector<Override>& overrides) {
   YAML::Node root = read_yaml_file(path);
   if (is_json(path)) read_hf_config(root, path);
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;
   options.ignore_unknown = is_json(path);
+  apply_file_overrides(root, FileKind::model, "model.", overrides, options, problems);
   const Validated v = validate_tree(root, FileKind::model, options, problems);
   if (!problems.empty()) throw ConfigError(problems);
   ModelSpec model = fill_model(v, path);
@@ -574,11 +610,12 @@ ModelSpec load_model(const std::string& path) {
   return model;
 }
 
-HardwareSpec load_hardware(const std::string& path) {
-  const YAML::Node root = read_yaml_file(path);
+HardwareSpec load_hardware(const std::string& path, const std::vector<Override>& overrides) {
+  YAML::Node root = read_yaml_file(path);
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;
+  apply_file_overrides(root, FileKind::hardware, "hardware.", overrides, options, problems);
   const Validated v = validate_tree(root, FileKind::hardware, options, problems);
   if (!problems.empty()) throw ConfigError(problems);
   return fill_hardware(v, path);
@@ -802,9 +839,17 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   std::vector<Diagnostic> problems;
   ValidateOptions options;
   options.file = path;
+  std::vector<Override> model_overrides, hardware_overrides;
   for (const auto& o : overrides) {
+    std::string rest;
     if (!is_known_path(o.key_path, FileKind::scenario)) {
-      problems.push_back(unknown_override(o.key_path));
+      if (strip_part_prefix(o.key_path, "model", rest)) {
+        model_overrides.push_back({rest, o.value});
+      } else if (strip_part_prefix(o.key_path, "hardware", rest)) {
+        hardware_overrides.push_back({rest, o.value});
+      } else {
+        problems.push_back(unknown_override(FileKind::scenario, "", o.key_path));
+      }
       continue;
     }
     if (root.IsMap() || root.IsNull()) set_path(root, o.key_path, o.value);
@@ -859,13 +904,17 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
     } catch (const ConfigError& e) {
       for (Diagnostic d : e.diagnostics()) {
         if (d.key_path.empty() && d.where.line == 0) d.key_path = key;  // file-level: say which key named it
+        const std::string prefix = std::string(key) + ".";
+        if (d.where.file == "--set" && d.key_path.rfind(prefix, 0) != 0) d.key_path = prefix + d.key_path;
         problems.push_back(std::move(d));
       }
       have_inputs = false;
     }
   };
-  load_part("model", "models", load_model, scenario.model);
-  load_part("hardware", "hardware", load_hardware, scenario.hardware);
+  load_part("model", "models", [&](const std::string& file) { return load_model(file, model_overrides); },
+            scenario.model);
+  load_part("hardware", "hardware", [&](const std::string& file) { return load_hardware(file, hardware_overrides); },
+            scenario.hardware);
   if (!have_inputs) throw ConfigError(problems);
   apply_hardware_variability(v, scenario.hardware.variability, scenario.variability);
   scenario.goodput = fill_goodput(v, scenario.hardware);
@@ -968,11 +1017,23 @@ std::string scenario_yaml_with(const std::string& path, const std::vector<Overri
     std::error_code ec;
     if (!beside.path.empty()) root[key] = fs::absolute(beside.path, ec).lexically_normal().string();
   }
-  for (const auto& o : overrides) set_path(root, o.key_path, o.value);
+  std::string file_overrides;
+  for (const auto& o : overrides) {
+    std::string rest;
+    if (!is_known_path(o.key_path, FileKind::scenario) &&
+        (strip_part_prefix(o.key_path, "model", rest) || strip_part_prefix(o.key_path, "hardware", rest))) {
+      file_overrides += " --set " + o.key_path + "=" + o.value;
+      continue;
+    }
+    set_path(root, o.key_path, o.value);
+  }
   YAML::Emitter out;
   out << root;
   std::string text;
   for (const auto& line : split(comment, '\n')) text += "# " + line + "\n";
+  if (!file_overrides.empty())
+    text += "# computed with keys of the model/hardware files this names, which a scenario cannot hold; pass them again:" +
+            file_overrides + "\n";
   return text + out.c_str() + "\n";
 }
 

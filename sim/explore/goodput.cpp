@@ -25,6 +25,8 @@ AsyncCheckpointSupport framework_async_checkpoint(Framework framework) {
   switch (framework) {
     case Framework::megatron_core:
       return {true, "Megatron-Core distributed checkpointing, --async-save (torch_dist format)"};
+    case Framework::nemo:
+      return {true, "NeMo 2.0 MegatronStrategy ckpt_async_save (Megatron-Core distributed checkpointing underneath)"};
     case Framework::fsdp:
       return {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
     case Framework::mindspeed:

@@ -52,13 +52,8 @@ GridAxis parse_grid_axis(const std::string& text) {
     throw grid_error(text, "expected KEY=V1,V2,...", "e.g. plan.micro_batch_size=1,2,4");
   GridAxis axis;
   axis.key_path = text.substr(0, eq);
-  std::vector<std::string> names;
-  bool known = false;
-  for (const auto& spec : key_schema(FileKind::scenario)) {
-    names.emplace_back(spec.path);
-    known = known || axis.key_path == spec.path;
-  }
-  if (!known) {
+  const std::vector<std::string> names = override_key_paths();
+  if (std::find(names.begin(), names.end(), axis.key_path) == names.end()) {
     const std::string near = closest_key(axis.key_path, names);
     throw grid_error(axis.key_path,
                      "unknown key '" + axis.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"));

@@ -184,6 +184,33 @@ TEST_CASE("an override with a bad value is located at --set", "[config]") {
   CHECK(msg == "--set: plan.tensor_model_parallel_size: expected an integer, got 'four'; valid: integer in [1, 1024]");
 }
 
+TEST_CASE("model. and hardware. overrides set keys of the files the scenario names", "[config]") {
+  const std::string file = root + "/scenarios/default.yaml";
+  const Scenario base = load_scenario(file);
+  const Scenario what_if = load_scenario(file, {parse_override("hardware.device.hbm_bandwidth=1TB/s"),
+                                                parse_override("model.num_hidden_layers=16")});
+  CHECK(base.hardware.device.hbm_bandwidth != 1e12);
+  CHECK(what_if.hardware.device.hbm_bandwidth == 1e12);
+  CHECK(what_if.model.num_layers == 16);
+  // Everything else is the file's.
+  CHECK(what_if.hardware.device.peak_flops_bf16 == base.hardware.device.peak_flops_bf16);
+  CHECK(what_if.model.hidden_size == base.model.hidden_size);
+}
+
+TEST_CASE("a hardware override with a misspelt key or a bad value fails at --set under its full key", "[config]") {
+  const std::string file = root + "/scenarios/default.yaml";
+  const std::string misspelt =
+      config_error([&] { load_scenario(file, {parse_override("hardware.device.hbm_bandwith=1TB/s")}); });
+  CHECK_THAT(misspelt, Catch::StartsWith("--set: hardware.device.hbm_bandwith: unknown key "
+                                         "'hardware.device.hbm_bandwith', did you mean 'hardware.device.hbm_bandwidth'?; "
+                                         "valid: hardware.device.name, "));
+  CHECK(config_error([&] { load_scenario(file, {parse_override("hardware.device.hbm_bandwidth=-1")}); }) ==
+        "--set: hardware.device.hbm_bandwidth: missing unit (bytes/s); write e.g. 56GB/s; valid: bytes/s in [1GB/s, 1PB/s]");
+  // A key that is neither the scenario's nor under model./hardware. names both ways to write one.
+  CHECK_THAT(config_error([&] { load_scenario(file, {parse_override("foo=1")}); }),
+             Catch::EndsWith("; model.KEY or hardware.KEY set a key of the model or hardware file"));
+}
+
 TEST_CASE("an override without '=' is rejected", "[config]") {
   CHECK(config_error([] { parse_override("plan.tensor_model_parallel_size"); }) ==
         "--set: plan.tensor_model_parallel_size: expected KEY=VALUE; valid: e.g. plan.tensor_model_parallel_size=4");

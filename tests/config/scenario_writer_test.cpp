@@ -89,6 +89,17 @@ TEST_CASE("a plan with no key at its default round-trips through plan_overrides"
   }
 }
 
+TEST_CASE("a written scenario names the hardware overrides it cannot hold instead of dropping them", "[config]") {
+  const std::string base = kRoot + "/scenarios/default.yaml";
+  const std::string text = scenario_yaml_with(
+      base, {{"plan.micro_batch_size", "2"}, {"hardware.device.hbm_bandwidth", "1TB/s"}}, "copy");
+  CHECK(text.find("micro_batch_size: 2") != std::string::npos);
+  CHECK(text.find("# computed with keys of the model/hardware files this names, which a scenario cannot hold; pass "
+                  "them again: --set hardware.device.hbm_bandwidth=1TB/s\n") != std::string::npos);
+  // The copy itself still loads: the override is a comment, not a key.
+  CHECK(load_written(text, "hardware-override").plan.micro_batch_size == 2);
+}
+
 TEST_CASE("search's top plans written as scenarios reproduce the search's step times exactly", "[config][explore]") {
   const std::string base = kRoot + "/scenarios/default.yaml";
   const Scenario s = load_scenario(base);

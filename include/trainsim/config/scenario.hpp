@@ -65,20 +65,26 @@ struct Scenario {
   Goodput goodput;
 };
 
-// "--set key.path=value", applied to the scenario's YAML before validation.
+// "--set key.path=value", applied to the scenario's YAML before validation. A key under
+// model. or hardware. (model.hidden_size, hardware.device.hbm_bandwidth) is a key of the
+// file the scenario names there, applied to that file's YAML: what-if hardware without a copy.
 struct Override {
   std::string key_path;
   std::string value;
 };
 
 // Loaders validate strictly and throw ConfigError listing every problem at once.
-ModelSpec load_model(const std::string& path);        // models/*.yaml or a HF config.json
-HardwareSpec load_hardware(const std::string& path);  // hardware/*.yaml
+// `overrides` name keys of that file (device.hbm_bandwidth), without the model./hardware. prefix.
+ModelSpec load_model(const std::string& path, const std::vector<Override>& overrides = {});  // models/*.yaml or a HF config.json
+HardwareSpec load_hardware(const std::string& path, const std::vector<Override>& overrides = {});  // hardware/*.yaml
 // Resolves `model:` and `hardware:` relative to the scenario file, then to the
 // search roots (the project's models/ and hardware/ directories).
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {},
                        const std::vector<std::string>& search_roots = {});
 Override parse_override(const std::string& text);  // "a.b=c"
+// Every key --set and --grid accept: the scenario's, and model.KEY / hardware.KEY for the
+// keys of the files a scenario names.
+std::vector<std::string> override_key_paths();
 
 // The plan as scenario keys, every key the loader reads into a ParallelPlan (data_parallel_size
 // is derived, not a key): a scenario loaded with these set has exactly this plan.
@@ -86,7 +92,8 @@ std::vector<Override> plan_overrides(const ParallelPlan& plan);
 
 // The scenario file at `path` with `overrides` applied, as YAML that loads from any directory
 // (a model: or hardware: found beside the original becomes an absolute path), headed by
-// `comment` (one "# " line per line). For `search --emit-scenarios`.
+// `comment` (one "# " line per line). For `search --emit-scenarios`. A model./hardware.
+// override cannot live in a scenario file: it is named in a comment line to pass to `run`.
 std::string scenario_yaml_with(const std::string& path, const std::vector<Override>& overrides,
                                const std::string& comment);
 
