@@ -1058,10 +1058,20 @@ LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::in
   const double h = d(m.hidden_size);
   Builder B(layer);
   // Vocab-parallel lookup: each TP rank fills the rows it owns, then the partial
-  // embeddings are all-reduced (reduce-scattered with SP). Backward: scatter-add into the
-  // fp32 gradient of the table, nothing kept but the token ids.
+  // embeddings are all-reduced (reduce-scattered with SP). Backward, nothing kept but the token
+  // ids: F.embedding's backward scatter-adds the tokens' gradients into a dense gradient of the
+  // whole local table, which it first zero-fills (PyTorch aten/src/ATen/native/cuda/
+  // EmbeddingBackwardKernel.cu, embedding_backward_cuda_kernel: at::zeros({num_weights, h}) in
+  // the 16-bit dtype), and the framework then adds that dense gradient into its gradient buffer
+  // (Megatron's DDP hook: param.main_grad.add_(param.grad.data), distributed_data_parallel.py;
+  // DeepSpeed and FSDP accumulate .grad in place): every micro-batch moves the whole V/t x h
+  // table, however few rows its tokens touch.
   Op lookup = memory_op("embedding", sh.T * h, sh.T * h, 1.0, 0.0);
-  lookup.backward_bytes = kHalf * sh.T * h + 2.0 * kFp32 * sh.T * h;
+  const double table = d(vp) / sh.t * h;
+  const double buffer_bytes = framework_entry(p.framework).grad_buffer_bytes.value;
+  // Read the tokens' gradients, read and write the rows they touch (16 bit); zero-fill the table;
+  // read the buffer and the table, write the buffer.
+  lookup.backward_bytes = 3.0 * kHalf * sh.T * h + kHalf * table + (buffer_bytes + kHalf + buffer_bytes) * table;
   const int look = B.add(lookup);
   if (sh.t > 1) {
     B.comm(sh.tsp > 1 ? "tp_reduce_scatter_embedding" : "tp_all_reduce_embedding",
