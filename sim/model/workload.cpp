@@ -213,6 +213,51 @@ Op memory_op(const std::string& name, double in, double out, double flops_per_el
   return op;
 }
 
+// Megatron's vocab-parallel cross entropy over the local logits (tokens x V/t, bf16 from the LM
+// head), as eager passes over the logits, in bytes per logit; the per-token work (masks, the
+// gather of the target logit, log, loss) is 1/(V/t) of it and left out. Source:
+// NVIDIA/Megatron-LM megatron/core/tensor_parallel/cross_entropy.py (VocabParallelCrossEntropy,
+// Megatron's default; the 2021-23 code and the legacy model's output.float() before the call move
+// the same bytes).
+//   Forward, one kernel per pass:
+//     logits.float()       read 2, write 4   (calculate_logits_max)
+//     max(dim=-1)          read 4
+//     -= logits_max        read 4, write 4   (in place)
+//     exp(out=)            read 4, write 4   (in place)
+//     sum(dim=-1)          read 4
+//     div_(sum_exp)        read 4, write 4   (in place: the softmax saved for backward)
+//   = 38 bytes per logit; 6 vocab-wide kernels and 14 per-token ones (the target mask: <, >=, |;
+//   clone and subtract of the target; masked_target[mask] = 0 as nonzero + index_put; arange;
+//   the gather and its clone; predicted_logits[mask] = 0 as nonzero + index_put; log; subtract)
+//   = 20 launches.
+//   Backward: softmax.mul_(grad_output) read 4, write 4 (in place), then the autograd of .float()
+//   casts the fp32 gradient back to bf16: read 4, write 2 = 14 bytes per logit (8 launches with
+//   the per-token update of the target logit; the op's backward counts 2 x 20, as every op's).
+// --cross-entropy-loss-fusion (megatron/core/fusions/fused_cross_entropy.py, torch.compile'd
+// passes: 22 + 10 bytes per logit) is not a plan setting yet; no calibration row states it.
+constexpr double kCrossEntropyForwardBytesPerLogit =
+    (kHalf + kFp32) + kFp32 + 2.0 * kFp32 + 2.0 * kFp32 + kFp32 + 2.0 * kFp32;
+constexpr double kCrossEntropyBackwardBytesPerLogit = 2.0 * kFp32 + (kFp32 + kHalf);
+constexpr int kCrossEntropyForwardKernels = 20;
+
+// Megatron's loss runs in every framework here built on Megatron (Megatron-LM and -Core, NeMo,
+// MindSpeed, the Megatron-DeepSpeed forks). The FSDP stacks do not: llm-foundry's MPT runs
+// flash-attn's fused xentropy kernel (its loss_fn fused_crossentropy; llm_foundry.yaml notes),
+// one pass reading the 16-bit logits forward and reading them and writing their gradient in
+// backward, priced as one elementwise pass over them.
+bool runs_megatron_cross_entropy(Framework framework) { return framework != Framework::fsdp; }
+
+// The loss op over `tokens` x `v_local` logits: keeps the fp32 softmax (4 bytes per logit,
+// ctx.save_for_backward(exp_logits, ...)).
+Op cross_entropy_op(const std::string& name, double tokens, double v_local, Framework framework) {
+  const double logits = tokens * v_local;
+  if (!runs_megatron_cross_entropy(framework)) return memory_op(name, logits, tokens, 6.0, kFp32 * logits, 3);
+  Op op = memory_op(name, logits, tokens, 6.0, kFp32 * logits, kCrossEntropyForwardKernels);
+  op.forward_bytes = kCrossEntropyForwardBytesPerLogit * logits;
+  op.backward_bytes = kCrossEntropyBackwardBytesPerLogit * logits;
+  return op;
+}
+
 class Builder {
  public:
   explicit Builder(LayerWorkload& layer) : layer_(layer) {}
@@ -996,7 +1041,7 @@ void add_mtp_modules(LayerWorkload& head, const ModelSpec& m, const ParallelPlan
     }
     B.add(memory_op(tag + "final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
     const int lm = B.add(gemm_op(tag + "lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
-    B.add(memory_op(tag + "cross_entropy", sh.T * v_local, sh.T, 6.0, kFp32 * sh.T * v_local, 3));
+    B.add(cross_entropy_op(tag + "cross_entropy", sh.T, v_local, p.framework));
     if (sh.t > 1)
       B.comm(tag + "tp_all_reduce_head_input_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, lm,
              kHalf * sh.T * h);
@@ -1013,10 +1058,20 @@ LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::in
   const double h = d(m.hidden_size);
   Builder B(layer);
   // Vocab-parallel lookup: each TP rank fills the rows it owns, then the partial
-  // embeddings are all-reduced (reduce-scattered with SP). Backward: scatter-add into the
-  // fp32 gradient of the table, nothing kept but the token ids.
+  // embeddings are all-reduced (reduce-scattered with SP). Backward, nothing kept but the token
+  // ids: F.embedding's backward scatter-adds the tokens' gradients into a dense gradient of the
+  // whole local table, which it first zero-fills (PyTorch aten/src/ATen/native/cuda/
+  // EmbeddingBackwardKernel.cu, embedding_backward_cuda_kernel: at::zeros({num_weights, h}) in
+  // the 16-bit dtype), and the framework then adds that dense gradient into its gradient buffer
+  // (Megatron's DDP hook: param.main_grad.add_(param.grad.data), distributed_data_parallel.py;
+  // DeepSpeed and FSDP accumulate .grad in place): every micro-batch moves the whole V/t x h
+  // table, however few rows its tokens touch.
   Op lookup = memory_op("embedding", sh.T * h, sh.T * h, 1.0, 0.0);
-  lookup.backward_bytes = kHalf * sh.T * h + 2.0 * kFp32 * sh.T * h;
+  const double table = d(vp) / sh.t * h;
+  const double buffer_bytes = framework_entry(p.framework).grad_buffer_bytes.value;
+  // Read the tokens' gradients, read and write the rows they touch (16 bit); zero-fill the table;
+  // read the buffer and the table, write the buffer.
+  lookup.backward_bytes = 3.0 * kHalf * sh.T * h + kHalf * table + (buffer_bytes + kHalf + buffer_bytes) * table;
   const int look = B.add(lookup);
   if (sh.t > 1) {
     B.comm(sh.tsp > 1 ? "tp_reduce_scatter_embedding" : "tp_all_reduce_embedding",
@@ -1045,8 +1100,9 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   // LM head: column parallel over the (padded) vocabulary; keeps its input 2sbh (/t with SP).
   const int head = B.add(gemm_op("lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
   // Vocab-parallel cross entropy keeps the fp32 softmax of the local logits:
-  // 4 x s x b x V/t bytes (Megatron cross_entropy.py saves exp_logits in fp32).
-  const int loss = B.add(memory_op("cross_entropy", sh.T * v_local, sh.T, 6.0, kFp32 * sh.T * v_local, 3));
+  // 4 x s x b x V/t bytes (Megatron cross_entropy.py saves exp_logits in fp32); its passes
+  // over the logits in cross_entropy_op.
+  const int loss = B.add(cross_entropy_op("cross_entropy", sh.T, v_local, p.framework));
   if (sh.t > 1) {
     // max, predicted-logit and sum-exp all-reduces, fp32 per token.
     B.comm("tp_all_reduce_cross_entropy", CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, loss,

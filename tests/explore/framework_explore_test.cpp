@@ -272,8 +272,13 @@ TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 
   REQUIRE(framework_entry(Framework::fsdp).zero3_gathers_per_microbatch_with_pp.value == 1);
   REQUIRE(framework_entry(Framework::megatron_core).zero3_gathers_per_microbatch_with_pp.value == 2);
   CHECK(estimate(Framework::fsdp, 4, 4, 4, 3, false, 2) < estimate(Framework::megatron_core, 4, 4, 4, 3, false, 2));
-  // Without PP both gather twice: the same estimate.
-  CHECK(estimate(Framework::fsdp, 8, 1, 1, 3, false, 1) == estimate(Framework::megatron_core, 8, 1, 1, 3, false, 1));
+  // Without PP both gather twice: the same estimate but for the loss, Megatron's eager passes
+  // over the logits against the FSDP stacks' fused one (model/workload.cpp cross_entropy_op), a
+  // few 1e-4 of this step.
+  const double fsdp = estimate(Framework::fsdp, 8, 1, 1, 3, false, 1);
+  const double mcore = estimate(Framework::megatron_core, 8, 1, 1, 3, false, 1);
+  CHECK(fsdp < mcore);
+  CHECK(fsdp == Approx(mcore).epsilon(1e-3));
   // DeepSpeed reduces bf16 gradients in bf16 (2 bytes, communication_data_type), Megatron in fp32.
   REQUIRE(framework_entry(Framework::deepspeed).grad_reduce_bytes.value == 2);
   CHECK(estimate(Framework::deepspeed, 4, 8, 4, 0, true, 1) < estimate(Framework::megatron_core, 4, 8, 4, 0, true, 1));
