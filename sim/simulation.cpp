@@ -190,7 +190,7 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   // step costs the steady-state period (a second step chained on, stage by stage). The
   // timeline stays the one step's; each device's idle time is what the period leaves it.
   if (plan.optimizer_post_validation && stages > 1) {
-    const SimTime period = post_validation_period(graph, replayed.end, replay_options);
+    const SimTime period = post_validation_period(graph, replay_options);
     const double shift_s = static_cast<double>(period - replayed.end) * 1e-12;
     for (DeviceAccount& d : replayed.devices) d.idle_s = std::max(0.0, d.idle_s + shift_s);
     replayed.end = period;

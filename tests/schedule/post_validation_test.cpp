@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
@@ -35,8 +36,7 @@ struct Periods {
 };
 Periods periods(const PipelineCosts& costs) {
   const TaskGraph g = graph_of(costs);
-  const SimTime one = replay(g).end;
-  return {seconds(one), seconds(post_validation_period(g, one, {}))};
+  return {seconds(replay(g).end), seconds(post_validation_period(g, {}))};
 }
 
 }  // namespace
@@ -67,11 +67,14 @@ TEST_CASE("post-validation: 1F1B gains nothing, its first stage ends last and fe
   CHECK(r.one_step_s == Approx((8 + 3) * 3e-3 + 2e-3).epsilon(1e-9));
 }
 
-TEST_CASE("chain_two_steps: twice the tasks, one join per stage, twice the rendezvous", "[schedule][post_validation]") {
+TEST_CASE("chain_two_steps: twice the tasks, one join, two pre-step points and one post-validation gate per stage, "
+          "twice the rendezvous",
+          "[schedule][post_validation]") {
   const PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::zero_bubble_h1, 3, 1, 6, passes(1e-3, 1e-3, 1e-3));
   const TaskGraph one = graph_of(costs);
   const TaskGraph two = chain_two_steps(one);
-  CHECK(two.num_tasks() == 2 * one.num_tasks() + 3);
+  CHECK(two.num_tasks() == 2 * one.num_tasks() + 3 * 4);
+  CHECK(with_pre_step_chain(one).num_tasks() == one.num_tasks() + 3);
   CHECK(two.rendezvous.size() == 2 * one.rendezvous.size());
   CHECK(two.stages == one.stages);
   // The second copy's rendezvous point at its own tasks.
@@ -135,4 +138,38 @@ TEST_CASE("tied embeddings under DualPipe: devices 0 and p-1, both copies' bytes
   CHECK(dualpipe.tied_embedding_stages[1] == p - 1);
   CHECK(one_f_one_b.tied_embedding_allreduce_bytes > 0);
   CHECK(dualpipe.tied_embedding_allreduce_bytes == Approx(2.0 * one_f_one_b.tied_embedding_allreduce_bytes));
+}
+
+// Where each stage's post-validation point falls, against the orders the reference builds
+// (auto_schedule.py at f68d3879, its heuristic ZB-2p under 2p activations, T_F : T_B : T_W of
+// the 1.5B run, 18.5 : 18.1 : 9.3): p=8, m=8 gives "F0 .. F7 PV B0" on stages 0-2, "F0 .. F6
+// PV F7 B0" on stage 3, then 6, 4, 2 and 0 forwards before the point; m=2 gives two forwards
+// before it on stages 0-5, one on stage 6, none on the last. ZB-H2's warm-ups are the
+// heuristic's there (min(2(p-s-1)+1, m)). 1F1B's stage s runs p-1-s (all start at (p-1) T_F).
+TEST_CASE("post-validation points: the forwards before each stage's point as the reference's orders place them",
+          "[schedule][post_validation]") {
+  const auto points = [](PipelineSchedule schedule, int p, int m) {
+    return post_validation_points(graph_of(uniform_pipeline_costs(schedule, p, 1, m, passes(1e-3, 1e-3, 1e-3))));
+  };
+  CHECK(points(PipelineSchedule::zero_bubble_h2, 8, 8) == std::vector<int>{8, 8, 8, 7, 6, 4, 2, 0});
+  CHECK(points(PipelineSchedule::zero_bubble_h2, 8, 2) == std::vector<int>{2, 2, 2, 2, 2, 2, 1, 0});
+  CHECK(points(PipelineSchedule::one_f_one_b, 4, 8) == std::vector<int>{3, 2, 1, 0});
+}
+
+// The pre-step chain: stage s steps its optimizer once stage s-1's gradients are final. Two
+// stages, one micro-batch of passes t = 1 ms, 1F1B, optimizer 1 ms on stage 0 and 10 ms on
+// stage 1. Stage 1's B ends at 3t and stage 0's at 4t: without the chain stage 1 would step at
+// 3t, with it at 4t. In steady state stage 1 runs F, B (the B ends at X), then steps once stage
+// 0's B is done (X + t) for 10 ms, and its next F starts then: a period of t + 10 + 2t = 13 ms
+// (stage 0 idles in between). The one step alone ends at 3t + 10 = 13 ms too; chained without
+// the pre-step point, the pair would give 12 ms, the first step's end taken without the chain.
+TEST_CASE("post-validation: the pre-step chain holds a stage's optimizer for the previous stage's last pass",
+          "[schedule][post_validation]") {
+  PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 1, passes(1e-3, 1e-3, 0));
+  costs.stages[0].optimizer_s = 1e-3;
+  costs.stages[1].optimizer_s = 10e-3;
+  const TaskGraph g = graph_of(costs);
+  CHECK(seconds(replay(g).end) == Approx(13e-3).epsilon(1e-9));
+  CHECK(seconds(replay(with_pre_step_chain(g)).end) == Approx(14e-3).epsilon(1e-9));
+  CHECK(seconds(post_validation_period(g, {})) == Approx(13e-3).epsilon(1e-9));
 }

@@ -151,7 +151,8 @@ TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[va
 // did (issue 16): attention without flash kernels (the paper's memory keeps the s x s scores),
 // the reference code's untied embeddings and layer split, and the zero-bubble schedules'
 // optimizer post-validation, which makes the 18 ZB-2p rows comparable: 57 rows, MAPE 5.4%,
-// bias -5.2% (the 1.5B rows within 1-4%, the 16-GPU 6.2B and 14.6B rows 5-11% fast).
+// bias -5.2% (the 1.5B rows within 1-4%, the 16-GPU 6.2B and 14.6B rows 5-11% fast); today
+// 60 rows, MAPE 3.6%, bias +0.8% (below).
 TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within its bound", "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   int rows = 0;
@@ -171,8 +172,12 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
   INFO("zero-bubble rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
   // 1F1B, ZB-1p (ZB-H1), ZB-2p (ZB-H2 with post-validation) and ZB-V rows; 60 since the
   // appendix F 14.6B block printed with m=32 runs with its m=64 (trends.yaml): MAPE 5.4%, bias
-  // -5.3%; its 1F1B rows exchange as Megatron's 1F1B does (blocking), +0.0 to +0.3%.
+  // -5.3%; its 1F1B rows exchange as Megatron's 1F1B does (blocking), +0.0 to +0.3%. Then
+  // post-validation's pre-step and post-validation chains (ZB-V rows 3-4% slower: MAPE 5.1%,
+  // bias -5.0%) and the fork's dropout (Megatron's 0.1 defaults: the attention-probability
+  // dropout's kernel and its 3as^2b of activations): MAPE 3.6%, bias +0.8% (1.5B rows 3-9%
+  // slow, 14.6B rows 1-7% fast, 6.2B rows within 3%). The issue's bound: bias within 3%.
   CHECK(rows == 60);
-  CHECK(mape <= 0.06);
-  CHECK(bias >= -0.06);  // predicted fast: bias negative; it must not grow
+  CHECK(mape <= 0.04);
+  CHECK(std::abs(bias) <= 0.03);
 }
