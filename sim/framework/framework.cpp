@@ -654,6 +654,19 @@ FrameworkEntry bigscience_megatron_deepspeed() {
   e.name = "bigscience-megatron-deepspeed";
   e.versions = std::string(kBigScienceFork) + " on DeepSpeed 0.6";
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
+  e.p2p_sends_attention_mask = {
+      true, std::string(kBigScienceFork) +
+                " megatron/model/gpt_model.py GPTModelPipe: '# EmbeddingPipe returns attention mask as well', "
+                "megatron/model/transformer.py ParallelTransformerLayerPipe.forward: 'Attention mask is an "
+                "activation' -> 'return super().forward(*inputs, **kwargs), attention_mask'; pretrain_gpt.py "
+                "get_batch_pipe -> megatron/utils.py get_ltor_masks_and_position_ids: att_mask_batch = 1 without "
+                "--reset-attention-mask (train/tr11-200B-ml/tr11-200B-ml.slurm does not pass it): a 1 x 1 x s x s "
+                "mask. DeepSpeed's engine (" + kDeepSpeedPipe +
+                "runtime/pipe/engine.py _exec_send_activations): 'NCCL does not like to send torch.BoolTensor "
+                "types, so cast the mask to half()', then 'for idx, buffer in enumerate(outputs): p2p.send(buffer, "
+                "self.next_stage)': meta, partition, mask, each a blocking send; _exec_send_grads: 'First two sends "
+                "are partitioned gradient' (meta, partition; the bool mask has no grad). _send_tensor_meta runs "
+                "only on the first send ('if self.dynamic_shape or self.first_output_send'): not a per-step cost"};
   e.softmax_batch_per_block_from_heads = {
       true, std::string(kBigScienceFork) +
                 " megatron/model/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available: "
@@ -893,6 +906,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("bf16_grad_fold_bytes_per_param", e.bf16_grad_fold_bytes_per_param.source);
     add("grad_reduce_after_pipeline", e.grad_reduce_after_pipeline.source);
     add("p2p_partitioned_over_tp", e.p2p_partitioned_over_tp.source);
+    add("p2p_sends_attention_mask", e.p2p_sends_attention_mask.source);
     add("schedules_with_pp", e.schedules_with_pp.source);
     add("distributed_optimizer", e.distributed_optimizer.source);
     add("zero_stages", e.zero_stages.source);

@@ -174,6 +174,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   return build_pipeline_costs(scenario, workload, cost_functions(cost), memory);
 }
 
+namespace {
+// DeepSpeed runtime/utils.py PartitionedTensor.to_meta: a LongTensor of the size's rank, the
+// size (s, b, h), the part count, this rank and partition_uniform's TP + 1 offsets.
+double partition_meta_bytes(int tp) { return (1 + 3 + 1 + 1 + tp + 1) * 8.0; }
+}  // namespace
+
 void make_p2p_blocking(PipelineCosts& costs) {
   const int p = costs.num_stages(), v = costs.num_chunks();
   if (p <= 1 || costs.p2p_s <= 0) return;
@@ -633,6 +639,31 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         per_microbatch;
   }
   if (framework.blocking_p2p.value) make_p2p_blocking(costs);
+  // DeepSpeed's engine sends each tensor of a stage's output on its own, each blocking: the
+  // partition's meta tensor before its data (both ways), and a model's attention mask (fp16,
+  // 1 x 1 x s x s) after the activation, cast to fp16 and back on the sender and to bool on the
+  // receiver (FrameworkEntry::p2p_sends_attention_mask).
+  if (p > 1 && framework.blocking_p2p.value) {
+    const double meta_s = partitioned_p2p ? cost.p2p_s(partition_meta_bytes(plan.tensor_model_parallel_size)) : 0.0;
+    const double mask = framework.p2p_sends_attention_mask.value
+                            ? static_cast<double>(plan.seq_length) * plan.seq_length
+                            : 0.0;
+    const double mask_s = mask > 0 ? cost.p2p_s(2.0 * mask) : 0.0;
+    const double sender_casts_s = mask > 0 ? cost.memory_bound_s(6.0 * mask) : 0.0;  // bool->half->bool
+    const double receiver_cast_s = mask > 0 ? cost.memory_bound_s(3.0 * mask) : 0.0;  // half->bool
+    for (int s = 0; s < p; ++s) {
+      for (int c = 0; c < v; ++c) {
+        ChunkCosts& chunk = costs.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(c)];
+        const int vs = virtual_stage(costs.schedule, p, v, s, c);
+        if (vs < vstages - 1 && neighbour(costs.schedule, p, v, s, c, 1).stage != s)
+          chunk.forward_s += meta_s + mask_s + sender_casts_s;
+        if (vs > 0 && neighbour(costs.schedule, p, v, s, c, -1).stage != s) {
+          chunk.backward_input_s += meta_s;
+          chunk.forward_s += receiver_cast_s;
+        }
+      }
+    }
+  }
   costs.p2p_exchange = p2p_exchange(plan, framework, v);
   // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.
   if (p > 1 && framework.grad_reduce_after_pipeline.value) costs.overlap_grad_reduce = false;

@@ -247,8 +247,8 @@ constexpr double kMindSpeedPeakFlops = 354e12;
 
 constexpr const char* kBigScience0220 =
     "the model's layers and hidden size, which the source gives only through its logged TFLOPs (derivation in the "
-    "notes, held back: filled in, the rows run 30-40% fast and out of order without DeepSpeed's pipeline engine "
-    "and GEMMs at a hidden size of 14400 priced)";
+    "notes, held back: filled in, the rows run 26-40% fast and out of order with DeepSpeed's pipeline engine priced; "
+    "missing: attention's batched GEMMs at head dimension 150, not a multiple of 8, and GEMM efficiency at small M)";
 }  // namespace
 
 const std::vector<UnsupportedEntry>& unsupported_runs() {
@@ -281,12 +281,20 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
        "a throughput unit that can be right (the README's 'samples per GPU per second' is 594-1175 TFLOPS per "
        "V100 of 125 peak), the batch per GPU, and a V100 hardware file"},
       // The 02-20 tables' shape can be derived from the source (trends.yaml notes: NHIDDEN 14400,
-      // NHEADS 96, NLAYERS from the logged TFLOPs) and is held back: filled in, the rows come out
-      // 30-40% fast and out of the measured order (mbs 2 and 4 measure 6% faster than mbs 1 and
-      // mbs 8 5% slower; the replay has mbs 4 12% faster than mbs 2). The same source measures
-      // h=14400 27% slower than h=13824 on the same 40 nodes (its 'tile and wave quantization'
-      // table), and these runs use DeepSpeed's pipeline engine (issue 14). Fill them in when
-      // trainsim prices both.
+      // NHEADS 96, NLAYERS from the logged TFLOPs) and is held back. DeepSpeed's pipeline engine
+      // is priced (framework.cpp: TrainSchedule's 1F1B order, blocking partitioned sends, the DP
+      // reduction after the schedule, the tied-embedding all-reduce; tests/framework/
+      // deepspeed_train_schedule_test.cpp): against Megatron-LM's 1F1B on the same plan it adds
+      // 0.7% (bigsci-tr11-final-h14336-l72-dp8-pp6-mbs4: 97.06 -> 97.72 s). Filled in (2026-12-01), the 17 rows still run 26-40% fast, every group out of the
+      // measured order: topology 1 of the 27 pairs measured more than 5% apart inverted
+      // (45n-dp9-pp5 against 44n-dp4-pp11, 5.7% apart), mbs 1/2/4/8 measured 1 : 0.939 :
+      // 0.947 : 1.048 (dp8-pp6) and 1 : 0.947 : 0.942 : 1.048 (dp4-pp11), replayed 1 : 0.997 :
+      // 0.880 : 0.935 and 1 : 0.998 : 0.885 : 0.938. What the replay lacks is in the kernels:
+      // the same source measures h=14400 (96 heads of 150) 27% slower per FLOP than h=13824
+      // (head dimension 144 with the slurm's 96 heads) on the same 40 nodes (its 'tile and wave quantization' table), where
+      // cost_model.cpp's misalignment test (multiples of 64) prices 150 as 144; 150 is no multiple
+      // of 8, which fp16 tensor-core GEMMs need (16-byte operands); and GEMM efficiency at small M
+      // (mbs 1 -> 2 measures 6% faster, the replay 0.3%). Fill them in when trainsim prices both.
       {M::group, "bigscience-tr11-3d-topology-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220", kBigScience0220},

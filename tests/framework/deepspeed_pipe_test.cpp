@@ -131,7 +131,10 @@ TEST_CASE("DeepSpeed's pipeline engine sends 1/TP of each activation and the rec
   CHECK(mcore.p2p_bytes == act);
   // DeepSpeed's sends block (make_p2p_blocking folds them into the sender's compute).
   CHECK(ds.p2p_bytes == 0);
-  const double send = act / 4 * 1e-12, gather = act * 1e-11 + 3 * act * 1e-12;
+  // Each send goes after the partition's meta tensor (to_meta: 6 + TP + 1 int64 values), its
+  // own blocking send.
+  const double meta = (6 + 4 + 1) * 8.0;
+  const double send = (act / 4 + meta) * 1e-12, gather = act * 1e-11 + 3 * act * 1e-12;
   // Stage 0 sends activations (forward) and rebuilds the gradients it receives (backward);
   // stage 1 rebuilds the activations it receives and sends gradients back.
   CHECK(ds.stages[0].chunks[0].forward_s - mcore.stages[0].chunks[0].forward_s == Approx(send).epsilon(1e-9));
@@ -140,4 +143,25 @@ TEST_CASE("DeepSpeed's pipeline engine sends 1/TP of each activation and the rec
   CHECK(ds.stages[1].chunks[0].forward_s - mcore.stages[1].chunks[0].forward_s == Approx(gather).epsilon(1e-9));
   CHECK(ds.stages[1].chunks[0].backward_input_s - mcore.stages[1].chunks[0].backward_input_s ==
         Approx(send).epsilon(1e-9));
+}
+
+TEST_CASE("BigScience's pipeline stages send the attention mask on, whole and in fp16, after each activation",
+          "[framework][graph]") {
+  CHECK(framework_entry(Framework::bigscience_megatron_deepspeed).p2p_sends_attention_mask.value);
+  CHECK_FALSE(framework_entry(Framework::deepspeed).p2p_sends_attention_mask.value);
+  CHECK(framework_entry(Framework::bigscience_megatron_deepspeed).p2p_sends_attention_mask.source.find(
+            "cast the mask to half()") != std::string::npos);
+  // p2p 10 ps a byte, memory passes 1 ps a byte, all-gathers free. The mask: 1 x 1 x 1024 x 1024,
+  // sent as fp16 (2 bytes) from every TP rank, not partitioned; cast bool -> half -> bool on the
+  // sender (3 + 3 bytes an element), half -> bool on the receiver (3). No gradient goes back.
+  CostFunctions prices = byte_prices();
+  prices.p2p_s = [](double bytes) { return bytes * 1e-11; };
+  const double mask = 1024.0 * 1024;
+  const PipelineCosts ds = costs_of(Framework::deepspeed, Precision::fp16, 1, 2, 4, prices);
+  const PipelineCosts fork = costs_of(Framework::bigscience_megatron_deepspeed, Precision::fp16, 1, 2, 4, prices);
+  CHECK(fork.stages[0].chunks[0].forward_s - ds.stages[0].chunks[0].forward_s ==
+        Approx(2 * mask * 1e-11 + 6 * mask * 1e-12).epsilon(1e-9));
+  CHECK(fork.stages[1].chunks[0].forward_s - ds.stages[1].chunks[0].forward_s == Approx(3 * mask * 1e-12).epsilon(1e-9));
+  CHECK(fork.stages[0].chunks[0].backward_input_s == ds.stages[0].chunks[0].backward_input_s);
+  CHECK(fork.stages[1].chunks[0].backward_input_s == ds.stages[1].chunks[0].backward_input_s);
 }

@@ -7,3 +7,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepspeed_pipe_t
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/launch_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_memory_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/uneven_launch_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepspeed_train_schedule_test.cpp)

@@ -97,6 +97,12 @@ struct FrameworkEntry {
   // With TP > 1 (and no sequence parallelism) each TP rank sends only its 1/TP slice of the
   // activation or gradient to the next stage; the receiver all-gathers the slices over TP.
   Sourced<bool> p2p_partitioned_over_tp;
+  // The pipeline stages pass the attention mask on as an activation: the engine sends it whole
+  // (1 x 1 x s x s, cast to fp16; no gradient comes back) after each activation, one more
+  // blocking send, with the partition's meta tensor (p2p_partitioned_over_tp) one more again.
+  // A choice of the model code, not of the engine.
+  Sourced<bool> p2p_sends_attention_mask{
+      false, "the model's pipeline stages pass only their hidden states (the mask is built where it is used)"};
   // Which plans the framework runs (plan_check refuses the rest, naming the framework):
   // the pipeline schedules it has with PP > 1;
   Sourced<std::vector<PipelineSchedule>> schedules_with_pp;
