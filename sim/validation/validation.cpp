@@ -456,6 +456,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.framework = infer_framework(run);
     defaults.push_back(std::string("framework=") + to_string(p.framework));
   }
+  // MindSpeed --reuse-fp32-param where the row's notes name it (MindSpeed-LLM launchers: "bf16,
+  // mcore, reuse-fp32-param, ..."): the fp32 master copy rebuilt from the bf16 parameters and a
+  // 16-bit residual (the framework entry's saving). Read after the framework, whose entry says
+  // whether it has the feature: on one without it the key stays off (check_plan would refuse it).
+  if (contains(run.notes, "reuse-fp32-param") && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0)
+    p.reuse_fp32_param = true;
   // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
   // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.
   if (contains(run.notes, "cp comm type a2a")) p.cp_comm_type = CpCommType::a2a;
