@@ -298,7 +298,6 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       {M::group, "bigscience-tr11-3d-topology-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220", kBigScience0220},
-      {M::group, "llm-foundry-a100-40gb-bf16", "an A100 40GB hardware file (hardware/ has a100-80gb only: 40 GB of HBM2 at 1.56 TB/s)"},
   };
   return entries;
 }
@@ -325,8 +324,6 @@ const char* to_string(AcceleratorFamily family) {
 }
 
 AcceleratorFamily family_of(const std::string& accelerator) {
-  // The 40 GB A100 (HBM2, 1.56 TB/s) is not the 80 GB part a100-80gb.yaml describes.
-  if (contains(accelerator, "A100") && contains(accelerator, "40GB")) return AcceleratorFamily::unknown;
   if (contains(accelerator, "A100")) return AcceleratorFamily::a100;
   if (contains(accelerator, "H100")) return AcceleratorFamily::h100;
   if (contains(accelerator, "B200")) return AcceleratorFamily::b200;
@@ -487,6 +484,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.framework = infer_framework(run);
     defaults.push_back(std::string("framework=") + to_string(p.framework));
   }
+  // MindSpeed --reuse-fp32-param where the row's notes name it (MindSpeed-LLM launchers: "bf16,
+  // mcore, reuse-fp32-param, ..."): the fp32 master copy rebuilt from the bf16 parameters and a
+  // 16-bit residual (the framework entry's saving). Read after the framework, whose entry says
+  // whether it has the feature: on one without it the key stays off (check_plan would refuse it).
+  if (contains(run.notes, "reuse-fp32-param") && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0)
+    p.reuse_fp32_param = true;
   // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
   // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.
   if (contains(run.notes, "cp comm type a2a")) p.cp_comm_type = CpCommType::a2a;
@@ -1218,6 +1221,11 @@ std::string trends_json(const TrendsReport& report) {
 }
 
 std::string named_submodel_file(const MeasuredRun& run) {
+  // The 40 GB A100 (HBM2 at 1.555 TB/s, the 2020 launch part) is the A100 family's other
+  // memory sub-model: a100-40gb.yaml, the 80 GB file with its HBM.
+  if (family_of(run.accelerator) == AcceleratorFamily::a100) {
+    return contains(run.accelerator, "40GB") || contains(run.accelerator, "40 GB") ? "a100-40gb.yaml" : "";
+  }
   if (family_of(run.accelerator) != AcceleratorFamily::ascend_910b) return "";
   // "910B" followed by a digit: 910B1..910B4 ([CANN-ini] platform configs). A 910B2C has the
   // 910B2's cores and clock (hardware/sources/ascend-910b.md section 1), so it is priced as one.

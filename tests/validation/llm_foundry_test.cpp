@@ -4,8 +4,9 @@
 // today, rounded up to the next whole percent, so that any regression fails and any
 // improvement tightens them. Reproduce with
 //   ./build-test/tools/trainsim validate tests/validation/llm_foundry.yaml
-// (A100 11.7% over 61 rows, H100 15.1% over 77; without activation checkpointing A100
-// 10.3% / H100 18.6%, with it 14.2% / 9.6%. Before each row's attention kernel was priced
+// (today A100 9.3% over 139 rows: the 80GB table 11.7% over 61, the 40GB table 7.5% over 78 on
+// hardware/a100-40gb.yaml; H100 11.1% over 77. Before: A100 11.7% over 61 rows, H100 15.1% over
+// 77; without activation checkpointing A100 10.3% / H100 18.6%, with it 14.2% / 9.6%. Before each row's attention kernel was priced
 // (plan.attention_kernel from its notes) A100 29.7%, H100 28.2%; without AC 36.6% / 32.5%, with
 // it 17.4% / 21.5%; before FSDP's gradient pass was priced A100 30.5%, H100 30.4%.) The A100
 // 80GB table ran flash-attn 1.0.x, priced at FlashAttention-1's measured 0.256 of peak; the H100
@@ -18,6 +19,7 @@
 #include <cmath>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
@@ -49,24 +51,90 @@ TEST_CASE("llm-foundry MPT rows: every row simulates or is listed, MAPE per acce
   const auto report = validate_runs(runs, shipped_hardware());
   INFO(format_validation(report));
   REQUIRE(report.families.size() == 2);
-  // The A100 40GB table has no hardware file (family "other"): listed, never simulated.
+  // The A100 40GB table runs on hardware/a100-40gb.yaml (before it existed its 78 rows were
+  // listed unsupported): every row simulates.
   int listed = 0;
   for (const auto& row : report.rows) listed += !row.unsupported.empty();
-  CHECK(listed == 78);
+  CHECK(listed == 0);
   for (const auto& family : report.families) {
     INFO(to_string(family.family));
     CHECK(family.failed == 0);
+    CHECK(family.unsupported == 0);
     if (family.family == AcceleratorFamily::a100) {
-      CHECK(family.runs == 61);  // the A100 80GB table
-      CHECK(family.unsupported == 0);
-      CHECK(family.mape <= 0.12);
+      CHECK(family.runs == 61 + 78);  // the A100 80GB and 40GB tables
+      CHECK(family.mape <= 0.10);     // 9.3% (80GB 11.7%, 40GB 7.5%: the next test)
+      // Five 40GB rows at the table's largest micro-batches are predicted out of memory
+      // (wrong verdicts: they ran), by 0.1-1.3 GiB: the loss keeps the fp32 softmax of the
+      // logits (4 x tokens x 50368 bytes, 3.9-6.9 GiB on these rows), but the 40GB table ran
+      // pure bf16 (Composer precision bf16, FSDP PURE: no autocast, so the log-softmax is
+      // bf16, half of it; llm-foundry's default loss_fn fused_crossentropy,
+      // flash_attn.losses.cross_entropy, keeps no fp32 copy either). At 2 bytes all five fit
+      // (41.3 -> 37.8 GiB on the worst). Cross-entropy memory is priced in
+      // sim/model/workload.cpp, outside the FSDP pieces; pinned so that a change shows.
+      CHECK(family.predicted_oom == 5);
     } else {
       REQUIRE(family.family == AcceleratorFamily::h100);
       CHECK(family.runs == 77);  // bf16 large-scale 18, bf16 52, fp8 7
-      CHECK(family.unsupported == 0);
-      CHECK(family.mape <= 0.16);
+      CHECK(family.mape <= 0.12);  // 11.1%
+      CHECK(family.predicted_oom == 0);
     }
   }
+}
+
+TEST_CASE("llm-foundry MPT rows: MAPE per accelerator (A100 80GB, A100 40GB, H100)", "[validation][llm-foundry]") {
+  const auto runs = load_measured_runs(kDir + "/tests/validation/llm_foundry.yaml");
+  const auto report = validate_runs(runs, shipped_hardware());
+  Split a100_80, a100_40, h100;
+  for (const auto& row : report.rows) {
+    REQUIRE(row.metric == "tokens_per_s_per_device");
+    Split& split = row.hardware == "a100-40gb.yaml" ? a100_40 : row.hardware == "a100-80gb.yaml" ? a100_80 : h100;
+    if (&split == &h100) CHECK(row.hardware == "h100-80gb.yaml");
+    split.sum += std::abs(row.error);
+    ++split.runs;
+  }
+  INFO("A100 80GB " << a100_80.mape() << " A100 40GB " << a100_40.mape() << " H100 " << h100.mape());
+  CHECK(a100_80.runs == 61);
+  CHECK(a100_40.runs == 78);
+  CHECK(h100.runs == 77);
+  // The next whole percent above today's: 80GB 11.7%, 40GB 7.5%, H100 11.1% (issue 14 asks
+  // for 10% per accelerator: the 80GB table and H100 are not there yet).
+  CHECK(a100_80.mape() <= 0.12);
+  CHECK(a100_40.mape() <= 0.08);
+  CHECK(h100.mape() <= 0.12);
+}
+
+TEST_CASE("A100 40GB: a100-80gb.yaml with 40 GiB of HBM2 at 1.555 TB/s, memory-bound work at that speed",
+          "[validation][llm-foundry]") {
+  const HardwareSpec a40 = load_hardware(kDir + "/hardware/a100-40gb.yaml");
+  const HardwareSpec a80 = load_hardware(kDir + "/hardware/a100-80gb.yaml");
+  CHECK(a40.device.hbm_bytes == 40.0 * 1024 * 1024 * 1024);
+  CHECK(a40.device.hbm_bandwidth == Approx(1.555e12));
+  // The same chip otherwise: compute, fitted fraction (not refitted), links.
+  CHECK(a40.device.peak_flops_bf16 == a80.device.peak_flops_bf16);
+  CHECK(a40.device.sustained_compute_fraction == a80.device.sustained_compute_fraction);
+  CHECK(a40.device.memory_bound_efficiency == a80.device.memory_bound_efficiency);
+  CHECK(a40.node.link_bandwidth == a80.node.link_bandwidth);
+  CHECK(a40.cluster.nic_bandwidth == a80.cluster.nic_bandwidth);
+  // A 40GB row is priced on it (family A100, its own file), and its memory-bound ops run at
+  // 1.555 / 2.0 of the 80GB speed: the same op 2.0 / 1.555 = 1.286x longer.
+  MeasuredRun run;
+  run.accelerator = "NVIDIA A100 SXM 40GB (MosaicML platform, 1600 Gbps RoCE between nodes)";
+  CHECK(family_of(run.accelerator) == AcceleratorFamily::a100);
+  CHECK(hardware_file_for_run(run) == "a100-40gb.yaml");
+  run.accelerator = "NVIDIA A100 SXM 80GB (MosaicML platform, 1600 Gbps RoCE between nodes)";
+  CHECK(hardware_file_for_run(run) == "a100-80gb.yaml");
+  const auto runs = load_measured_runs(kDir + "/tests/validation/llm_foundry.yaml");
+  const auto find = [&](const std::string& id) {
+    for (const auto& r : runs)
+      if (r.id == id) return r;
+    FAIL("no row " << id);
+    return MeasuredRun{};
+  };
+  const Scenario s40 = scenario_for_run(find("foundry-a100-40gb-mpt-7b-s2048-g8-mb12-gb384"), shipped_hardware());
+  CHECK(s40.hardware.name == "a100-40gb");
+  const CostModel c40(s40.hardware, s40.plan, s40.num_devices), c80(a80, s40.plan, s40.num_devices);
+  const double bytes = 1e9;
+  CHECK(c40.memory_bound_s(bytes) / c80.memory_bound_s(bytes) == Approx(2.0 / 1.555));
 }
 
 TEST_CASE("llm-foundry MPT rows: MAPE with and without activation checkpointing", "[validation][llm-foundry]") {
@@ -76,7 +144,7 @@ TEST_CASE("llm-foundry MPT rows: MAPE with and without activation checkpointing"
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const ValidationRow& row = report.rows[i];
     REQUIRE(row.id == runs[i].id);
-    if (!row.unsupported.empty()) continue;
+    if (!row.unsupported.empty() || row.hardware == "a100-40gb.yaml") continue;  // the 80GB table, as pinned below
     REQUIRE(row.metric == "tokens_per_s_per_device");
     const bool ac = runs[i].recompute.value_or("") == "full";
     Split& split = row.family == AcceleratorFamily::a100 ? (ac ? a100_ac : a100_none) : (ac ? h100_ac : h100_none);
