@@ -831,6 +831,52 @@ void apply_moe_dispatcher(const Validated& v, ModelSpec& model, const std::strin
                                                     : TokenDispatcher::alltoall;
 }
 
+// Issue 18: DeepSeek-V3's memory savings onto the plan (types in parallel_plan.hpp). The
+// recompute modules are Megatron-Core's names, only under selective recompute (Megatron asserts
+// the same); FP8 activation caching only on FP8 plans.
+void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::string& path,
+                          std::vector<Diagnostic>& problems) {
+  auto where = [&](const char* key) {
+    const SourceLocation& at = v.values.at(key).where;
+    return at.file.empty() ? SourceLocation{path, 0, 0} : at;
+  };
+  const std::string cache = v.str("plan.fp8_activation_cache");
+  plan.fp8_activation_cache = cache == "linear_inputs" ? Fp8ActivationCache::linear_inputs
+                              : cache == "deepseek_v3" ? Fp8ActivationCache::deepseek_v3
+                                                       : Fp8ActivationCache::none;
+  if (plan.fp8_activation_cache != Fp8ActivationCache::none && plan.precision != Precision::fp8)
+    problems.push_back({where("plan.fp8_activation_cache"), "plan.fp8_activation_cache",
+                        cache + " on a " + to_string(plan.precision) + " plan (no FP8 Linears)",
+                        "none, or plan.precision fp8"});
+  plan.exp_avg_dtype = v.str("plan.exp_avg_dtype");
+  plan.exp_avg_sq_dtype = v.str("plan.exp_avg_sq_dtype");
+  const std::string ema = v.str("plan.ema_parameters");
+  plan.ema_parameters = ema == "device" ? EmaPlacement::device : ema == "host" ? EmaPlacement::host : EmaPlacement::none;
+  const std::string text = v.has("plan.recompute_modules") ? v.str("plan.recompute_modules") : std::string();
+  if (text.empty()) return;
+  const char* key = "plan.recompute_modules";
+  if (plan.recompute_granularity != RecomputeGranularity::selective) {
+    problems.push_back({where(key), key,
+                        "given with recompute_granularity " + std::string(to_string(plan.recompute_granularity)),
+                        "recompute_granularity selective, or no recompute_modules"});
+    return;
+  }
+  RecomputeModules modules;
+  modules.core_attn = false;
+  for (std::string name : split(text, ',')) {
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (name == "core_attn") modules.core_attn = true;
+    else if (name == "layernorm") modules.layernorm = true;
+    else if (name == "mla_up_proj") modules.mla_up_proj = true;
+    else if (name == "moe_act") modules.moe_act = true;
+    else
+      problems.push_back({where(key), key, "unknown module '" + echo(name) + "'",
+                          "comma-separated from core_attn, layernorm, mla_up_proj, moe_act"});
+  }
+  plan.recompute_modules = modules;
+}
+
 }  // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides,
@@ -922,6 +968,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   check_attention_kernel(v, scenario.plan, scenario.hardware.device, path, problems);
   apply_moe_routing(v, scenario.model, path, problems);
   apply_moe_dispatcher(v, scenario.model, path, problems);
+  apply_memory_savings(v, scenario.plan, path, problems);
   if (scenario.model.moe) scenario.model.moe->devices_per_node = scenario.hardware.node.devices_per_node;
   if (!problems.empty()) throw ConfigError(problems);
 
@@ -1000,6 +1047,22 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
     out.push_back({"plan.hierarchical_context_parallel_sizes", list(p.hierarchical_context_parallel_sizes)});
   if (!p.document_lengths.empty()) out.push_back({"data.document_lengths", list(p.document_lengths)});
   if (!p.document_weights.empty()) out.push_back({"data.document_weights", list(p.document_weights)});
+  // Issue 18's memory savings, written only when set.
+  const RecomputeModules& rm = p.recompute_modules;
+  if (p.recompute_granularity == RecomputeGranularity::selective && !(rm == RecomputeModules{})) {
+    std::string names;
+    for (const auto& [on, name] : {std::pair{rm.core_attn, "core_attn"}, std::pair{rm.layernorm, "layernorm"},
+                                   std::pair{rm.mla_up_proj, "mla_up_proj"}, std::pair{rm.moe_act, "moe_act"}})
+      if (on) names += (names.empty() ? "" : ",") + std::string(name);
+    out.push_back({"plan.recompute_modules", names});
+  }
+  if (p.fp8_activation_cache != Fp8ActivationCache::none)
+    out.push_back({"plan.fp8_activation_cache",
+                   p.fp8_activation_cache == Fp8ActivationCache::deepseek_v3 ? "deepseek_v3" : "linear_inputs"});
+  if (p.exp_avg_dtype != "fp32") out.push_back({"plan.exp_avg_dtype", p.exp_avg_dtype});
+  if (p.exp_avg_sq_dtype != "fp32") out.push_back({"plan.exp_avg_sq_dtype", p.exp_avg_sq_dtype});
+  if (p.ema_parameters != EmaPlacement::none)
+    out.push_back({"plan.ema_parameters", p.ema_parameters == EmaPlacement::host ? "host" : "device"});
   return out;
 }
 

@@ -231,6 +231,14 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"moe.expert_load_cv", T::number, D::none, "0", false, 0, 256, "", "coefficient of variation of tokens per expert in a step (0: balanced)"},
   {"moe.expert_capacity_factor", T::number, D::none, "0", false, 0, kMaxExperts, "", "Megatron --moe-expert-capacity-factor: tokens over it x the balanced share drop (0: dropless)"},
   {"moe.token_dispatcher", T::choice, D::none, "alltoall", false, 0, 0, "alltoall|allgather|flex", "Megatron --moe-token-dispatcher-type: alltoall (each token copy sent), allgather (every token all-gathered over EP), flex (DeepEP: each token once per node over RDMA, then per GPU over NVLink)"},
+  // DeepSeek-V3's memory savings (issue 18; arXiv 2412.19437 3.2.3, 3.3.3): Megatron-Core's own
+  // words where it has them (--recompute-modules, --exp-avg-dtype, --exp-avg-sq-dtype). Defaults
+  // keep Megatron's defaults and the memory priced before.
+  {"plan.recompute_modules", T::string, D::none, "", false, 0, 0, "", "recompute_granularity selective: Megatron-Core --recompute-modules, comma-separated from core_attn, layernorm, mla_up_proj, moe_act (empty: Megatron's default core_attn)"},
+  {"plan.fp8_activation_cache", T::choice, D::none, "none", false, 0, 0, "none|linear_inputs|deepseek_v3", "FP8 plans: inputs of FP8 Linears kept for backward in FP8 with 1x128 fp32 scales (linear_inputs); deepseek_v3 adds the report's exceptions (attention output in E5M6, routed experts' SwiGLU input in FP8)"},
+  {"plan.exp_avg_dtype", T::choice, D::none, "fp32", false, 0, 0, "fp32|bf16|fp16", "Megatron-Core --exp-avg-dtype: AdamW first moment (DeepSeek-V3: bf16)"},
+  {"plan.exp_avg_sq_dtype", T::choice, D::none, "fp32", false, 0, 0, "fp32|bf16|fp16", "Megatron-Core --exp-avg-sq-dtype: AdamW second moment (DeepSeek-V3: bf16)"},
+  {"plan.ema_parameters", T::choice, D::none, "none", false, 0, 0, "none|device|host", "fp32 EMA of the parameters, sharded as the optimizer state: on the device, or in host memory (DeepSeek-V3 3.2.3)"},
   // Goodput at scale (issue 19; explore/goodput.hpp): what failures, restarts and checkpoints
   // cost a job of this size. The failure rate defaults to the hardware file's.
   {"goodput.failure_rate", T::number, D::none, "", false, 0, 1, "", "job interruptions per device-hour (default: the hardware's reliability.failure_rate)"},

@@ -17,6 +17,7 @@
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/framework/launch.hpp"
 #include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
@@ -294,9 +295,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       const double fo = cost.forward_s(op);
       f += fo;
       b += cost.backward_s(op);
-      if (recompute && plan.recompute_granularity == RecomputeGranularity::selective &&
-          op.dropped_by_selective_recompute)
-        extra += fo;
+      if (recompute && recomputed_in_backward(op, plan)) extra += fo;  // selective (activation_storage.hpp)
     }
     for (const auto& c : layer.comms) {
       double t = cost.collective_s(c);

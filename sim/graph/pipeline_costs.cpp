@@ -10,6 +10,7 @@
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/limits.hpp"
 #include "trainsim/framework/communicator.hpp"
+#include "trainsim/model/activation_storage.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
@@ -34,13 +35,13 @@ struct LayerCost {
   double activation_bytes = 0;
 };
 
-LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost) {
+LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, const ParallelPlan& plan) {
   LayerCost c;
   for (const Op& op : layer.ops) {
     c.forward_s += cost.forward_s(op);
     c.backward_s += cost.backward_s(op);
     c.weight_s += cost.backward_weight_s(op);
-    if (op.dropped_by_selective_recompute) c.selective_recompute_s += cost.forward_s(op);
+    if (recomputed_in_backward(op, plan)) c.selective_recompute_s += cost.forward_s(op);  // activation_storage.hpp
     c.kernels += op.kernels;
   }
   for (const CommOp& comm : layer.comms) {
@@ -337,7 +338,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const double launch_s = scenario.hardware.device.kernel_launch_s;
   std::vector<LayerCost> type_cost;
   type_cost.reserve(workload.layer_types.size());
-  for (const auto& lt : workload.layer_types) type_cost.push_back(cost_layer(lt, cost));
+  for (const auto& lt : workload.layer_types) type_cost.push_back(cost_layer(lt, cost, plan));
   std::vector<HostTime> type_host;
   type_host.reserve(type_cost.size());
   for (const LayerCost& lc : type_cost) type_host.push_back(layer_host_time(lc.kernels, launch_s, pipe_framework));
@@ -418,7 +419,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                                                                          : n;
     auto& z3 = zero3_layers[static_cast<std::size_t>(s)];
     if (vs == 0) {
-      const LayerCost lc = cost_layer(workload.embedding, cost);
+      const LayerCost lc = cost_layer(workload.embedding, cost, plan);
       add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), RecomputeGranularity::none, false);
       params += workload.embedding.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.embedding);
@@ -434,8 +435,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                     plan.recompute_granularity == RecomputeGranularity::full && i < recompute_layers, c});
     }
     if (vs == vstages - 1) {
-      const LayerCost lc = cost_layer(workload.head, cost);
-      add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), RecomputeGranularity::none, false);
+      const LayerCost lc = cost_layer(workload.head, cost, plan);
+      // Selective recompute reaches the MTP modules' layers (the head's other ops recompute nothing).
+      const RecomputeGranularity head_recompute =
+          plan.recompute_granularity == RecomputeGranularity::selective ? plan.recompute_granularity
+                                                                        : RecomputeGranularity::none;
+      add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), head_recompute, false);
       params += workload.head.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.head);
       z3.push_back({&workload.head, lc.forward_s, lc.backward_s, false, c});

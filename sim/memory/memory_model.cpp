@@ -33,6 +33,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/schedule/layer_split.hpp"
+#include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/moe_dispatch.hpp"
 #include "trainsim/framework/communicator.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -43,7 +44,42 @@ namespace trainsim {
 namespace {
 
 constexpr double kWeightBytes = 2.0;      // bf16 / fp16 weights
-constexpr double kOptimizerBytes = 12.0;  // fp32 master + Adam m + v
+constexpr double kMasterWeightBytes = 4.0;  // fp32 master copy
+
+// Bytes of one element of an optimizer state of dtype `name` (plan.exp_avg_dtype and
+// plan.exp_avg_sq_dtype: fp32, bf16, fp16).
+double state_dtype_bytes(const std::string& name) { return name == "fp32" ? 4.0 : 2.0; }
+
+// Optimizer state per parameter: the fp32 master copy and AdamW's two moments at their dtypes
+// (12 with Megatron's default fp32 moments; DeepSeek-V3 3.3.3 tracks both moments in BF16 with the
+// master weights and the gradient accumulation kept in FP32: 8).
+double optimizer_bytes_per_param(const ParallelPlan& plan) {
+  return kMasterWeightBytes + state_dtype_bytes(plan.exp_avg_dtype) + state_dtype_bytes(plan.exp_avg_sq_dtype);
+}
+
+// The model layers each device holds: every place each virtual stage lives, in model order
+// (interleaved and V chunks are not contiguous, and DualPipe's device s holds stages s and p-1-s).
+std::vector<std::vector<int>> layers_of_stages(const ParallelPlan& plan, int p, int v, int num_layers) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(p));
+  const std::vector<int> per_vstage = layers_per_virtual_stage(plan, num_layers);
+  int first = 0;
+  for (int k = 0; k < static_cast<int>(per_vstage.size()); ++k) {
+    const int n = per_vstage[static_cast<std::size_t>(k)];
+    for (const ChunkPlace& at : places_of(plan.schedule, p, v, k))
+      for (int l = first; l < first + n && l < num_layers; ++l) out[static_cast<std::size_t>(at.stage)].push_back(l);
+    first += n;
+  }
+  return out;
+}
+
+// The devices holding the virtual stage `vstage`: DualPipe keeps each stage on two devices (one
+// per direction, DeepSeek-V3 3.2.1), so the first and the last device both hold the embedding and
+// the head; other schedules one.
+bool holds_vstage(const ParallelPlan& plan, int p, int v, int vstage, int stage) {
+  for (const ChunkPlace& at : places_of(plan.schedule, p, v, vstage))
+    if (at.stage == stage) return true;
+  return false;
+}
 // DeepSpeed's BF16_Optimizer (bf16 without ZeRO) keeps fp32 gradients beside the 16-bit ones
 // (runtime/engine.py get_data_types: grad_accum_dtype fp32; bf16_optimizer.py fp32_groups_gradients).
 constexpr double kFp32GradBytes = 4.0;
@@ -197,10 +233,10 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = std::max(1, plan.num_microbatches());
   const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan);
-  // The stages holding the embedding (first virtual stage) and the head (last): the first and
-  // last stage, or both the first for ZB-V's V.
+  // The stage holding the embedding's chunk (its micro-batches in flight); holds_vstage says which
+  // stages hold the embedding and the head (the first and last, both the first for ZB-V's V, both
+  // the first and the last for DualPipe).
   const ChunkPlace embedding_at = place_of(plan.schedule, p, v, 0);
-  const ChunkPlace head_at = place_of(plan.schedule, p, v, p * v - 1);
   if (static_cast<int>(workload.layer_type_of.size()) != model.num_layers)
     throw SimError("estimate_memory: workload does not match the model's layer count");
 
@@ -217,7 +253,16 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // MindSpeed --reuse-fp32-param: the fp32 master copy shares the 16-bit parameters' memory plus a
   // 16-bit residual, sharded as the optimizer state is (the framework entry's saving).
   const double optimizer_bytes =
-      kOptimizerBytes - (plan.reuse_fp32_param ? framework.reuse_fp32_param_saved_bytes.value : 0.0);
+      optimizer_bytes_per_param(plan) - (plan.reuse_fp32_param ? framework.reuse_fp32_param_saved_bytes.value : 0.0);
+  // The MTP modules' copy of the embedding (workload.cpp add_mtp_modules adds it to the head with
+  // PP): a device that also holds the embedding shares it physically (DeepSeek-V3 3.2.3, "Shared
+  // Embedding and Output Head for Multi-Token Prediction": DualPipe puts the embedding and the
+  // output head on the same PP rank); the output head is the main model's already.
+  const double mtp_embedding_copy =
+      model.mtp_layers > 0 && (p > 1 || model.tie_word_embeddings)
+          ? static_cast<double>(workload.padded_vocab_size) * model.hidden_size /
+                std::max(1, plan.tensor_model_parallel_size)
+          : 0.0;
   // HCCL's 2 x HCCL_BUFFSIZE per communicator is not counted yet: the MindSpeed-LLM rows that
   // sit within 0.2 GiB of 64 GiB run --reuse-fp32-param (plan.reuse_fp32_param), which validate
   // does not yet read from their notes (sim/validation); with the HCCL buffers and without it
@@ -226,36 +271,37 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const double communicators = library_buffers.library == "HCCL" ? 0.0 : library_buffers.bytes;
 
   const double input_bytes = layer_input_bytes(model, plan);
-  const std::vector<int> split = layers_per_stage(plan, model.num_layers);
+  const std::vector<std::vector<int>> stage_layer_list = layers_of_stages(plan, p, v, model.num_layers);
 
   MemoryReport report;
   report.hbm_bytes = scenario.hardware.device.hbm_bytes;
-  int first_layer = 0;
   for (int stage = 0; stage < p; ++stage) {
     StageMemory sm;
     sm.stage = stage;
-    sm.layers = split[stage];
+    const std::vector<int>& held = stage_layer_list[static_cast<std::size_t>(stage)];
+    sm.layers = static_cast<int>(held.size());
     double params = 0, expert = 0, full_act = 0, kept_act = 0, max_layer_params = 0, max_full_act = 0;
     double max_op_act = 0;
     std::vector<const LayerWorkload*> stage_layers;
-    for (int l = first_layer; l < first_layer + sm.layers && l < model.num_layers; ++l) {
+    for (int l : held) {
       const LayerWorkload& layer = workload.layer_types.at(workload.layer_type_of.at(l));
       stage_layers.push_back(&layer);
       params += layer.parameters;
       expert += layer.expert_parameters;
       full_act += layer.activation_bytes;
       max_full_act = std::max(max_full_act, layer.activation_bytes);
-      kept_act += layer_activation_bytes(layer, model, plan);
+      kept_act += kept_layer_activation_bytes(layer, model, plan);
       max_layer_params = std::max(max_layer_params, layer.parameters);
       for (const auto& op : layer.ops) max_op_act = std::max(max_op_act, op.activation_bytes);
     }
-    first_layer += sm.layers;
-    const bool first = stage == embedding_at.stage, last = stage == head_at.stage;
+    const bool first = holds_vstage(plan, p, v, 0, stage);
+    const bool last = holds_vstage(plan, p, v, pipeline_length(plan.schedule, p, v) - 1, stage);
     // Embedding on the first stage, final norm + LM head on the last. With tied
     // embeddings and PP > 1 the last stage holds its own copy (Megatron); the head's
     // parameter count already says so.
     if (first) params += workload.embedding.parameters;
     if (last) params += workload.head.parameters;
+    if (first && last) params -= mtp_embedding_copy;
     sm.parameters = params;
     const double dense = params - expert;
 
@@ -267,6 +313,13 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     } else {
       sm.optimizer_states = optimizer;
     }
+    // plan.ema_parameters: an fp32 copy of the parameters this rank's optimizer updates (sharded as
+    // its state; an assumption: the report does not say how its EMA is split), on the device with
+    // the optimizer state or in host memory (DeepSeek-V3 3.2.3, "Exponential Moving Average in CPU":
+    // updated asynchronously after each step, so it costs no step time here).
+    const double ema = kMasterWeightBytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
+    if (plan.ema_parameters == EmaPlacement::device) sm.optimizer_states += ema;
+    if (plan.ema_parameters == EmaPlacement::host) sm.offloaded_to_host += ema;
 
     // Activations of one micro-batch through one model chunk (layers / v), times the chunk
     // activations the stage's order holds at its peak (B frees part of one, W the rest).
@@ -316,14 +369,14 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     if (first) {
       // The embedding lives in the first virtual stage's chunk: micro-batches in flight through it.
       const int through_embedding = flight.per_chunk[static_cast<std::size_t>(embedding_at.chunk)];
-      edge += through_embedding * workload.embedding.activation_bytes;
+      edge += through_embedding * kept_ops_activation_bytes(workload.embedding, model, plan);
     }
     if (last) {
       // The loss runs right before the micro-batch's backward on the last stage: only one
       // micro-batch holds its logits, except in GPipe where all m forwards come first.
       // fp32 softmax of the logits: 4 x s x b x V/t bytes (documented Megatron choice).
       const int through_head = plan.schedule == PipelineSchedule::gpipe && p > 1 ? m : 1;
-      edge += through_head * workload.head.activation_bytes;
+      edge += through_head * kept_ops_activation_bytes(workload.head, model, plan);
       // Transient: the bf16 logits (2 x s x b x V/t) are alive next to the fp32 copy.
       const double tokens =
           static_cast<double>(plan.micro_batch_size) * plan.seq_length / std::max(1, plan.context_parallel_size);

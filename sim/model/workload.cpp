@@ -24,6 +24,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/moe_dispatch.hpp"
 
 namespace trainsim {
@@ -1282,7 +1283,11 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
     for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
     if (skipped_per_token > 0) extra_per_token -= fraction * skipped_per_token;
   } else if (p.recompute_granularity == RecomputeGranularity::selective) {
-    extra_per_token = kept_layers * core;
+    // core_attn (Megatron's default module) recomputes the attention core; mla_up_proj the MLA up
+    // projections of every layer and MTP module (activation_storage.hpp). Norms and activations
+    // are elementwise: no matmul FLOPs.
+    extra_per_token = (p.recompute_modules.core_attn ? kept_layers * core : 0.0) +
+                      (m.num_layers + std::max(0, m.mtp_layers)) * recompute_module_flops_per_token(m, p);
   }
   w.recompute_flops_per_step = static_cast<double>(p.global_batch_size) * s * extra_per_token;
   const double skipped =

@@ -45,5 +45,7 @@ TEST_CASE("DeepEP's buffers count in the peak, outside the allocated bytes, with
   const StageMemory flex = stage0(TokenDispatcher::flex);
   const StageMemory a2a = stage0(TokenDispatcher::alltoall);
   CHECK(flex.communicator_buffers - a2a.communicator_buffers == Approx(251823744.0));
-  CHECK(flex.allocated() == Approx(a2a.allocated()));
+  // Apart from the kept activations (the flex dispatcher's unpermute keeps the probabilities, not
+  // the expert outputs: tests/memory/deepseek_memory_test.cpp).
+  CHECK(flex.allocated() - flex.activations == Approx(a2a.allocated() - a2a.activations));
 }

@@ -38,6 +38,29 @@ enum class AttentionKernel { device_default, flash1, flash2, flash3, cudnn, eage
 // then the ring across the [1] such groups (AttnFuncWithCPAndKVP2P with cp_group = [a2a, p2p]).
 enum class CpCommType { p2p, all_gather, a2a, a2a_p2p };
 
+// Added by issue 18 (DeepSeek-V3's memory savings, arXiv 2412.19437 sections 3.2.3 and 3.3.3;
+// trainsim/model/activation_storage.hpp prices them). plan.recompute_modules: Megatron-Core's
+// TransformerConfig.recompute_modules under recompute_granularity selective, default
+// ["core_attn"]; layernorm (input and pre-MLP norms), mla_up_proj (MLA's q/kv norms, up
+// projections and rope) and moe_act (the routed experts' activation) are Megatron's
+// output-discarding checkpoints: the output is dropped and rebuilt from the kept input.
+struct RecomputeModules {
+  bool core_attn = true;
+  bool layernorm = false;
+  bool mla_up_proj = false;
+  bool moe_act = false;
+  bool operator==(const RecomputeModules&) const = default;
+};
+// plan.fp8_activation_cache (FP8 plans): what the inputs of FP8 Linears are kept in for backward.
+// none: 16-bit (trainsim's accounting before issue 18); linear_inputs: FP8 with one fp32 scale per
+// 1x128 tile (report 3.3.2-3.3.3, Transformer Engine keeps its quantized input the same way);
+// deepseek_v3: linear_inputs with the report's exceptions, the attention output (the Linear after
+// attention) in E5M6 and the routed experts' SwiGLU input in FP8 too.
+enum class Fp8ActivationCache { none, linear_inputs, deepseek_v3 };
+// plan.ema_parameters: an fp32 exponential moving average of the parameters, sharded as the
+// optimizer state; host: in CPU memory, updated asynchronously after the step (report 3.2.3).
+enum class EmaPlacement { none, device, host };
+
 inline const char* to_string(CpCommType type) {
   switch (type) {
     case CpCommType::all_gather: return "all_gather";
@@ -130,6 +153,14 @@ struct ParallelPlan {
   // the workload prices attention from it.
   std::vector<int> document_lengths;
   std::vector<int> document_weights;
+  // Added by issue 18 (memory of DeepSeek-V3's training; types above). exp_avg_dtype /
+  // exp_avg_sq_dtype: Megatron-Core's --exp-avg-dtype / --exp-avg-sq-dtype (precision-aware
+  // optimizer), the AdamW moments' dtype ("fp32", "bf16", "fp16"); master weights stay fp32.
+  RecomputeModules recompute_modules;
+  Fp8ActivationCache fp8_activation_cache = Fp8ActivationCache::none;
+  std::string exp_avg_dtype = "fp32";
+  std::string exp_avg_sq_dtype = "fp32";
+  EmaPlacement ema_parameters = EmaPlacement::none;
 
   // In 64 bits: micro batch (up to 1e6) x DP (up to 1e7) and TP x PP x CP (up to 2^32) pass
   // what an int holds; the results fit one (at most the global batch; past INT_MAX devices a
