@@ -387,6 +387,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   h.variability.slow_card_rate = v.num("variability.slow_card_rate");
   h.variability.slow_card_speed = v.num("variability.slow_card_speed");
   h.failure_rate_per_device_hour = v.num("reliability.failure_rate");
+  c.servers_per_leaf = as_int(v, "cluster.servers_per_leaf");
   return h;
 }
 

@@ -153,6 +153,8 @@ const std::vector<KeySpec> kHardwareKeys = {
   // 1024: 256x the 4:1 of the most tapered fat trees in use.
   {"cluster.oversubscription", T::number, D::none, "1", false, 1, 1024, "", "1 = full bisection"},
   {"cluster.achievable_fraction", T::number, D::none, "0.8", false, 0.01, 1, "", "measured busbw / NIC line rate"},
+  // 2^20: as many servers as the largest cluster a scenario takes has devices.
+  {"cluster.servers_per_leaf", T::integer, D::none, "0", false, 0, 1048576, "", "servers under one leaf (rail) switch group; groups spanning more cross the spine and pay oversubscription (0: every group does)"},
   {"cluster.host_link_bandwidth", T::quantity, D::bandwidth, "0B/s", false, 0, kMaxLinkBandwidth, "", "device <-> host (PCIe), for offload"},
   // Issue 19: defaults of the scenario's variability.* keys of the same names (the scenario's
   // own keys override them) and the fleet's failure rate, each with its source in the file.

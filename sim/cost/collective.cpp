@@ -121,7 +121,7 @@ Tiers tiers_of(const HardwareSpec& hardware, const GroupShape& group) {
       std::max(1, group.groups_per_node),
       group.concurrent_groups_per_nic > 1 ? static_cast<double>(group.concurrent_groups_per_nic) * t.nics : 1.0);
   if (t.k > 1) {
-    t.nic_bw = nic_bandwidth(hardware);
+    t.nic_bw = group_nic_bandwidth(hardware, t.k);
     t.inter_alpha = inter_node_latency_s(hardware);
     if (!(t.nic_bw > 0))
       throw hardware_error(hardware, "cluster.nic_bandwidth", "a group spans servers but NICs have no bandwidth");
@@ -293,7 +293,8 @@ double pairwise_time(const Tiers& t, CollectiveKind kind, double bytes) {
 // `latency_s` is the part of `intra_time` that is step latency, not bytes.
 double split_over_network(const Tiers& t, const HardwareSpec& hardware, double intra_time, double latency_s,
                           double bytes) {
-  const double nic = nic_bandwidth(hardware) * std::min(1.0, t.nics / (t.groups_per_node * t.g));
+  // Server to server through its own leaf switch: below the spine.
+  const double nic = group_nic_bandwidth(hardware, 1) * std::min(1.0, t.nics / (t.groups_per_node * t.g));
   if (!(nic > 0) || t.g <= 1) return intra_time;
   const double g = t.g;
   const double net_time = 2 * (g - 1) / g * bytes / nic;
@@ -407,6 +408,12 @@ double intra_node_bandwidth(const HardwareSpec& hardware) {
 double nic_bandwidth(const HardwareSpec& hardware) {
   return hardware.cluster.nic_bandwidth * hardware.cluster.achievable_fraction /
          std::max(1.0, hardware.cluster.oversubscription);
+}
+
+double group_nic_bandwidth(const HardwareSpec& hardware, int nodes) {
+  const int per_leaf = hardware.cluster.servers_per_leaf;
+  if (per_leaf > 0 && nodes <= per_leaf) return hardware.cluster.nic_bandwidth * hardware.cluster.achievable_fraction;
+  return nic_bandwidth(hardware);
 }
 
 double inter_node_latency_s(const HardwareSpec& hardware) {

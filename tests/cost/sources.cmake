@@ -9,4 +9,5 @@ target_sources(trainsim_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/fork_softmax_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/link_sharing_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/multinode_busbw_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/placement_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/placement_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/spine_test.cpp)

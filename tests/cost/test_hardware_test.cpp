@@ -64,6 +64,7 @@ std::vector<Field> fields() {
       {"cluster.achievable_fraction", [](const HardwareSpec& h) { return h.cluster.achievable_fraction; }},
       {"cluster.host_link_bandwidth", [](const HardwareSpec& h) { return h.cluster.host_link_bandwidth; }},
       {"cluster.nic_latency", [](const HardwareSpec& h) { return h.cluster.nic_latency_s; }},
+      {"cluster.servers_per_leaf", [](const HardwareSpec& h) { return double(h.cluster.servers_per_leaf); }},
   };
 }
 
@@ -102,7 +103,9 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
     CHECK(sorted(differences(test::a100_dgx(), shipped("a100-80gb"))) ==
           sorted({"device.hbm_bytes", "device.memory_bound_efficiency", "device.gemm.small", "device.gemm.half_flops",
                   "device.eager_attention_memory_efficiency", "device.kernel_launch", "node.link_latency",
-                  "cluster.hop_latency", "cluster.nic_latency"},
+                  "cluster.hop_latency", "cluster.nic_latency",
+                  // The fixtures keep no leaf tier (0): on a non-blocking fabric it prices nothing.
+                  "cluster.servers_per_leaf"},
                  {kLeftOut, kNcclProtocol}));
   }
   SECTION("H100") {
@@ -110,7 +113,7 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
           sorted({"device.hbm_bytes", "device.memory_bound_efficiency", "device.gemm.small",
                   "device.gemm.fp8_relative_efficiency", "device.attention_efficiency", "device.kernel_launch",
                   "node.link_latency", "node.achievable_fraction", "cluster.hop_latency", "cluster.nic_latency",
-                  "cluster.topology", "cluster.achievable_fraction"},
+                  "cluster.topology", "cluster.achievable_fraction", "cluster.servers_per_leaf"},
                  {kLeftOut, kNcclProtocol}));
   }
   SECTION("B200") {

@@ -90,6 +90,9 @@ const char* collective_kind_name(CollectiveKind kind);
 // Achieved bandwidths (bytes/s) the collectives use.
 double intra_node_bandwidth(const HardwareSpec& hardware);  // one link (mesh) or one switch port, x achievable
 double nic_bandwidth(const HardwareSpec& hardware);         // one NIC x achievable / oversubscription
+// One NIC's bandwidth for a group spanning `nodes` servers: x achievable, / oversubscription only
+// when the group crosses the spine (more servers than cluster.servers_per_leaf, or that key is 0).
+double group_nic_bandwidth(const HardwareSpec& hardware, int nodes);
 double inter_node_latency_s(const HardwareSpec& hardware);  // hops x hop latency + NIC latency
 
 // Compute, pure functions of (op, hardware, precision).

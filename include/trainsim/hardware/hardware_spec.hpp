@@ -115,6 +115,11 @@ struct ClusterSpec {
   // software latency on top of hops x hop_latency_s (2 x A100 over HDR IB: ~19 us for an 8 B
   // all-reduce = 2 ring steps).
   double nic_latency_s = 0;
+  // Appended by the cost module (issue 19, fabric tiers): servers whose NICs meet under one leaf
+  // (rail) switch group. A group on at most this many servers stays below the spine and gets
+  // full bandwidth; one that spans more crosses the spine and gets 1 / oversubscription of it.
+  // 0 = unknown: every cross-server group pays the oversubscription (as before the key).
+  int servers_per_leaf = 0;
 };
 
 // The hardware file's `variability:` block (issue 19): defaults of the scenario's keys of the
