@@ -6,3 +6,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mla_dispatch_tes
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cp_hybrid_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/attention_efficiency_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepep_buffer_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/long_context_op_test.cpp)
