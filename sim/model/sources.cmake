@@ -1,3 +1,4 @@
 # Sources of the model module.
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/workload.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/moe_dispatch.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cp_ring.cpp)
