@@ -8,3 +8,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/attention_effici
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepep_buffer_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cross_entropy_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/embedding_grad_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/long_context_op_test.cpp)
