@@ -248,11 +248,14 @@ constexpr int kCrossEntropyForwardKernels = 20;
 // backward, priced as one elementwise pass over them.
 bool runs_megatron_cross_entropy(Framework framework) { return framework != Framework::fsdp; }
 
-// The loss op over `tokens` x `v_local` logits: keeps the fp32 softmax (4 bytes per logit,
-// ctx.save_for_backward(exp_logits, ...)).
+// The loss op over `tokens` x `v_local` logits. Megatron's keeps the fp32 softmax (4 bytes per
+// logit, ctx.save_for_backward(exp_logits, ...)); flash-attn's xentropy keeps its 16-bit input
+// logits and an fp32 log-sum-exp per token (flash_attn/ops/triton/cross_entropy.py,
+// CrossEntropyLossFunction: ctx.save_for_backward(logits, lse, labels)), 2 bytes per logit.
 Op cross_entropy_op(const std::string& name, double tokens, double v_local, Framework framework) {
   const double logits = tokens * v_local;
-  if (!runs_megatron_cross_entropy(framework)) return memory_op(name, logits, tokens, 6.0, kFp32 * logits, 3);
+  if (!runs_megatron_cross_entropy(framework))
+    return memory_op(name, logits, tokens, 6.0, kHalf * logits + kFp32 * tokens, 3);
   Op op = memory_op(name, logits, tokens, 6.0, kFp32 * logits, kCrossEntropyForwardKernels);
   op.forward_bytes = kCrossEntropyForwardBytesPerLogit * logits;
   op.backward_bytes = kCrossEntropyBackwardBytesPerLogit * logits;

@@ -64,4 +64,6 @@ TEST_CASE("FSDP stacks run a fused single-pass loss, not Megatron's eager passes
   CHECK(op.forward_bytes == 2 * (logits + 4096.0));       // read the 16-bit logits, write a loss per token
   CHECK(op.backward_bytes == 2 * (4096.0 + 2 * logits));  // read them again, write their gradient
   CHECK(op.kernels == 3);
+  // flash-attn's CrossEntropyLossFunction saves its 16-bit input logits and an fp32 lse per token.
+  CHECK(op.activation_bytes == 2 * logits + 4 * 4096.0);
 }

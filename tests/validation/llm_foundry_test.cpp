@@ -63,15 +63,11 @@ TEST_CASE("llm-foundry MPT rows: every row simulates or is listed, MAPE per acce
     if (family.family == AcceleratorFamily::a100) {
       CHECK(family.runs == 61 + 78);  // the A100 80GB and 40GB tables
       CHECK(family.mape <= 0.10);     // 9.3% (80GB 11.7%, 40GB 7.5%: the next test)
-      // Five 40GB rows at the table's largest micro-batches are predicted out of memory
-      // (wrong verdicts: they ran), by 0.1-1.3 GiB: the loss keeps the fp32 softmax of the
-      // logits (4 x tokens x 50368 bytes, 3.9-6.9 GiB on these rows), but the 40GB table ran
-      // pure bf16 (Composer precision bf16, FSDP PURE: no autocast, so the log-softmax is
-      // bf16, half of it; llm-foundry's default loss_fn fused_crossentropy,
-      // flash_attn.losses.cross_entropy, keeps no fp32 copy either). At 2 bytes all five fit
-      // (41.3 -> 37.8 GiB on the worst). Cross-entropy memory is priced in
-      // sim/model/workload.cpp, outside the FSDP pieces; pinned so that a change shows.
-      CHECK(family.predicted_oom == 5);
+      // No run predicted out of memory: the 40GB table's largest micro-batches fit because
+      // flash-attn's fused loss (llm-foundry's default loss_fn fused_crossentropy) keeps the
+      // 16-bit logits, not an fp32 softmax (sim/model/workload.cpp cross_entropy_op); at 4
+      // bytes per logit five of them were 0.1-1.3 GiB over.
+      CHECK(family.predicted_oom == 0);
     } else {
       REQUIRE(family.family == AcceleratorFamily::h100);
       CHECK(family.runs == 77);  // bf16 large-scale 18, bf16 52, fp8 7
