@@ -62,6 +62,8 @@ double optimizer_bytes_per_param(const ParallelPlan& plan) {
 std::vector<std::vector<int>> layers_of_stages(const ParallelPlan& plan, int p, int v, int num_layers) {
   std::vector<std::vector<int>> out(static_cast<std::size_t>(p));
   const std::vector<int> per_vstage = layers_per_virtual_stage(plan, num_layers);
+  // Each device's share, reserved once (DualPipe: two copies of the model).
+  for (auto& held : out) held.reserve(static_cast<std::size_t>(model_copies(plan.schedule) * num_layers / std::max(1, p) + v));
   int first = 0;
   for (int k = 0; k < static_cast<int>(per_vstage.size()); ++k) {
     const int n = per_vstage[static_cast<std::size_t>(k)];
@@ -273,6 +275,17 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const double input_bytes = layer_input_bytes(model, plan);
   const std::vector<std::vector<int>> stage_layer_list = layers_of_stages(plan, p, v, model.num_layers);
 
+  // Per layer type, not per held layer: a search estimates this for every plan it screens.
+  std::vector<double> kept_per_type, max_op_per_type;
+  kept_per_type.reserve(workload.layer_types.size());
+  max_op_per_type.reserve(workload.layer_types.size());
+  for (const auto& type : workload.layer_types) {
+    kept_per_type.push_back(kept_layer_activation_bytes(type, model, plan));
+    double largest = 0;
+    for (const auto& op : type.ops) largest = std::max(largest, op.activation_bytes);
+    max_op_per_type.push_back(largest);
+  }
+
   MemoryReport report;
   report.hbm_bytes = scenario.hardware.device.hbm_bytes;
   for (int stage = 0; stage < p; ++stage) {
@@ -284,15 +297,16 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     double max_op_act = 0;
     std::vector<const LayerWorkload*> stage_layers;
     for (int l : held) {
-      const LayerWorkload& layer = workload.layer_types.at(workload.layer_type_of.at(l));
+      const std::size_t type = static_cast<std::size_t>(workload.layer_type_of.at(static_cast<std::size_t>(l)));
+      const LayerWorkload& layer = workload.layer_types.at(type);
       stage_layers.push_back(&layer);
       params += layer.parameters;
       expert += layer.expert_parameters;
       full_act += layer.activation_bytes;
       max_full_act = std::max(max_full_act, layer.activation_bytes);
-      kept_act += kept_layer_activation_bytes(layer, model, plan);
+      kept_act += kept_per_type[type];
       max_layer_params = std::max(max_layer_params, layer.parameters);
-      for (const auto& op : layer.ops) max_op_act = std::max(max_op_act, op.activation_bytes);
+      max_op_act = std::max(max_op_act, max_op_per_type[type]);
     }
     const bool first = holds_vstage(plan, p, v, 0, stage);
     const bool last = holds_vstage(plan, p, v, pipeline_length(plan.schedule, p, v) - 1, stage);

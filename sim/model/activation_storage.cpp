@@ -31,7 +31,7 @@
 //    attention's backward reads it too) in E5M6 and the routed experts' SwiGLU input in FP8.
 #include "trainsim/model/activation_storage.hpp"
 
-#include <string>
+#include <string_view>
 
 namespace trainsim {
 
@@ -41,7 +41,9 @@ constexpr double kHalf = 2.0;
 constexpr double kFp32 = 4.0;
 
 // An MTP module's copy of a layer op is named "mtp<i>_<name>" (workload.cpp add_mtp_modules).
-std::string base_name(const std::string& name) {
+// A view, not a copy: the memory estimate asks this of every op of every plan a search screens.
+std::string_view base_name(const std::string& full) {
+  const std::string_view name = full;
   if (name.rfind("mtp", 0) != 0) return name;
   std::size_t i = 3;
   while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
@@ -67,22 +69,27 @@ double mla_rope_key_bytes(const ModelSpec& m, const ParallelPlan& plan) {
 }
 
 // Consumers of the input / pre-MLP norm output (the tensor layernorm recompute drops).
-bool reads_layer_norm_output(const std::string& name) {
+bool reads_layer_norm_output(std::string_view name) {
   return name == "q_down_proj" || name == "q_proj" || name == "qkv" || name == "mlp_gate_up" || name == "mlp_up" ||
          name == "shared_expert_gate_up";
 }
 
 // A Linear running in FP8 (DeepSeek-V3 3.3: all but the embedding, output head and MoE gating).
-bool fp8_linear(const Op& op, const std::string& name) {
+bool fp8_linear(const Op& op, std::string_view name) {
   return op.op_class == OpClass::gemm && name != "moe_router" && name != "lm_head";
 }
 
 }  // namespace
 
 double kept_activation_bytes(const Op& op, const ModelSpec& model, const ParallelPlan& plan) {
-  const std::string name = base_name(op.name);
   const RecomputeModules& rm = plan.recompute_modules;
   double bytes = op.activation_bytes;
+  // Megatron's defaults (at most core_attn, no FP8 cache, no flex unpermute): no name to look at.
+  const bool by_name = (selective(plan) && (rm.layernorm || rm.mla_up_proj || rm.moe_act)) ||
+                       (model.is_moe() && model.moe->token_dispatcher == TokenDispatcher::flex) ||
+                       (plan.precision == Precision::fp8 && plan.fp8_activation_cache != Fp8ActivationCache::none);
+  if (!by_name) return selective(plan) && rm.core_attn && op.dropped_by_selective_recompute ? 0.0 : bytes;
+  const std::string_view name = base_name(op.name);
   if (selective(plan)) {
     if (rm.core_attn && op.dropped_by_selective_recompute) return 0.0;
     if (rm.layernorm && reads_layer_norm_output(name)) return 0.0;
@@ -121,7 +128,8 @@ bool recomputed_in_backward(const Op& op, const ParallelPlan& plan) {
   if (!selective(plan)) return false;
   const RecomputeModules& rm = plan.recompute_modules;
   if (rm.core_attn && op.dropped_by_selective_recompute) return true;
-  const std::string name = base_name(op.name);
+  if (!rm.layernorm && !rm.mla_up_proj && !rm.moe_act) return false;
+  const std::string_view name = base_name(op.name);
   if (rm.layernorm && (name == "input_norm" || name == "post_attention_norm")) return true;
   if (rm.mla_up_proj &&
       (name == "q_norm" || name == "kv_norm" || name == "q_up_proj" || name == "kv_up_proj" || name == "mla_rope_qkv"))
