@@ -129,9 +129,18 @@ Explanation explain(const Scenario& scenario) {
   }
 
   // Counterfactual replays: one lever at a time, everything else as the scenario says.
-  const std::vector<std::pair<std::string, std::function<void(Scenario&)>>> levers = {
-      {"TP communication hidden under GEMMs (tp_comm_overlap)",
-       [](Scenario& s) { s.plan.tp_comm_overlap = true; }},
+  // tp_comm_overlap hides the TP, CP and EP collectives of a chunk (pipeline_costs.cpp): the
+  // lever names the groups the plan has, and is left out when it has none or already overlaps.
+  std::string overlapped;
+  for (const auto& [name, size] : {std::pair<const char*, int>{"TP", scenario.plan.tensor_model_parallel_size},
+                                   {"CP", scenario.plan.context_parallel_size},
+                                   {"EP", scenario.plan.expert_model_parallel_size}})
+    if (size > 1) overlapped += std::string(overlapped.empty() ? "" : "/") + name;
+  std::vector<std::pair<std::string, std::function<void(Scenario&)>>> levers;
+  if (!overlapped.empty() && !scenario.plan.tp_comm_overlap)
+    levers.push_back({overlapped + " communication hidden under compute (tp_comm_overlap)",
+                      [](Scenario& s) { s.plan.tp_comm_overlap = true; }});
+  levers.insert(levers.end(), {
       {"intra-server links twice as fast", [](Scenario& s) { s.hardware.node.link_bandwidth *= 2; }},
       {"inter-server network twice as fast", [](Scenario& s) { s.hardware.cluster.nic_bandwidth *= 2; }},
       {"GEMMs and attention twice as fast",
@@ -143,7 +152,7 @@ Explanation explain(const Scenario& scenario) {
       {"HBM twice as fast (memory-bound ops, optimizer)", [](Scenario& s) { s.hardware.device.hbm_bandwidth *= 2; }},
       {"host dispatch free", [](Scenario& s) { s.hardware.device.kernel_launch_s = 0; }},
       {"no recomputation", [](Scenario& s) { s.plan.recompute_granularity = RecomputeGranularity::none; }},
-  };
+  });
   // A slow card of the scenario (variability.): what the step would be without it.
   double uniform_step = step;
   if (scenario.variability.any_fixed()) {

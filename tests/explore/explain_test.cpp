@@ -29,18 +29,25 @@ TEST_CASE("explain: faster hardware never slows the step, and shares of the step
     CHECK(c.step_time_s <= e.baseline.step_time_s * (1 + 1e-12));
   }
   // TP 8 without overlap: hiding TP communication must help, and GEMMs dominate the rest.
-  CHECK(find(e, "TP communication hidden").saving > 0.05);
+  CHECK(find(e, "TP communication hidden under compute").saving > 0.05);
   CHECK(find(e, "GEMMs and attention twice as fast").saving > 0.2);
 }
 
 TEST_CASE("explain: levers that do not apply change nothing", "[explore]") {
-  // TP 1, no recompute: neither TP overlap nor dropping recompute can help.
+  // TP 1, no CP or EP: there is no collective to hide, so the overlap lever is not offered;
+  // no recompute: dropping it saves nothing.
   const auto e = explain(load("default.yaml"));
-  CHECK(find(e, "TP communication hidden").saving == Approx(0).margin(1e-12));
+  for (const auto& c : e.counterfactuals) CHECK(c.what.find("hidden under compute") == std::string::npos);
   CHECK(find(e, "no recomputation").saving == Approx(0).margin(1e-12));
   // Largest saving first.
   for (std::size_t i = 1; i < e.counterfactuals.size(); ++i)
     CHECK(e.counterfactuals[i - 1].saving >= e.counterfactuals[i].saving);
+}
+
+TEST_CASE("explain: the overlap lever names the groups whose collectives it hides", "[explore]") {
+  // DeepSeek-V3: TP 1, EP 64: tp_comm_overlap hides the EP dispatch, not any TP collective.
+  const auto e = explain(load("deepseek-v3-h800-2048.yaml"));
+  CHECK(find(e, "EP communication hidden under compute (tp_comm_overlap)").saving > 0);
 }
 
 TEST_CASE("explain: the heaviest ops are ranked by their share of a device's op time, GEMMs on top for a 70B model",
