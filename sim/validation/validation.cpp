@@ -459,6 +459,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.virtual_pipeline_model_parallel_size = 1;
   } else if (contains(run.schedule, "gpipe")) {
     p.schedule = PipelineSchedule::gpipe;
+  } else if (contains(run.schedule, "interleav") && !run.vpp && p.pipeline_model_parallel_size > 1) {
+    // Megatron's interleaving needs its chunk count; replaying 1F1B instead would be a silent
+    // wrong number.
+    problems.push_back(problem(run, "plan.vpp",
+                               "required for schedule '" + run.schedule + "'; the source leaves the chunk count null"));
   } else if (run.schedule == "1F1B-I") {
     // The zero-bubble paper's interleaved 1F1B baseline: its virtual stage count is not given;
     // the reference code runs it with one layer per chunk (--num-layers-per-virtual-pipeline-

@@ -75,6 +75,25 @@ TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication; the sa
   CHECK(scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-70B-pack-4x8-mc2"), options).plan.tp_comm_overlap);
 }
 
+TEST_CASE("a row naming an interleaved schedule without its chunk count is refused, not replayed as 1F1B",
+          "[validation]") {
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  MeasuredRun run = find(load_measured_runs(kCalibration), "mcore-h100-weak-70B");
+  REQUIRE(run.pp.value_or(1) > 1);
+  REQUIRE_FALSE(run.vpp.has_value());
+  run.schedule = "interleaved";
+  try {
+    (void)scenario_for_run(run, options);
+    FAIL("an interleaved row without vpp simulated");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("plan.vpp: required for schedule 'interleaved'; the source leaves the chunk count null") !=
+          std::string::npos);
+  }
+  run.vpp = 2;
+  CHECK(scenario_for_run(run, options).plan.schedule == PipelineSchedule::interleaved);
+}
+
 TEST_CASE("NeMo GPT3 5B and 20B rows without dimensions take NeMo's published GPTConfig, GPT-2 BPE vocabulary",
           "[validation]") {
   const auto runs = load_measured_runs(kCalibration);
