@@ -35,6 +35,14 @@ double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, d
   double efficiency = has_gemm_shape_model(device) && reference_peak > 0
                           ? gemm_shape_efficiency(device, reference_peak, m, n, k, 1)
                           : gemm_efficiency_for_flops(device.gemm, 2 * m * n * k);
+  // Tensor cores are fully used on operands aligned to 128 bytes on A100, 64 16-bit elements (NVIDIA,
+  // Matrix Multiplication Background User's Guide DU-09799-001, 2.2 "Tensor Core Requirements": "aligned
+  // to multiples of 16 bytes (or 128 bytes on A100)"; from cuBLAS 11.0 tensor cores run unaligned shapes
+  // too, less efficiently). How much less is the device's measured misaligned_factor (1 where the
+  // hardware file has no measurement). The H100 sweep behind its 0.68 ([MLE-perf], microbenchmarks.md
+  // 1b) runs 10848 (a multiple of 32, not of 64) at full speed and 10922 (not of 8) at 0.68: on H100 the
+  // step is at 16 bytes, so 64 here over-charges H100 shapes that are multiples of 8 but not of 64
+  // (MoE router GEMMs of 160 experts, B200 DeepSeek-V2 rows, 0.1-0.2% each).
   const auto aligned = [](double dim) { return std::fmod(dim, 64.0) == 0.0; };
   if (!aligned(n) || !aligned(k)) efficiency *= device.gemm.misaligned_factor;
   return efficiency;
@@ -146,7 +154,8 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
           // Attention without flash kernels: a batched GEMM (cuBLAS strided batched, one grid
           // over all b x heads pairs, so the batch fills the device as one GEMM of the same
           // FLOPs would), in 16 bit, computing the full s x s (no causal skip). A head dim
-          // that is not a multiple of 64 pays the misalignment factor.
+          // that is not a multiple of 64 pays the misalignment factor (the 128-byte rule above;
+          // 144 and 150 alike: the guide's finer grading, 16-byte vs 4-byte operands, has no number here).
           const double peak = peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision);
           rate = peak * batched_gemm_efficiency(device, op, flops, peak);
           break;
