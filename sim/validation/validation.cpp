@@ -248,7 +248,9 @@ constexpr double kMindSpeedPeakFlops = 354e12;
 constexpr const char* kBigScience0220 =
     "the model's layers and hidden size, which the source gives only through its logged TFLOPs (derivation in the "
     "notes, held back: filled in, the rows run 26-40% fast and out of order with DeepSpeed's pipeline engine priced; "
-    "missing: attention's batched GEMMs at head dimension 150, not a multiple of 8, and GEMM efficiency at small M)";
+    "missing: an A100 measurement of 16-bit GEMMs whose dims are multiples of 8 but not of 64 (h=14400's TP-8 "
+    "shards 1800, 5400, 7200; hardware/a100-80gb.yaml gemm misaligned_factor is 1.0 for want of one), and GEMM "
+    "efficiency at small M)";
 }  // namespace
 
 const std::vector<UnsupportedEntry>& unsupported_runs() {
