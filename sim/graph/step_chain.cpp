@@ -86,6 +86,18 @@ void add_pre_step_chain(const TaskGraph& step, int offset, int join, std::vector
   }
 }
 
+// The chained graph runs the same pipeline as the step it was built from.
+void copy_layout(const TaskGraph& step, TaskGraph& out) {
+  out.stages = step.stages;
+  out.chunks = step.chunks;
+  out.microbatches = step.microbatches;
+  out.ranks_per_stage = step.ranks_per_stage;
+  out.tp = step.tp;
+  out.cp = step.cp;
+  out.dp = step.dp;
+  out.ep = step.ep;
+}
+
 }  // namespace
 
 std::vector<int> post_validation_points(const TaskGraph& step) {
@@ -100,6 +112,7 @@ std::vector<int> post_validation_points(const TaskGraph& step) {
   }
   return points;
 }
+
 
 TaskGraph chain_two_steps(const TaskGraph& step) {
   const int n = step.num_tasks();
@@ -162,14 +175,7 @@ TaskGraph chain_two_steps(const TaskGraph& step) {
   TaskGraph out = make_task_graph(std::move(tasks), edges);
   out.rendezvous = step.rendezvous;
   for (const auto& pair : step.rendezvous) out.rendezvous.push_back({pair[0] + n, pair[1] + n});
-  out.stages = step.stages;
-  out.chunks = step.chunks;
-  out.microbatches = step.microbatches;
-  out.ranks_per_stage = step.ranks_per_stage;
-  out.tp = step.tp;
-  out.cp = step.cp;
-  out.dp = step.dp;
-  out.ep = step.ep;
+  copy_layout(step, out);
   return out;
 }
 
@@ -182,14 +188,7 @@ TaskGraph with_pre_step_chain(const TaskGraph& step) {
   add_pre_step_chain(step, 0, -1, tasks, edges);
   TaskGraph out = make_task_graph(std::move(tasks), edges);
   out.rendezvous = step.rendezvous;
-  out.stages = step.stages;
-  out.chunks = step.chunks;
-  out.microbatches = step.microbatches;
-  out.ranks_per_stage = step.ranks_per_stage;
-  out.tp = step.tp;
-  out.cp = step.cp;
-  out.dp = step.dp;
-  out.ep = step.ep;
+  copy_layout(step, out);
   return out;
 }
 
