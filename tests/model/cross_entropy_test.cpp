@@ -12,7 +12,8 @@ using namespace trainsim::testing;
 
 namespace {
 
-const Op& loss_op(const Workload& w) {
+// A copy: the tests pass a temporary workload.
+Op loss_op(const Workload& w) {
   for (const auto& op : w.head.ops)
     if (op.name == "cross_entropy") return op;
   FAIL("no cross_entropy op in the head");

@@ -12,7 +12,8 @@ using namespace trainsim::testing;
 
 namespace {
 
-const Op& lookup_op(const Workload& w) {
+// A copy: the tests pass a temporary workload.
+Op lookup_op(const Workload& w) {
   for (const auto& op : w.embedding.ops)
     if (op.name == "embedding") return op;
   FAIL("no embedding op");
