@@ -12,26 +12,35 @@ namespace {
 
 bool is_item_task(const Task& t) { return t.stream == Stream::compute && t.microbatch >= 0; }
 
-// The first and the last task of each work item (micro-batch, chunk, pass) on stage s's
+// The first and the last task of each work item (micro-batch, chunk, pass) on a stage's
 // compute stream, in the order the stage runs them (task ids follow the order: the builder
 // adds items in turn).
 struct ItemHead {
   int first = -1, last = -1;
   WorkKind work = WorkKind::forward;
 };
-std::vector<ItemHead> item_heads(const TaskGraph& step, int s) {
-  std::vector<ItemHead> heads;
-  int last = -1;
+
+// What the chain needs of each stage, read in one pass over the step's tasks: its work items
+// and its optimizer task (-1: none).
+struct StageTasks {
+  std::vector<ItemHead> items;
+  int optimizer = -1;
+};
+std::vector<StageTasks> stage_tasks(const TaskGraph& step) {
+  std::vector<StageTasks> out(static_cast<std::size_t>(std::max(0, step.stages)));
   for (int t = 0; t < step.num_tasks(); ++t) {
     const Task& k = step.task(t);
-    if (k.stage != s || !is_item_task(k)) continue;
-    const bool same = last >= 0 && step.task(last).microbatch == k.microbatch && step.task(last).chunk == k.chunk &&
-                      step.task(last).work == k.work;
+    if (k.stage < 0 || k.stage >= step.stages) continue;
+    StageTasks& st = out[static_cast<std::size_t>(k.stage)];
+    if (k.category == SpanCategory::optimizer && st.optimizer < 0) st.optimizer = t;
+    if (!is_item_task(k)) continue;
+    std::vector<ItemHead>& heads = st.items;
+    const bool same = !heads.empty() && step.task(heads.back().last).microbatch == k.microbatch &&
+                      step.task(heads.back().last).chunk == k.chunk && step.task(heads.back().last).work == k.work;
     if (!same) heads.push_back({t, t, k.work});
     heads.back().last = t;
-    last = t;
   }
-  return heads;
+  return out;
 }
 
 // Forwards a stage runs before its first backward (its warm-up and the one before that
@@ -42,17 +51,16 @@ int forwards_before_backward(const std::vector<ItemHead>& heads) {
   return f;
 }
 
-int last_item_task(const TaskGraph& step, int s) {
-  int last = -1;
-  for (int t = 0; t < step.num_tasks(); ++t)
-    if (step.task(t).stage == s && is_item_task(step.task(t))) last = t;
-  return last;
-}
-
-int optimizer_task(const TaskGraph& step, int s) {
-  for (int t = 0; t < step.num_tasks(); ++t)
-    if (step.task(t).stage == s && step.task(t).category == SpanCategory::optimizer) return t;
-  return -1;
+std::vector<int> points_of(const std::vector<StageTasks>& stages) {
+  const int n = static_cast<int>(stages.size());
+  std::vector<int> points(stages.size(), 0);
+  int latest = 0;
+  for (int s = n; s-- > 0;) {
+    const int f = forwards_before_backward(stages[static_cast<std::size_t>(s)].items);
+    latest = std::max(latest, s + f - 1);
+    points[static_cast<std::size_t>(s)] = std::clamp(latest - s, 0, f);
+  }
+  return points;
 }
 
 int push_zero_task(std::vector<Task>& tasks, int s) {
@@ -71,12 +79,13 @@ int push_zero_task(std::vector<Task>& tasks, int s) {
 // stage s-1's point, before its optimizer (the messages are a few bytes; their latency is
 // left out). `offset` is the copy's first task id; without an optimizer task the point leads
 // to `join` + s when join >= 0.
-void add_pre_step_chain(const TaskGraph& step, int offset, int join, std::vector<Task>& tasks,
+void add_pre_step_chain(const std::vector<StageTasks>& stages, int offset, int join, std::vector<Task>& tasks,
                         std::vector<std::pair<int, int>>& edges) {
   int previous = -1;
-  for (int s = 0; s < step.stages; ++s) {
-    const int last = last_item_task(step, s);
-    const int opt = optimizer_task(step, s);
+  for (int s = 0; s < static_cast<int>(stages.size()); ++s) {
+    const StageTasks& st = stages[static_cast<std::size_t>(s)];
+    const int last = st.items.empty() ? -1 : st.items.back().last;
+    const int opt = st.optimizer;
     const int pre = push_zero_task(tasks, s);
     if (last >= 0) edges.emplace_back(last + offset, pre);
     if (previous >= 0) edges.emplace_back(previous, pre);
@@ -100,19 +109,7 @@ void copy_layout(const TaskGraph& step, TaskGraph& out) {
 
 }  // namespace
 
-std::vector<int> post_validation_points(const TaskGraph& step) {
-  const int stages = step.stages;
-  std::vector<int> f(static_cast<std::size_t>(stages), 0);
-  for (int s = 0; s < stages; ++s) f[static_cast<std::size_t>(s)] = forwards_before_backward(item_heads(step, s));
-  std::vector<int> points(static_cast<std::size_t>(stages), 0);
-  int latest = 0;
-  for (int s = stages; s-- > 0;) {
-    latest = std::max(latest, s + f[static_cast<std::size_t>(s)] - 1);
-    points[static_cast<std::size_t>(s)] = std::clamp(latest - s, 0, f[static_cast<std::size_t>(s)]);
-  }
-  return points;
-}
-
+std::vector<int> post_validation_points(const TaskGraph& step) { return points_of(stage_tasks(step)); }
 
 TaskGraph chain_two_steps(const TaskGraph& step) {
   const int n = step.num_tasks();
@@ -150,7 +147,8 @@ TaskGraph chain_two_steps(const TaskGraph& step) {
   }
   // What post-validation still synchronises (the reference's optimizer.py, zb_schedules.py and
   // auto_schedule.py at f68d3879, the paper's commit).
-  for (int copy = 0; copy < 2; ++copy) add_pre_step_chain(step, copy * n, copy == 0 ? join : -1, tasks, edges);
+  const std::vector<StageTasks> per_stage = stage_tasks(step);
+  for (int copy = 0; copy < 2; ++copy) add_pre_step_chain(per_stage, copy * n, copy == 0 ? join : -1, tasks, edges);
   // Post-validation: in the next step a stage receives the fully reduced states from stage
   // s+1 (RECV_POST_VALIDATION, blocking), checks them and sends them on to stage s-1, so the
   // rest of its step waits for every later stage to have reached its own point. The reference
@@ -160,10 +158,10 @@ TaskGraph chain_two_steps(const TaskGraph& step) {
   // then runs the forwards that start before it, min(f_s, max_{j>=s}(j + f_j - 1) - s): the
   // last stage none, the first usually all of its warm-up (the reference's orders at p=8,
   // m=8 and m=2, ZB-2p: 8 8 8 7 6 4 2 0 and 2 2 2 2 2 2 1 0 forwards before the point).
-  const std::vector<int> points = post_validation_points(step);
+  const std::vector<int> points = points_of(per_stage);
   int later_gate = -1;
   for (int s = stages; s-- > 0;) {
-    const std::vector<ItemHead> h = item_heads(step, s);
+    const std::vector<ItemHead>& h = per_stage[static_cast<std::size_t>(s)].items;
     if (h.empty()) continue;
     const int before = points[static_cast<std::size_t>(s)];
     const int gate = push_zero_task(tasks, s);
@@ -185,7 +183,7 @@ TaskGraph with_pre_step_chain(const TaskGraph& step) {
   edges.reserve(static_cast<std::size_t>(step.num_edges()) + 2 * static_cast<std::size_t>(step.stages));
   for (int t = 0; t < step.num_tasks(); ++t)
     for (const std::int32_t u : step.successors_of(t)) edges.emplace_back(t, u);
-  add_pre_step_chain(step, 0, -1, tasks, edges);
+  add_pre_step_chain(stage_tasks(step), 0, -1, tasks, edges);
   TaskGraph out = make_task_graph(std::move(tasks), edges);
   out.rendezvous = step.rendezvous;
   copy_layout(step, out);
