@@ -57,23 +57,6 @@ double optimizer_bytes_per_param(const ParallelPlan& plan) {
   return kMasterWeightBytes + state_dtype_bytes(plan.exp_avg_dtype) + state_dtype_bytes(plan.exp_avg_sq_dtype);
 }
 
-// The model layers each device holds: every place each virtual stage lives, in model order
-// (interleaved and V chunks are not contiguous, and DualPipe's device s holds stages s and p-1-s).
-std::vector<std::vector<int>> layers_of_stages(const ParallelPlan& plan, int p, int v, int num_layers) {
-  std::vector<std::vector<int>> out(static_cast<std::size_t>(p));
-  const std::vector<int> per_vstage = layers_per_virtual_stage(plan, num_layers);
-  // Each device's share, reserved once (DualPipe: two copies of the model).
-  for (auto& held : out) held.reserve(static_cast<std::size_t>(model_copies(plan.schedule) * num_layers / std::max(1, p) + v));
-  int first = 0;
-  for (int k = 0; k < static_cast<int>(per_vstage.size()); ++k) {
-    const int n = per_vstage[static_cast<std::size_t>(k)];
-    for (const ChunkPlace& at : places_of(plan.schedule, p, v, k))
-      for (int l = first; l < first + n && l < num_layers; ++l) out[static_cast<std::size_t>(at.stage)].push_back(l);
-    first += n;
-  }
-  return out;
-}
-
 // The devices holding the virtual stage `vstage`: DualPipe keeps each stage on two devices (one
 // per direction, DeepSeek-V3 3.2.1), so the first and the last device both hold the embedding and
 // the head; other schedules one.
@@ -265,15 +248,15 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
           ? static_cast<double>(workload.padded_vocab_size) * model.hidden_size /
                 std::max(1, plan.tensor_model_parallel_size)
           : 0.0;
-  // HCCL's 2 x HCCL_BUFFSIZE per communicator is not counted yet: the MindSpeed-LLM rows that
-  // sit within 0.2 GiB of 64 GiB run --reuse-fp32-param (plan.reuse_fp32_param), which validate
-  // does not yet read from their notes (sim/validation); with the HCCL buffers and without it
-  // they become wrong verdicts (tests/memory/reuse_fp32_param_test.cpp counts both).
+  // HCCL's 2 x HCCL_BUFFSIZE per communicator is not counted yet. The MindSpeed-LLM rows that
+  // sit within 0.2 GiB of 64 GiB run --reuse-fp32-param, which validate now reads from their
+  // notes (plan.reuse_fp32_param); with it they fit with the HCCL buffers counted
+  // (tests/memory/reuse_fp32_param_test.cpp), so counting them is the next step.
   const CommunicatorBuffers library_buffers = communicator_buffers(scenario);
   const double communicators = library_buffers.library == "HCCL" ? 0.0 : library_buffers.bytes;
 
   const double input_bytes = layer_input_bytes(model, plan);
-  const std::vector<std::vector<int>> stage_layer_list = layers_of_stages(plan, p, v, model.num_layers);
+  const std::vector<std::vector<int>> stage_layer_list = layers_held_per_device(plan, model.num_layers);
 
   // Per layer type, not per held layer: a search estimates this for every plan it screens.
   std::vector<double> kept_per_type, max_op_per_type;
@@ -388,10 +371,12 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     if (last) {
       // The loss runs right before the micro-batch's backward on the last stage: only one
       // micro-batch holds its logits, except in GPipe where all m forwards come first.
-      // fp32 softmax of the logits: 4 x s x b x V/t bytes (documented Megatron choice).
+      // The loss's kept bytes: Megatron's fp32 softmax of the logits (4 x s x b x V/t), the FSDP
+      // stacks' fused loss its 16-bit logits (workload.cpp cross_entropy_op).
       const int through_head = plan.schedule == PipelineSchedule::gpipe && p > 1 ? m : 1;
       edge += through_head * kept_ops_activation_bytes(workload.head, model, plan);
-      // Transient: the bf16 logits (2 x s x b x V/t) are alive next to the fp32 copy.
+      // Transient: the bf16 logits (2 x s x b x V/t) beside what the loss keeps (Megatron's fp32
+      // copy; the fused loss's gradient of the logits in backward).
       const double tokens =
           static_cast<double>(plan.micro_batch_size) * plan.seq_length / std::max(1, plan.context_parallel_size);
       working = std::max(working, 2.0 * tokens * static_cast<double>(workload.padded_vocab_size) /

@@ -91,14 +91,25 @@ std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int num_laye
   return out.empty() ? even_split(num_layers, stages_of(plan) * chunks_of(plan)) : out;
 }
 
-std::vector<int> layers_per_device_stage(const ParallelPlan& plan, int num_layers) {
+std::vector<std::vector<int>> layers_held_per_device(const ParallelPlan& plan, int num_layers) {
   const int p = stages_of(plan), v = chunks_of(plan);
   const std::vector<int> per_vstage = layers_per_virtual_stage(plan, num_layers);
-  std::vector<int> out(static_cast<std::size_t>(p), 0);
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(p));
+  for (auto& held : out) held.reserve(static_cast<std::size_t>(model_copies(plan.schedule) * num_layers / p + v));
+  int first = 0;
   // Every place a virtual stage lives counts (DualPipe's device holds two stages' layers).
-  for (int k = 0; k < static_cast<int>(per_vstage.size()); ++k)
+  for (int k = 0; k < static_cast<int>(per_vstage.size()); ++k) {
+    const int n = per_vstage[static_cast<std::size_t>(k)];
     for (const ChunkPlace& at : places_of(plan.schedule, p, v, k))
-      out[static_cast<std::size_t>(at.stage)] += per_vstage[static_cast<std::size_t>(k)];
+      for (int l = first; l < first + n && l < num_layers; ++l) out[static_cast<std::size_t>(at.stage)].push_back(l);
+    first += n;
+  }
+  return out;
+}
+
+std::vector<int> layers_per_device_stage(const ParallelPlan& plan, int num_layers) {
+  std::vector<int> out;
+  for (const auto& held : layers_held_per_device(plan, num_layers)) out.push_back(static_cast<int>(held.size()));
   return out;
 }
 

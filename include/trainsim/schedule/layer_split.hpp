@@ -33,7 +33,11 @@ namespace trainsim {
 // the schedule's place_of says which device and chunk holds each.
 std::vector<int> layers_per_virtual_stage(const ParallelPlan& plan, int num_layers);
 
-// Layers of each device stage (p entries): the sum over its chunks.
+// The model layers each device stage holds (p lists, in model order): every place each virtual
+// stage lives (interleaved and V chunks are not contiguous; DualPipe's device s holds stages s
+// and p-1-s).
+std::vector<std::vector<int>> layers_held_per_device(const ParallelPlan& plan, int num_layers);
+// Layers of each device stage (p entries): the sizes of layers_held_per_device.
 std::vector<int> layers_per_device_stage(const ParallelPlan& plan, int num_layers);
 
 // The problem with the plan's split keys for num_layers, or "" when Megatron would build it:
