@@ -864,9 +864,8 @@ void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::str
   }
   RecomputeModules modules;
   modules.core_attn = false;
-  for (std::string name : split(text, ',')) {
-    name.erase(0, name.find_first_not_of(" \t"));
-    name.erase(name.find_last_not_of(" \t") + 1);
+  for (const std::string& item : split(text, ',')) {
+    const std::string name = trim(item);
     if (name == "core_attn") modules.core_attn = true;
     else if (name == "layernorm") modules.layernorm = true;
     else if (name == "mla_up_proj") modules.mla_up_proj = true;

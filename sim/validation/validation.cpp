@@ -123,15 +123,19 @@ bool megatron_core_recipe(const MeasuredRun& run) {
   return starts_with(run.id, "mcore-") || starts_with(run.id, "nemo");
 }
 
-// The zero-bubble paper's runs (Qi et al., on their Megatron-LM fork) kept the s x s attention
-// scores: its 1.5B 1F1B row's 30 GB at micro-batch 6 x 1024 tokens is Korthikanti et al.'s
+// The zero-bubble paper's runs (Qi et al., on their Megatron-LM fork, sail-sg/zero-bubble-
+// pipeline-parallelism): the fork's settings follow from it (untied embeddings, dropout, the
+// kept attention scores below).
+bool from_zero_bubble_fork(const MeasuredRun& run) {
+  return contains(run.source, "zero-bubble-pipeline-parallelism");
+}
+
+// The zero-bubble fork's runs kept the s x s attention scores: its 1.5B 1F1B row's 30 GB at micro-batch 6 x 1024 tokens is Korthikanti et al.'s
 // activation count with the 5as/h attention-score term (1.24 GB a layer x 3 layers x 7 in
 // flight on stage 1, + 18 bytes per parameter of its 1/8 of 1.5B: ~29.5 GB), and about 13 GB
 // without it (flash attention); its profiled T_F (18.5 ms for 3 layers) is 1.5x trainsim's
 // flash-attention forward and within 17% of its eager one. Read from the source, not the era.
-bool kept_attention_scores(const MeasuredRun& run) {
-  return contains(run.source, "zero-bubble-pipeline-parallelism");
-}
+bool kept_attention_scores(const MeasuredRun& run) { return from_zero_bubble_fork(run); }
 
 bool predates_flash_attention(const MeasuredRun& run) {
   // Every BigScience row's id starts with "bigsci-" (their groups with "bigscience-").
@@ -293,10 +297,12 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // 0.947 : 1.048 (dp8-pp6) and 1 : 0.947 : 0.942 : 1.048 (dp4-pp11), replayed 1 : 0.997 :
       // 0.880 : 0.935 and 1 : 0.998 : 0.885 : 0.938. What the replay lacks is in the kernels:
       // the same source measures h=14400 (96 heads of 150) 27% slower per FLOP than h=13824
-      // (head dimension 144 with the slurm's 96 heads) on the same 40 nodes (its 'tile and wave quantization' table), where
-      // cost_model.cpp's misalignment test (multiples of 64) prices 150 as 144; 150 is no multiple
-      // of 8, which fp16 tensor-core GEMMs need (16-byte operands); and GEMM efficiency at small M
-      // (mbs 1 -> 2 measures 6% faster, the replay 0.3%). Fill them in when trainsim prices both.
+      // (head dimension 144 with the slurm's 96 heads) on the same 40 nodes (its 'tile and wave
+      // quantization' table). Attention's batched GEMMs are 2.4% of the layer; the linears' TP-8
+      // shards of 14400 (1800, 5400, 7200) are multiples of 8 but not of 64, which A100 needs
+      // (cost_model.cpp gemm_efficiency), and the A100 files' misaligned_factor is 1.0 for want of a
+      // measurement; and GEMM efficiency at small M (mbs 1 -> 2 measures 6% faster, the replay
+      // 0.3%). Fill them in when trainsim prices both.
       {M::group, "bigscience-tr11-3d-topology-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220", kBigScience0220},
@@ -402,7 +408,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // The zero-bubble reference code's launcher unties them (--untie-embeddings-and-output-weights,
   // examples/pretrain_zero_bubble.sh @ 39f2c186): no embedding all-reduce between its first and
   // last stage, which would otherwise tie their step ends together again.
-  m.tie_word_embeddings = gpt_style && !contains(run.source, "zero-bubble-pipeline-parallelism");
+  m.tie_word_embeddings = gpt_style && !from_zero_bubble_fork(run);
   m.use_bias = gpt_style;
   m.norm = gpt_style ? "layernorm" : "rmsnorm";
   // The zero-bubble fork's runs keep Megatron's dropout (arguments.py at f68d3879:
@@ -410,7 +416,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // them to 0 only for ENABLE_EXACTLY_NUMERIC_MATCH): the attention-probability dropout's mask
   // and output are Korthikanti's 3as^2b of the 5as^2b the kept scores hold, and its kernel
   // reads and writes the score matrix once more in each pass.
-  if (kept_attention_scores(run)) {
+  if (from_zero_bubble_fork(run)) {
     m.attention_dropout = 0.1;
     m.hidden_dropout = 0.1;
   }
