@@ -260,24 +260,52 @@ constexpr const char* kBigScience0220 =
 const std::vector<UnsupportedEntry>& unsupported_runs() {
   using M = UnsupportedEntry::Match;
   static const std::vector<UnsupportedEntry> entries = {
-      // The zero-bubble paper's interleaved baseline (one layer per chunk, v=3). Its Megatron
-      // fork (f68d3879 'for arxiv paper') overlaps the interleaved schedule's exchanges by
-      // default (--no-overlap-p2p-communication; the replay does: P2pExchange::overlapped), so
-      // blocking transfers do not explain the gap. Replayed (with the fork's dropout), the
-      // 1.5B rows come within +0.5/+0.8/+1.4%, the 14.6B rows -12.8/-12.6/-12.8%, and the 14.6B
-      // group is out of the measured order. Against each group's 1F1B rows the measured gain of
-      // interleaving is 9.9/6.7/2.2% (1.5B, m = 24/32/64) and 9.1/6.3/1.2% (14.6B, m =
-      // 48/64/128), the replay's 14.0/11.0/6.0% and 16.0/13.3/8.4%: what is missing is a cost
-      // per chunk pass, about constant over m, 0.35-0.43 ms (1.5B, 28 MB exchanges) and
-      // 0.46-0.51 ms (14.6B, 10.5 MB) per chunk forward or backward. It does not grow with the
-      // message size, so it is not the exchanges' bandwidth; not found in the fork yet
-      // (candidates: the interleaved loop's per-chunk host work and recv waits under the fork's
-      // CUDA_DEVICE_MAX_CONNECTIONS=1). A per-pass constant fitted to these rows would be a
-      // per-row fudge, so they stay listed.
+      // The zero-bubble paper's interleaved baseline (one layer per chunk, v=3), run by its
+      // Megatron fork (f68d3879 'for arxiv paper', examples/pretrain_zero_bubble.sh with
+      // INTERLEAVED_1F1B: --num-layers-per-virtual-pipeline-stage 1, CUDA_DEVICE_MAX_CONNECTIONS=1,
+      // no --no-overlap-p2p-communication). What its code does per chunk pass:
+      //  - overlap_p2p_comm is on (arguments.py --no-overlap-p2p-communication store_false, the
+      //    default since upstream 4eeff55d, 2023-10-12), so batch_p2p_comm = not overlap_p2p_comm
+      //    is off (core_transformer_config_from_args) and p2p_communication.py _communicate
+      //    never reaches its torch.cuda.synchronize() (only `if config.batch_p2p_comm and
+      //    config.batch_p2p_sync`). The interleaved loop's waits (schedules.py forward_backward_
+      //    pipelining_with_interleaving: fwd_wait_handles / bwd_wait_handles req.wait()) are
+      //    NCCL work waits, a stream waiting on an event: the host does not block. A host
+      //    synchronization after each exchange, and the host's dispatch it would expose, is
+      //    not in the code that ran.
+      //  - The host does block once per micro-batch, not per chunk pass, and as in 1F1B: on the
+      //    first stage's first chunk (pretrain_gpt.py get_batch -> tensor_parallel.broadcast_data
+      //    -> sizes_cuda.cpu()) and on the last stage's last chunk (loss_func: `assert not
+      //    loss.isnan()`, check_for_nan_in_loss_and_grad on by default).
+      // The replay runs its exchanges on their own streams (pipeline_costs.cpp p2p_exchange:
+      // interleaved exchanges not applied, a deadlock); overlapped (P2pExchange::overlapped)
+      // gives the same numbers. Replayed so (with the fork's dropout), the 1.5B rows come within
+      // -1.3/-1.1/-0.5%, the 14.6B rows -12.8/-12.6/-12.8%, and the 14.6B group is out of the
+      // measured order. Against each group's 1F1B rows the measured gain of interleaving is
+      // 9.9/6.7/2.2% (1.5B, m = 24/32/64) and 9.1/6.3/1.2% (14.6B, m = 48/64/128), the
+      // replay's 14.2/11.2/6.1% and 15.9/13.2/8.4%: what is missing is a cost per chunk pass,
+      // about constant over m, 0.35-0.43 ms (1.5B, 28 MB exchanges, one server) and 0.46-0.51 ms
+      // (14.6B, 10.5 MB, across two servers: the paper's profiled T_comm 0.377 ms) per chunk
+      // forward or backward. Replayed with Megatron's blocking exchange instead (each step's
+      // transfers done before the next step, P2pExchange::blocking forced in an experiment,
+      // 2026-12-01) the 1.5B rows are -0.6/-0.3/+0.4%, the 14.6B rows -7.9/-7.1/-6.5% (their
+      // group's 1F1B rows: -5.8/-5.7/-6.0%), both groups in the measured order, the gains
+      // over 1F1B 13.5/10.5/5.2% (1.5B) and 11.1/7.7/1.7% (14.6B): the 14.6B transfers behave
+      // as exposed, but the code overlaps them. The fork's own later runtime
+      // documentation names the likely mechanism (docs/zero-bubble/pipeline_parallel_runtime.md
+      // @ 39f2c186, 'CUDA_DEVICE_MAX_CONNECTIONS > 1', 'Pre-communication Optimization'): under
+      // CUDA_DEVICE_MAX_CONNECTIONS=1 the send-recv kernels do not run independently, and
+      // communication kernels waiting for their peer hold SMs and slow the computation; its
+      // zbpp_utils.py (96e240fe) refuses overlapped exchanges with fewer than 8 connections.
+      // Not priced: no measurement of what a waiting P2P kernel costs the compute, nor of the
+      // ordering it forces. A per-pass constant fitted to these rows would be a per-row fudge,
+      // so they stay listed.
       {M::schedule, "1F1B-I",
-       "what interleaving with one layer per chunk costs per chunk pass beyond its passes and (overlapped) "
-       "transfers: replayed as the paper's Megatron fork ran it, the 14.6B rows are 13% fast and out of the measured "
-       "order (the 1.5B ones within 1.4%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m"},
+       "what interleaving with one layer per chunk costs per chunk pass beyond its passes and transfers: the paper's "
+       "Megatron fork overlaps the exchanges (overlap_p2p_comm; no torch.cuda.synchronize on that path) under "
+       "CUDA_DEVICE_MAX_CONNECTIONS=1; replayed so, the 14.6B rows are 13% fast and out of the measured order (the 1.5B "
+       "ones within 1.3%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m: what waiting P2P "
+       "kernels on one hardware queue cost the compute"},
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
       // BMTrain's README gives "samples per GPU per second": 14.88-29.42 at 512 tokens is 594-1175 TFLOPS
@@ -1175,18 +1203,21 @@ std::string format_trends(const TrendsReport& report) {
     for (std::size_t i = 0; i < group.rows.size(); ++i) {
       const auto& row = group.rows[i];
       if (!row.unsupported.empty() || !row.failure.empty()) {
-        std::snprintf(line, sizeof line, "  %-52s %-8s %s%s\n", row.id.c_str(), row.schedule.c_str(),
-                      row.unsupported.empty() ? "NOT SIMULATED: " : "unsupported, needs ",
-                      (row.unsupported.empty() ? row.failure : row.unsupported).c_str());
-      } else {
-        const double ratio_error = group.measured_ratio[i] > 0
-                                       ? (group.predicted_ratio[i] - group.measured_ratio[i]) / group.measured_ratio[i]
-                                       : 0;
-        std::snprintf(line, sizeof line, "  %-52s %-8s %-24s meas %10s pred %10s err %+6.1f%%  ratio %.3f vs %.3f (%+.1f%%)\n",
-                      row.id.c_str(), row.schedule.c_str(), row.metric.c_str(),
-                      format_value(row.metric, row.measured).c_str(), format_value(row.metric, row.predicted).c_str(),
-                      100 * row.error, group.measured_ratio[i], group.predicted_ratio[i], 100 * ratio_error);
+        // The reason is appended whole: a fixed buffer cut long reasons and their newline,
+        // running the next row into this one.
+        std::snprintf(line, sizeof line, "  %-52s %-8s %s", row.id.c_str(), row.schedule.c_str(),
+                      row.unsupported.empty() ? "NOT SIMULATED: " : "unsupported, needs ");
+        out += line;
+        out += (row.unsupported.empty() ? row.failure : row.unsupported) + "\n";
+        continue;
       }
+      const double ratio_error = group.measured_ratio[i] > 0
+                                     ? (group.predicted_ratio[i] - group.measured_ratio[i]) / group.measured_ratio[i]
+                                     : 0;
+      std::snprintf(line, sizeof line, "  %-52s %-8s %-24s meas %10s pred %10s err %+6.1f%%  ratio %.3f vs %.3f (%+.1f%%)\n",
+                    row.id.c_str(), row.schedule.c_str(), row.metric.c_str(),
+                    format_value(row.metric, row.measured).c_str(), format_value(row.metric, row.predicted).c_str(),
+                    100 * row.error, group.measured_ratio[i], group.predicted_ratio[i], 100 * ratio_error);
       out += line;
     }
     out += format_memory_vs_1f1b(group);
