@@ -26,7 +26,6 @@ class Greedy {
         mem_(static_cast<std::size_t>(p), 0), end_(static_cast<std::size_t>(p), 0),
         bubble_(static_cast<std::size_t>(p), 0), t_(3 * static_cast<std::size_t>(p) * static_cast<std::size_t>(m), 0),
         orders_(static_cast<std::size_t>(p)) {
-    limit_ = c.max_mem > 0 ? c.max_mem : c.mem_f * m * 3;
     for (auto& o : orders_) o.reserve(3 * static_cast<std::size_t>(m));
   }
 
@@ -42,7 +41,12 @@ class Greedy {
     const auto s = static_cast<std::size_t>(j);
     return k == F ? c_.cost_f[s] : k == B ? c_.cost_b[s] : c_.cost_w[s];
   }
-  double mem_of(Pass k) const { return k == F ? c_.mem_f : k == B ? c_.mem_b : c_.mem_w; }
+  double mem_of(Pass k, int j) const {
+    const auto s = static_cast<std::size_t>(j);
+    return k == F ? c_.mem_f[s] : k == B ? c_.mem_b[s] : c_.mem_w[s];
+  }
+  // max_mem, or the reference's default without one: three times all m forwards.
+  double limit(int j) const { return c_.max_mem > 0 ? c_.max_mem : mem_of(F, j) * m_ * 3; }
   // get_max_bubble(): bubbles only grow, so the running maximum is the maximum.
   double spare_bubble(int j) const { return max_bubble_ - bubble_[static_cast<std::size_t>(j)]; }
 
@@ -62,7 +66,7 @@ class Greedy {
     }
     e(j) = done;
     t_[(static_cast<std::size_t>(k) * p_ + static_cast<std::size_t>(j)) * m_ + static_cast<std::size_t>(mb)] = done;
-    mem(j) += mem_of(k);
+    mem(j) += mem_of(k, j);
     static constexpr WorkKind kinds[] = {WorkKind::forward, WorkKind::backward_input, WorkKind::backward_weight};
     orders_[static_cast<std::size_t>(j)].push_back({kinds[k], mb, 0});
     ++next_[k][static_cast<std::size_t>(j)];
@@ -70,7 +74,7 @@ class Greedy {
 
   // W passes until the next pass of `need` memory fits; false when none is left to free it.
   bool make_room(int j, double need) {
-    while (mem(j) + need > limit_) {
+    while (mem(j) + need > limit(j)) {
       if (w(j) >= b(j)) return false;
       put(j, W);
     }
@@ -101,10 +105,10 @@ class Greedy {
     for (int j = p_ - 2; j >= 0; --j) {
       int& r = required[static_cast<std::size_t>(j)];
       double held = mem(j), busy = e(j);
-      while (f(j) + r < m_ && held + c_.mem_f <= limit_) {
+      while (f(j) + r < m_ && held + mem_of(F, j) <= limit(j)) {
         if (allow_bubble_before_first_b ? busy + cost(F, j) > last_t + c_.cost_comm : busy >= last_t + c_.cost_comm)
           break;
-        held += c_.mem_f;
+        held += mem_of(F, j);
         busy += cost(F, j);
         ++r;
       }
@@ -127,10 +131,10 @@ class Greedy {
     if (j + 1 >= p_ || f(j) < f(j + 1) + 2) return true;
     const double next_plus_fw = e(j + 1) + cost(F, j + 1) + cost(B, j + 1) + c_.cost_comm;
     if (e(j) >= next_plus_fw) return false;
-    double w_cost = 0, with_w = mem(j) + c_.mem_f;
-    for (int k = 0; with_w > limit_ && w(j) + k < b(j); ++k) {
+    double w_cost = 0, with_w = mem(j) + mem_of(F, j);
+    for (int k = 0; with_w > limit(j) && w(j) + k < b(j); ++k) {
       w_cost += cost(W, j);
-      with_w += c_.mem_w;
+      with_w += mem_of(W, j);
     }
     if (e(j) + cost(F, j) + w_cost <= next_plus_fw) return true;
     return !(next_plus_fw - e(j) <= spare_bubble(j));
@@ -148,13 +152,13 @@ class Greedy {
           std::min(required[static_cast<std::size_t>(j)], required[static_cast<std::size_t>(j + 1)]);
     for (int j = 0; j < p_; ++j) {
       if (required[static_cast<std::size_t>(j)] == 0) continue;
-      if (!make_room(j, c_.mem_f)) return false;
+      if (!make_room(j, mem_of(F, j))) return false;
       if (j > 0) fill_wait(j, t(F, j - 1, f(j)) + c_.cost_comm, no_bubble_greedy);
       put(j, F);
     }
     for (int j = p_ - 1; j >= 0; --j) {
       if (b(j) != i) throw SimError("zb-2p heuristic: B passes out of step");
-      if (!make_room(j, c_.mem_b)) return false;
+      if (!make_room(j, mem_of(B, j))) return false;
       if (j + 1 < p_) fill_wait(j, t(B, j + 1, i) + c_.cost_comm, no_bubble_greedy);
       if (j == 0 && f(j) == m_)
         while (w(j) < b(j)) put(j, W);
@@ -179,7 +183,6 @@ class Greedy {
  private:
   int p_, m_;
   const ZbAutoConfig& c_;
-  double limit_ = 0;
   double max_bubble_ = 0;
   std::vector<std::vector<int>> next_;  // [kind][stage]: passes placed
   std::vector<double> mem_, end_, bubble_, t_;
@@ -189,24 +192,30 @@ class Greedy {
 void check_config(int p, int m, const ZbAutoConfig& c) {
   if (p < 1 || m < 1) throw SimError("zb-2p heuristic: " + std::to_string(p) + " stages, " + std::to_string(m) + " micro-batches");
   const auto n = static_cast<std::size_t>(p);
-  if (c.cost_f.size() != n || c.cost_b.size() != n || c.cost_w.size() != n)
-    throw SimError("zb-2p heuristic: pass times for " + std::to_string(c.cost_f.size()) + " stages, not " +
+  if (c.cost_f.size() != n || c.cost_b.size() != n || c.cost_w.size() != n || c.mem_f.size() != n ||
+      c.mem_b.size() != n || c.mem_w.size() != n)
+    throw SimError("zb-2p heuristic: pass times or memory for " + std::to_string(c.cost_f.size()) + " stages, not " +
                    std::to_string(p));
 }
 
 }  // namespace
 
 ZbAutoConfig zb_auto_config(const std::vector<double>& f, const std::vector<double>& b, const std::vector<double>& w,
-                            double comm, double max_pending, double weight_share) {
+                            double comm, double max_pending, double weight_share,
+                            const std::vector<double>& activation) {
   ZbAutoConfig c;
   c.cost_f.assign(f.size(), median(f));
   c.cost_b.assign(b.size(), median(b));
   c.cost_w.assign(w.size(), median(w));
   c.cost_comm = comm;
-  c.mem_f = 1;
-  c.mem_b = -(1 - weight_share);
-  c.mem_w = -weight_share;
-  c.max_mem = max_pending;
+  c.mem_f = activation.empty() ? std::vector<double>(f.size(), 1.0) : activation;
+  for (double a : c.mem_f) {
+    c.mem_b.push_back(-(1 - weight_share) * a);
+    c.mem_w.push_back(-weight_share * a);
+  }
+  // runtime.py: --zero-bubble-max-pending-backward * max(f_mem[:2]), the same for every stage.
+  const double unit = c.mem_f.empty() ? 1.0 : *std::max_element(c.mem_f.begin(), c.mem_f.begin() + std::min<std::size_t>(2, c.mem_f.size()));
+  c.max_mem = max_pending * unit;
   return c;
 }
 

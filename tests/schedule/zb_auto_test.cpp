@@ -2,6 +2,7 @@
 // (sail-sg/zero-bubble-pipeline-parallelism @ 39f2c186, zerobubble/scheduler/zb.py): the
 // same orders on the reference's own examples, valid orders, the memory limit held, and
 // representative == full replay.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
@@ -37,9 +38,9 @@ ZbAutoConfig uniform(int p, double f, double b, double w, double comm, double me
   c.cost_b.assign(static_cast<std::size_t>(p), b);
   c.cost_w.assign(static_cast<std::size_t>(p), w);
   c.cost_comm = comm;
-  c.mem_f = mem_f;
-  c.mem_b = mem_b;
-  c.mem_w = mem_w;
+  c.mem_f.assign(static_cast<std::size_t>(p), mem_f);
+  c.mem_b.assign(static_cast<std::size_t>(p), mem_b);
+  c.mem_w.assign(static_cast<std::size_t>(p), mem_w);
   c.max_mem = max_mem;
   return c;
 }
@@ -130,6 +131,43 @@ TEST_CASE("zb-2p heuristic: the best of the eight passes has the reference's spa
   CHECK(zb_auto_greedy(4, 12, uniform(4, 5, 6, 4, 0, 2, -1, -1, 10), true, true, true).span >= 193);
 }
 
+TEST_CASE("zb-2p heuristic: per-stage pass times and memory as the reference takes them", "[schedule][zb][zb_auto]") {
+  // auto_schedule.py __main__'s profiled 8-stage run (its first and last stage lighter in
+  // memory, the last slower); the reference's best span is 3623744, its peaks per stage 14555
+  // on the first (15.4 of its forwards), 16044 on the last, never above 1240 x 16.
+  ZbAutoConfig c;
+  c.cost_f = {30715, 29233, 29106, 29078, 28850, 28919, 28924, 41678};
+  c.cost_b = {31308, 29344, 29357, 29455, 29217, 29384, 29354, 38731};
+  c.cost_w = {18746, 18789, 19062, 19367, 19455, 19967, 20096, 32833};
+  c.cost_comm = 473;
+  c.mem_f = {943, 1240, 1240, 1240, 1240, 1240, 1240, 1071};
+  c.mem_b = {-533, -688, -688, -688, -688, -688, -688, -588};
+  c.mem_w = {-410, -552, -552, -552, -552, -552, -552, -483};
+  c.max_mem = 1240 * 16;
+  double best = 0;
+  for (bool a : {true, false})
+    for (bool pb : {true, false})
+      for (bool n : {true, false}) {
+        const ZbAutoResult r = zb_auto_greedy(8, 32, c, a, pb, n);
+        if (!r.orders.empty()) best = best == 0 ? r.span : std::min(best, r.span);
+      }
+  CHECK(best == Approx(3623744).margin(0.5));
+  const auto orders = zero_bubble_auto(8, 32, c);
+  auto peak = [&](int s) {
+    double held = 0, top = 0;
+    for (const WorkItem& w : orders[static_cast<std::size_t>(s)]) {
+      const auto i = static_cast<std::size_t>(s);
+      held += w.kind == WorkKind::forward ? c.mem_f[i] : w.kind == WorkKind::backward_input ? c.mem_b[i] : c.mem_w[i];
+      top = std::max(top, held);
+    }
+    return top;
+  };
+  CHECK(peak(0) == 14555);
+  CHECK(peak(7) == 16044);
+  CHECK(text(orders[0]).rfind("F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 F10 F11 F12 F13 F14 B0 F15 W0 B1 F16 W1 B2 F17 W2 B3 W3", 0) == 0);
+  CHECK(text(orders[7]).rfind("F0 B0 F1 B1 F2 B2 F3 B3", 0) == 0);
+}
+
 TEST_CASE("zb-2p heuristic: valid orders under the limit for every shape", "[schedule][zb][zb_auto]") {
   struct Case {
     int p, m;
@@ -169,8 +207,22 @@ TEST_CASE("zb-2p heuristic: a 2p limit fills the first stage, a larger one is no
   const ZbAutoConfig c = zb_auto_config({1, 5, 2}, {3, 3, 9}, {1, 1, 1}, 0.5, 6);
   CHECK(c.cost_f == std::vector<double>{2, 2, 2});
   CHECK(c.cost_b == std::vector<double>{3, 3, 3});
-  CHECK(c.mem_b == -0.5);
+  CHECK(c.mem_b == std::vector<double>{-0.5, -0.5, -0.5});
   CHECK(c.max_mem == 6);
+  // Memory per stage: the limit is max_pending times the larger of the first two stages'
+  // activations, the same bytes everywhere (runtime.py max(f_mem[:2])).
+  const ZbAutoConfig bytes = zb_auto_config({1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 0, 6, 0.25, {2, 3, 5});
+  CHECK(bytes.max_mem == 18);
+  CHECK(bytes.mem_w == std::vector<double>{-0.5, -0.75, -1.25});
+  CHECK(bytes.mem_b == std::vector<double>{-1.5, -2.25, -3.75});
+  // A first stage with two thirds of the others' activations runs up to 3p of its own forwards
+  // under the 2p limit of theirs.
+  const int q = 4;
+  const std::vector<double> ones(q, 1.0);
+  const auto uneven = zero_bubble_auto(q, 16, zb_auto_config(ones, ones, ones, 0, 2 * q, 0.5, {2, 3, 3, 3}));
+  CHECK(activations_in_flight(uneven[0], 1).units * 2 <= 2 * q * 3);
+  CHECK(activations_in_flight(uneven[0], 1).units > 2 * q);
+  CHECK(activations_in_flight(uneven[1], 1).units <= 2 * q);
 }
 
 TEST_CASE("zb-2p heuristic: a limit below one micro-batch's activations is a config error", "[schedule][zb][zb_auto]") {

@@ -22,16 +22,21 @@ struct ZbAutoConfig {
   // Per stage (all of one size, p): the pass times in any one unit.
   std::vector<double> cost_f, cost_b, cost_w;
   double cost_comm = 0;  // one P2P transfer between neighbouring stages
-  // Memory of each pass, in units of one forward's activations.
-  double mem_f = 1, mem_b = -0.5, mem_w = -0.5;
-  double max_mem = 0;  // per stage, in the same unit; <= 0: unlimited (the reference's 3m mem_f)
+  // Per stage: the memory each pass adds (a forward its micro-batch's activations, B and W
+  // what they free), in any one unit.
+  std::vector<double> mem_f, mem_b, mem_w;
+  double max_mem = 0;  // every stage's limit, in the same unit; <= 0: 3 m mem_f (the reference's default)
 };
 
 // The reference's run: pass times the medians over stages (runtime.py's scheduler, "uniform
-// f/b/w timing"), memory limit `max_pending` forward activations, W holding `weight_share`
-// of a micro-batch's activations after B (schedule.hpp kWeightGradActivationShare).
+// f/b/w timing"); `activation[s]` one micro-batch's activations on stage s (empty: 1 on every
+// stage), W holding `weight_share` of them after B (schedule.hpp kWeightGradActivationShare);
+// the limit `max_pending` times the larger of the first two stages' (runtime.py:
+// max_pending_backward * max(f_mem[:2])), the same bytes on every stage, so a stage with fewer
+// layers holds more micro-batches.
 ZbAutoConfig zb_auto_config(const std::vector<double>& f, const std::vector<double>& b, const std::vector<double>& w,
-                            double comm, double max_pending, double weight_share = kWeightGradActivationShare);
+                            double comm, double max_pending, double weight_share = kWeightGradActivationShare,
+                            const std::vector<double>& activation = {});
 
 // One greedy pass (Graph.manual_order) with its three switches; `span` is the longest stage's
 // time from its first F's start to its last W's end. Empty orders when the limit cannot hold
