@@ -22,9 +22,14 @@ double median(std::vector<double> v) {
 class Greedy {
  public:
   Greedy(int p, int m, const ZbAutoConfig& c)
-      : p_(p), m_(m), c_(c), next_(3, std::vector<int>(static_cast<std::size_t>(p), 0)),
-        mem_(static_cast<std::size_t>(p), 0), end_(static_cast<std::size_t>(p), 0),
-        bubble_(static_cast<std::size_t>(p), 0), t_(3 * static_cast<std::size_t>(p) * static_cast<std::size_t>(m), 0),
+      : p_(p),
+        m_(m),
+        c_(c),
+        next_(3, std::vector<int>(static_cast<std::size_t>(p), 0)),
+        mem_(static_cast<std::size_t>(p), 0),
+        end_(static_cast<std::size_t>(p), 0),
+        bubble_(static_cast<std::size_t>(p), 0),
+        t_(3 * static_cast<std::size_t>(p) * static_cast<std::size_t>(m), 0),
         orders_(static_cast<std::size_t>(p)) {
     for (auto& o : orders_) o.reserve(3 * static_cast<std::size_t>(m));
   }
@@ -145,8 +150,7 @@ class Greedy {
   // wait calls for them. False when the limit cannot hold a pass.
   bool round(int i, bool prioritize_b, bool no_bubble_greedy) {
     std::vector<int> required(static_cast<std::size_t>(p_), 0);
-    for (int j = 0; j < p_; ++j)
-      required[static_cast<std::size_t>(j)] = prioritize_b ? wants_forward(j) : f(j) < m_;
+    for (int j = 0; j < p_; ++j) required[static_cast<std::size_t>(j)] = prioritize_b ? wants_forward(j) : f(j) < m_;
     for (int j = p_ - 2; j >= 0; --j)
       required[static_cast<std::size_t>(j)] =
           std::min(required[static_cast<std::size_t>(j)], required[static_cast<std::size_t>(j + 1)]);
@@ -174,8 +178,7 @@ class Greedy {
     for (int j = 0; j < p_; ++j)
       while (w(j) < m_) put(j, W);
     ZbAutoResult out;
-    for (int j = 0; j < p_; ++j)
-      out.span = std::max(out.span, t(W, j, m_ - 1) - t(F, j, 0) + cost(F, j));
+    for (int j = 0; j < p_; ++j) out.span = std::max(out.span, t(W, j, m_ - 1) - t(F, j, 0) + cost(F, j));
     out.orders = std::move(orders_);
     return out;
   }
@@ -190,7 +193,8 @@ class Greedy {
 };
 
 void check_config(int p, int m, const ZbAutoConfig& c) {
-  if (p < 1 || m < 1) throw SimError("zb-2p heuristic: " + std::to_string(p) + " stages, " + std::to_string(m) + " micro-batches");
+  if (p < 1 || m < 1)
+    throw SimError("zb-2p heuristic: " + std::to_string(p) + " stages, " + std::to_string(m) + " micro-batches");
   const auto n = static_cast<std::size_t>(p);
   if (c.cost_f.size() != n || c.cost_b.size() != n || c.cost_w.size() != n || c.mem_f.size() != n ||
       c.mem_b.size() != n || c.mem_w.size() != n)
@@ -214,7 +218,9 @@ ZbAutoConfig zb_auto_config(const std::vector<double>& f, const std::vector<doub
     c.mem_w.push_back(-weight_share * a);
   }
   // runtime.py: --zero-bubble-max-pending-backward * max(f_mem[:2]), the same for every stage.
-  const double unit = c.mem_f.empty() ? 1.0 : *std::max_element(c.mem_f.begin(), c.mem_f.begin() + std::min<std::size_t>(2, c.mem_f.size()));
+  const double unit =
+      c.mem_f.empty() ? 1.0
+                      : *std::max_element(c.mem_f.begin(), c.mem_f.begin() + std::min<std::size_t>(2, c.mem_f.size()));
   c.max_mem = max_pending * unit;
   return c;
 }
@@ -247,6 +253,11 @@ std::vector<StageOrder> zero_bubble_auto(int p, int m, const ZbAutoConfig& confi
     throw ConfigError(d);
   }
   return best.orders;
+}
+
+std::vector<StageOrder> zero_bubble_2p_orders(int p, int m, double weight_share) {
+  const std::vector<double> equal(static_cast<std::size_t>(std::max(p, 0)), 1.0);
+  return zero_bubble_auto(p, m, zb_auto_config(equal, equal, equal, 0, 2.0 * p, weight_share));
 }
 
 }  // namespace trainsim

@@ -2,19 +2,20 @@
 // (sail-sg/zero-bubble-pipeline-parallelism @ 39f2c186, zerobubble/scheduler/zb.py): the
 // same orders on the reference's own examples, valid orders, the memory limit held, and
 // representative == full replay.
+#include "trainsim/schedule/zb_auto.hpp"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "pipeline_fixtures.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
-#include "trainsim/schedule/zb_auto.hpp"
-#include "pipeline_fixtures.hpp"
 
 using namespace trainsim;
 
@@ -25,7 +26,9 @@ std::string text(const StageOrder& order) {
   std::ostringstream os;
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (i) os << ' ';
-    os << (order[i].kind == WorkKind::forward ? 'F' : order[i].kind == WorkKind::backward_input ? 'B' : 'W')
+    os << (order[i].kind == WorkKind::forward          ? 'F'
+           : order[i].kind == WorkKind::backward_input ? 'B'
+                                                       : 'W')
        << order[i].microbatch;
   }
   return os.str();
@@ -100,14 +103,18 @@ TEST_CASE("zb-2p heuristic: the reference's orders on its own examples", "[sched
   // the same greedy at T_F = T_B = T_W under a 2p limit; the strings are the reference's
   // output (zb.py initial_solution, nodes sorted by completion time).
   const auto a = zero_bubble_auto(4, 12, uniform(4, 5, 6, 4, 0, 2, -1, -1, 10));
-  CHECK(text(a[0]) == "F0 F1 F2 F3 F4 B0 W0 F5 B1 W1 F6 B2 W2 F7 B3 B4 F8 B5 W3 F9 B6 W4 F10 B7 W5 F11 W6 W7 B8 W8 B9 W9 "
-                      "B10 W10 B11 W11");
-  CHECK(text(a[1]) == "F0 F1 F2 F3 B0 F4 B1 W0 F5 B2 W1 F6 B3 B4 F7 B5 W2 F8 B6 W3 F9 B7 W4 F10 B8 W5 F11 B9 W6 B10 W7 "
-                      "B11 W8 W9 W10 W11");
-  CHECK(text(a[2]) == "F0 F1 F2 B0 F3 B1 F4 B2 W0 F5 B3 B4 F6 B5 F7 B6 W1 F8 B7 W2 F9 B8 W3 F10 B9 W4 F11 B10 W5 B11 W6 "
-                      "W7 W8 W9 W10 W11");
-  CHECK(text(a[3]) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 W0 F8 B8 W1 F9 B9 W2 F10 B10 W3 F11 B11 W4 W5 W6 "
-                      "W7 W8 W9 W10 W11");
+  CHECK(text(a[0]) ==
+        "F0 F1 F2 F3 F4 B0 W0 F5 B1 W1 F6 B2 W2 F7 B3 B4 F8 B5 W3 F9 B6 W4 F10 B7 W5 F11 W6 W7 B8 W8 B9 W9 "
+        "B10 W10 B11 W11");
+  CHECK(text(a[1]) ==
+        "F0 F1 F2 F3 B0 F4 B1 W0 F5 B2 W1 F6 B3 B4 F7 B5 W2 F8 B6 W3 F9 B7 W4 F10 B8 W5 F11 B9 W6 B10 W7 "
+        "B11 W8 W9 W10 W11");
+  CHECK(text(a[2]) ==
+        "F0 F1 F2 B0 F3 B1 F4 B2 W0 F5 B3 B4 F6 B5 F7 B6 W1 F8 B7 W2 F9 B8 W3 F10 B9 W4 F11 B10 W5 B11 W6 "
+        "W7 W8 W9 W10 W11");
+  CHECK(text(a[3]) ==
+        "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7 W0 F8 B8 W1 F9 B9 W2 F10 B10 W3 F11 B11 W4 W5 W6 "
+        "W7 W8 W9 W10 W11");
   const auto b = zero_bubble_auto(4, 6, uniform(4, 1, 1, 1, 0, 1, -0.5, -0.5, 8));
   CHECK(text(b[0]) == "F0 F1 F2 F3 F4 F5 B0 W0 B1 W1 B2 W2 B3 W3 B4 W4 B5 W5");
   CHECK(text(b[1]) == "F0 F1 F2 F3 F4 B0 F5 B1 W0 B2 W1 B3 W2 B4 W3 B5 W4 W5");
@@ -164,7 +171,8 @@ TEST_CASE("zb-2p heuristic: per-stage pass times and memory as the reference tak
   };
   CHECK(peak(0) == 14555);
   CHECK(peak(7) == 16044);
-  CHECK(text(orders[0]).rfind("F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 F10 F11 F12 F13 F14 B0 F15 W0 B1 F16 W1 B2 F17 W2 B3 W3", 0) == 0);
+  CHECK(text(orders[0]).rfind("F0 F1 F2 F3 F4 F5 F6 F7 F8 F9 F10 F11 F12 F13 F14 B0 F15 W0 B1 F16 W1 B2 F17 W2 B3 W3",
+                              0) == 0);
   CHECK(text(orders[7]).rfind("F0 B0 F1 B1 F2 B2 F3 B3", 0) == 0);
 }
 
@@ -173,17 +181,17 @@ TEST_CASE("zb-2p heuristic: valid orders under the limit for every shape", "[sch
     int p, m;
     double f, b, w, comm, weight_share, limit;
   };
-  const Case cases[] = {
-      {8, 24, 1, 1, 1, 0, 0.5, 16},   {8, 24, 1.3, 1.4, 0.9, 0.05, 0.5, 16}, {8, 64, 1, 2, 0.5, 0.1, 0.45, 16},
-      {4, 3, 1, 1, 1, 0, 0.5, 8},     {1, 5, 1, 1, 1, 0, 0.5, 2},            {16, 16, 1, 1.2, 0.8, 0.01, 0.5, 32},
-      {6, 13, 3, 2, 1, 2, 0.4, 12},   {4, 12, 1, 1, 1, 0, 0.5, 4},           {8, 32, 1, 1, 1, 0, 0.5, 8},
-      {2, 40, 1, 1.1, 0.6, 0.2, 0.5, 4}};
+  const Case cases[] = {{8, 24, 1, 1, 1, 0, 0.5, 16},      {8, 24, 1.3, 1.4, 0.9, 0.05, 0.5, 16},
+                        {8, 64, 1, 2, 0.5, 0.1, 0.45, 16}, {4, 3, 1, 1, 1, 0, 0.5, 8},
+                        {1, 5, 1, 1, 1, 0, 0.5, 2},        {16, 16, 1, 1.2, 0.8, 0.01, 0.5, 32},
+                        {6, 13, 3, 2, 1, 2, 0.4, 12},      {4, 12, 1, 1, 1, 0, 0.5, 4},
+                        {8, 32, 1, 1, 1, 0, 0.5, 8},       {2, 40, 1, 1.1, 0.6, 0.2, 0.5, 4}};
   for (const Case& k : cases) {
     CAPTURE(k.p, k.m, k.f, k.b, k.w, k.comm, k.weight_share, k.limit);
-    const ZbAutoConfig c = zb_auto_config(std::vector<double>(static_cast<std::size_t>(k.p), k.f),
-                                          std::vector<double>(static_cast<std::size_t>(k.p), k.b),
-                                          std::vector<double>(static_cast<std::size_t>(k.p), k.w), k.comm, k.limit,
-                                          k.weight_share);
+    const ZbAutoConfig c =
+        zb_auto_config(std::vector<double>(static_cast<std::size_t>(k.p), k.f),
+                       std::vector<double>(static_cast<std::size_t>(k.p), k.b),
+                       std::vector<double>(static_cast<std::size_t>(k.p), k.w), k.comm, k.limit, k.weight_share);
     const auto orders = zero_bubble_auto(k.p, k.m, c);
     REQUIRE(orders.size() == static_cast<std::size_t>(k.p));
     for (const StageOrder& o : orders) {
@@ -194,8 +202,7 @@ TEST_CASE("zb-2p heuristic: valid orders under the limit for every shape", "[sch
   }
 }
 
-TEST_CASE("zb-2p heuristic: a 2p limit fills the first stage, a larger one is not reached",
-          "[schedule][zb][zb_auto]") {
+TEST_CASE("zb-2p heuristic: a 2p limit fills the first stage, a larger one is not reached", "[schedule][zb][zb_auto]") {
   const int p = 8, m = 24;
   const std::vector<double> t(p, 1.0);
   const auto at_2p = zero_bubble_auto(p, m, zb_auto_config(t, t, t, 0, 2 * p));
@@ -258,5 +265,27 @@ TEST_CASE("zb-2p heuristic: representative and full replay agree on a uniform cl
     CHECK(d.peak_activation_bytes == Approx(r.peak_activation_bytes));
     CHECK(d.peak_activation_bytes ==
           Approx(activations_in_flight(orders[static_cast<std::size_t>(d.stage)], 1).units * testing::kAct));
+  }
+}
+
+TEST_CASE("zb-2p orders without pass times: the first stages at the 2p limit, as with priced times",
+          "[schedule][zb][zb_auto]") {
+  // p = 8, m = 24 (the paper's 1.5B rows): the reference's greedy at equal times holds
+  // 16, 16, 16, 16, 15.5, 14.5, 13.5, 12.5 units; with the 1.5B row's priced times (T_F 17.6,
+  // T_B 21.2, T_W 10.3 ms, P2P 0.12 ms) the stages bounding the peak hold the same 16.
+  const int p = 8, m = 24;
+  const auto equal = zero_bubble_2p_orders(p, m);
+  const std::vector<double> want{16, 16, 16, 16, 15.5, 14.5, 13.5, 12.5};
+  for (int s = 0; s < p; ++s)
+    CHECK(activations_in_flight(equal[static_cast<std::size_t>(s)], 1).units == want[static_cast<std::size_t>(s)]);
+  const auto priced = zero_bubble_auto(p, m,
+                                       zb_auto_config(std::vector<double>(p, 17.59), std::vector<double>(p, 21.17),
+                                                      std::vector<double>(p, 10.27), 0.124, 2 * p));
+  for (int s = 0; s < 4; ++s) CHECK(activations_in_flight(priced[static_cast<std::size_t>(s)], 1).units == 16);
+  CHECK(runs_to_the_end(equal, m));
+  // Fewer micro-batches than the limit: every stage holds at most m.
+  for (const StageOrder& o : zero_bubble_2p_orders(8, 4)) {
+    CHECK(each_pass_once_in_order(o, 4));
+    CHECK(activations_in_flight(o, 1).units <= 4);
   }
 }
