@@ -23,7 +23,6 @@ std::string schedule_choices() {
   for (PipelineSchedule s : all_schedules()) {
     out += to_string(s);
     if (s == PipelineSchedule::interleaved) out += "[:V] (V >= 2)";
-    if (s == PipelineSchedule::zero_bubble_h2) out += " (or zb-2p)";
     out += ", ";
   }
   return out + "comma-separated";

@@ -147,6 +147,7 @@ std::vector<std::pair<PipelineSchedule, int>> schedules_for(int pp, int m, int l
         break;
       case PipelineSchedule::zero_bubble_h1:
       case PipelineSchedule::zero_bubble_h2:
+      case PipelineSchedule::zero_bubble_2p:
         out.push_back({s, 1});
         break;
       case PipelineSchedule::zero_bubble_v:

@@ -77,6 +77,7 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.schedule", "gpipe", "", "", "no GPipe schedule: get_forward_backward_func runs 1F1B or interleaved 1F1B"},
       A{"plan.schedule", "zb-h1", "", "", kNoZeroBubble},
       A{"plan.schedule", "zb-h2", "", "", kNoZeroBubble},
+      A{"plan.schedule", "zb-2p", "", "", kNoZeroBubble},
       A{"plan.schedule", "zb-v", "", "", kNoZeroBubble},
       A{"plan.schedule", "dualpipe", "", "", kNoDualPipe},
       A{"plan.schedule", "dualpipev", "", "", kNoDualPipe},
@@ -197,6 +198,7 @@ std::vector<LaunchArgument> torchtitan_launch_arguments() {
       A{"plan.schedule", "gpipe", "", "--parallelism.pipeline_parallel_schedule GPipe", ""},
       A{"plan.schedule", "zb-h1", "", "", no_zb},
       A{"plan.schedule", "zb-h2", "", "", no_zb},
+      A{"plan.schedule", "zb-2p", "", "", no_zb},
       // Two stages per rank in a V: torch.distributed.pipelining's ScheduleZBVZeroBubble and
       // ScheduleDualPipeV, which torchtitan's get_schedule_class finds by these names.
       A{"plan.schedule", "zb-v", "", "--parallelism.pipeline_parallel_schedule ZBVZeroBubble", ""},
@@ -293,6 +295,7 @@ std::vector<LaunchArgument> deepspeed_launch_arguments() {
       A{"plan.schedule", "zb-h1", "plan.sequence_parallel=true", "",
         "Megatron-DeepSpeed's --enable-zbh1-pipeline asserts sequence_parallel == False (megatron/arguments.py)"},
       A{"plan.schedule", "zb-h2", "", "", "Megatron-DeepSpeed's only zero-bubble flag is --enable-zbh1-pipeline"},
+      A{"plan.schedule", "zb-2p", "", "", "Megatron-DeepSpeed's only zero-bubble flag is --enable-zbh1-pipeline"},
       A{"plan.schedule", "zb-v", "", "", one_stage},
       A{"plan.schedule", "dualpipe", "", "", one_stage},
       A{"plan.schedule", "dualpipev", "", "", one_stage},

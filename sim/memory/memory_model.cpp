@@ -156,6 +156,8 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage) {
       return std::min(m, p - stage);
     case PipelineSchedule::zero_bubble_h2:  // (2p-1) M_B (Qi et al. 2023, Section 2.2)
       return std::min(m, 2 * p - 1);
+    case PipelineSchedule::zero_bubble_2p:  // the heuristic's limit: 2p micro-batches' activations (zb_auto.hpp)
+      return std::min(m, 2 * p);
     case PipelineSchedule::zero_bubble_v:  // p M_B = 2p chunk activations (Qi et al. 2024)
       return std::min(2 * m, 2 * p);
     case PipelineSchedule::dualpipe:  // PP + 1 stage activations (DeepSeek-V3, Table 2); dualpipev: 2p + 1 chunks

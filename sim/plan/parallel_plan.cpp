@@ -32,6 +32,7 @@ const char* to_string(PipelineSchedule value) {
     case PipelineSchedule::interleaved: return "interleaved";
     case PipelineSchedule::zero_bubble_h1: return "zb-h1";
     case PipelineSchedule::zero_bubble_h2: return "zb-h2";
+    case PipelineSchedule::zero_bubble_2p: return "zb-2p";
     case PipelineSchedule::zero_bubble_v: return "zb-v";
     case PipelineSchedule::dualpipe: return "dualpipe";
     case PipelineSchedule::dualpipev: return "dualpipev";

@@ -6,6 +6,7 @@
 
 #include "orders.hpp"
 #include "trainsim/common/error.hpp"
+#include "trainsim/schedule/zb_auto.hpp"
 
 namespace trainsim {
 namespace {
@@ -212,14 +213,13 @@ int model_copies(PipelineSchedule schedule) { return schedule == PipelineSchedul
 
 std::vector<PipelineSchedule> all_schedules() {
   return {PipelineSchedule::gpipe,          PipelineSchedule::one_f_one_b,    PipelineSchedule::interleaved,
-          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_v,
-          PipelineSchedule::dualpipe,       PipelineSchedule::dualpipev};
+          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_2p,
+          PipelineSchedule::zero_bubble_v,  PipelineSchedule::dualpipe,       PipelineSchedule::dualpipev};
 }
 
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
   for (PipelineSchedule s : all_schedules())
     if (name == to_string(s)) return s;
-  if (name == "zb-2p") return PipelineSchedule::zero_bubble_h2;
   return std::nullopt;
 }
 
@@ -240,6 +240,7 @@ double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
       return 1.0 / std::max(1, chunks);
     case PipelineSchedule::zero_bubble_h1:
     case PipelineSchedule::zero_bubble_h2:
+    case PipelineSchedule::zero_bubble_2p:
       return 1.0 / 3;
     case PipelineSchedule::zero_bubble_v:
       return 1.0 / 6;
@@ -252,7 +253,7 @@ double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
 
 bool splits_backward(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::zero_bubble_h1 || schedule == PipelineSchedule::zero_bubble_h2 ||
-         schedule == PipelineSchedule::zero_bubble_v;
+         schedule == PipelineSchedule::zero_bubble_2p || schedule == PipelineSchedule::zero_bubble_v;
 }
 
 bool has_weight_passes(PipelineSchedule schedule) {
@@ -346,6 +347,7 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
     return detail::dualpipev_orders(stages, microbatches);
   }
   if (schedule == PipelineSchedule::zero_bubble_v) return zero_bubble_v(stages, microbatches);
+  if (schedule == PipelineSchedule::zero_bubble_2p) return zero_bubble_2p_orders(stages, microbatches);
   std::vector<StageOrder> orders;
   orders.reserve(static_cast<std::size_t>(stages));
   for (int s = 0; s < stages; ++s) {
@@ -367,6 +369,7 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
       case PipelineSchedule::zero_bubble_h2:
         orders.push_back(zero_bubble_h2(stages, s, microbatches));
         break;
+      case PipelineSchedule::zero_bubble_2p:
       case PipelineSchedule::zero_bubble_v:
       case PipelineSchedule::dualpipe:
       case PipelineSchedule::dualpipev:

@@ -1,7 +1,7 @@
-# The zero-bubble schedules from the command line (issue 16): zb-h2 (zb-2p its alias) and zb-v.
+# The zero-bubble schedules from the command line (issue 16): zb-h2, zb-2p and zb-v.
 trainsim_cli_test(schedule_zb_v_runs 0 "zb-v"
   run scenarios/default.yaml --set plan.schedule=zb-v)
-trainsim_cli_test(schedule_zb_2p_replays_as_zb_h2 0 "zb-h2"
+trainsim_cli_test(schedule_zb_2p_runs_as_itself 0 "zb-2p"
   run scenarios/default.yaml --set plan.schedule=zb-2p)
 trainsim_cli_test(schedule_zb_v_needs_whole_layers_in_each_of_2p_chunks 2
   "zb-v: 2 \\* pipeline_model_parallel_size \\(64 chunks\\) does not divide num_hidden_layers \\(96\\)"

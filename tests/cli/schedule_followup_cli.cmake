@@ -4,11 +4,11 @@
 trainsim_cli_test(compare_runs_zb_h2_and_zb_v 0
   "\nzb-h2 +[0-9]+\\.[0-9]+ .*\nzb-v +[0-9]+\\.[0-9]+ "
   compare scenarios/gpt3-175b-a100-1024.yaml --schedules 1f1b,interleaved:3,zb-h1,zb-h2,zb-v)
-trainsim_cli_test(compare_reads_zb_2p_as_an_alias 0 "\nzb-2p +[0-9]+\\.[0-9]+ "
-  compare scenarios/default.yaml --schedules 1f1b,zb-2p)
-# The valid list comes from the schedule module: every schedule, the alias and interleaved's V.
+trainsim_cli_test(compare_runs_zb_2p 0 "\nzb-2p +[0-9]+\\.[0-9]+ "
+  compare scenarios/gpt3-175b-a100-1024.yaml --schedules 1f1b,zb-2p)
+# The valid list comes from the schedule module: every schedule and interleaved's V.
 trainsim_cli_test(compare_unknown_schedule_lists_every_schedule 2
-  "unknown schedule 'pipedream'.*gpipe, 1f1b, interleaved\\[:V\\] \\(V >= 2\\), zb-h1, zb-h2 \\(or zb-2p\\), zb-v"
+  "unknown schedule 'pipedream'.*gpipe, 1f1b, interleaved\\[:V\\] \\(V >= 2\\), zb-h1, zb-h2, zb-2p, zb-v"
   compare scenarios/default.yaml --schedules 1f1b,pipedream)
 trainsim_cli_test(compare_v_only_for_interleaved 2 "'zb-v:2': only interleaved takes a number of virtual stages"
   compare scenarios/default.yaml --schedules zb-v:2)

@@ -1,7 +1,7 @@
 # --version, `keys`, and per-subcommand help (issue 20).
 trainsim_cli_test(version_prints_the_project_version 0 "^trainsim ${PROJECT_VERSION}\n$" --version)
 trainsim_cli_test(keys_prints_type_default_range_and_meaning 0
-  "key +type +default +valid +meaning\nplan.schedule +choice +1f1b +gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-2p, zb-v, dualpipe, dualpipev +pipeline schedule \\(zb-2p: zb-h2\\)\n$"
+  "key +type +default +valid +meaning\nplan.schedule +choice +1f1b +gpipe, 1f1b, interleaved, zb-h1, zb-h2, zb-2p, zb-v, dualpipe, dualpipev +pipeline schedule \\(zb-2p: the zero-bubble reference's heuristic under a 2p memory limit\\)\n$"
   keys plan.schedule)
 trainsim_cli_test(keys_of_a_hardware_file 0 "node.devices_per_node +integer +8 +integer in \\[1, 1024\\] +devices in one server"
   keys --file hardware node.)

@@ -41,11 +41,11 @@ TEST_CASE("search enumerates every schedule and every interleaving depth the lay
                                                                      : to_string(p.schedule));
   }
   // 96 layers on 16 stages: v = 2, 3 and 6 (one layer per virtual stage); GPipe is left out
-  // (1F1B's bubble with more activations). zb-h2, zb-v, dualpipe and dualpipev (which 96 layers
+  // (1F1B's bubble with more activations). zb-h2, zb-2p, zb-v, dualpipe and dualpipev (which 96 layers
   // and 48 micro-batches allow at PP16) are searched once every launch table lists them.
   CHECK(interleaved_at_pp16.count({2, 6}) == 1);
   std::set<std::string> want{"1f1b", "interleaved:2", "interleaved:3", "interleaved:6", "zb-h1"};
-  for (auto sched : {PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_v, PipelineSchedule::dualpipe,
+  for (auto sched : {PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_2p, PipelineSchedule::zero_bubble_v, PipelineSchedule::dualpipe,
                      PipelineSchedule::dualpipev}) {
     ParallelPlan probe;
     probe.schedule = sched;

@@ -44,9 +44,12 @@ int trailing(const StageOrder& order, WorkKind kind) {
 
 }  // namespace
 
-TEST_CASE("schedule names: zb-h2, zb-v, and zb-2p replayed as zb-h2", "[schedule][zb]") {
+TEST_CASE("schedule names: zb-h2, zb-2p, zb-v", "[schedule][zb]") {
   CHECK(schedule_from_name("zb-h2") == PipelineSchedule::zero_bubble_h2);
-  CHECK(schedule_from_name("zb-2p") == PipelineSchedule::zero_bubble_h2);
+  CHECK(schedule_from_name("zb-2p") == PipelineSchedule::zero_bubble_2p);
+  CHECK(std::string(to_string(PipelineSchedule::zero_bubble_2p)) == "zb-2p");
+  CHECK(splits_backward(PipelineSchedule::zero_bubble_2p));
+  CHECK(chunks_per_stage(PipelineSchedule::zero_bubble_2p, 1) == 1);
   CHECK(schedule_from_name("zb-v") == PipelineSchedule::zero_bubble_v);
   CHECK(schedule_from_name("1f1b") == PipelineSchedule::one_f_one_b);
   CHECK_FALSE(schedule_from_name("zb-h3").has_value());

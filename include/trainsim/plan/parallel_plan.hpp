@@ -16,6 +16,7 @@ enum class PipelineSchedule {
   interleaved,
   zero_bubble_h1,
   zero_bubble_h2,
+  zero_bubble_2p,  // the zero-bubble reference's heuristic under a 2p memory limit (schedule/zb_auto.hpp)
   zero_bubble_v,
   dualpipe,
   dualpipev

@@ -86,8 +86,8 @@ int model_copies(PipelineSchedule schedule);
 // Every schedule, in the order the CLI and its error messages list them; to_string gives each name.
 std::vector<PipelineSchedule> all_schedules();
 
-// The schedule a name gives ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev"; "zb-2p",
-// the searched schedule ZB-H2 is the handcrafted form of, replays as zb-h2); nullopt if none.
+// The schedule a name gives ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-2p", "zb-v", "dualpipe",
+// "dualpipev"); nullopt if none.
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name);
 
 // Model chunks a device holds: the plan's v for interleaved, 2 for ZB-V, DualPipe and
