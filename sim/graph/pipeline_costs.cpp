@@ -210,9 +210,14 @@ P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framewo
       !framework.p2p_exchange_blocking.value)
     return P2pExchange::streams;
   // The interleaved schedule's exchanges (overlapped, or blocking without overlap_p2p_comm)
-  // are built (task_graph.cpp) but not applied: for some plans the search enumerates (a
-  // backward of chunk 3, `search` in tests/cli) the replay's per-pair streams deadlock, found
-  // at the end of issue 16's work; until that is understood its transfers keep their streams.
+  // are built (task_graph.cpp) but not applied. The deadlock found at the end of issue 16's
+  // work (`search` in tests/cli) was the m = p schedule's first backward receive, posted with
+  // the last forward's exchange (fixed: list_exchange_points, tests/graph/
+  // interleaved_exchange_test.cpp). A second remains, in full mode only, overlapped and
+  // blocking alike: on 8-GPU B200 servers TP 8 (PP neighbours in other servers), PP 4 v 2, DP 2,
+  // m = 4 or 8, overlap_grad_reduce on (tests/engine/property_test.cpp found TP 8 CP 2 DP 4;
+  // gone with overlap_grad_reduce off, or TP 4 / 2, or DP 1). Until it is understood the
+  // transfers keep their streams (overlapped, the calibration set moves by under 0.1%).
   if (plan.schedule == PipelineSchedule::interleaved && chunks > 1) return P2pExchange::streams;
   return P2pExchange::blocking;
 }

@@ -562,6 +562,15 @@ class Builder {
       auto& points = exchange_[static_cast<std::size_t>(s)];
       points.assign(static_cast<std::size_t>(n), {});
       auto forward = [&order](int i) { return order[static_cast<std::size_t>(i)].kind == WorkKind::forward; };
+      // The interleaved schedule with m = p runs every pass in its warmup (schedule.cpp
+      // interleaved: Megatron's all_warmup_microbatches): all forwards, each with its warmup
+      // exchange, then recv_backward (blocking) for the first backward, then the cooldown's
+      // backwards. Its last forward and first backward are no steady-state step, and the first
+      // backward's input is received after the last forward, not with it: posted with the last
+      // forward's exchange, on the stream it shares with that exchange's send to the same
+      // neighbour, the receive would wait for a gradient that needs the send behind it (the
+      // deadlock found at the end of issue 16's work, every interleaved plan with m = p).
+      const bool all_warmup = costs_.schedule == PipelineSchedule::interleaved && m_ == p_;
       if (costs_.p2p_exchange == P2pExchange::blocking) {
         // Steps: one item each, but a forward followed by a backward in the interleaved
         // schedule is one (its steady state runs forward_k and backward_k, then
@@ -572,7 +581,7 @@ class Builder {
         std::vector<int> first;  // first item of each step
         std::vector<int> step(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) {
-          const bool joins = costs_.schedule == PipelineSchedule::interleaved && i > 0 && forward(i - 1) &&
+          const bool joins = costs_.schedule == PipelineSchedule::interleaved && !all_warmup && i > 0 && forward(i - 1) &&
                              !forward(i) && first.back() == i - 1;
           if (!joins) first.push_back(i);
           step[static_cast<std::size_t>(i)] = static_cast<int>(first.size()) - 1;
@@ -601,7 +610,9 @@ class Builder {
         // The first backward's input is received with the last warmup forward's exchange
         // (send_backward_recv_backward after it), before the steady state's first forward;
         // the first forward's before the warmup (recv_forward).
-        if (d == 1 && e.post_recv < 0) e.post_recv = i >= 2 && forward(i - 1) && forward(i - 2) ? i - 2 : i - 1;
+        // With every pass in the warmup, recv_backward after the last forward (all_warmup).
+        if (d == 1 && e.post_recv < 0)
+          e.post_recv = !all_warmup && i >= 2 && forward(i - 1) && forward(i - 2) ? i - 2 : i - 1;
         e.wait_recv = i;
         if (last[static_cast<std::size_t>(d)] >= 0) points[static_cast<std::size_t>(last[static_cast<std::size_t>(d)])].wait_send = i;
         last[static_cast<std::size_t>(d)] = i;
