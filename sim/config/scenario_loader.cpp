@@ -334,6 +334,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.peak_flops_bf16 = v.num("device.peak_flops_bf16");
   d.peak_flops_fp16 = v.has("device.peak_flops_fp16") ? v.num("device.peak_flops_fp16") : d.peak_flops_bf16;
   d.peak_flops_fp8 = v.num("device.peak_flops_fp8");
+  d.mxfp8 = as_bool(v, "device.mxfp8");
   d.peak_flops_fp32 = v.num("device.peak_flops_fp32");
   d.hbm_bytes = v.num("device.hbm_bytes");
   d.hbm_bandwidth = v.num("device.hbm_bandwidth");
@@ -849,6 +850,19 @@ void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::str
     problems.push_back({where("plan.fp8_activation_cache"), "plan.fp8_activation_cache",
                         cache + " on a " + to_string(plan.precision) + " plan (no FP8 Linears)",
                         "none, or plan.precision fp8"});
+  // Issue 15: the FP8 recipe; a recipe other than the default says FP8, so only on FP8 plans.
+  const std::string recipe = v.str("plan.fp8_recipe");
+  plan.fp8_recipe = recipe == "tensorwise" ? Fp8Recipe::tensorwise
+                    : recipe == "blockwise" ? Fp8Recipe::blockwise
+                    : recipe == "mxfp8"     ? Fp8Recipe::mxfp8
+                                            : Fp8Recipe::delayed;
+  if (plan.fp8_recipe != Fp8Recipe::delayed && plan.precision != Precision::fp8)
+    problems.push_back({where("plan.fp8_recipe"), "plan.fp8_recipe",
+                        recipe + " on a " + to_string(plan.precision) + " plan (no FP8 Linears)",
+                        "delayed (the default), or plan.precision fp8"});
+  plan.first_last_layers_bf16 = as_bool(v, "plan.first_last_layers_bf16");
+  plan.num_layers_at_start_in_bf16 = as_int(v, "plan.num_layers_at_start_in_bf16");
+  plan.num_layers_at_end_in_bf16 = as_int(v, "plan.num_layers_at_end_in_bf16");
   plan.exp_avg_dtype = v.str("plan.exp_avg_dtype");
   plan.exp_avg_sq_dtype = v.str("plan.exp_avg_sq_dtype");
   const std::string ema = v.str("plan.ema_parameters");
@@ -1059,6 +1073,12 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
   if (p.fp8_activation_cache != Fp8ActivationCache::none)
     out.push_back({"plan.fp8_activation_cache",
                    p.fp8_activation_cache == Fp8ActivationCache::deepseek_v3 ? "deepseek_v3" : "linear_inputs"});
+  if (p.fp8_recipe != Fp8Recipe::delayed) out.push_back({"plan.fp8_recipe", to_string(p.fp8_recipe)});
+  if (p.first_last_layers_bf16) {
+    out.push_back({"plan.first_last_layers_bf16", "true"});
+    out.push_back({"plan.num_layers_at_start_in_bf16", std::to_string(p.num_layers_at_start_in_bf16)});
+    out.push_back({"plan.num_layers_at_end_in_bf16", std::to_string(p.num_layers_at_end_in_bf16)});
+  }
   if (p.exp_avg_dtype != "fp32") out.push_back({"plan.exp_avg_dtype", p.exp_avg_dtype});
   if (p.exp_avg_sq_dtype != "fp32") out.push_back({"plan.exp_avg_sq_dtype", p.exp_avg_sq_dtype});
   if (p.ema_parameters != EmaPlacement::none)

@@ -105,6 +105,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.peak_flops_bf16", T::quantity, D::flops_rate, "", true, kMinFlops, kMaxFlops, "", "dense BF16 tensor FLOP/s"},
   {"device.peak_flops_fp16", T::quantity, D::flops_rate, "", false, kMinFlops, kMaxFlops, "", "dense FP16 FLOP/s; default = bf16"},
   {"device.peak_flops_fp8", T::quantity, D::flops_rate, "0FLOPS", false, 0, kMaxFlops, "", "dense FP8 FLOP/s; 0 = no FP8 units"},
+  {"device.mxfp8", T::boolean, D::none, "false", false, 0, 0, "", "tensor cores run MXFP8 (E8M0 scale per 32 elements; Blackwell); plan.fp8_recipe mxfp8 needs it"},
   {"device.peak_flops_fp32", T::quantity, D::flops_rate, "", true, kMinFlops, kMaxFlops, "", "FP32 (vector) FLOP/s"},
   {"device.hbm_bytes", T::quantity, D::bytes, "", true, 1, kMaxBytes, "", "device memory capacity"},
   {"device.hbm_bandwidth", T::quantity, D::bandwidth, "", true, kMinHbmBandwidth, kMaxHbmBandwidth, "", "nominal HBM bandwidth"},
@@ -238,6 +239,10 @@ const std::vector<KeySpec> kScenarioKeys = {
   // keep Megatron's defaults and the memory priced before.
   {"plan.recompute_modules", T::string, D::none, "", false, 0, 0, "", "recompute_granularity selective: Megatron-Core --recompute-modules, comma-separated from core_attn, layernorm, mla_up_proj, moe_act (empty: Megatron's default core_attn)"},
   {"plan.fp8_activation_cache", T::choice, D::none, "none", false, 0, 0, "none|linear_inputs|deepseek_v3", "FP8 plans: inputs of FP8 Linears kept for backward in FP8 with 1x128 fp32 scales (linear_inputs); deepseek_v3 adds the report's exceptions (attention output in E5M6, routed experts' SwiGLU input in FP8)"},
+  {"plan.fp8_recipe", T::choice, D::none, "delayed", false, 0, 0, "delayed|tensorwise|blockwise|mxfp8", "FP8 plans: Megatron-Core --fp8-recipe, how Transformer Engine scales FP8 tensors: delayed (per tensor, amax history), tensorwise (per tensor, current amax), blockwise (1x128 activations, 128x128 weights, DeepSeek-V3), mxfp8 (32-element E8M0 blocks, device.mxfp8)"},
+  {"plan.first_last_layers_bf16", T::boolean, D::none, "false", false, 0, 0, "", "FP8 plans: Megatron-Core --first-last-layers-bf16, the first and last transformer layers' Linears in BF16 (not with fp8_recipe delayed)"},
+  {"plan.num_layers_at_start_in_bf16", T::integer, D::none, "1", false, 0, kMaxLayers, "", "first_last_layers_bf16: layers at the start of the model in BF16 (at most layers per pipeline stage)"},
+  {"plan.num_layers_at_end_in_bf16", T::integer, D::none, "1", false, 0, kMaxLayers, "", "first_last_layers_bf16: layers at the end of the model in BF16 (at most layers per pipeline stage)"},
   {"plan.exp_avg_dtype", T::choice, D::none, "fp32", false, 0, 0, "fp32|bf16|fp16", "Megatron-Core --exp-avg-dtype: AdamW first moment (DeepSeek-V3: bf16)"},
   {"plan.exp_avg_sq_dtype", T::choice, D::none, "fp32", false, 0, 0, "fp32|bf16|fp16", "Megatron-Core --exp-avg-sq-dtype: AdamW second moment (DeepSeek-V3: bf16)"},
   {"plan.ema_parameters", T::choice, D::none, "none", false, 0, 0, "none|device|host", "fp32 EMA of the parameters, sharded as the optimizer state: on the device, or in host memory (DeepSeek-V3 3.2.3)"},

@@ -58,15 +58,20 @@ ConfigError device_error(const std::string& key, const std::string& problem, con
   return ConfigError(diagnostic);
 }
 
-// FP8 GEMMs (Transformer Engine) quantize their 16-bit input first: a separate
-// memory-bound kernel reading 2 bytes and writing 1 byte per element of the input
-// (forward: the activation, m x k; backward: the output gradient, m x n). Weights are
-// cast once per step and left out.
-double fp8_cast_s(const Op& op, const DeviceSpec& device, Precision precision, int kernels) {
-  if (precision != Precision::fp8 || op.op_class != OpClass::gemm || op.gemm_m <= 0) return 0;
-  const bool backward = kernels > op.kernels;
-  const double elements = static_cast<double>(op.gemm_m) * static_cast<double>(backward ? op.gemm_n : op.gemm_k);
-  return 3.0 * elements / (device.hbm_bandwidth * device.memory_bound_efficiency);
+// Bytes per element of the scale tensors a recipe writes beside each FP8 copy.
+double fp8_scale_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand) {
+  constexpr double kFp32Scale = 4.0;
+  constexpr double kTile = 128.0;       // TE Float8BlockScaling: 1x128 tiles, 128x128 weight blocks
+  constexpr double kMxBlock = 32.0;     // TE MXFP8BlockScaling: 32 values per E8M0 scale
+  constexpr double kE8m0Scale = 1.0;
+  switch (recipe) {
+    case Fp8Recipe::blockwise:
+      return kFp32Scale / (operand == Fp8Operand::weight ? kTile * kTile : kTile);
+    case Fp8Recipe::mxfp8: return kE8m0Scale / kMxBlock;
+    case Fp8Recipe::delayed:
+    case Fp8Recipe::tensorwise: break;
+  }
+  return 0;  // one fp32 scale per tensor
 }
 
 // Efficiency of a batched GEMM (attention without flash kernels): the FLOP curve over the
@@ -127,7 +132,7 @@ double memory_efficiency(const Op& op, const DeviceSpec& device) {
 
 // One pass of one op: roofline, floored by the host issuing its kernels.
 OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes,
-                   int kernels) {
+                   int kernels, double fp8_cast_bytes) {
   double compute = 0;
   if (flops > 0) {
     double rate = 0;
@@ -139,14 +144,16 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // Under the shape model each expert is its own kernel (Megatron's SequentialMLP loops
         // over the local experts), paying its own quantization and fixed time.
         const double groups = std::max(1, op.gemm_groups);
-        const double peak = peak_flops(device, precision);
+        // An FP8 plan's 16-bit GEMMs (Op::fp8_exempt) run at the BF16 peak and efficiency.
+        const bool fp8 = runs_fp8(op, precision);
+        const double peak = peak_flops(device, fp8 || precision != Precision::fp8 ? precision : Precision::bf16);
         const double efficiency =
             op.gemm_m > 0 && op.gemm_n > 0 && op.gemm_k > 0
                 ? gemm_efficiency(device, static_cast<double>(op.gemm_m) / groups, static_cast<double>(op.gemm_n),
                                   static_cast<double>(op.gemm_k), peak)
                 : gemm_efficiency_for_flops(device.gemm, op.forward_flops / groups);
         rate = peak * efficiency;
-        if (precision == Precision::fp8) rate *= device.gemm.fp8_relative_efficiency;
+        if (fp8) rate *= device.gemm.fp8_relative_efficiency;
         break;
       }
       case OpClass::attention:
@@ -200,7 +207,8 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
     }
     memory = bytes / bandwidth;
   }
-  return OpTiming{compute, memory, kernels * device.kernel_launch_s, fp8_cast_s(op, device, precision, kernels)};
+  const double cast = fp8_cast_bytes > 0 ? fp8_cast_bytes / (device.hbm_bandwidth * device.memory_bound_efficiency) : 0;
+  return OpTiming{compute, memory, kernels * device.kernel_launch_s, cast};
 }
 
 }  // namespace
@@ -228,26 +236,74 @@ const char* OpTiming::bound() const {
   return memory_s > compute_s ? "memory" : "compute";
 }
 
-OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision) {
-  return op_timing(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels);
+bool runs_fp8(const Op& op, Precision precision) {
+  return precision == Precision::fp8 && op.op_class == OpClass::gemm && !op.fp8_exempt;
 }
 
-OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision) {
-  return op_timing(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels);
+double fp8_copies_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand) {
+  constexpr double kRowAndColumn = 1.0 + 1.0;  // row-wise and column-wise FP8 copies
+  return kRowAndColumn + 2.0 * fp8_scale_bytes_per_element(recipe, operand);
 }
 
-double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision) {
-  return op_forward_timing(op, device, precision).total_s();
+double fp8_quantize_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand) {
+  constexpr double kRead16 = 2.0;  // the 16-bit tensor, read once by the cast-transpose
+  const double amax_pass = recipe == Fp8Recipe::tensorwise ? kRead16 : 0.0;
+  return amax_pass + kRead16 + fp8_copies_bytes_per_element(recipe, operand);
 }
 
-double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision) {
-  return op_backward_timing(op, device, precision).total_s();
+bool fp8_weights_cached_per_step(Framework framework) {
+  return framework == Framework::megatron_core || framework == Framework::megatron_lm || framework == Framework::nemo;
 }
 
-double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision) {
+Fp8Pricing fp8_pricing(const ParallelPlan& plan) {
+  Fp8Pricing pricing;
+  pricing.recipe = plan.fp8_recipe;
+  pricing.weight_casts_per_forward =
+      fp8_weights_cached_per_step(plan.framework) ? 1.0 / std::max(1, plan.num_microbatches()) : 1.0;
+  return pricing;
+}
+
+double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& fp8, GemmPass pass) {
+  if (!runs_fp8(op, precision) || op.gemm_m <= 0) return 0;
+  const double m = static_cast<double>(op.gemm_m), n = static_cast<double>(op.gemm_n),
+               k = static_cast<double>(op.gemm_k), groups = std::max(1, op.gemm_groups);
+  const double activation = fp8_quantize_bytes_per_element(fp8.recipe, Fp8Operand::activation);
+  switch (pass) {
+    case GemmPass::forward:
+      return activation * m * k + fp8.weight_casts_per_forward *
+                                      fp8_quantize_bytes_per_element(fp8.recipe, Fp8Operand::weight) * groups * n * k;
+    case GemmPass::backward: return activation * m * n;  // the output gradient, before dgrad and wgrad
+    case GemmPass::backward_weight: break;
+  }
+  return 0;
+}
+
+OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
+  return op_timing(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels,
+                   fp8_quantize_bytes(op, precision, fp8, GemmPass::forward));
+}
+
+OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
+  return op_timing(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels,
+                   fp8_quantize_bytes(op, precision, fp8, GemmPass::backward));
+}
+
+double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
+  return op_forward_timing(op, device, precision, fp8).total_s();
+}
+
+double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
+  return op_backward_timing(op, device, precision, fp8).total_s();
+}
+
+// The weight-gradient GEMM reads the output gradient's column-wise copy that the backward's
+// cast-transpose wrote (the B part): no quantization of its own.
+double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
   if (op.backward_weight_flops <= 0) return 0;
   const double share = op.backward_flops > 0 ? std::min(1.0, op.backward_weight_flops / op.backward_flops) : 1.0;
-  return op_timing(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels).total_s();
+  return op_timing(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels,
+                   fp8_quantize_bytes(op, precision, fp8, GemmPass::backward_weight))
+      .total_s();
 }
 
 CollectiveOptions collective_options(const ParallelPlan& plan) {
@@ -279,7 +335,7 @@ double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel ker
 }
 
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options)
-    : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options) {
+    : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options), fp8_(fp8_pricing(plan)) {
   if (num_devices_ < 1) throw SimError("CostModel: num_devices < 1");
   // The fused attention op is priced at the plan's kernel: its measured efficiency takes the
   // place of the device default (auto keeps it, eager has no fused op to price).
@@ -296,10 +352,12 @@ CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int
   }
 }
 
-double CostModel::forward_s(const Op& op) const { return op_forward_s(op, hardware_.device, plan_.precision); }
-double CostModel::backward_s(const Op& op) const { return op_backward_s(op, hardware_.device, plan_.precision); }
+double CostModel::forward_s(const Op& op) const { return op_forward_s(op, hardware_.device, plan_.precision, fp8_); }
+double CostModel::backward_s(const Op& op) const {
+  return op_backward_s(op, hardware_.device, plan_.precision, fp8_);
+}
 double CostModel::backward_weight_s(const Op& op) const {
-  return op_backward_weight_s(op, hardware_.device, plan_.precision);
+  return op_backward_weight_s(op, hardware_.device, plan_.precision, fp8_);
 }
 
 GroupShape CostModel::shape_of(CommGroup group) const {

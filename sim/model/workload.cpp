@@ -16,7 +16,9 @@
 //    (core/tensor_parallel/layers.py, mappings.py) and the MoE alltoall token dispatcher
 //    (core/transformer/moe/token_dispatcher.py).
 //  - Bytes: 16-bit activations and weights. fp8 plans: GEMM inputs would be 1 byte; we
-//    ignore that and count 2 bytes (documented simplification).
+//    ignore that and count 2 bytes (documented simplification). The quantization kernels of
+//    FP8 GEMMs are priced in the cost model (fp8_quantize_bytes); the LM head and the MoE
+//    router stay in 16 bit (Op::fp8_exempt).
 #include "trainsim/model/workload.hpp"
 
 #include <algorithm>
@@ -183,6 +185,12 @@ Op gemm_op(const std::string& name, double m, double n, double k, double activat
   op.gemm_m = static_cast<std::int64_t>(m);
   op.gemm_n = static_cast<std::int64_t>(n);
   op.gemm_k = static_cast<std::int64_t>(k);
+  return op;
+}
+
+// A GEMM that an FP8 plan runs in 16 bit (the LM head, the MoE router: Op::fp8_exempt).
+Op fp8_exempt(Op op) {
+  op.fp8_exempt = true;
   return op;
 }
 
@@ -831,7 +839,7 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   B.add(memory_op("post_attention_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
   // Router: replicated over TP, on this rank's tokens; keeps its input (the norm output,
   // shared with the shared experts) and the fp32 routing probabilities.
-  B.add(gemm_op("moe_router", sh.Tn, E, h, kHalf * sh.Tn * h + kFp32 * sh.Tn * E));
+  B.add(fp8_exempt(gemm_op("moe_router", sh.Tn, E, h, kHalf * sh.Tn * h + kFp32 * sh.Tn * E)));
   // Routing (Megatron TopKRouter.routing, fp32): softmax (or sigmoid) over the Tn x E
   // logits, top-k, then the dense fp32 probs and the bool routing map scattered back to
   // Tn x E. Unfused this is a handful of kernels (softmax, topk, two scatters).
@@ -1044,7 +1052,7 @@ void add_mtp_modules(LayerWorkload& head, const ModelSpec& m, const ParallelPlan
       head.comms.push_back(std::move(c));
     }
     B.add(memory_op(tag + "final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
-    const int lm = B.add(gemm_op(tag + "lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
+    const int lm = B.add(fp8_exempt(gemm_op(tag + "lm_head", sh.T, v_local, h, kHalf * sh.Tn * h)));
     B.add(cross_entropy_op(tag + "cross_entropy", sh.T, v_local, p.framework));
     if (sh.t > 1)
       B.comm(tag + "tp_all_reduce_head_input_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, lm,
@@ -1102,7 +1110,7 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
     B.comm("tp_all_gather_head_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
            kHalf * sh.T * h);
   // LM head: column parallel over the (padded) vocabulary; keeps its input 2sbh (/t with SP).
-  const int head = B.add(gemm_op("lm_head", sh.T, v_local, h, kHalf * sh.Tn * h));
+  const int head = B.add(fp8_exempt(gemm_op("lm_head", sh.T, v_local, h, kHalf * sh.Tn * h)));
   // Vocab-parallel cross entropy keeps the fp32 softmax of the local logits:
   // 4 x s x b x V/t bytes (Megatron cross_entropy.py saves exp_logits in fp32); its passes
   // over the logits in cross_entropy_op.
@@ -1228,6 +1236,33 @@ double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& m, co
   return layer.activation_bytes;
 }
 
+namespace {
+
+// plan.first_last_layers_bf16 (Megatron-Core fp8_utils.py is_first_last_bf16_layer, global layer
+// numbers): those layers run their Linears in BF16, a copy of their type with every GEMM
+// fp8_exempt ("<kind>_bf16"), one copy per type used there.
+void keep_first_last_layers_bf16(const ModelSpec& m, const ParallelPlan& p, Workload& w) {
+  if (p.precision != Precision::fp8 || !p.first_last_layers_bf16) return;
+  const int start = p.num_layers_at_start_in_bf16, end = p.num_layers_at_end_in_bf16;
+  std::vector<int> bf16_type(w.layer_types.size(), -1);
+  for (int l = 0; l < m.num_layers; ++l) {
+    if (l >= start && l < m.num_layers - end) continue;
+    int& type = w.layer_type_of[static_cast<std::size_t>(l)];
+    int& copy = bf16_type[static_cast<std::size_t>(type)];
+    if (copy < 0) {
+      LayerWorkload layer = w.layer_types[static_cast<std::size_t>(type)];
+      layer.kind += "_bf16";
+      for (Op& op : layer.ops)
+        if (op.op_class == OpClass::gemm) op.fp8_exempt = true;
+      copy = static_cast<int>(w.layer_types.size());
+      w.layer_types.push_back(std::move(layer));
+    }
+    type = copy;
+  }
+}
+
+}  // namespace
+
 Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   check_inputs(m, p);
   Workload w;
@@ -1252,6 +1287,7 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   w.layer_type_of.reserve(static_cast<std::size_t>(std::max(0, m.num_layers)));
   for (int l = 0; l < m.num_layers; ++l)
     w.layer_type_of.push_back(uniform ? 0 : type_index[layer_is_moe(m, l)][windows && m.layer_has_window(l)]);
+  keep_first_last_layers_bf16(m, p, w);
   w.embedding = build_embedding(m, p, w.padded_vocab_size);
   w.head = build_head(m, p, w.padded_vocab_size);
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/layer_split.hpp"
@@ -339,6 +340,26 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // Precision needs hardware support.
   if (plan.precision == Precision::fp8 && hardware.device.peak_flops_fp8 <= 0)
     add("plan.precision", "fp8 but " + hardware.device.name + " has no FP8 units (peak_flops_fp8 = 0)", "bf16, fp16");
+  // MXFP8 (one E8M0 scale per 32 elements) runs on Blackwell's tensor cores only (TE recipe
+  // MXFP8BlockScaling; Megatron-Core: "'mxfp8' for Blackwell architecture only").
+  if (plan.precision == Precision::fp8 && plan.fp8_recipe == Fp8Recipe::mxfp8 && !hardware.device.mxfp8)
+    add("plan.fp8_recipe", "mxfp8 but " + hardware.device.name + " has no MXFP8 tensor cores (device.mxfp8 false)",
+        "delayed, tensorwise, blockwise (mxfp8 on a device with device.mxfp8 true, e.g. B200)");
+  // Megatron-Core's checks of --first-last-layers-bf16 (transformer_config.py __post_init__).
+  if (plan.first_last_layers_bf16) {
+    if (plan.precision != Precision::fp8)
+      add("plan.first_last_layers_bf16",
+          std::string("true on a ") + to_string(plan.precision) + " plan (no FP8 layers)", "false, or plan.precision fp8");
+    else if (plan.fp8_recipe == Fp8Recipe::delayed)
+      add("plan.first_last_layers_bf16", "true with fp8_recipe delayed (Megatron-Core: \"Delayed scaling does not "
+          "support first / last layer in BF16\")", "false, or plan.fp8_recipe tensorwise, blockwise or mxfp8");
+    const int per_stage = model.num_layers / std::max(1, plan.pipeline_model_parallel_size);
+    for (const auto& [key, n] : {std::pair{"plan.num_layers_at_start_in_bf16", plan.num_layers_at_start_in_bf16},
+                                 std::pair{"plan.num_layers_at_end_in_bf16", plan.num_layers_at_end_in_bf16}})
+      if (n > per_stage)
+        add(key, str(n) + " exceeds the layers per pipeline stage (" + str(per_stage) + ")",
+            "0 to " + str(per_stage));
+  }
 
   // What the plan's framework runs (trainsim/framework, each value with its source): its
   // pipeline schedules, its way of sharding the optimizer, its ZeRO stages (and which of them

@@ -4,6 +4,7 @@ target_sources(trainsim_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/attention_head_dim_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fp8_recipe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gemm_alignment_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/gemm_shape_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_hardware_test.cpp

@@ -102,23 +102,63 @@ double peak_flops(const DeviceSpec& device, Precision precision);
 // from the device's FLOP curve; times the misalignment factor when n or k is not a multiple of 64.
 double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, double peak = 0);
 double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops);
+// FP8 GEMMs (issue 15). Transformer Engine runs a decoder layer's Linears in FP8 under
+// fp8_autocast; the LM head and the MoE router stay in 16 bit (Op::fp8_exempt), and so does
+// the fused attention kernel (no FP8 attention priced). True when `op` runs as an FP8 GEMM.
+bool runs_fp8(const Op& op, Precision precision);
+// What an FP8 GEMM quantizes: an activation or an output gradient (1x128 / 1x32 blocks), or a
+// weight (128x128 blocks under blockwise).
+enum class Fp8Operand { activation, weight };
+// HBM bytes per element of a 16-bit tensor that the recipe's kernels move to quantize it for an
+// FP8 GEMM and its backward: TE's fused cast-transpose reads the tensor once (2 bytes) and writes
+// both FP8 copies, row-wise for this GEMM and column-wise for the other pass (1 + 1 bytes;
+// nvte_cast_transpose, and the block recipes quantize both directions from the 16-bit input);
+// tensorwise reads it once more for its amax first (quantizer.cpp Float8CurrentScalingQuantizer::
+// quantize_impl: nvte_compute_amax, then nvte_quantize_v2); blockwise writes one fp32 scale per
+// 128 elements of each copy (per 128x128 block of a weight; TE Float8BlockScaling
+// x/grad_block_scaling_dim 1, w_block_scaling_dim 2), mxfp8 one E8M0 byte per 32 (TE
+// MXFP8BlockScaling). Delayed scaling's amax is taken inside the cast kernel: no extra pass.
+double fp8_quantize_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand);
+// Bytes per element of the two FP8 copies of a tensor and their scales: what the cast writes, and
+// what TE keeps of each FP8 weight for the step where it caches them (memory: not counted yet).
+double fp8_copies_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand);
+// Whether the framework's Linears keep each FP8 weight for the whole step: TE caches the FP8
+// weight (and its transpose) only when the caller passes is_first_microbatch (linear.py:
+// cache_name None when it is None); Megatron-Core's TELinear does (extensions/
+// transformer_engine.py; schedules.py forward_step sets it on a step's first micro-batch), and
+// NeMo trains with Megatron-Core. The FSDP and DeepSpeed stacks call TE's modules without it.
+bool fp8_weights_cached_per_step(Framework framework);
+// How the plan runs its FP8 GEMMs: the recipe, and the weight casts per forward of a GEMM.
+struct Fp8Pricing {
+  Fp8Recipe recipe = Fp8Recipe::delayed;
+  // 1 / micro-batches when the weights are cast once per step (fp8_weights_cached_per_step);
+  // 1: every forward casts (TE's default).
+  double weight_casts_per_forward = 1;
+};
+Fp8Pricing fp8_pricing(const ParallelPlan& plan);
+// HBM bytes an FP8 GEMM's quantization kernels move in one pass (0 for any other op):
+// forward the input (m x k) and the weights' share (groups x n x k x weight_casts_per_forward),
+// backward the output gradient (m x n); the weight-gradient pass quantizes nothing of its own.
+enum class GemmPass { forward, backward, backward_weight };
+double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& fp8, GemmPass pass);
+
 // The roofline terms of one pass of one op; its time is the largest of compute, memory and
 // launch, plus the FP8 cast.
 struct OpTiming {
   double compute_s = 0;  // FLOPs at the op class's sustained rate
   double memory_s = 0;   // HBM bytes at the achieved bandwidth
   double launch_s = 0;   // kernels x host dispatch latency
-  double cast_s = 0;     // FP8 quantization of the input (a separate kernel)
+  double cast_s = 0;     // FP8 quantization kernels (fp8_quantize_bytes at the elementwise HBM rate)
   double total_s() const;
   const char* bound() const;  // "compute", "memory" or "launch": the largest term
 };
-OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision);
-OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision);
+OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8 = {});
+OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8 = {});
 
 
-double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision);
-double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision);
-double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision);
+double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8 = {});
+double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8 = {});
+double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8 = {});
 
 // One collective of a rank group: its time, and the bytes one rank moves on the tier the
 // group's collective is counted on (through its NIC when the group spans servers, else over
@@ -167,6 +207,7 @@ class CostModel {
   ParallelPlan plan_;
   int num_devices_;
   CollectiveOptions options_;
+  Fp8Pricing fp8_;
 };
 
 }  // namespace trainsim

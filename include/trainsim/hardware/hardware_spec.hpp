@@ -32,6 +32,9 @@ struct DeviceSpec {
   double peak_flops_bf16 = 0;   // dense tensor-core FLOP/s
   double peak_flops_fp16 = 0;
   double peak_flops_fp8 = 0;    // 0 when the device has no FP8 units
+  // Added by issue 15: tensor cores that run MXFP8 (FP8 with one E8M0 scale per 32 elements,
+  // OCP MX), Blackwell's; plan.fp8_recipe mxfp8 needs them.
+  bool mxfp8 = false;
   double peak_flops_fp32 = 0;   // non-tensor FP32 (vector) FLOP/s
   double hbm_bytes = 0;         // capacity
   double hbm_bandwidth = 0;     // nominal bytes/s

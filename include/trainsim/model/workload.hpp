@@ -60,6 +60,12 @@ struct Op {
   // + rope = 192), whose kernel runs at its own efficiency by head dim (cost_model.cpp
   // attention_head_dim_factor); 0 on every other op.
   std::int64_t attention_qk_head_dim = 0;
+  // Added by the FP8 work (issue 15): a GEMM that stays in 16 bit under an FP8 plan. Megatron-Core
+  // runs only Transformer Engine's Linears under fp8_autocast: the LM head is tensor_parallel.
+  // ColumnParallelLinear (gpt_model.py output_layer, TE only with fp8_output_proj and mxfp8) and
+  // the MoE router its own router_gating_linear (moe/router.py); DeepSeek-V3 3.3 keeps "the
+  // embedding module, the output head, MoE gating modules" in BF16/FP32 too.
+  bool fp8_exempt = false;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };

@@ -58,6 +58,23 @@ struct RecomputeModules {
 // deepseek_v3: linear_inputs with the report's exceptions, the attention output (the Linear after
 // attention) in E5M6 and the routed experts' SwiGLU input in FP8 too.
 enum class Fp8ActivationCache { none, linear_inputs, deepseek_v3 };
+// plan.fp8_recipe (FP8 plans, issue 15): how Transformer Engine scales the FP8 tensors of a
+// Linear, Megatron-Core's --fp8-recipe words (transformer_config.py fp8_recipe). delayed: one
+// scale per tensor from an amax history (TE DelayedScaling, Megatron's default); tensorwise: one
+// scale per tensor from the tensor's own amax (TE Float8CurrentScaling: an amax pass first);
+// blockwise: one fp32 scale per 1x128 tile of activations and gradients and per 128x128 block
+// of weights (TE Float8BlockScaling, DeepSeek-V3 3.3.2); mxfp8: one E8M0 scale per 32 elements
+// (TE MXFP8BlockScaling, Blackwell tensor cores only: device.mxfp8).
+enum class Fp8Recipe { delayed, tensorwise, blockwise, mxfp8 };
+inline const char* to_string(Fp8Recipe recipe) {
+  switch (recipe) {
+    case Fp8Recipe::tensorwise: return "tensorwise";
+    case Fp8Recipe::blockwise: return "blockwise";
+    case Fp8Recipe::mxfp8: return "mxfp8";
+    case Fp8Recipe::delayed: break;
+  }
+  return "delayed";
+}
 // plan.ema_parameters: an fp32 exponential moving average of the parameters, sharded as the
 // optimizer state; host: in CPU memory, updated asynchronously after the step (report 3.2.3).
 enum class EmaPlacement { none, device, host };
@@ -159,6 +176,13 @@ struct ParallelPlan {
   // optimizer), the AdamW moments' dtype ("fp32", "bf16", "fp16"); master weights stay fp32.
   RecomputeModules recompute_modules;
   Fp8ActivationCache fp8_activation_cache = Fp8ActivationCache::none;
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // issue 15, type above
+  // Megatron-Core --first-last-layers-bf16, --num-layers-at-start-in-bf16, --num-layers-at-end-in-bf16
+  // (fp8_utils.py is_first_last_bf16_layer): the first / last transformer layers of the model
+  // (global layer numbers) run their Linears in BF16 under an FP8 plan.
+  bool first_last_layers_bf16 = false;
+  int num_layers_at_start_in_bf16 = 1;
+  int num_layers_at_end_in_bf16 = 1;
   std::string exp_avg_dtype = "fp32";
   std::string exp_avg_sq_dtype = "fp32";
   EmaPlacement ema_parameters = EmaPlacement::none;
