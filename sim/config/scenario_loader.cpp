@@ -383,6 +383,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   c.oversubscription = v.num("cluster.oversubscription");
   c.achievable_fraction = v.num("cluster.achievable_fraction");
   c.host_link_bandwidth = v.num("cluster.host_link_bandwidth");
+  c.host_cpu_adam_params_per_s = v.num("cluster.host_cpu_adam_params_per_s");
   h.variability.device_speed_cv = v.num("variability.device_speed_cv");
   h.variability.step_jitter_cv = v.num("variability.step_jitter_cv");
   h.variability.slow_card_rate = v.num("variability.slow_card_rate");
@@ -422,7 +423,12 @@ ParallelPlan fill_plan(const Validated& v) {
   p.use_distributed_optimizer = as_bool(v, "plan.use_distributed_optimizer");
   p.framework = parse_framework(v.str("plan.framework")).value_or(Framework::megatron_core);
   p.zero_stage = as_int(v, "plan.zero_stage");
-  p.offload_optimizer = as_bool(v, "plan.offload_optimizer");
+  const std::string& offload = v.str("plan.offload_optimizer");
+  p.offload_optimizer = offload == "cpu" || offload == "true";
+  const std::string& mixed = v.str("plan.fsdp_mixed_precision");
+  p.fsdp_mixed_precision = mixed == "pure"   ? FsdpMixedPrecision::pure
+                           : mixed == "full" ? FsdpMixedPrecision::full
+                                             : FsdpMixedPrecision::standard;
   p.reuse_fp32_param = as_bool(v, "plan.reuse_fp32_param");
   p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
@@ -1025,7 +1031,10 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.recompute_num_layers", number(p.recompute_num_layers)},
       {"plan.use_distributed_optimizer", flag(p.use_distributed_optimizer)},
       {"plan.zero_stage", number(p.zero_stage)},
-      {"plan.offload_optimizer", flag(p.offload_optimizer)},
+      {"plan.offload_optimizer", p.offload_optimizer ? "cpu" : "none"},
+      {"plan.fsdp_mixed_precision", p.fsdp_mixed_precision == FsdpMixedPrecision::pure   ? "pure"
+                                    : p.fsdp_mixed_precision == FsdpMixedPrecision::full ? "full"
+                                                                                         : "default"},
       {"plan.reuse_fp32_param", flag(p.reuse_fp32_param)},
       {"plan.schedule", to_string(p.schedule)},
       {"plan.precision", to_string(p.precision)},

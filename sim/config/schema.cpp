@@ -157,6 +157,8 @@ const std::vector<KeySpec> kHardwareKeys = {
   // 2^20: as many servers as the largest cluster a scenario takes has devices.
   {"cluster.servers_per_leaf", T::integer, D::none, "0", false, 0, 1048576, "", "servers under one leaf (rail) switch group; groups spanning more cross the spine and pay oversubscription (0: every group does)"},
   {"cluster.host_link_bandwidth", T::quantity, D::bandwidth, "0B/s", false, 0, kMaxLinkBandwidth, "", "device <-> host (PCIe), for offload"},
+  // 1e12: 700x the 1.4e9 measured (DeepSpeed pull 735), far above any host's memory bandwidth / 28 B.
+  {"cluster.host_cpu_adam_params_per_s", T::number, D::none, "0", false, 0, 1e12, "", "parameters per second one server's CPUs update with DeepSpeed's CPU-Adam, shared by its devices (plan.offload_optimizer; 0: unknown)"},
   // Issue 19: defaults of the scenario's variability.* keys of the same names (the scenario's
   // own keys override them) and the fleet's failure rate, each with its source in the file.
   {"variability.device_speed_cv", T::number, D::none, "0", false, 0, 1, "", "coefficient of variation of a device's sustained speed (scenario default)"},
@@ -190,7 +192,11 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.use_distributed_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "Megatron: shard optimizer state over DP"},
   {"plan.framework", T::choice, D::none, "megatron-core", false, 0, 0, "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo", "training framework whose mechanisms are priced (trainsim/framework)"},
   {"plan.zero_stage", T::integer, D::none, "0", false, 0, 3, "", "DeepSpeed ZeRO stage"},
-  {"plan.offload_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "ZeRO-Offload: optimizer on the host"},
+  // Issue 14, optimizer offload: DeepSpeed's offload_optimizer.device (cpu; nvme is not priced),
+  // Megatron-Core's --optimizer-cpu-offload. false / true: the key's earlier spelling.
+  {"plan.offload_optimizer", T::choice, D::none, "none", false, 0, 0, "none|cpu|false|true", "ZeRO-Offload: fp32 master parameters, Adam moments and step on the host CPU (cpu)"},
+  // Issue 14: PyTorch FSDP's MixedPrecision by Composer / llm-foundry's names (fsdp_config.mixed_precision).
+  {"plan.fsdp_mixed_precision", T::choice, D::none, "default", false, 0, 0, "default|pure|full", "FSDP: default reduces gradients in fp32, pure in the compute dtype, full gathers and reduces in fp32"},
   {"plan.reuse_fp32_param", T::boolean, D::none, "false", false, 0, 0, "", "MindSpeed --reuse-fp32-param: fp32 master copy rebuilt from the bf16 parameters"},
   {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-2p|zb-v|dualpipe|dualpipev", "pipeline schedule (zb-2p: the zero-bubble reference's heuristic under a 2p memory limit)"},
   {"plan.precision", T::choice, D::none, "bf16", false, 0, 0, "bf16|fp16|fp8", "compute precision"},

@@ -79,7 +79,7 @@ std::vector<std::string> settings(const Knobs& from, const Knobs& to) {
   if (to.distributed_optimizer != from.distributed_optimizer)
     out.push_back("plan.use_distributed_optimizer=" + flag(to.distributed_optimizer));
   if (to.zero_stage != from.zero_stage) out.push_back("plan.zero_stage=" + std::to_string(to.zero_stage));
-  if (to.offload != from.offload) out.push_back("plan.offload_optimizer=" + flag(to.offload));
+  if (to.offload != from.offload) out.push_back(std::string("plan.offload_optimizer=") + (to.offload ? "cpu" : "none"));
   if (to.tp != from.tp) out.push_back("plan.tensor_model_parallel_size=" + std::to_string(to.tp));
   if (to.pp != from.pp) out.push_back("plan.pipeline_model_parallel_size=" + std::to_string(to.pp));
   return out;

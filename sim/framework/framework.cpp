@@ -102,8 +102,8 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.zero_stage", "1", "", "--use-megatron-fsdp --data-parallel-sharding-strategy optim", ""},
       A{"plan.zero_stage", "2", "", "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads", ""},
       A{"plan.zero_stage", "3", "", "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params", ""},
-      A{"plan.offload_optimizer", "false", "", "", ""},
-      A{"plan.offload_optimizer", "true", "", "--optimizer-cpu-offload", ""},
+      A{"plan.offload_optimizer", "none", "", "", ""},
+      A{"plan.offload_optimizer", "cpu", "", "--optimizer-cpu-offload", ""},
       A{"plan.precision", "bf16", "", "--bf16", ""},
       A{"plan.precision", "fp16", "", "--fp16", ""},
       A{"plan.precision", "fp8", "", "--bf16 --fp8-format hybrid", ""},
@@ -225,10 +225,16 @@ std::vector<LaunchArgument> torchtitan_launch_arguments() {
       A{"plan.zero_stage", "2", "", "--parallelism.fsdp_reshard_after_forward never", ""},
       // "default": resharded after forward without PP, kept with PP, as the fsdp entry prices it.
       A{"plan.zero_stage", "3", "", "", ""},
-      A{"plan.offload_optimizer", "false", "", "", ""},
-      A{"plan.offload_optimizer", "true", "", "",
+      A{"plan.offload_optimizer", "none", "", "", ""},
+      A{"plan.offload_optimizer", "cpu", "", "",
         "training.enable_cpu_offload offloads the parameters and gradients with the optimizer states (FSDP's "
         "CPU offload), not the optimizer alone"},
+      // torchtitan/config/configs.py (b5bcd76c6) mixed_precision_param (94: bfloat16|float32),
+      // mixed_precision_reduce (102: Literal["float32"] only).
+      A{"plan.fsdp_mixed_precision", "default", "", "", ""},
+      A{"plan.fsdp_mixed_precision", "pure", "", "",
+        "torchtitan's training.mixed_precision_reduce takes only float32 (config/configs.py): no bf16 reduction"},
+      A{"plan.fsdp_mixed_precision", "full", "", "--training.mixed_precision_param float32", ""},
       A{"plan.precision", "bf16", "", "--training.mixed_precision_param bfloat16", ""},
       A{"plan.precision", "fp16", "", "", "training.mixed_precision_param takes bfloat16 or float32 only"},
       A{"plan.precision", "fp8", "", "",
@@ -325,8 +331,8 @@ std::vector<LaunchArgument> deepspeed_launch_arguments() {
         "no Megatron distributed optimizer under DeepSpeed: ZeRO stage 1 shards the optimizer (plan.zero_stage=1)"},
       A{"plan.zero_stage", "*", "", "--zero-stage {value}", ""},
       A{"plan.zero_stage", "*", "", "ds_config:zero_optimization.stage={value}", ""},
-      A{"plan.offload_optimizer", "false", "", "", ""},
-      A{"plan.offload_optimizer", "true", "", "ds_config:zero_optimization.offload_optimizer.device=cpu", ""},
+      A{"plan.offload_optimizer", "none", "", "", ""},
+      A{"plan.offload_optimizer", "cpu", "", "ds_config:zero_optimization.offload_optimizer.device=cpu", ""},
       A{"plan.precision", "bf16", "", "--bf16", ""},
       A{"plan.precision", "bf16", "", "ds_config:bf16.enabled=true", ""},
       A{"plan.precision", "fp16", "", "--fp16", ""},
@@ -436,6 +442,26 @@ FrameworkEntry megatron_core() {
                                        "transformer/transformer_config.py enable_cuda_graph = False (--enable-cuda-graph "
                                        "wraps TransformerLayer in CUDA graphs only when set; the weak-scaling runs of "
                                        "the README table do not name it)")};
+  // --optimizer-cpu-offload (ADLR/megatron-lm!2526, 60007c93d3, 2025-02-14).
+  e.optimizer_offload = {true, at(kMcore,
+                                  "optimizer/__init__.py: config.optimizer_cpu_offload wraps the optimizer in "
+                                  "optimizer/cpu_offloading/hybrid_optimizer.py HybridDeviceOptimizer")};
+  e.offload_grad_d2h_bytes_per_param = {
+      4, at(kMcore,
+            "hybrid_optimizer.py _set_sub_optimizer_grads: cpu_copy_map_grad[param].copy_(grad, non_blocking=True) "
+            "in the dtype of the optimizer's (fp32 main) parameter")};
+  e.offload_param_h2d_bytes_per_param = {
+      4, at(kMcore,
+            "hybrid_optimizer.py param_copy_back_gpu_hook: gpu_param.data.copy_(param.data) of the fp32 main "
+            "parameter (the 16-bit model copy is made on the device after)")};
+  e.offload_cpu_optimizer_speed = {
+      8.2 / 56.0, at(kMcore,
+                     "optimizer/__init__.py: 'from torch.optim import AdamW as CPUAdam', PyTorch's CPU Adam, not "
+                     "DeepSpeed's vectorised one: 56 s against DeepSpeed CPU-Adam's 8.2 s for an 11.6B GPT-2 on "
+                     "the same host (deepspeedai/DeepSpeed pull 735, 2021-02-08)")};
+  e.offload_grad_shard_to_host = {false, at(kMcore,
+                                            "HybridDeviceOptimizer copies the gradients out of the DDP gradient "
+                                            "buffer, which stays on the device")};
   e.launch = megatron_launch();
   return e;
 }
@@ -468,6 +494,9 @@ FrameworkEntry megatron_lm() {
                                "forward_backward_pipelining_with_interleaving: forward_step, backward_step, then "
                                "p2p_communication.send_forward_backward_recv_forward_backward (blocking); "
                                "overlap_p2p_comm arrived with f9283c5a, 2023-05-31"};
+  e.optimizer_offload = {false,
+                         "Megatron-LM 2021-22 has no CPU optimizer (HybridDeviceOptimizer arrived in megatron/core "
+                         "with 60007c93d3, 2025-02-14)"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -587,6 +616,28 @@ FrameworkEntry deepspeed() {
                                       "the sub-module computing and the ones prefetched (prefetch_bucket_size 5e7 "
                                       "parameters, stage3_max_live_parameters 1e9 does not bind): taken as two "
                                       "layers' parameters")};
+  e.optimizer_offload = {true, at(kDeepSpeedPipe,
+                                  "runtime/zero/offload_config.py DeepSpeedZeroOffloadOptimizerConfig device: "
+                                  "none|cpu|nvme; runtime/zero/stage_1_and_2.py cpu_offload (ZeRO 1-2), stage3.py "
+                                  "offload_optimizer (ZeRO-3), both with DeepSpeedCPUAdam")};
+  e.offload_grad_d2h_bytes_per_param = {
+      4, at(kDeepSpeedPipe,
+            "runtime/zero/stage_1_and_2.py async_inplace_copy_grad_to_fp32_buffer_from_gpu: src_tensor.float(), "
+            "then dest_tensor.copy_(src, non_blocking=True) into the host fp32 gradient partition; stage3.py "
+            "partition_grads: fp32_grad_tensor.copy_(grad_buffer.float())")};
+  e.offload_param_h2d_bytes_per_param = {
+      2, at(kDeepSpeedPipe,
+            "runtime/zero/stage_1_and_2.py step: bit16_partitions[partition_id].data.copy_(fp32_partition.data), a "
+            "blocking host -> device copy that PyTorch converts to the 16-bit dtype on the host first "
+            "(aten/src/ATen/native/cuda/Copy.cu copy_kernel_cuda: blocking copies convert on the CPU)")};
+  e.offload_cpu_optimizer_speed = {1, at(kDeepSpeedPipe,
+                                         "ops/adam/cpu_adam.py DeepSpeedCPUAdam (csrc/adam/cpu_adam_impl.cpp, "
+                                         "AVX512/AVX256): the optimizer the host rate is measured with")};
+  e.offload_grad_shard_to_host = {true, at(kDeepSpeedPipe,
+                                           "runtime/zero/stage_1_and_2.py copy_grads_in_partition returns before "
+                                           "allocating grads_in_partition on the device when cpu_offload: the "
+                                           "partition's gradients go to single_partition_of_fp32_groups[i].grad "
+                                           "(host, fp32); stage3.py likewise (fp32_partitioned_groups_flat grad)")};
   e.launch = deepspeed_launch();
   return e;
 }
@@ -599,6 +650,17 @@ FrameworkEntry deepspeed_2021() {
   e.name = "deepspeed-2021";
   e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
+  e.optimizer_offload.source = at(kDeepSpeed2021,
+                                  "deepspeed/runtime/zero/stage2.py cpu_offload (ZeRO-Offload, in DeepSpeed since "
+                                  "0.3.0, 2020-09), with DeepSpeedCPUAdam");
+  e.offload_grad_d2h_bytes_per_param.source = at(kDeepSpeed2021,
+                                                 "deepspeed/runtime/zero/stage2.py "
+                                                 "async_inplace_copy_grad_to_fp32_buffer_from_gpu: "
+                                                 "param.grad...narrow(...).float() copied to the host fp32 partition");
+  e.offload_param_h2d_bytes_per_param.source = at(kDeepSpeed2021,
+                                                  "deepspeed/runtime/zero/stage2.py step: "
+                                                  "optimizer.step(fp16_param_groups=...): DeepSpeedCPUAdam writes the "
+                                                  "16-bit parameters and copies them to the device");
   e.grad_bucket_params = {5e8, at(kDeepSpeed2021,
                                   "deepspeed/runtime/zero/constants.py "
                                   "ZERO_OPTIMIZATION_REDUCE_BUCKET_SIZE_DEFAULT = 500000000")};
@@ -766,6 +828,32 @@ FrameworkEntry fsdp() {
             "gradients (2 bytes) are copied into the fp32 reduce-scatter input (chunk_cat, 4 bytes) before "
             "reduce_scatter_tensor; both alive until the copy ends. FSDP1 _post_backward_hook: "
             "flat_param.grad.to(_reduce_dtype), the same 2 + 4")};
+  e.optimizer_offload = {false, at(kTorchtitan,
+                                   "no optimizer-only offload: FSDP1 CPUOffload(offload_params=True) and FSDP2 "
+                                   "OffloadPolicy move the parameters, gradients and optimizer step together "
+                                   "(torchtitan training.enable_cpu_offload)")};
+  e.fsdp_mixed_precision = {true, "composer/distributed/mosaic_parallelism.py get_mixed_precision (mosaicml/composer "
+                                  "@ 6405188805): 'DEFAULT', 'PURE', 'FULL' (llm-foundry's fsdp_config.mixed_precision)"};
+  e.fsdp_pure = {
+      {2, 4, 2, 2},
+      "composer get_mixed_precision 'PURE': MixedPrecision(param_dtype, reduce_dtype and buffer_dtype all the compute "
+      "dtype, bf16). PyTorch FSDP1 torch/distributed/fsdp/_runtime_utils.py _post_backward_hook: the bf16 gradient "
+      "already has _reduce_dtype (no .to() copy), reduce_scatter_hook grad.div_(gradient_predivide_factor) in place "
+      "(read 2 + write 2 bytes per parameter) then dist.reduce_scatter_tensor in bf16 (2 bytes); the unit's unsharded "
+      "gradient is the bf16 one alone (2 bytes); parameters gathered in bf16 (2). The sharded gradient is cast back "
+      "to the fp32 parameter's dtype after the reduction (keep_low_precision_grads False): kept gradients stay fp32"};
+  e.fsdp_full = {
+      {4, 14, 4, 4},
+      "composer get_mixed_precision 'FULL': MixedPrecision() with no dtypes, so FSDP gathers the fp32 parameters (4 "
+      "bytes, and 4 per gathered parameter in memory) and reduce-scatters fp32 gradients (4); autocast casts each "
+      "weight to bf16 inside the op, whose backward (ToCopyBackward) writes the fp32 gradient (read 2 + write 4), "
+      "then reduce_scatter_hook grad.div_ on it (4 + 4): 14 bytes per parameter as the standard policy; the unit's "
+      "unsharded gradient is fp32 (4). Autocast's forward weight casts (4 + 2 per parameter, again in the "
+      "recomputed forward) are not priced"};
+  e.sharded_param_gather_bytes = {2, at(kTorchtitan,
+                                        "FSDP2 MixedPrecisionPolicy param_dtype bfloat16 "
+                                        "(training.mixed_precision_param): the all-gather runs in bf16; FSDP1 "
+                                        "MixedPrecision(param_dtype=bf16) likewise (composer DEFAULT and PURE)")};
   e.launch = torchtitan_launch();
   return e;
 }
@@ -807,6 +895,9 @@ FrameworkEntry nemo() {
   e.id = Framework::nemo;
   e.name = "nemo";
   e.versions = std::string("NeMo 24.07 (NeMo 1.x) over Megatron-Core, ") + kApex;
+  e.optimizer_offload = {false, std::string(kApex) +
+                                    " DistributedFusedAdam keeps its state buckets on the device; the Megatron-Core "
+                                    "of NeMo 24.07 predates HybridDeviceOptimizer (60007c93d3, 2025-02-14)"};
   e.launch = {};  // launched by its own launcher (hydra configs), not by pretrain_gpt.py arguments
   e.grad_buffer_bytes = {2, std::string(kLauncher) +
                                 ": 'optim: name: distributed_fused_adam ... contiguous_grad_buffer: True, "
@@ -838,6 +929,18 @@ const std::vector<FrameworkEntry>& framework_table() {
                                                       fsdp(),           mindspeed(),     deepspeed_2021(),
                                                       bigscience_megatron_deepspeed(), nemo()};
   return table;
+}
+
+FrameworkEntry framework_for(const ParallelPlan& plan) {
+  FrameworkEntry e = framework_entry(plan.framework);
+  if (!e.fsdp_mixed_precision.value || plan.fsdp_mixed_precision == FsdpMixedPrecision::standard) return e;
+  const Sourced<MixedPrecisionBytes>& policy =
+      plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? e.fsdp_pure : e.fsdp_full;
+  e.grad_reduce_bytes = {policy.value.grad_reduce, policy.source};
+  e.sharded_grad_pass_bytes_per_param = {policy.value.grad_pass, policy.source};
+  e.unsharded_grad_bytes_per_param = {policy.value.unsharded_grad, policy.source};
+  e.sharded_param_gather_bytes = {policy.value.param_gather, policy.source};
+  return e;
 }
 
 const FrameworkEntry& framework_entry(Framework framework) {
@@ -923,6 +1026,15 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("host_dispatch_per_kernel_s", e.host_dispatch_per_kernel_s.source);
     add("layers_graph_captured", e.layers_graph_captured.source);
     add("reuse_fp32_param_saved_bytes", e.reuse_fp32_param_saved_bytes.source);
+    add("optimizer_offload", e.optimizer_offload.source);
+    add("sharded_param_gather_bytes", e.sharded_param_gather_bytes.source);
+    add("fsdp_pure", e.fsdp_pure.source);
+    add("fsdp_full", e.fsdp_full.source);
+    add("fsdp_mixed_precision", e.fsdp_mixed_precision.source);
+    add("offload_grad_d2h_bytes_per_param", e.offload_grad_d2h_bytes_per_param.source);
+    add("offload_param_h2d_bytes_per_param", e.offload_param_h2d_bytes_per_param.source);
+    add("offload_cpu_optimizer_speed", e.offload_cpu_optimizer_speed.source);
+    add("offload_grad_shard_to_host", e.offload_grad_shard_to_host.source);
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/limits.hpp"
 #include "trainsim/framework/communicator.hpp"
+#include "trainsim/framework/offload.hpp"
 #include "trainsim/model/activation_storage.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
@@ -356,7 +357,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   // What the framework does (trainsim/framework, each value with its source).
-  const FrameworkEntry& framework = framework_entry(plan.framework);
+  // (framework_for: with what the plan selects of it, plan.fsdp_mixed_precision's dtypes.)
+  const FrameworkEntry framework = framework_for(plan);
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
   // fp16 runs reduce in fp16. Other frameworks say their own dtype.
@@ -543,10 +545,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     const double dense = params - experts;
     const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
     if (plan.offload_optimizer) {
-      // ZeRO-Offload: gradients go down to the host, 16-bit weights come back, the step
-      // runs on the CPU (taken as streaming 30 B/param at host-link speed: an estimate).
-      const double link = scenario.hardware.cluster.host_link_bandwidth;
-      sc.optimizer_s = link > 0 ? shard * (4.0 + 2.0 + 30.0) / link : 0.0;
+      // ZeRO-Offload: the shard's gradients go down to the host, the host CPU steps it, the
+      // updated parameters come back (framework/offload.hpp), serial after the backward.
+      const int ranks_per_host = std::min(scenario.hardware.node.devices_per_node, scenario.num_devices);
+      sc.optimizer_s = offload_step(shard, framework, scenario.hardware, ranks_per_host).total_s();
     } else {
       sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
     }
@@ -569,7 +571,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         const std::vector<bool> again = zero3_regathered_for_backward(units, regathers ? reuse : 0.0);
         std::vector<double> gather_s;
         for (std::size_t j = 0; j < units.size(); ++j) {
-          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp, units[j] * 2.0);
+          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp,
+                                                 units[j] * framework.sharded_param_gather_bytes.value);
           gather_s.push_back(g.time_s);
           const double times = regathers ? 2.0 + (again[j] ? 1.0 : 0.0) : per_microbatch;
           per_mb.time_s += times * g.time_s;

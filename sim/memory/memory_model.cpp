@@ -234,7 +234,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const bool shard_optimizer = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const bool shard_grads = plan.zero_stage >= 2;
   const bool shard_weights = plan.zero_stage >= 3;
-  const FrameworkEntry& framework = framework_entry(plan.framework);
+  const FrameworkEntry framework = framework_for(plan);  // with plan.fsdp_mixed_precision's dtypes
   const double grad_bytes = gradient_bytes_per_param(plan, framework);
   const double bucket_buffers = reduce_bucket_buffer_bytes(plan, framework);
   // MindSpeed --reuse-fp32-param: the fp32 master copy shares the 16-bit parameters' memory plus a
@@ -308,7 +308,14 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     sm.gradients = grad_bytes * (shard_grads ? dense / dp + expert / expert_dp : params);
     const double optimizer = optimizer_bytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
     if (plan.offload_optimizer) {
+      // plan.offload_optimizer: cpu: the fp32 master copy and the moments live in host memory.
       sm.offloaded_to_host = optimizer;
+      // DeepSpeed ZeRO 2-3 keeps the rank's gradient partition on the host too (fp32, the
+      // framework entry's offload_grad_shard_to_host): no device gradient shard.
+      if (shard_grads && framework.offload_grad_shard_to_host.value) {
+        sm.offloaded_to_host += kMasterWeightBytes * (dense / dp + expert / expert_dp);
+        sm.gradients = 0;
+      }
     } else {
       sm.optimizer_states = optimizer;
     }
@@ -397,7 +404,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // TE is CUDA-only: Megatron on Ascend (HCCL) runs MindSpeed's linears, not TE's.
     if (uses_te_linears(plan.framework) && library_buffers.library != "HCCL")
       buffers += te_dummy_wgrad_bytes(stage_layers);
-    if (shard_weights) buffers += framework.gathered_units_in_flight.value * kWeightBytes * max_layer_params;
+    if (shard_weights)
+      buffers += framework.gathered_units_in_flight.value * framework.sharded_param_gather_bytes.value * max_layer_params;
     // FSDP's unsharded gradient of a unit (and its copy in the reduction dtype) exists once the
     // unit's backward has computed it, when that unit's backward and recompute working set is
     // freed: it peaks instead of that set, not on top of it.

@@ -422,9 +422,19 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     add("plan.reuse_fp32_param", std::string("true with precision ") + to_string(plan.precision) +
                                      ": the fp32 copy is rebuilt from bf16 parameters",
         "precision: bf16, or reuse_fp32_param: false");
+  // Optimizer offload (issue 14): the framework must have it (framework.hpp optimizer_offload).
+  if (plan.offload_optimizer && !framework.optimizer_offload.value)
+    add("plan.offload_optimizer", "cpu, but there is no optimizer-only CPU offload" + in,
+        "none" + or_frameworks([](const FrameworkEntry& e) { return e.optimizer_offload.value; }));
   if (plan.offload_optimizer && plan.zero_stage == 0 && !plan.use_distributed_optimizer)
     add("plan.offload_optimizer", "needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1)",
         "zero_stage 1, 2 or 3");
+  // FSDP's mixed-precision policies (framework.hpp fsdp_pure / fsdp_full).
+  if (plan.fsdp_mixed_precision != FsdpMixedPrecision::standard && !framework.fsdp_mixed_precision.value)
+    add("plan.fsdp_mixed_precision",
+        std::string(plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? "pure" : "full") +
+            ", but there are no FSDP mixed-precision policies" + in,
+        "default" + or_frameworks([](const FrameworkEntry& e) { return e.fsdp_mixed_precision.value; }));
 
   // Recompute.
   if (plan.recompute_granularity == RecomputeGranularity::full && pp > 0 && layers % pp == 0 &&

@@ -533,6 +533,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // whether it has the feature: on one without it the key stays off (check_plan would refuse it).
   if (contains(run.notes, "reuse-fp32-param") && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0)
     p.reuse_fp32_param = true;
+  // FSDP's mixed-precision policy as the llm-foundry tables state it (their mixed_precision
+  // column, quoted in each row's notes: "FSDP mixed_precision PURE"); default otherwise.
+  if (p.framework == Framework::fsdp && contains(run.notes, "FSDP mixed_precision PURE"))
+    p.fsdp_mixed_precision = FsdpMixedPrecision::pure;
+  if (p.framework == Framework::fsdp && contains(run.notes, "FSDP mixed_precision FULL"))
+    p.fsdp_mixed_precision = FsdpMixedPrecision::full;
   // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
   // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.
   if (contains(run.notes, "cp comm type a2a")) p.cp_comm_type = CpCommType::a2a;

@@ -92,10 +92,11 @@ TEST_CASE("llm-foundry MPT rows: MAPE per accelerator (A100 80GB, A100 40GB, H10
   CHECK(a100_80.runs == 61);
   CHECK(a100_40.runs == 78);
   CHECK(h100.runs == 77);
-  // The next whole percent above today's: 80GB 11.7%, 40GB 7.5%, H100 11.1% (issue 14 asks
-  // for 10% per accelerator: the 80GB table and H100 are not there yet).
+  // The next whole percent above today's: 80GB 11.7%, 40GB 8.0%, H100 11.1% (issue 14 asks
+  // for 10% per accelerator: the 80GB table and H100 are not there yet). The 40GB table was 7.5%
+  // before its rows' FSDP mixed_precision PURE (bf16 reduce-scatter, no fp32 cast) was priced.
   CHECK(a100_80.mape() <= 0.12);
-  CHECK(a100_40.mape() <= 0.08);
+  CHECK(a100_40.mape() <= 0.09);
   CHECK(h100.mape() <= 0.12);
 }
 

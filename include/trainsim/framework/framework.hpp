@@ -28,6 +28,17 @@ enum class GatherUnit {
   layer,        // FSDP: every wrapped module (one transformer layer)
 };
 
+// The default source of the optimizer-offload values of a framework without it.
+inline constexpr const char* kNoOptimizerOffload = "no optimizer offload in this framework (plan_check refuses plan.offload_optimizer: cpu)";
+
+// What an FSDP mixed-precision policy sets (FrameworkEntry::fsdp_pure / fsdp_full).
+struct MixedPrecisionBytes {
+  double grad_reduce = 0;     // grad_reduce_bytes
+  double grad_pass = 0;       // sharded_grad_pass_bytes_per_param
+  double unsharded_grad = 0;  // unsharded_grad_bytes_per_param
+  double param_gather = 2;    // sharded_param_gather_bytes
+};
+
 struct FrameworkEntry {
   Framework id = Framework::megatron_core;
   std::string name;      // as in plan.framework
@@ -147,6 +158,29 @@ struct FrameworkEntry {
   // is) that reusing the 16-bit parameters for the fp32 master copy saves; 0: the framework has
   // no such feature (plan_check refuses the key).
   Sourced<double> reuse_fp32_param_saved_bytes{0, "no reuse of the 16-bit parameters for the fp32 master copy"};
+  // plan.offload_optimizer: cpu (ZeRO-Offload, issue 14): the fp32 master parameters and the
+  // Adam moments live in host memory and the step runs on the host CPU. Whether the framework
+  // has it (plan_check refuses the key where not);
+  Sourced<bool> optimizer_offload{false, "no CPU offload of the optimizer alone"};
+  // bytes per parameter of the rank's optimizer shard copied device -> host (its gradients)
+  // and host -> device (its updated parameters) every step, over device.host_link_bandwidth;
+  Sourced<double> offload_grad_d2h_bytes_per_param{0, kNoOptimizerOffload};
+  Sourced<double> offload_param_h2d_bytes_per_param{0, kNoOptimizerOffload};
+  // the host optimizer's speed relative to DeepSpeed's vectorised CPU-Adam, whose throughput
+  // the hardware file gives (cluster.host_cpu_adam_params_per_s);
+  Sourced<double> offload_cpu_optimizer_speed{1, kNoOptimizerOffload};
+  // whether the rank's gradient shard (ZeRO 2-3) is kept in host memory (fp32) instead of on
+  // the device.
+  Sourced<bool> offload_grad_shard_to_host{false, kNoOptimizerOffload};
+  // ZeRO-3 / FSDP: bytes per parameter of each all-gathered unit (the gather's dtype), and of
+  // each gathered unit alive in memory.
+  Sourced<double> sharded_param_gather_bytes{2, "16-bit parameters gathered"};
+  // plan.fsdp_mixed_precision pure / full (PyTorch FSDP): the values the policy replaces. The
+  // entry's grad_reduce_bytes, sharded_grad_pass_bytes_per_param, unsharded_grad_bytes_per_param
+  // and sharded_param_gather_bytes are the standard ("default") policy's.
+  Sourced<MixedPrecisionBytes> fsdp_pure{{}, "no FSDP mixed-precision policies (plan_check refuses the key)"};
+  Sourced<MixedPrecisionBytes> fsdp_full{{}, "no FSDP mixed-precision policies (plan_check refuses the key)"};
+  Sourced<bool> fsdp_mixed_precision{false, "no FSDP mixed-precision policies (plan_check refuses the key)"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;
@@ -163,6 +197,10 @@ std::string framework_choices();
 // The whole table, one entry per Framework value.
 const std::vector<FrameworkEntry>& framework_table();
 const FrameworkEntry& framework_entry(Framework framework);
+// The plan's framework entry with what the plan selects of it applied (plan.fsdp_mixed_precision:
+// the policy's bytes in place of the standard ones). Read this, not framework_entry, where a
+// value the plan can select is priced.
+FrameworkEntry framework_for(const ParallelPlan& plan);
 
 // Each value's source, with its key ("deepspeed.grad_bucket_params"), for the fit check.
 std::vector<std::pair<std::string, std::string>> framework_sources();

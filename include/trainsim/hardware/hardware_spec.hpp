@@ -114,6 +114,9 @@ struct ClusterSpec {
   double oversubscription = 1.0;     // >= 1; 2 means half the bisection bandwidth
   double achievable_fraction = 0.8;
   double host_link_bandwidth = 0;    // device <-> host (PCIe) bytes/s, for offload
+  // Parameters per second one server's CPUs update with DeepSpeed's vectorised CPU-Adam
+  // (plan.offload_optimizer), shared by the server's devices; 0 = unknown.
+  double host_cpu_adam_params_per_s = 0;
   // Appended by the cost module: per collective step across servers, the NIC and transport
   // software latency on top of hops x hop_latency_s (2 x A100 over HDR IB: ~19 us for an 8 B
   // all-reduce = 2 ring steps).

@@ -29,6 +29,11 @@ enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, d
 // measured efficiency (device.attention_efficiency_<kernel>); eager is attention without
 // flash kernels, the same as use_flash_attn: false.
 enum class AttentionKernel { device_default, flash1, flash2, flash3, cudnn, eager };
+// plan.fsdp_mixed_precision: PyTorch FSDP's MixedPrecision as Composer / llm-foundry name it
+// (composer/distributed/mosaic_parallelism.py get_mixed_precision): standard ("default"):
+// parameters gathered in the compute dtype, gradients reduced in fp32; pure: reduced in the compute
+// dtype too; full: no FSDP mixed precision (fp32 gathers and reductions, autocast casts per op).
+enum class FsdpMixedPrecision { standard, pure, full };
 
 // How context parallelism moves K and V (plan.cp_comm_type, Megatron-Core's
 // TransformerConfig.cp_comm_type words; Transformer Engine runs each): p2p, the ring
@@ -125,10 +130,11 @@ struct ParallelPlan {
   int recompute_num_layers = 0;  // full recompute: layers per stage recomputed (0: all)
   bool use_distributed_optimizer = false;
   int zero_stage = 0;             // DeepSpeed: 0 none, 1 optimizer, 2 +gradients, 3 +weights
-  bool offload_optimizer = false; // ZeRO-Offload: optimizer state and step on the host
+  bool offload_optimizer = false; // plan.offload_optimizer: cpu (ZeRO-Offload): optimizer state and step on the host
   // MindSpeed --reuse-fp32-param: the fp32 master copy is rebuilt from the bf16 parameters and a
   // 16-bit residual instead of being kept beside them (the framework entry's reuse_fp32_param).
   bool reuse_fp32_param = false;
+  FsdpMixedPrecision fsdp_mixed_precision = FsdpMixedPrecision::standard;  // framework fsdp only
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;
   bool use_flash_attn = true;
