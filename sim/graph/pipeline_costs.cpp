@@ -32,6 +32,7 @@ namespace {
 struct LayerCost {
   double forward_s = 0, backward_s = 0, weight_s = 0, selective_recompute_s = 0;
   double tp_f = 0, tp_b = 0, cp_f = 0, cp_b = 0, ep_f = 0, ep_b = 0;
+  double cp_hidden_f = 0, cp_hidden_b = 0;  // ring CP sends beside the attention steps
   double kernels = 0;
   double activation_bytes = 0;
 };
@@ -45,9 +46,25 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, cons
     if (recomputed_in_backward(op, plan)) c.selective_recompute_s += cost.forward_s(op);  // activation_storage.hpp
     c.kernels += op.kernels;
   }
-  for (const CommOp& comm : layer.comms) {
-    const double t = cost.collective_s(comm);
+  for (const CommOp& listed : layer.comms) {
+    // A ring CP exchange runs one send/recv per attention step beside that step's kernels
+    // (cp_ring.cpp): the step waits only for what its kernels do not hide.
+    const CommOp comm = as_ring_exchange(layer, listed, plan);
     const bool f = comm.phase == Phase::forward;
+    double t = 0;
+    if (comm.hidden_under_op >= 0) {
+      const Op& attention = layer.ops[static_cast<std::size_t>(comm.hidden_under_op)];
+      const double under_s = f ? cost.forward_s(attention) : cost.backward_s(attention);
+      const auto step_s = [&cost, &comm](double bytes) {
+        CommOp one = comm;
+        one.bytes = bytes;
+        return cost.collective_s(one);
+      };
+      t = ring_exposed_s(comm, under_s, step_s);
+      (f ? c.cp_hidden_f : c.cp_hidden_b) += ring_sends_s(comm, step_s) - t;
+    } else {
+      t = cost.collective_s(comm);
+    }
     switch (comm.group) {
       case CommGroup::tp:
         (f ? c.tp_f : c.tp_b) += t;
@@ -78,6 +95,8 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
   chunk.tp_backward_s += c.tp_b;
   chunk.cp_forward_s += c.cp_f;
   chunk.cp_backward_s += c.cp_b;
+  chunk.cp_hidden_forward_s += c.cp_hidden_f;
+  chunk.cp_hidden_backward_s += c.cp_hidden_b;
   chunk.ep_forward_s += c.ep_f;
   chunk.ep_backward_s += c.ep_b;
   chunk.host_forward_s += host.forward_s;
@@ -87,6 +106,7 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
     // The recomputed forward repeats the layer's forward collectives.
     chunk.tp_backward_s += c.tp_f;
     chunk.cp_backward_s += c.cp_f;
+    chunk.cp_hidden_backward_s += c.cp_hidden_f;
     chunk.ep_backward_s += c.ep_f;
     chunk.recompute_bytes = std::max(chunk.recompute_bytes, c.activation_bytes);
   } else if (recompute == RecomputeGranularity::selective) {
@@ -458,10 +478,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (vs > 0 && neighbour(plan.schedule, p, v, s, c, -1).stage != s) chunk.forward_s += p2p_gather_s;
     if (vs < vstages - 1 && neighbour(plan.schedule, p, v, s, c, 1).stage != s) chunk.backward_input_s += p2p_gather_s;
     if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
+    // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
+    // backward's collectives carry input gradients, so they slow its input-gradient part. The
+    // ring CP sends beside the attention steps always overlap; the rest under tp_comm_overlap.
+    const double slowdown = scenario.hardware.device.overlap_slowdown;
+    chunk.forward_s += slowdown * chunk.cp_hidden_forward_s;
+    chunk.backward_input_s += slowdown * chunk.cp_hidden_backward_s;
     if (plan.tp_comm_overlap) {
-      // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
-      // backward's collectives carry input gradients, so they slow its input-gradient part.
-      const double slowdown = scenario.hardware.device.overlap_slowdown;
       chunk.forward_s += slowdown * (chunk.tp_forward_s + chunk.cp_forward_s + chunk.ep_forward_s);
       chunk.backward_input_s += slowdown * (chunk.tp_backward_s + chunk.cp_backward_s + chunk.ep_backward_s);
     }

@@ -35,8 +35,10 @@ void set_edges(TaskGraph& g, const std::vector<std::pair<int, int>>& edges) {
 // A short list of task ids (an item's entry or exit tasks: at most the compute and its
 // three collectives; the exits of an F&B pair, both items'), kept inline so the per-item
 // bookkeeping never allocates or copies a vector.
+// At most: an item's last compute, its four in-layer collectives (TP, CP, EP, the ring CP's
+// hidden sends) and the same of the other item of an F&B pair.
 struct IdList {
-  std::array<int, 8> id{};
+  std::array<int, 10> id{};
   int n = 0;
   void set(int v) {
     id[0] = v;
@@ -338,13 +340,21 @@ class Builder {
       exits.set(last_piece);
       IdList own = exits;  // exits but the all-to-alls an F&B pair hides
       if (w.kind != WorkKind::backward_weight) {
-        const std::array<std::pair<double, SpanCategory>, 3> comms = {
-            std::pair{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm},
-            std::pair{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm},
-            std::pair{is_forward ? cc.ep_forward_s : cc.ep_backward_s, SpanCategory::ep_comm}};
+        struct InLayer {
+          double duration_s;
+          SpanCategory category;
+          bool hidden;  // runs beside the compute whatever tp_comm_overlap says
+        };
+        // The ring CP's sends hidden under the attention steps (ChunkCosts::cp_hidden_forward_s)
+        // run beside the compute: they hold links and compute units, the step does not wait.
+        const std::array<InLayer, 4> comms = {
+            InLayer{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm, false},
+            InLayer{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm, false},
+            InLayer{is_forward ? cc.ep_forward_s : cc.ep_backward_s, SpanCategory::ep_comm, false},
+            InLayer{is_forward ? cc.cp_hidden_forward_s : cc.cp_hidden_backward_s, SpanCategory::cp_comm, true}};
         int last = last_piece;
         IdList beside;  // collectives running beside the compute
-        for (const auto& [dur, ccat] : comms) {
+        for (const auto& [dur, ccat, hidden] : comms) {
           if (dur <= 0) continue;
           Task& task = add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
           task.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
@@ -357,7 +367,7 @@ class Builder {
           // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
           // Section 3.2.1); TP and CP collectives stay inside their own pass.
           const bool paired = (opens_pair || closes_pair) && ccat == SpanCategory::ep_comm;
-          if (costs_.tp_comm_overlap || paired) {
+          if (costs_.tp_comm_overlap || paired || hidden) {
             edges_from(paired ? pair_head : head, id);
             it.entry.push(id);
             if (closes_pair && paired) pair_first_->entry.push(id);
@@ -709,8 +719,9 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs.overlap_grad_reduce;
       n += split ? 2 * static_cast<std::int64_t>(cc.buckets.size()) : 1;  // pieces and their reductions
       if (!weight) {
-        n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0)
-                     : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0);
+        n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0) + (cc.cp_hidden_forward_s > 0)
+                     : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0) +
+                           (cc.cp_hidden_backward_s > 0);
       }
       // A send and a receive when the item's input comes from another stage (connect_stage).
       const bool has_input = forward ? vs != 0 : !weight && vs != vstages - 1;
@@ -733,7 +744,8 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
                       sc.data_per_microbatch_s);
       data += m * sc.data_per_microbatch_s;
       const double collectives = (cc.tp_forward_s + cc.tp_backward_s) * (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
-                                 (cc.cp_forward_s + cc.cp_backward_s) * (costs.cp_inter_node ? kMaxFlowsPerLink : 1.0) +
+                                 (cc.cp_forward_s + cc.cp_backward_s + cc.cp_hidden_forward_s + cc.cp_hidden_backward_s) *
+                                     (costs.cp_inter_node ? kMaxFlowsPerLink : 1.0) +
                                  (cc.ep_forward_s + cc.ep_backward_s) * (costs.ep_inter_node ? kMaxFlowsPerLink : 1.0);
       comm += m * collectives;
       compute += m * costs.pair_overlap_slowdown * (cc.ep_forward_s + cc.ep_backward_s);  // F&B pairs (pair_slowdown_s)

@@ -21,7 +21,44 @@ double over_ring_steps(const CommOp& comm, F per_step) {
 
 bool is_ring(const CommOp& comm) { return comm.hidden_under_op >= 0 && comm.ring_size >= 2; }
 
+// The ranks of the ring a CP send/recv goes round: the whole CP group under p2p, the outer
+// group of a2a+p2p (hierarchical_context_parallel_sizes [a2a, p2p]).
+int ring_ranks(const CommOp& comm, const ParallelPlan& plan) {
+  if (comm.group == CommGroup::cp_outer) {
+    const auto& sizes = plan.hierarchical_context_parallel_sizes;
+    return sizes.size() == 2 ? sizes[1] : 0;
+  }
+  return plan.context_parallel_size;
+}
+
+// The fused attention kernel a ring step runs (TE and MindSpeed run ring CP only on fused
+// attention; attention without flash kernels is batched GEMMs, gemm_m > 0, and hides nothing).
+bool fused_attention(const Op& op) { return op.op_class == OpClass::attention && op.gemm_m <= 0; }
+
 }  // namespace
+
+CommOp as_ring_exchange(const LayerWorkload& layer, const CommOp& comm, const ParallelPlan& plan) {
+  CommOp out = comm;
+  const bool cp_ring = comm.kind == CollectiveKind::send_recv &&
+                       (comm.group == CommGroup::cp || comm.group == CommGroup::cp_outer);
+  const int r = cp_ring ? ring_ranks(comm, plan) : 0;
+  if (r < 2) return out;
+  // Forward: the exchange is posted before the attention it feeds (the first attention op
+  // after it); backward: beside that attention's backward (the op it is placed after).
+  const int n = static_cast<int>(layer.ops.size());
+  int under = -1;
+  if (comm.phase == Phase::forward) {
+    for (int i = std::max(0, comm.after_op + 1); i < n && under < 0; ++i)
+      if (fused_attention(layer.ops[static_cast<std::size_t>(i)])) under = i;
+  } else {
+    for (int i = std::min(comm.after_op, n - 1); i >= 0 && under < 0; --i)
+      if (fused_attention(layer.ops[static_cast<std::size_t>(i)])) under = i;
+  }
+  if (under < 0) return out;
+  out.hidden_under_op = under;
+  out.ring_size = r;
+  return out;
+}
 
 double ring_exposed_s(const CommOp& comm, double under_op_s, const std::function<double(double)>& step_s) {
   if (!is_ring(comm)) return step_s(comm.bytes);

@@ -3,8 +3,8 @@
 // block on its own stream beside the current step's kernels. Forward: r - 1 sends of a block
 // beside steps 0 .. r - 2. Backward: K, V beside step 0, K, V and the running dK, dV beside steps
 // 1 .. r - 2, dK, dV beside step r - 1. Each step lasts the slower of its kernels and its
-// send/recv, so a step shorter than its exchange hides only part of it. (Not wired into the
-// workload yet: see CommOp::hidden_under_op.)
+// send/recv, so a step shorter than its exchange hides only part of it. (Where the graph prices
+// it: cp_ring_pricing_test.cpp.)
 #include <catch2/catch.hpp>
 
 #include "trainsim/model/workload.hpp"

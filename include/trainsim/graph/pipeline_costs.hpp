@@ -32,6 +32,9 @@ struct ChunkCosts {
   // Collectives inside the chunk's layers, per micro-batch (sum over layers).
   double tp_forward_s = 0, tp_backward_s = 0;
   double cp_forward_s = 0, cp_backward_s = 0;
+  // Ring CP (cp_ring.cpp): the send/recvs its attention steps hide, beside the compute; the
+  // part they do not hide is in cp_forward_s / cp_backward_s.
+  double cp_hidden_forward_s = 0, cp_hidden_backward_s = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
   // Host time issuing the chunk's kernels, one micro-batch (host_time below); the device waits
   // when it exceeds the compute.

@@ -87,10 +87,8 @@ struct CommOp {
   double bytes = 0;   // the collective's buffer size as nccl-tests counts it
   // A ring CP exchange (TE AttnFuncWithCPAndKVP2P, MindSpeed's ring attention) is ring_size
   // attention steps of op hidden_under_op, each step's send/recv on its own stream beside one
-  // step's kernels (ring_exposed_s); -1 / 0: a collective nothing hides. build_workload does
-  // not set them yet: hiding the ring moves the calibration set's two ring-CP rows away from
-  // their measurements (910B pack16K +1.2% -> -5.5%, NeMo Llama-3-8B CP2 +4.5% -> +5.9%), so
-  // their exposed exchange stands in for a cost they miss elsewhere; wire it once that is found.
+  // step's kernels (ring_exposed_s); -1 / 0: a collective nothing hides. as_ring_exchange sets
+  // them where the layer's collectives are priced (trainsim/graph/pipeline_costs).
   int hidden_under_op = -1;
   int ring_size = 0;
 };
@@ -119,6 +117,12 @@ struct LayerWorkload {
   double forward_flops() const;
   double backward_flops() const;
 };
+
+// `comm` with hidden_under_op and ring_size set when it is a ring CP exchange of `layer`'s fused
+// attention: a send/recv over the CP group (plan.cp_comm_type p2p; a2a+p2p: over the outer group,
+// hierarchical_context_parallel_sizes[1] ranks), hidden under the first fused attention op after
+// it (forward) or the one it follows (backward). Any other collective comes back unchanged.
+CommOp as_ring_exchange(const LayerWorkload& layer, const CommOp& comm, const ParallelPlan& plan);
 
 struct Workload {
   std::vector<LayerWorkload> layer_types;  // distinct transformer layer kinds
