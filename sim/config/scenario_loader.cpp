@@ -405,6 +405,8 @@ ParallelPlan fill_plan(const Validated& v) {
                    : cp_comm == "a2a"      ? CpCommType::a2a
                    : cp_comm == "a2a+p2p"  ? CpCommType::a2a_p2p
                                            : CpCommType::p2p;
+  p.cp_attention_mask_type =
+      v.str("plan.cp_attention_mask_type") == "general" ? CpAttentionMask::general : CpAttentionMask::causal;
   if (v.has("plan.hierarchical_context_parallel_sizes"))
     p.hierarchical_context_parallel_sizes = v.values.at("plan.hierarchical_context_parallel_sizes").list;
   if (v.has("data.document_lengths")) p.document_lengths = v.values.at("data.document_lengths").list;
@@ -1061,6 +1063,8 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
   if (!p.overlap_p2p_comm) out.push_back({"plan.overlap_p2p_comm", "false"});
   // Long context (issue 17).
   out.push_back({"plan.cp_comm_type", to_string(p.cp_comm_type)});
+  if (p.cp_attention_mask_type != CpAttentionMask::causal)
+    out.push_back({"plan.cp_attention_mask_type", to_string(p.cp_attention_mask_type)});
   auto list = [](const std::vector<int>& values) {
     std::string text;
     for (int n : values) text += (text.empty() ? "" : ", ") + std::to_string(n);

@@ -157,6 +157,9 @@ LaunchSyntax mindspeed_launch() {
                std::string(a.value == "1" ? "optim" : a.value == "2" ? "optim_grads" : "optim_grads_params");
     if (a.key == "plan.use_flash_attn") a.text = a.value == "true" ? "--use-flash-attn" : "";
   }
+  // mindspeed/arguments.py --cp-attention-mask-type {causal,general} (default causal).
+  s.arguments.push_back(A{"plan.cp_attention_mask_type", "", "", "", ""});  // causal: not written
+  s.arguments.push_back(A{"plan.cp_attention_mask_type", "general", "", "--cp-attention-mask-type general", ""});
   s.arguments.push_back(A{"plan.schedule", "dualpipev", "plan.overlap_grad_reduce=false", "--schedules-method dualpipev", ""});
   s.arguments.push_back(A{"plan.schedule", "dualpipev", "plan.overlap_grad_reduce=true", "", dualpipev_asserts});
   s.arguments.push_back(A{"plan.context_parallel_size", "*", "plan.schedule=dualpipev", "", dualpipev_asserts});

@@ -400,6 +400,10 @@ double attention_key_positions(double s, double window, const std::vector<int>& 
 
 double attention_work_ratio(const ModelSpec& m, const ParallelPlan& p, int layer) {
   const double s = p.seq_length;
+  // The full mask: every query against every key, s^2 positions (plan_check allows it only
+  // with CP > 1, the ring, no window and no documents).
+  if (p.cp_attention_mask_type == CpAttentionMask::general && p.context_parallel_size > 1)
+    return s * s / causal_key_positions(s, 0);
   const double window = m.layer_has_window(layer) ? d(m.sliding_window) : 0.0;
   if (window <= 0 && p.document_lengths.empty()) return 1.0;  // exactly the causal count
   return attention_key_positions(s, window, p.document_lengths, p.document_weights) / causal_key_positions(s, 0);

@@ -322,10 +322,27 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           cp_kind + ": the ring does not run sliding-window attention (sliding_window " + str(model.sliding_window) +
               " < seq_length)",
           "all_gather or a2a");
+    // MindSpeed's --cp-attention-mask-type (mindspeed/arguments.py) shapes its ring attention
+    // (ring_context_parallel.py); no other framework here has the option.
+    if (plan.cp_attention_mask_type == CpAttentionMask::general) {
+      if (plan.framework != Framework::mindspeed)
+        add("plan.cp_attention_mask_type",
+            std::string("general is MindSpeed's --cp-attention-mask-type; framework ") + to_string(plan.framework) +
+                " runs CP attention causal",
+            "causal, or framework mindspeed");
+      else if (plan.cp_comm_type != CpCommType::p2p)
+        add("plan.cp_attention_mask_type", "general applies to the ring (megatron_cp_algo), not " + cp_kind, "causal, or cp_comm_type p2p");
+      else if (window || !plan.document_lengths.empty())
+        add("plan.cp_attention_mask_type", "general runs the full mask: no sliding window or packed documents with it",
+            "causal");
+    }
     if (!plan.document_lengths.empty() && plan.cp_comm_type == CpCommType::all_gather)
       add("plan.cp_comm_type", cp_kind + ": the all-gather variant has no packed-sequence (THD) layout",
           "p2p or a2a, or no data.document_lengths");
   }
+  if (cp <= 1 && plan.cp_attention_mask_type == CpAttentionMask::general)
+    add("plan.cp_attention_mask_type", "general shapes the context-parallel ring's attention, but context_parallel_size is 1",
+        "causal, or context_parallel_size > 1");
   // Learned absolute positions cannot go past their table; rotary models may be extended.
   if (model.learned_position_embeddings && plan.seq_length > model.max_position_embeddings)
     add("plan.seq_length",

@@ -566,6 +566,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     if (p.attention_kernel != noted) what += std::string(" (notes name ") + to_string(noted) + ", not measured on this device)";
     defaults.push_back(what);
   }
+  // MindSpeed's --cp-attention-mask-type general, as the row's script passes it.
+  if (contains(run.notes, "--cp-attention-mask-type general") && p.context_parallel_size > 1) {
+    p.cp_attention_mask_type = CpAttentionMask::general;
+    defaults.push_back("cp_attention_mask_type=general (the script's)");
+  }
   if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
     p.precision = Precision::fp8;
   } else if (contains(run.notes, "fp16")) {

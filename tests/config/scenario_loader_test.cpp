@@ -232,7 +232,7 @@ TEST_CASE("scenario validation reports every problem at once with file:line:col"
                    "overlap_param_gather, tp_comm_overlap, overlap_p2p_comm, collective_algorithm, collective_pipeline_tiers, "
                    "collective_split_intra, grad_bucket_size, layers_per_stage, decoder_first_pipeline_num_layers, "
                    "decoder_last_pipeline_num_layers, account_for_embedding_in_pipeline_split, "
-                   "account_for_loss_in_pipeline_split, optimizer_post_validation, rank_order, cp_comm_type, "
+                   "account_for_loss_in_pipeline_split, optimizer_post_validation, rank_order, cp_attention_mask_type, cp_comm_type, "
                    "hierarchical_context_parallel_sizes, recompute_modules, fp8_activation_cache, fp8_recipe, "
                    "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, exp_avg_dtype, "
                    "exp_avg_sq_dtype, ema_parameters\n" +

@@ -337,3 +337,34 @@ TEST_CASE("HFU's hardware FLOPs leave out the attention a window skips; MFU's mo
   CHECK(f.hardware_flops_per_step == f.model_flops_per_step + f.recompute_flops_per_step);
   CHECK(f.recompute_flops_per_step == tokens * (32 * core));
 }
+
+TEST_CASE("MindSpeed's general CP mask: the full s^2 block, only where MindSpeed's ring runs it",
+          "[plan][long_context][cp]") {
+  HardwareSpec hw;
+  hw.node.devices_per_node = 8;
+  ParallelPlan p = plan(1, 1, 2, 1, 64, 16384);
+  p.context_parallel_size = 2;
+  p.framework = Framework::mindspeed;
+  derive_plan(p, 8);
+  const ModelSpec m = llama2_7b();
+  CHECK(attention_work_ratio(m, p, 0) == 1.0);
+  p.cp_attention_mask_type = CpAttentionMask::general;
+  // s^2 key positions over the causal triangle's s(s+1)/2.
+  CHECK(attention_work_ratio(m, p, 0) == Approx(16384.0 * 16384.0 / (16384.0 * 16385.0 / 2)).epsilon(1e-15));
+  CHECK(!has_problem(check_plan(m, hw, 8, p), "plan.cp_attention_mask_type", ""));
+
+  ParallelPlan other = p;
+  other.framework = Framework::megatron_core;
+  CHECK(has_problem(check_plan(m, hw, 8, other), "plan.cp_attention_mask_type", "framework megatron-core"));
+  ParallelPlan ulysses = p;
+  ulysses.cp_comm_type = CpCommType::a2a;
+  CHECK(has_problem(check_plan(m, hw, 8, ulysses), "plan.cp_attention_mask_type", "not cp_comm_type a2a"));
+  ParallelPlan packed = p;
+  packed.document_lengths = {2048};
+  CHECK(has_problem(check_plan(m, hw, 8, packed), "plan.cp_attention_mask_type", "no sliding window or packed"));
+  ParallelPlan no_cp = plan(1, 1, 8, 1, 64, 16384);
+  no_cp.framework = Framework::mindspeed;
+  no_cp.cp_attention_mask_type = CpAttentionMask::general;
+  derive_plan(no_cp, 8);
+  CHECK(has_problem(check_plan(m, hw, 8, no_cp), "plan.cp_attention_mask_type", "context_parallel_size is 1"));
+}

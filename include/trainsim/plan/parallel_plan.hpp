@@ -84,6 +84,12 @@ inline const char* to_string(Fp8Recipe recipe) {
 // optimizer state; host: in CPU memory, updated asynchronously after the step (report 3.2.3).
 enum class EmaPlacement { none, device, host };
 
+// plan.cp_attention_mask_type (MindSpeed's --cp-attention-mask-type): causal, or general: each
+// CP ring step runs the fused kernel over its whole block with the mask passed in full
+// (npu_fusion_attention sparse_mode 1, no causal skip), twice causal attention's work.
+enum class CpAttentionMask { causal, general };
+inline const char* to_string(CpAttentionMask mask) { return mask == CpAttentionMask::general ? "general" : "causal"; }
+
 inline const char* to_string(CpCommType type) {
   switch (type) {
     case CpCommType::all_gather: return "all_gather";
@@ -115,6 +121,7 @@ struct ParallelPlan {
   int virtual_pipeline_model_parallel_size = 1;
   int context_parallel_size = 1;
   CpCommType cp_comm_type = CpCommType::p2p;  // plan.cp_comm_type (issue 17)
+  CpAttentionMask cp_attention_mask_type = CpAttentionMask::causal;  // plan.cp_attention_mask_type
   // plan.hierarchical_context_parallel_sizes (Megatron's word): [a2a, p2p] for a2a+p2p, the
   // all-to-all size over consecutive CP ranks first (Megatron: "--hierarchical-context-parallel-sizes
   // 2 4 indicates every two adjacent gpus forms the first level"). Empty: not set.
