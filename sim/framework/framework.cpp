@@ -934,16 +934,33 @@ const std::vector<FrameworkEntry>& framework_table() {
   return table;
 }
 
-FrameworkEntry framework_for(const ParallelPlan& plan) {
-  FrameworkEntry e = framework_entry(plan.framework);
-  if (!e.fsdp_mixed_precision.value || plan.fsdp_mixed_precision == FsdpMixedPrecision::standard) return e;
-  const Sourced<MixedPrecisionBytes>& policy =
-      plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? e.fsdp_pure : e.fsdp_full;
-  e.grad_reduce_bytes = {policy.value.grad_reduce, policy.source};
-  e.sharded_grad_pass_bytes_per_param = {policy.value.grad_pass, policy.source};
-  e.unsharded_grad_bytes_per_param = {policy.value.unsharded_grad, policy.source};
-  e.sharded_param_gather_bytes = {policy.value.param_gather, policy.source};
-  return e;
+namespace {
+
+// Every table entry with a non-standard FSDP policy's bytes in place of its standard ones
+// (entries without the policies unchanged), built once: framework_for runs per plan in the
+// analytical tier, where copying an entry (its sources and launch table) would dominate.
+std::vector<FrameworkEntry> entries_with_policy(FsdpMixedPrecision policy) {
+  std::vector<FrameworkEntry> out = framework_table();
+  for (FrameworkEntry& e : out) {
+    if (!e.fsdp_mixed_precision.value) continue;
+    const Sourced<MixedPrecisionBytes>& bytes = policy == FsdpMixedPrecision::pure ? e.fsdp_pure : e.fsdp_full;
+    e.grad_reduce_bytes = {bytes.value.grad_reduce, bytes.source};
+    e.sharded_grad_pass_bytes_per_param = {bytes.value.grad_pass, bytes.source};
+    e.unsharded_grad_bytes_per_param = {bytes.value.unsharded_grad, bytes.source};
+    e.sharded_param_gather_bytes = {bytes.value.param_gather, bytes.source};
+  }
+  return out;
+}
+
+}  // namespace
+
+const FrameworkEntry& framework_for(const ParallelPlan& plan) {
+  if (plan.fsdp_mixed_precision == FsdpMixedPrecision::standard) return framework_entry(plan.framework);
+  static const std::vector<FrameworkEntry> pure = entries_with_policy(FsdpMixedPrecision::pure);
+  static const std::vector<FrameworkEntry> full = entries_with_policy(FsdpMixedPrecision::full);
+  for (const FrameworkEntry& e : plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? pure : full)
+    if (e.id == plan.framework) return e;
+  throw SimError("framework_for: no entry for a framework value");
 }
 
 const FrameworkEntry& framework_entry(Framework framework) {

@@ -378,7 +378,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const CollectiveKind grad_kind = sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce;
   // What the framework does (trainsim/framework, each value with its source).
   // (framework_for: with what the plan selects of it, plan.fsdp_mixed_precision's dtypes.)
-  const FrameworkEntry framework = framework_for(plan);
+  const FrameworkEntry& framework = framework_for(plan);
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
   // fp16 runs reduce in fp16. Other frameworks say their own dtype.

@@ -234,7 +234,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const bool shard_optimizer = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const bool shard_grads = plan.zero_stage >= 2;
   const bool shard_weights = plan.zero_stage >= 3;
-  const FrameworkEntry framework = framework_for(plan);  // with plan.fsdp_mixed_precision's dtypes
+  const FrameworkEntry& framework = framework_for(plan);  // with plan.fsdp_mixed_precision's dtypes
   const double grad_bytes = gradient_bytes_per_param(plan, framework);
   const double bucket_buffers = reduce_bucket_buffer_bytes(plan, framework);
   // MindSpeed --reuse-fp32-param: the fp32 master copy shares the 16-bit parameters' memory plus a

@@ -200,7 +200,7 @@ const FrameworkEntry& framework_entry(Framework framework);
 // The plan's framework entry with what the plan selects of it applied (plan.fsdp_mixed_precision:
 // the policy's bytes in place of the standard ones). Read this, not framework_entry, where a
 // value the plan can select is priced.
-FrameworkEntry framework_for(const ParallelPlan& plan);
+const FrameworkEntry& framework_for(const ParallelPlan& plan);
 
 // Each value's source, with its key ("deepspeed.grad_bucket_params"), for the fit check.
 std::vector<std::pair<std::string, std::string>> framework_sources();
