@@ -16,6 +16,7 @@
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/framework/launch.hpp"
+#include "trainsim/framework/offload.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/workload.hpp"
@@ -344,7 +345,13 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const double dense = params - experts;
   const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
-  optimizer_s = cost.memory_bound_s((shard_states ? dense / dp_total + experts / expert_dp : params) * 30.0);
+  const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
+  // As build_pipeline_costs prices the step: on the host's CPU when the optimizer is offloaded.
+  optimizer_s = plan.offload_optimizer
+                    ? offload_step(shard, framework_for(plan), scenario.hardware,
+                                   std::min(scenario.hardware.node.devices_per_node, scenario.num_devices))
+                          .total_s()
+                    : cost.memory_bound_s(shard * 30.0);
   // A per-parameter transfer: the dense part over DP, the expert part over expert DP.
   auto transfer_s = [&](CollectiveKind kind, double bytes_per_param) {
     double t = cost.collective_s(kind, CommGroup::dp, dense * bytes_per_param);

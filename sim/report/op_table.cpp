@@ -31,8 +31,9 @@ std::string shape_of(const Op& op) {
   return text;
 }
 
+// fp8: the plan's recipe and weight-cast rule, as the step's CostModel prices them.
 LayerTable layer_table(const LayerWorkload& layer, int count, const CostModel& cost, Precision precision,
-                       const FrameworkEntry& framework) {
+                       const Fp8Pricing& fp8, const FrameworkEntry& framework) {
   LayerTable t;
   t.kind = layer.kind;
   t.count = count;
@@ -42,8 +43,8 @@ LayerTable layer_table(const LayerWorkload& layer, int count, const CostModel& c
   for (const Op& op : layer.ops) {
     const HostTime host = t.graph_captured ? HostTime{} : op_host_time(op.kernels, device.kernel_launch_s, framework);
     t.ops.push_back({op.name, op_class_name(op.op_class), shape_of(op), op.forward_flops, op.backward_flops,
-                     op.forward_bytes, op_forward_timing(op, device, precision),
-                     op_backward_timing(op, device, precision), host.forward_s, host.backward_s});
+                     op.forward_bytes, op_forward_timing(op, device, precision, fp8),
+                     op_backward_timing(op, device, precision, fp8), host.forward_s, host.backward_s});
     kernels += op.kernels;
   }
   const HostTime host = layer_host_time(kernels, device.kernel_launch_s, framework);
@@ -82,6 +83,7 @@ OpTable build_op_table(const Scenario& scenario) {
   const Workload workload = build_workload(scenario.model, scenario.plan);
   const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
   const FrameworkEntry& framework = framework_entry(scenario.plan.framework);
+  const Fp8Pricing fp8 = fp8_pricing(scenario.plan);
   OpTable table;
   table.plan = describe_plan(scenario.plan);
   table.device = scenario.hardware.device.name;
@@ -89,10 +91,10 @@ OpTable build_op_table(const Scenario& scenario) {
   for (int type : workload.layer_type_of) ++count[static_cast<std::size_t>(type)];
   for (std::size_t i = 0; i < workload.layer_types.size(); ++i) {
     if (count[i] == 0) continue;
-    table.layers.push_back(layer_table(workload.layer_types[i], count[i], cost, scenario.plan.precision, framework));
+    table.layers.push_back(layer_table(workload.layer_types[i], count[i], cost, scenario.plan.precision, fp8, framework));
   }
-  table.layers.push_back(layer_table(workload.embedding, 1, cost, scenario.plan.precision, framework));
-  table.layers.push_back(layer_table(workload.head, 1, cost, scenario.plan.precision, framework));
+  table.layers.push_back(layer_table(workload.embedding, 1, cost, scenario.plan.precision, fp8, framework));
+  table.layers.push_back(layer_table(workload.head, 1, cost, scenario.plan.precision, fp8, framework));
   return table;
 }
 

@@ -10,6 +10,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/explore/search.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/plan/plan_check.hpp"
@@ -137,4 +138,16 @@ TEST_CASE("plan.offload_optimizer: cpu is refused on a framework without optimiz
   p.framework = Framework::deepspeed;
   for (const Diagnostic& x : check_plan(sc.model, sc.hardware, sc.num_devices, p))
     CHECK(x.key_path != "plan.offload_optimizer");
+}
+
+TEST_CASE("search's estimate prices an offloaded optimizer step as the replay does", "[framework][offload][search]") {
+  const Scenario plain = on("a100-80gb.yaml", deepspeed_zero(2, false));
+  const Scenario offloaded = on("a100-80gb.yaml", deepspeed_zero(2, true));
+  const Workload w = build_workload(plain.model, plain.plan);
+  // The one difference between the two estimates is the optimizer step, as build_pipeline_costs
+  // prices it on each (the host's step instead of the device's memory-bound one).
+  const double gap = costs(offloaded).stages[0].optimizer_s - costs(plain).stages[0].optimizer_s;
+  CHECK(gap > 0);
+  CHECK(estimate_step_time(offloaded, offloaded.plan, w) - estimate_step_time(plain, plain.plan, w) ==
+        Approx(gap).epsilon(1e-9));
 }
