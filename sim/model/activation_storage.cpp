@@ -74,10 +74,9 @@ bool reads_layer_norm_output(std::string_view name) {
          name == "shared_expert_gate_up";
 }
 
-// A Linear running in FP8 (DeepSeek-V3 3.3: all but the embedding, output head and MoE gating).
-bool fp8_linear(const Op& op, std::string_view name) {
-  return op.op_class == OpClass::gemm && name != "moe_router" && name != "lm_head";
-}
+// A Linear running in FP8 (DeepSeek-V3 3.3: all but the embedding, output head and MoE gating;
+// first_last_layers_bf16's layers too): the workload marks the others (Op::fp8_exempt).
+bool fp8_linear(const Op& op) { return op.op_class == OpClass::gemm && !op.fp8_exempt; }
 
 }  // namespace
 
@@ -108,7 +107,7 @@ double kept_activation_bytes(const Op& op, const ModelSpec& model, const Paralle
   if (plan.precision != Precision::fp8 || plan.fp8_activation_cache == Fp8ActivationCache::none) return bytes;
   const bool deepseek = plan.fp8_activation_cache == Fp8ActivationCache::deepseek_v3;
   if (deepseek && name == "out_proj") return bytes * kE5m6CachedBytes / kHalf;
-  if (fp8_linear(op, name)) return bytes * kFp8CachedBytes / kHalf;
+  if (fp8_linear(op)) return bytes * kFp8CachedBytes / kHalf;
   if (deepseek && name == "expert_activation") return bytes * kFp8CachedBytes / kHalf;
   return bytes;
 }

@@ -5,6 +5,7 @@
 #include "../model/reference_models.hpp"
 #include "test_hardware.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 
@@ -182,4 +183,20 @@ TEST_CASE("first_last_layers_bf16: the first and last layers' Linears in BF16, b
   // A BF16 plan builds no copy.
   p.precision = Precision::bf16;
   CHECK(build_workload(m, p).layer_types.size() == 1);
+}
+
+TEST_CASE("FP8 activation cache: a Linear the plan keeps in 16 bit keeps its 16-bit input", "[cost][fp8][memory]") {
+  ParallelPlan p;
+  p.precision = Precision::fp8;
+  p.fp8_activation_cache = Fp8ActivationCache::linear_inputs;
+  ModelSpec m;
+  m.hidden_size = 1024;
+  Op linear;
+  linear.name = "mlp_up";
+  linear.op_class = OpClass::gemm;
+  linear.activation_bytes = 1000;
+  CHECK(kept_activation_bytes(linear, m, p) < 600);  // the FP8 copy (1 byte for 2, plus its scales)
+  Op exempt = linear;
+  exempt.fp8_exempt = true;  // first_last_layers_bf16's layers, the head, the router
+  CHECK(kept_activation_bytes(exempt, m, p) == 1000);
 }
