@@ -53,7 +53,7 @@ std::string format_memory_table(const MemoryReport& report) {
     offload = offload || s.offloaded_to_host > 0;
   }
   if (offload) {
-    out += "optimizer state offloaded to host memory, GiB per device:";
+    out += "offloaded to host memory (optimizer state; DeepSpeed ZeRO 2-3: its fp32 gradient partition too), GiB per device:";
     for (const auto& s : report.stages)
       out += " stage " + std::to_string(s.stage) + ": " + fixed(s.offloaded_to_host / kGiB);
     out += "\n";
