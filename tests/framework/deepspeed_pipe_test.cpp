@@ -1,5 +1,7 @@
 // DeepSpeed pipeline-engine mechanisms in the step's costs, each from DeepSpeed's code.
 #include <catch2/catch.hpp>
+
+#include "../graph/test_prices.hpp"
 #include <string>
 
 #include "trainsim/config/scenario.hpp"
@@ -9,26 +11,14 @@
 #include "trainsim/model/workload.hpp"
 
 using namespace trainsim;
+using namespace trainsim::testing;
 
 namespace {
-
-// Compute priced at 1 ps per FLOP, memory passes at 1 ps per byte, no communication cost.
-CostFunctions byte_prices() {
-  CostFunctions f;
-  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
-  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
-  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
-  f.collective_s = [](const CommOp&) { return 0.0; };
-  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{0.0, bytes}; };
-  f.p2p_s = [](double) { return 0.0; };
-  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
-  return f;
-}
 
 // Two stages (pp) of 4 layers of 1e8 parameters; the embedding (5e7) on stage 0, the head (3e7)
 // on stage 1; DP 2, 4 micro-batches.
 PipelineCosts costs_of(Framework framework, Precision precision, int zero_stage, int pp = 2, int tp = 1,
-                       CostFunctions prices = byte_prices()) {
+                       CostFunctions prices = compute_only_prices()) {
   Scenario s;
   s.plan.pipeline_model_parallel_size = pp;
   s.plan.tensor_model_parallel_size = tp;
@@ -120,7 +110,7 @@ TEST_CASE("DeepSpeed's pipeline engine sends 1/TP of each activation and the rec
   }
   // p2p 1 ps a byte (non-blocking here: the sends stay in p2p_s), all-gathers 10 ps a byte,
   // memory passes 1 ps a byte. Activation: 1024 tokens x 1024 hidden x 2 bytes.
-  CostFunctions prices = byte_prices();
+  CostFunctions prices = compute_only_prices();
   prices.p2p_s = [](double bytes) { return bytes * 1e-12; };
   prices.group_collective = [](CollectiveKind kind, CommGroup group, double bytes) {
     return GroupCollective{kind == CollectiveKind::all_gather && group == CommGroup::tp ? bytes * 1e-11 : 0.0, bytes};
@@ -154,7 +144,7 @@ TEST_CASE("BigScience's pipeline stages send the attention mask on, whole and in
   // p2p 10 ps a byte, memory passes 1 ps a byte, all-gathers free. The mask: 1 x 1 x 1024 x 1024,
   // sent as fp16 (2 bytes) from every TP rank, not partitioned; cast bool -> half -> bool on the
   // sender (3 + 3 bytes an element), half -> bool on the receiver (3). No gradient goes back.
-  CostFunctions prices = byte_prices();
+  CostFunctions prices = compute_only_prices();
   prices.p2p_s = [](double bytes) { return bytes * 1e-11; };
   const double mask = 1024.0 * 1024;
   const PipelineCosts ds = costs_of(Framework::deepspeed, Precision::fp16, 1, 2, 4, prices);

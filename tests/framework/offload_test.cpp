@@ -20,19 +20,6 @@ using namespace trainsim::testing;
 
 namespace {
 
-Scenario on(const std::string& hardware_file, const ParallelPlan& p) {
-  Scenario sc;
-  sc.name = "test";
-  sc.model = llama2_7b();
-  sc.plan = p;
-  sc.hardware = load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/" + hardware_file);
-  sc.num_devices = p.tensor_model_parallel_size * p.pipeline_model_parallel_size * p.data_parallel_size *
-                   p.context_parallel_size;
-  return sc;
-}
-
-MemoryReport memory(const Scenario& sc) { return estimate_memory(sc, build_workload(sc.model, sc.plan)); }
-
 PipelineCosts costs(const Scenario& sc) {
   const Workload w = build_workload(sc.model, sc.plan);
   return build_pipeline_costs(sc, w, CostModel(sc.hardware, sc.plan, sc.num_devices), estimate_memory(sc, w));
@@ -50,8 +37,8 @@ ParallelPlan deepspeed_zero(int stage, bool offload) {
 
 TEST_CASE("DeepSpeed ZeRO-2 offload: the optimizer state and the fp32 gradient partition leave the device",
           "[framework][offload][memory]") {
-  const StageMemory on_device = memory(on("a100-80gb.yaml", deepspeed_zero(2, false))).stages[0];
-  const StageMemory offloaded = memory(on("a100-80gb.yaml", deepspeed_zero(2, true))).stages[0];
+  const StageMemory on_device = memory_of(scenario_on("a100-80gb.yaml", deepspeed_zero(2, false))).stages[0];
+  const StageMemory offloaded = memory_of(scenario_on("a100-80gb.yaml", deepspeed_zero(2, true))).stages[0];
   const double shard = on_device.parameters / 8;
   CHECK(on_device.optimizer_states == Approx(12 * shard));  // fp32 master + Adam m, v
   CHECK(offloaded.optimizer_states == 0);
@@ -66,8 +53,8 @@ TEST_CASE("DeepSpeed ZeRO-2 offload: the optimizer state and the fp32 gradient p
 
 TEST_CASE("DeepSpeed ZeRO-1 offload keeps the gradients on the device (only stages 2-3 partition them)",
           "[framework][offload][memory]") {
-  const StageMemory on_device = memory(on("a100-80gb.yaml", deepspeed_zero(1, false))).stages[0];
-  const StageMemory offloaded = memory(on("a100-80gb.yaml", deepspeed_zero(1, true))).stages[0];
+  const StageMemory on_device = memory_of(scenario_on("a100-80gb.yaml", deepspeed_zero(1, false))).stages[0];
+  const StageMemory offloaded = memory_of(scenario_on("a100-80gb.yaml", deepspeed_zero(1, true))).stages[0];
   CHECK(offloaded.gradients == on_device.gradients);
   CHECK(offloaded.offloaded_to_host == on_device.optimizer_states);
   CHECK(on_device.peak() - offloaded.peak() == Approx(on_device.optimizer_states));
@@ -95,22 +82,22 @@ TEST_CASE("Offload traffic: DeepSpeed copies 4 B/param of fp32 gradients down an
 
 TEST_CASE("The offloaded optimizer task is the copies and the host step over the rank's shard",
           "[framework][offload][graph]") {
-  const Scenario sc = on("a100-80gb.yaml", deepspeed_zero(2, true));
-  const double shard = memory(sc).stages[0].parameters / 8;
+  const Scenario sc = scenario_on("a100-80gb.yaml", deepspeed_zero(2, true));
+  const double shard = memory_of(sc).stages[0].parameters / 8;
   const double expected = 4 * shard / 32e9 + shard * 8 / 1.41e9 + 2 * shard / 32e9;
   CHECK(costs(sc).stages[0].optimizer_s == Approx(expected).epsilon(1e-12));
   // A job of 2 devices on the server: two ranks share its CPUs.
   ParallelPlan two = deepspeed_zero(2, true);
   two.data_parallel_size = 2;
   two.global_batch_size = 2;
-  const Scenario small = on("a100-80gb.yaml", two);
-  const double half = memory(small).stages[0].parameters / 2;
+  const Scenario small = scenario_on("a100-80gb.yaml", two);
+  const double half = memory_of(small).stages[0].parameters / 2;
   CHECK(costs(small).stages[0].optimizer_s == Approx(6 * half / 32e9 + half * 2 / 1.41e9).epsilon(1e-12));
 }
 
 TEST_CASE("Offload on hardware without a measured CPU-Adam throughput is refused naming the key",
           "[framework][offload]") {
-  Scenario sc = on("a100-80gb.yaml", deepspeed_zero(2, true));
+  Scenario sc = scenario_on("a100-80gb.yaml", deepspeed_zero(2, true));
   sc.hardware.cluster.host_cpu_adam_params_per_s = 0;
   try {
     (void)costs(sc);
@@ -124,7 +111,7 @@ TEST_CASE("plan.offload_optimizer: cpu is refused on a framework without optimiz
           "[framework][offload][plan]") {
   ParallelPlan p = deepspeed_zero(2, true);
   p.framework = Framework::fsdp;
-  const Scenario sc = on("a100-80gb.yaml", p);
+  const Scenario sc = scenario_on("a100-80gb.yaml", p);
   const std::vector<Diagnostic> d = check_plan(sc.model, sc.hardware, sc.num_devices, sc.plan);
   bool found = false;
   for (const Diagnostic& x : d) {
@@ -141,8 +128,8 @@ TEST_CASE("plan.offload_optimizer: cpu is refused on a framework without optimiz
 }
 
 TEST_CASE("search's estimate prices an offloaded optimizer step as the replay does", "[framework][offload][search]") {
-  const Scenario plain = on("a100-80gb.yaml", deepspeed_zero(2, false));
-  const Scenario offloaded = on("a100-80gb.yaml", deepspeed_zero(2, true));
+  const Scenario plain = scenario_on("a100-80gb.yaml", deepspeed_zero(2, false));
+  const Scenario offloaded = scenario_on("a100-80gb.yaml", deepspeed_zero(2, true));
   const Workload w = build_workload(plain.model, plain.plan);
   // The one difference between the two estimates is the optimizer step, as build_pipeline_costs
   // prices it on each (the host's step instead of the device's memory-bound one).

@@ -4,6 +4,8 @@
 // at every sub-module and collectives into lists of world-size tensors.
 #include <algorithm>
 #include <catch2/catch.hpp>
+
+#include "../graph/test_prices.hpp"
 #include <string>
 #include <vector>
 
@@ -16,6 +18,7 @@
 #include "trainsim/validation/validation.hpp"
 
 using namespace trainsim;
+using namespace trainsim::testing;
 
 namespace {
 
@@ -29,20 +32,6 @@ Op gemm(std::int64_t n, std::int64_t k) {
   o.backward_weight_flops = 1e9;
   o.gemm_m = 2048, o.gemm_n = n, o.gemm_k = k;
   return o;
-}
-
-// Compute at 1 PFLOP/s; every ring collective 1 s (other algorithms 100 s).
-CostFunctions counting_prices() {
-  CostFunctions f;
-  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
-  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
-  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
-  f.collective_s = [](const CommOp&) { return 0.0; };
-  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{100.0, bytes}; };
-  f.ring_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{1.0, bytes}; };
-  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
-  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
-  return f;
 }
 
 // 8 layers of four equal Linears (and a persistent small one), DP 4, 3 micro-batches.

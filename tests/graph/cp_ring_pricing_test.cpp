@@ -3,12 +3,15 @@
 // what runs beside its compute (the rest of the sends), and how the task graph places them.
 #include <catch2/catch.hpp>
 
+#include "test_prices.hpp"
+
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
+using namespace trainsim::testing;
 
 namespace {
 
@@ -105,19 +108,6 @@ TEST_CASE("as_ring_exchange: the ring's send/recvs hide under the fused attentio
 }
 
 namespace {
-
-// Time proportional to the work: 1 TFLOP/s, 1 GB/s, no latency.
-CostFunctions linear_prices() {
-  CostFunctions f;
-  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
-  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
-  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
-  f.collective_s = [](const CommOp& c) { return c.bytes * 1e-9; };
-  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{bytes * 1e-9, bytes}; };
-  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
-  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
-  return f;
-}
 
 // One layer: a GEMM (1 ms forward) and fused attention (8 ms forward, 16 ms backward), the ring's
 // exchange over CP 4 in blocks of 3 MB (3 ms a send): forward 3 blocks, backward 6.

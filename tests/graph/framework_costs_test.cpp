@@ -1,6 +1,8 @@
 // The frameworks' mechanisms in the step's costs (trainsim/framework, issue 14).
 #include <catch2/catch.hpp>
 
+#include "test_prices.hpp"
+
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -11,6 +13,7 @@
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
+using namespace trainsim::testing;
 
 namespace {
 
@@ -22,20 +25,6 @@ Op gemm(std::int64_t n, std::int64_t k) {
   o.backward_weight_flops = 1e9;
   o.gemm_m = 2048, o.gemm_n = n, o.gemm_k = k;
   return o;
-}
-
-// Every collective costs 1 s as a ring and 100 s otherwise: times count ring collectives.
-CostFunctions counting_prices() {
-  CostFunctions f;
-  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
-  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
-  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
-  f.collective_s = [](const CommOp&) { return 0.0; };
-  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{100.0, bytes}; };
-  f.ring_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{1.0, bytes}; };
-  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
-  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
-  return f;
 }
 
 struct Fixture {

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include <catch2/catch.hpp>
+
+#include "test_prices.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/cost/cost_model.hpp"
@@ -10,21 +12,9 @@
 #include "trainsim/simulation.hpp"
 
 using namespace trainsim;
+using namespace trainsim::testing;
 
 namespace {
-
-// Prices proportional to the work, so expected costs follow by hand.
-CostFunctions linear_prices() {
-  CostFunctions f;
-  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
-  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
-  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
-  f.collective_s = [](const CommOp& c) { return c.bytes * 1e-9; };
-  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{bytes * 1e-9, bytes}; };
-  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
-  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
-  return f;
-}
 
 Op op(double fwd, double bwd, double bw, int kernels, bool selective = false) {
   Op o;

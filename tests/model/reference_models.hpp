@@ -1,5 +1,7 @@
 #pragma once
 // Published model shapes used by the model and memory tests, built directly (no YAML).
+#include <string>
+
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/model_spec.hpp"
@@ -151,5 +153,22 @@ inline double stage0_transient_with(const ModelSpec& model, ParallelPlan plan, C
   plan.cp_comm_type = type;
   return memory_of(model, plan, 16, 80e9).stages.at(0).transient;
 }
+
+
+// Llama 2 7B (or `model`) under `p` on the repository's hardware file `hardware_file`, on exactly
+// the devices the plan uses.
+inline Scenario scenario_on(const std::string& hardware_file, const ParallelPlan& p, const ModelSpec& model = llama2_7b()) {
+  Scenario sc;
+  sc.name = "test";
+  sc.model = model;
+  sc.plan = p;
+  sc.hardware = load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/" + hardware_file);
+  sc.num_devices = p.tensor_model_parallel_size * p.pipeline_model_parallel_size * p.data_parallel_size *
+                   p.context_parallel_size;
+  return sc;
+}
+
+// The memory estimate of a whole scenario.
+inline MemoryReport memory_of(const Scenario& sc) { return estimate_memory(sc, build_workload(sc.model, sc.plan)); }
 
 }  // namespace trainsim::testing
