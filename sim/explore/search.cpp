@@ -22,6 +22,7 @@
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/schema.hpp"
 #include "trainsim/explore/distributed.hpp"
@@ -126,41 +127,16 @@ bool launch_tables_list(PipelineSchedule schedule) {
   return true;
 }
 
-// Every schedule the schedule module has (with the plan's v for interleaved) that the launch
-// tables list, where the plan's shape lets it run (the conditions build_schedule and
-// check_plan ask for): with one stage only 1F1B; interleaved at every depth v >= 2 that gives
-// each of the p*v virtual stages whole layers and m a multiple of p; ZB-V and DualPipeV where
-// 2p divides the layers; DualPipe with p even, m even; both with m >= 2p. GPipe is left out:
-// the same bubble as 1F1B with m micro-batches' activations instead of p, never the better plan.
+// Every schedule the schedule module has, at each depth its entry's search_depths gives for the
+// plan's shape (the conditions build_schedule and check_plan ask for), that the launch tables
+// list. With one stage only 1F1B.
 std::vector<std::pair<PipelineSchedule, int>> schedules_for(int pp, int m, int layers,
                                                             const std::vector<PipelineSchedule>& listed) {
   std::vector<std::pair<PipelineSchedule, int>> out{{PipelineSchedule::one_f_one_b, 1}};
   if (pp <= 1) return out;
   for (PipelineSchedule s : listed) {
-    switch (s) {
-      case PipelineSchedule::gpipe:
-      case PipelineSchedule::one_f_one_b:
-        break;
-      case PipelineSchedule::interleaved:
-        if (m % pp == 0)
-          for (int v = 2; pp * v <= layers; ++v)
-            if (layers % (pp * v) == 0) out.push_back({s, v});
-        break;
-      case PipelineSchedule::zero_bubble_h1:
-      case PipelineSchedule::zero_bubble_h2:
-      case PipelineSchedule::zero_bubble_2p:
-        out.push_back({s, 1});
-        break;
-      case PipelineSchedule::zero_bubble_v:
-        if (layers % (2 * pp) == 0) out.push_back({s, 1});
-        break;
-      case PipelineSchedule::dualpipe:
-        if (pp % 2 == 0 && m % 2 == 0 && m >= 2 * pp && layers % pp == 0) out.push_back({s, 1});
-        break;
-      case PipelineSchedule::dualpipev:
-        if (m >= 2 * pp && layers % (2 * pp) == 0) out.push_back({s, 1});
-        break;
-    }
+    if (s == PipelineSchedule::one_f_one_b) continue;
+    for (int v : schedule_entry(s).search_depths(pp, m, layers)) out.push_back({s, v});
   }
   return out;
 }
@@ -324,11 +300,10 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   fwd += std::max(emb[0], head[0]);
   bwd += std::max(emb[1], head[1]);
   const double compute = m * (fwd + bwd);
-  // DualPipe's (p/2-1)(F&B+B-3W) is (p-2)/(3(p-1)) of 1F1B's at equal pass times (none at
-  // p = 2); idle_relative_to_1f1b gives its bound, a third.
-  const double relative = plan.schedule == PipelineSchedule::dualpipe && pp > 1
-                              ? (pp - 2) / (3.0 * (pp - 1))
-                              : idle_relative_to_1f1b(plan.schedule, v);
+  // The entry's idle share at this pipeline size where it has one (DualPipe's (p-2)/(3(p-1))),
+  // else its bound.
+  const ScheduleEntry& entry = schedule_entry(plan.schedule);
+  const double relative = entry.idle_relative_at ? entry.idle_relative_at(pp, v) : entry.idle_relative(v);
   const double bubble = static_cast<double>(pp - 1) / (m + pp - 1) * relative;
 
   const int dp_total = plan.data_parallel_size * plan.context_parallel_size;

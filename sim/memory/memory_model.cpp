@@ -38,6 +38,7 @@
 #include "trainsim/framework/communicator.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 
 namespace trainsim {
 
@@ -141,43 +142,20 @@ double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& pl
 
 namespace {
 
-// The closed forms the orders give, for a plan the schedule refuses (interleaved with m not
-// a multiple of p: check_plan reports it; estimates made before it still get an answer).
+// The closed form of the schedule's entry (schedule_entry.hpp), for a plan the schedule refuses
+// (interleaved with m not a multiple of p: check_plan reports it; estimates made before it still
+// get an answer) and for the schedules whose closed form the schedule tests prove equal to the
+// count on their orders.
 double closed_form_in_flight(const ParallelPlan& plan, int stage) {
   const int m = std::max(1, plan.num_microbatches());
   const int p = std::max(1, plan.pipeline_model_parallel_size);
-  switch (plan.schedule) {
-    case PipelineSchedule::gpipe:
-      // All forwards before any backward (Huang et al. 2019). With one stage there is no
-      // pipeline: micro-batches are plain gradient accumulation, one alive at a time.
-      return p == 1 ? 1 : m;
-    case PipelineSchedule::one_f_one_b:
-    case PipelineSchedule::zero_bubble_h1:  // ZB-H1 keeps 1F1B's activation memory (Qi et al. 2023)
-      return std::min(m, p - stage);
-    case PipelineSchedule::zero_bubble_h2:  // (2p-1) M_B (Qi et al. 2023, Section 2.2)
-      return std::min(m, 2 * p - 1);
-    case PipelineSchedule::zero_bubble_2p:  // the heuristic's limit: 2p micro-batches' activations (zb_auto.hpp)
-      return std::min(m, 2 * p);
-    case PipelineSchedule::zero_bubble_v:  // p M_B = 2p chunk activations (Qi et al. 2024)
-      return std::min(2 * m, 2 * p);
-    case PipelineSchedule::dualpipe:  // PP + 1 stage activations (DeepSeek-V3, Table 2); dualpipev: 2p + 1 chunks
-    case PipelineSchedule::dualpipev:
-      return plan.schedule == PipelineSchedule::dualpipe ? std::min(m, p + 1) : std::min(2 * m, 2 * p + 1);
-    case PipelineSchedule::interleaved: {
-      const int v = std::max(1, plan.virtual_pipeline_model_parallel_size);
-      // megatron/core/pipeline_parallel/schedules.py, forward_backward_pipelining_with_interleaving:
-      // num_warmup = (p - rank - 1) * 2 + (v - 1) * p, capped by m * v; one more chunk
-      // forward runs before the first backward frees one.
-      const int warmup = (p - stage - 1) * 2 + (v - 1) * p;
-      return std::min(warmup + 1, m * v);
-    }
-  }
-  return std::min(m, p - stage);
+  const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
+  return schedule_entry(plan.schedule).in_flight(p, m, v, stage);
 }
 
-// Per stage: the activations in flight counted on the order the replay runs. GPipe, 1F1B
-// and interleaved take the closed forms, which the schedule tests prove equal to the count on
-// their orders (building p orders of m items for every estimate doubled the search's cost).
+// Per stage: the activations in flight counted on the order the replay runs, or the entry's
+// closed form where the schedule tests prove it equal to that count (building p orders of m
+// items for every estimate doubled the search's cost).
 std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
@@ -191,9 +169,7 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
     }
     return out;
   };
-  if (plan.schedule == PipelineSchedule::gpipe || plan.schedule == PipelineSchedule::one_f_one_b ||
-      plan.schedule == PipelineSchedule::interleaved)
-    return closed_forms();
+  if (!schedule_entry(plan.schedule).count_in_flight_on_orders) return closed_forms();
   std::vector<InFlight> out;
   out.reserve(static_cast<std::size_t>(p));
   try {

@@ -6,7 +6,7 @@
 
 #include "orders.hpp"
 #include "trainsim/common/error.hpp"
-#include "trainsim/schedule/zb_auto.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 
 namespace trainsim {
 namespace {
@@ -173,48 +173,93 @@ std::vector<StageOrder> zero_bubble_v(int p, int m) {
 
 }  // namespace
 
-namespace {
-// ZB-V and DualPipeV fold the 2p virtual stages into a V.
-bool v_shaped(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::zero_bubble_v || schedule == PipelineSchedule::dualpipev;
+namespace detail {
+
+std::vector<StageOrder> gpipe_orders(int p, int m) {
+  // One stage: no pipeline, each micro-batch's backward follows its forward (gradient
+  // accumulation, Megatron's forward_backward_no_pipelining).
+  return std::vector<StageOrder>(static_cast<std::size_t>(p), p == 1 ? one_f_one_b(1, 0, m) : gpipe(m));
 }
-}  // namespace
+
+std::vector<StageOrder> one_f_one_b_orders(int p, int m) {
+  std::vector<StageOrder> orders;
+  orders.reserve(static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) orders.push_back(one_f_one_b(p, s, m));
+  return orders;
+}
+
+std::vector<StageOrder> interleaved_orders(int p, int m, int v) {
+  std::vector<StageOrder> orders;
+  orders.reserve(static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) orders.push_back(interleaved(p, s, m, v));
+  return orders;
+}
+
+std::vector<StageOrder> zero_bubble_h1_orders(int p, int m) {
+  std::vector<StageOrder> orders;
+  orders.reserve(static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) orders.push_back(zero_bubble_h1(p, s, m));
+  return orders;
+}
+
+std::vector<StageOrder> zero_bubble_h2_orders(int p, int m) {
+  std::vector<StageOrder> orders;
+  orders.reserve(static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) orders.push_back(zero_bubble_h2(p, s, m));
+  return orders;
+}
+
+std::vector<StageOrder> zero_bubble_v_orders(int p, int m) { return zero_bubble_v(p, m); }
+
+}  // namespace detail
 
 int virtual_stage(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk) {
   (void)chunks;
-  if (v_shaped(schedule)) return chunk == 0 ? stage : 2 * stages - 1 - stage;
-  if (schedule == PipelineSchedule::dualpipe) return chunk == 0 ? stage : stages - 1 - stage;
+  switch (schedule_entry(schedule).layout) {
+    case ChunkLayout::v:
+      return chunk == 0 ? stage : 2 * stages - 1 - stage;
+    case ChunkLayout::mirror:
+      return chunk == 0 ? stage : stages - 1 - stage;
+    case ChunkLayout::loop:
+      break;
+  }
   return chunk * stages + stage;
 }
 
 ChunkPlace place_of(PipelineSchedule schedule, int stages, int chunks, int vstage) {
   (void)chunks;
-  if (v_shaped(schedule)) return vstage < stages ? ChunkPlace{vstage, 0} : ChunkPlace{2 * stages - 1 - vstage, 1};
-  if (schedule == PipelineSchedule::dualpipe) return {vstage, 0};
+  switch (schedule_entry(schedule).layout) {
+    case ChunkLayout::v:
+      return vstage < stages ? ChunkPlace{vstage, 0} : ChunkPlace{2 * stages - 1 - vstage, 1};
+    case ChunkLayout::mirror:
+      return {vstage, 0};
+    case ChunkLayout::loop:
+      break;
+  }
   return {vstage % stages, vstage / stages};
 }
 
 std::vector<ChunkPlace> places_of(PipelineSchedule schedule, int stages, int chunks, int vstage) {
-  if (schedule == PipelineSchedule::dualpipe) return {{vstage, 0}, {stages - 1 - vstage, 1}};
+  if (schedule_entry(schedule).layout == ChunkLayout::mirror) return {{vstage, 0}, {stages - 1 - vstage, 1}};
   return {place_of(schedule, stages, chunks, vstage)};
 }
 
 ChunkPlace neighbour(PipelineSchedule schedule, int stages, int chunks, int stage, int chunk, int step) {
-  // DualPipe's reverse direction (chunk 1) runs from the last device to the first.
-  if (schedule == PipelineSchedule::dualpipe) return {chunk == 0 ? stage + step : stage - step, chunk};
+  // A mirrored copy's reverse direction (chunk 1) runs from the last device to the first.
+  if (schedule_entry(schedule).layout == ChunkLayout::mirror) return {chunk == 0 ? stage + step : stage - step, chunk};
   return place_of(schedule, stages, chunks, virtual_stage(schedule, stages, chunks, stage, chunk) + step);
 }
 
 int pipeline_length(PipelineSchedule schedule, int stages, int chunks) {
-  return schedule == PipelineSchedule::dualpipe ? stages : stages * chunks;
+  return schedule_entry(schedule).layout == ChunkLayout::mirror ? stages : stages * chunks;
 }
 
-int model_copies(PipelineSchedule schedule) { return schedule == PipelineSchedule::dualpipe ? 2 : 1; }
+int model_copies(PipelineSchedule schedule) { return schedule_entry(schedule).layout == ChunkLayout::mirror ? 2 : 1; }
 
 std::vector<PipelineSchedule> all_schedules() {
-  return {PipelineSchedule::gpipe,          PipelineSchedule::one_f_one_b,    PipelineSchedule::interleaved,
-          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_2p,
-          PipelineSchedule::zero_bubble_v,  PipelineSchedule::dualpipe,       PipelineSchedule::dualpipev};
+  std::vector<PipelineSchedule> out;
+  for (const ScheduleEntry& e : schedule_table()) out.push_back(e.schedule);
+  return out;
 }
 
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
@@ -224,45 +269,19 @@ std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
 }
 
 int chunks_per_stage(PipelineSchedule schedule, int virtual_pipeline_size) {
-  if (schedule == PipelineSchedule::interleaved) return std::max(1, virtual_pipeline_size);
-  return schedule == PipelineSchedule::zero_bubble_v || schedule == PipelineSchedule::dualpipe ||
-                 schedule == PipelineSchedule::dualpipev
-             ? 2
-             : 1;
+  const int chunks = schedule_entry(schedule).chunks;
+  return chunks > 0 ? chunks : std::max(1, virtual_pipeline_size);
 }
 
-double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) {
-  switch (schedule) {
-    case PipelineSchedule::gpipe:
-    case PipelineSchedule::one_f_one_b:
-      return 1.0;
-    case PipelineSchedule::interleaved:
-      return 1.0 / std::max(1, chunks);
-    case PipelineSchedule::zero_bubble_h1:
-    case PipelineSchedule::zero_bubble_h2:
-    case PipelineSchedule::zero_bubble_2p:
-      return 1.0 / 3;
-    case PipelineSchedule::zero_bubble_v:
-      return 1.0 / 6;
-    case PipelineSchedule::dualpipe:
-    case PipelineSchedule::dualpipev:
-      return 1.0 / 3;
-  }
-  return 1.0;
-}
+double idle_relative_to_1f1b(PipelineSchedule schedule, int chunks) { return schedule_entry(schedule).idle_relative(chunks); }
 
-bool splits_backward(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::zero_bubble_h1 || schedule == PipelineSchedule::zero_bubble_h2 ||
-         schedule == PipelineSchedule::zero_bubble_2p || schedule == PipelineSchedule::zero_bubble_v;
-}
+bool splits_backward(PipelineSchedule schedule) { return schedule_entry(schedule).splits_backward; }
 
 bool has_weight_passes(PipelineSchedule schedule) {
   return splits_backward(schedule) || overlaps_forward_backward(schedule);
 }
 
-bool overlaps_forward_backward(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::dualpipe || schedule == PipelineSchedule::dualpipev;
-}
+bool overlaps_forward_backward(PipelineSchedule schedule) { return schedule_entry(schedule).overlaps_forward_backward; }
 
 InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share) {
   InFlight out;
@@ -312,71 +331,16 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
   if (stages < 1) bad("plan.pipeline_model_parallel_size", std::to_string(stages) + " stages", ">= 1");
   if (microbatches < 1) bad("plan.global_batch_size", std::to_string(microbatches) + " micro-batches per step", ">= 1");
   if (chunks < 1) bad("plan.virtual_pipeline_model_parallel_size", std::to_string(chunks), ">= 1");
-  const int own_chunks = chunks_per_stage(schedule, chunks);
-  if (schedule != PipelineSchedule::interleaved && own_chunks == 2 && chunks != 2)
+  const ScheduleEntry& entry = schedule_entry(schedule);
+  if (entry.chunks > 1 && chunks != entry.chunks)
     bad("plan.virtual_pipeline_model_parallel_size",
         std::to_string(chunks) + " model chunks per device for " + to_string(schedule),
-        std::string(to_string(schedule)) + " runs 2 chunks per device");
-  if (schedule != PipelineSchedule::interleaved && own_chunks == 1 && chunks != 1)
+        std::string(to_string(schedule)) + " runs " + std::to_string(entry.chunks) + " chunks per device");
+  if (entry.chunks == 1 && chunks != 1)
     bad("plan.virtual_pipeline_model_parallel_size",
         std::to_string(chunks) + " model chunks need the interleaved schedule", "1, or plan.schedule: interleaved");
-  if (schedule == PipelineSchedule::interleaved && microbatches % stages != 0)
-    bad("plan.global_batch_size",
-        "interleaved 1F1B needs the number of micro-batches (" + std::to_string(microbatches) +
-            ") to be a multiple of the pipeline size (" + std::to_string(stages) + ")",
-        "a global batch giving a multiple of " + std::to_string(stages) + " micro-batches");
-  if (schedule == PipelineSchedule::dualpipe) {
-    // dualpipe.py DualPipe.step: assert num_ranks % 2 == 0, num_chunks % 2 == 0 and >= 2 * num_ranks.
-    if (stages % 2 != 0)
-      bad("plan.pipeline_model_parallel_size", "dualpipe needs an even pipeline size, not " + std::to_string(stages),
-          "an even pipeline_model_parallel_size");
-    if (microbatches % 2 != 0 || microbatches < 2 * stages)
-      bad("plan.global_batch_size",
-          "dualpipe needs an even number of micro-batches, at least 2 x pipeline size (" + std::to_string(2 * stages) +
-              "), not " + std::to_string(microbatches),
-          "a global batch giving an even number >= " + std::to_string(2 * stages) + " of micro-batches");
-    return detail::dualpipe_orders(stages, microbatches);
-  }
-  if (schedule == PipelineSchedule::dualpipev) {
-    // dualpipev.py DualPipeV.step: assert num_chunks >= 2 * num_ranks.
-    if (microbatches < 2 * stages)
-      bad("plan.global_batch_size",
-          "dualpipev needs at least 2 x pipeline size (" + std::to_string(2 * stages) + ") micro-batches, not " +
-              std::to_string(microbatches),
-          "a global batch giving >= " + std::to_string(2 * stages) + " micro-batches");
-    return detail::dualpipev_orders(stages, microbatches);
-  }
-  if (schedule == PipelineSchedule::zero_bubble_v) return zero_bubble_v(stages, microbatches);
-  if (schedule == PipelineSchedule::zero_bubble_2p) return zero_bubble_2p_orders(stages, microbatches);
-  std::vector<StageOrder> orders;
-  orders.reserve(static_cast<std::size_t>(stages));
-  for (int s = 0; s < stages; ++s) {
-    switch (schedule) {
-      case PipelineSchedule::gpipe:
-        // One stage: no pipeline, each micro-batch's backward follows its forward
-        // (gradient accumulation, Megatron's forward_backward_no_pipelining).
-        orders.push_back(stages == 1 ? one_f_one_b(1, 0, microbatches) : gpipe(microbatches));
-        break;
-      case PipelineSchedule::one_f_one_b:
-        orders.push_back(one_f_one_b(stages, s, microbatches));
-        break;
-      case PipelineSchedule::interleaved:
-        orders.push_back(interleaved(stages, s, microbatches, chunks));
-        break;
-      case PipelineSchedule::zero_bubble_h1:
-        orders.push_back(zero_bubble_h1(stages, s, microbatches));
-        break;
-      case PipelineSchedule::zero_bubble_h2:
-        orders.push_back(zero_bubble_h2(stages, s, microbatches));
-        break;
-      case PipelineSchedule::zero_bubble_2p:
-      case PipelineSchedule::zero_bubble_v:
-      case PipelineSchedule::dualpipe:
-      case PipelineSchedule::dualpipev:
-        break;  // built above, all stages at once
-    }
-  }
-  return orders;
+  if (const std::optional<Diagnostic> d = entry.shape_problem(stages, microbatches, chunks)) throw ConfigError(*d);
+  return entry.orders(stages, microbatches, chunks);
 }
 
 }  // namespace trainsim

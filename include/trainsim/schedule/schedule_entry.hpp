@@ -1,0 +1,53 @@
+#pragma once
+// One pipeline schedule as one entry (issue 16): what the graph builder, the memory model, the
+// search's estimate, compare and the reports need to know of it, in one place. Adding a
+// schedule is its orders in a new file under sim/schedule/, one entry in schedule_table()
+// (sim/schedule/schedule_table.cpp), and its name in PipelineSchedule / to_string (plan module).
+#include <optional>
+#include <vector>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/plan/parallel_plan.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+namespace trainsim {
+
+// Where a device's model chunks sit among the pipeline's virtual stages.
+enum class ChunkLayout {
+  loop,    // chunk c of device s is virtual stage c*p+s (Megatron's interleaving; one chunk: stage s)
+  v,       // two chunks folded into a V: s and 2p-1-s (ZB-V, DualPipeV)
+  mirror,  // the model twice, in opposite directions: s forward, p-1-s reverse (DualPipe)
+};
+
+struct ScheduleEntry {
+  PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  const char* source = "";  // the paper or reference code its orders follow
+  ChunkLayout layout = ChunkLayout::loop;
+  int chunks = 1;  // model chunks per device; 0: the plan's v (interleaved)
+  bool splits_backward = false;            // every backward runs as B (input grad) and W (weight grad)
+  bool overlaps_forward_backward = false;  // the order pairs a forward with a backward (F&B)
+  // The memory model counts activations in flight on the orders; false where the closed form
+  // below is proven equal to that count by the schedule tests (cheaper for the search).
+  bool count_in_flight_on_orders = true;
+  // A device's idle time relative to 1F1B's at equal pass times and large m (see
+  // idle_relative_to_1f1b): the bound over every pipeline size.
+  double (*idle_relative)(int chunks) = nullptr;
+  // The same at this pipeline size where it is tighter than the bound (DualPipe); null: the bound.
+  double (*idle_relative_at)(int stages, int chunks) = nullptr;
+  // Activations in flight on `stage`, in micro-batch units (chunk activations / chunks), closed form.
+  double (*in_flight)(int stages, int microbatches, int chunks, int stage) = nullptr;
+  // What the pipeline's shape must satisfy for the orders to exist (micro-batches vs stages);
+  // nullopt when it does.
+  std::optional<Diagnostic> (*shape_problem)(int stages, int microbatches, int chunks) = nullptr;
+  // The interleaving depths the search tries for this shape (1 for schedules without depth);
+  // empty when the search leaves the schedule out there.
+  std::vector<int> (*search_depths)(int stages, int microbatches, int layers) = nullptr;
+  // The per-device orders; called only when shape_problem gives nullopt.
+  std::vector<StageOrder> (*orders)(int stages, int microbatches, int chunks) = nullptr;
+};
+
+// Every schedule's entry, in the order the CLI and its error messages list them.
+const std::vector<ScheduleEntry>& schedule_table();
+const ScheduleEntry& schedule_entry(PipelineSchedule schedule);
+
+}  // namespace trainsim

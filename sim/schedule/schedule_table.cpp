@@ -1,0 +1,215 @@
+// The schedule table: one entry per schedule (trainsim/schedule/schedule_entry.hpp). The
+// closed forms and shape conditions here are each schedule's paper or reference code; the
+// schedule tests check every closed form against the count on its orders and every idle
+// share against the engine's replay.
+#include <algorithm>
+#include <string>
+
+#include "orders.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
+#include "trainsim/schedule/zb_auto.hpp"
+
+namespace trainsim {
+namespace {
+
+Diagnostic problem(const std::string& key, const std::string& what, const std::string& valid) {
+  Diagnostic d;
+  d.key_path = key;
+  d.problem = what;
+  d.valid = valid;
+  return d;
+}
+
+std::vector<int> depth_one(int, int, int) { return {1}; }
+std::vector<int> left_out(int, int, int) { return {}; }
+std::optional<Diagnostic> any_shape(int, int, int) { return std::nullopt; }
+
+ScheduleEntry gpipe() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::gpipe;
+  e.source = "Huang et al. 2019 (GPipe): all forwards, then all backwards";
+  e.count_in_flight_on_orders = false;
+  e.idle_relative = [](int) { return 1.0; };
+  // All forwards before any backward. With one stage there is no pipeline: micro-batches are
+  // plain gradient accumulation, one alive at a time.
+  e.in_flight = [](int p, int m, int, int) { return p == 1 ? 1.0 : static_cast<double>(m); };
+  e.shape_problem = any_shape;
+  // The same bubble as 1F1B with m micro-batches' activations instead of p: never the better plan.
+  e.search_depths = left_out;
+  e.orders = [](int p, int m, int) { return detail::gpipe_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry one_f_one_b() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::one_f_one_b;
+  e.source = "Megatron-LM forward_backward_pipelining_without_interleaving";
+  e.count_in_flight_on_orders = false;
+  e.idle_relative = [](int) { return 1.0; };
+  e.in_flight = [](int p, int m, int, int s) { return static_cast<double>(std::min(m, p - s)); };
+  e.shape_problem = any_shape;
+  e.search_depths = depth_one;
+  e.orders = [](int p, int m, int) { return detail::one_f_one_b_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry interleaved() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::interleaved;
+  e.source = "Megatron-LM forward_backward_pipelining_with_interleaving (Narayanan et al. 2021)";
+  e.chunks = 0;
+  e.count_in_flight_on_orders = false;
+  e.idle_relative = [](int v) { return 1.0 / std::max(1, v); };
+  // schedules.py: num_warmup = (p - rank - 1) * 2 + (v - 1) * p, capped by m * v, and every
+  // chunk forward when m == p (all_warmup_microbatches); one more chunk forward runs before the
+  // first backward frees one. Chunk units over v chunks.
+  e.in_flight = [](int p, int m, int v, int s) {
+    v = std::max(1, v);
+    const int warmup = m == p ? m * v : (p - s - 1) * 2 + (v - 1) * p;
+    return static_cast<double>(std::min(warmup + 1, m * v));
+  };
+  e.shape_problem = [](int p, int m, int) -> std::optional<Diagnostic> {
+    if (m % p == 0) return std::nullopt;
+    return problem("plan.global_batch_size",
+                   "interleaved 1F1B needs the number of micro-batches (" + std::to_string(m) +
+                       ") to be a multiple of the pipeline size (" + std::to_string(p) + ")",
+                   "a global batch giving a multiple of " + std::to_string(p) + " micro-batches");
+  };
+  // Every depth v >= 2 that gives each of the p*v virtual stages whole layers, m a multiple of p.
+  e.search_depths = [](int p, int m, int layers) {
+    std::vector<int> out;
+    if (m % p == 0)
+      for (int v = 2; p * v <= layers; ++v)
+        if (layers % (p * v) == 0) out.push_back(v);
+    return out;
+  };
+  e.orders = [](int p, int m, int v) { return detail::interleaved_orders(p, m, v); };
+  return e;
+}
+
+ScheduleEntry zero_bubble_h1() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::zero_bubble_h1;
+  e.source = "Qi et al. 2023, Zero Bubble Pipeline Parallelism, ZB-H1";
+  e.splits_backward = true;
+  e.idle_relative = [](int) { return 1.0 / 3; };  // (p-1)(T_F+T_B-T_W)
+  // The paper's bound, 1F1B's first-stage peak p M_B on every stage: a later stage's deferred W
+  // passes keep part of its activations past 1F1B's p - s (the count on the orders).
+  e.in_flight = [](int p, int m, int, int) { return static_cast<double>(std::min(m, p)); };
+  e.shape_problem = any_shape;
+  e.search_depths = depth_one;
+  e.orders = [](int p, int m, int) { return detail::zero_bubble_h1_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry zero_bubble_h2() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::zero_bubble_h2;
+  e.source = "Qi et al. 2023, Section 2.2, ZB-H2";
+  e.splits_backward = true;
+  e.idle_relative = [](int) { return 1.0 / 3; };  // (p-1)T_F of start-up skew
+  e.in_flight = [](int p, int m, int, int) { return static_cast<double>(std::min(m, 2 * p - 1)); };  // (2p-1) M_B
+  e.shape_problem = any_shape;
+  e.search_depths = depth_one;
+  e.orders = [](int p, int m, int) { return detail::zero_bubble_h2_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry zero_bubble_2p() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::zero_bubble_2p;
+  e.source = "Qi et al. 2023, ZB-2p: the reference's auto-schedule heuristic under a 2p memory limit";
+  e.splits_backward = true;
+  e.idle_relative = [](int) { return 1.0 / 3; };
+  e.in_flight = [](int p, int m, int, int) { return static_cast<double>(std::min(m, 2 * p)); };  // its limit
+  e.shape_problem = any_shape;
+  e.search_depths = depth_one;
+  e.orders = [](int p, int m, int) { return zero_bubble_2p_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry zero_bubble_v() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::zero_bubble_v;
+  e.source = "Qi et al. 2024, Pipeline Parallelism with Controllable Memory, ZB-V";
+  e.layout = ChunkLayout::v;
+  e.chunks = 2;
+  e.splits_backward = true;
+  e.idle_relative = [](int) { return 1.0 / 6; };  // (p-1) chunk B passes, m >= 2p-1
+  e.in_flight = [](int p, int m, int, int) { return static_cast<double>(std::min(2 * m, 2 * p)); };  // p M_B
+  e.shape_problem = any_shape;
+  e.search_depths = [](int p, int, int layers) { return layers % (2 * p) == 0 ? std::vector<int>{1} : std::vector<int>{}; };
+  e.orders = [](int p, int m, int) { return detail::zero_bubble_v_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry dualpipe() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::dualpipe;
+  e.source = "DeepSeek-V3 technical report 3.2.1; deepseek-ai/DualPipe dualpipe.py";
+  e.layout = ChunkLayout::mirror;
+  e.chunks = 2;
+  e.overlaps_forward_backward = true;
+  e.idle_relative = [](int) { return 1.0 / 3; };
+  // (PP/2-1)(F&B+B-3W) is (p-2)/(3(p-1)) of 1F1B's at equal pass times (none at p = 2).
+  e.idle_relative_at = [](int p, int) { return p > 1 ? (p - 2) / (3.0 * (p - 1)) : 0.0; };
+  e.in_flight = [](int p, int m, int, int) { return static_cast<double>(std::min(m, p + 1)); };  // PP + 1 (Table 2)
+  // dualpipe.py DualPipe.step: assert num_ranks % 2 == 0, num_chunks % 2 == 0 and >= 2 * num_ranks.
+  e.shape_problem = [](int p, int m, int) -> std::optional<Diagnostic> {
+    if (p % 2 != 0)
+      return problem("plan.pipeline_model_parallel_size", "dualpipe needs an even pipeline size, not " + std::to_string(p),
+                     "an even pipeline_model_parallel_size");
+    if (m % 2 != 0 || m < 2 * p)
+      return problem("plan.global_batch_size",
+                     "dualpipe needs an even number of micro-batches, at least 2 x pipeline size (" +
+                         std::to_string(2 * p) + "), not " + std::to_string(m),
+                     "a global batch giving an even number >= " + std::to_string(2 * p) + " of micro-batches");
+    return std::nullopt;
+  };
+  e.search_depths = [](int p, int m, int layers) {
+    return p % 2 == 0 && m % 2 == 0 && m >= 2 * p && layers % p == 0 ? std::vector<int>{1} : std::vector<int>{};
+  };
+  e.orders = [](int p, int m, int) { return detail::dualpipe_orders(p, m); };
+  return e;
+}
+
+ScheduleEntry dualpipev() {
+  ScheduleEntry e;
+  e.schedule = PipelineSchedule::dualpipev;
+  e.source = "deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half DualPipe)";
+  e.layout = ChunkLayout::v;
+  e.chunks = 2;
+  e.overlaps_forward_backward = true;
+  e.idle_relative = [](int) { return 1.0 / 3; };
+  e.in_flight = [](int p, int m, int, int) { return static_cast<double>(std::min(2 * m, 2 * p + 1)); };  // 2p + 1 chunks
+  // dualpipev.py DualPipeV.step: assert num_chunks >= 2 * num_ranks.
+  e.shape_problem = [](int p, int m, int) -> std::optional<Diagnostic> {
+    if (m >= 2 * p) return std::nullopt;
+    return problem("plan.global_batch_size",
+                   "dualpipev needs at least 2 x pipeline size (" + std::to_string(2 * p) + ") micro-batches, not " +
+                       std::to_string(m),
+                   "a global batch giving >= " + std::to_string(2 * p) + " micro-batches");
+  };
+  e.search_depths = [](int p, int m, int layers) {
+    return m >= 2 * p && layers % (2 * p) == 0 ? std::vector<int>{1} : std::vector<int>{};
+  };
+  e.orders = [](int p, int m, int) { return detail::dualpipev_orders(p, m); };
+  return e;
+}
+
+}  // namespace
+
+const std::vector<ScheduleEntry>& schedule_table() {
+  static const std::vector<ScheduleEntry> table{gpipe(),          one_f_one_b(),    interleaved(),
+                                                zero_bubble_h1(), zero_bubble_h2(), zero_bubble_2p(),
+                                                zero_bubble_v(),  dualpipe(),       dualpipev()};
+  return table;
+}
+
+const ScheduleEntry& schedule_entry(PipelineSchedule schedule) {
+  for (const ScheduleEntry& e : schedule_table())
+    if (e.schedule == schedule) return e;
+  throw SimError("schedule_entry: a schedule without an entry in schedule_table()");
+}
+
+}  // namespace trainsim
