@@ -207,7 +207,11 @@ const std::vector<ScheduleEntry>& schedule_table() {
 }
 
 const ScheduleEntry& schedule_entry(PipelineSchedule schedule) {
-  for (const ScheduleEntry& e : schedule_table())
+  // The table lists the schedules in the enum's order (the graph builder asks per task).
+  const std::vector<ScheduleEntry>& table = schedule_table();
+  const auto at = static_cast<std::size_t>(schedule);
+  if (at < table.size() && table[at].schedule == schedule) return table[at];
+  for (const ScheduleEntry& e : table)
     if (e.schedule == schedule) return e;
   throw SimError("schedule_entry: a schedule without an entry in schedule_table()");
 }
