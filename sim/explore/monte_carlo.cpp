@@ -18,6 +18,8 @@
 #include "trainsim/explore/distributed.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
 #include "trainsim/metrics/step_metrics.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
@@ -53,6 +55,43 @@ std::string frequency_text(const std::vector<int>& values, const char* what, std
 
 }  // namespace
 
+double variance_max_standard_normal(int n) {
+  if (n <= 1) return n == 1 ? 1.0 : 0.0;
+  // E[max^2] by the density of the largest order statistic, n phi(x) Phi(x)^(n-1), composite
+  // Simpson on [-12, 12] as expected_max_standard_normal (workload.cpp) integrates E[max].
+  constexpr double lo = -12.0, hi = 12.0;
+  constexpr int steps = 4800;
+  const double step = (hi - lo) / steps;
+  const double inv_sqrt_2pi = 1.0 / std::sqrt(2.0 * std::acos(-1.0));
+  auto f = [n, inv_sqrt_2pi](double x) {
+    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+    return x * x * n * inv_sqrt_2pi * std::exp(-0.5 * x * x) * std::pow(cdf, n - 1);
+  };
+  double sum = f(lo) + f(hi);
+  for (int i = 1; i < steps; ++i) sum += (i % 2 ? 4.0 : 2.0) * f(lo + i * step);
+  const double mean = expected_max_standard_normal(n);
+  return sum * step / 3.0 - mean * mean;
+}
+
+std::vector<double> routed_load_factors(const MoeSpec& moe, int expert_parallel_size, int draws, std::uint64_t seed,
+                                        std::uint64_t sample, int groups) {
+  const int ep = std::max(1, expert_parallel_size);
+  std::vector<double> out(static_cast<std::size_t>(std::max(0, groups)), 1.0);
+  if (!(moe.expert_load_cv > 0) || ep < 2 || moe.num_experts < 2) return out;
+  const double scale = moe.expert_load_cv * std::sqrt(static_cast<double>(ep) / (moe.num_experts - 1));
+  const double mean = expected_max_standard_normal(ep);
+  // Var(max_r Z_r - Zbar) = Var(max) + Var(Zbar) - 2 Cov(max, Zbar) = Var(max) - 1/EP: by
+  // Stein's lemma sum_r E[Z_r max] = E[sum_r d max / d z_r] = 1, so Cov(max, Zbar) = 1/EP.
+  const double sd = std::sqrt(std::max(0.0, variance_max_standard_normal(ep) - 1.0 / ep) / std::max(1, draws));
+  constexpr std::uint64_t kRouting = 11;  // this draw's stream (variability.cpp uses 1-7)
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    double factor = 1.0 + scale * std::max(0.0, mean + sd * hashed_normal(seed, kRouting, sample, g));
+    if (moe.expert_capacity_factor > 0) factor = std::min(factor, moe.expert_capacity_factor);
+    out[g] = factor;
+  }
+  return out;
+}
+
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -80,6 +119,15 @@ struct PreparedSteps {
   double document_g = 0;
   int replicas = 1;
   std::vector<int> replica_of;
+  // Per-step MoE routing: each expert-parallel group's load this step (routed_load_factors)
+  // against the expected one the graph is priced at; `routed_share` is the layers' compute
+  // time that scales with the load over all of it, `routed_draws` the routed layers and
+  // micro-batches a stage averages over. Groups are numbered stage-major (group_of: full mode).
+  double routed_share = 0;
+  double routed_expected = 1;
+  int routed_draws = 1;
+  int groups_per_stage = 1;
+  std::vector<int> group_of;
 };
 
 // g of replica_work_speeds: over one replica's layers, the attention time whose work varies
@@ -109,6 +157,34 @@ std::vector<int> replica_of_devices(const ParallelPlan& plan, int num_devices) {
   return out;
 }
 
+// The layers' forward and backward compute time, each layer at its type's ops.
+double layers_compute_s(const Workload& w, const CostModel& cost, const ModelSpec& m) {
+  double total = 0;
+  for (int l = 0; l < m.num_layers && l < static_cast<int>(w.layer_type_of.size()); ++l)
+    for (const Op& op : w.layer_types[static_cast<std::size_t>(w.layer_type_of[static_cast<std::size_t>(l)])].ops)
+      total += cost.forward_s(op) + cost.backward_s(op);
+  return total;
+}
+
+// Device -> expert-parallel group, stage-major: the ranks that differ only along ep (and tp,
+// whose ranks route the same tokens) form one group (Megatron-Core's expert groups: the rank
+// order without cp, expert_dp = cp x dp / ep; placement.hpp).
+std::vector<int> expert_group_of_devices(const ParallelPlan& plan, int num_devices, int& groups_per_stage) {
+  std::vector<int> out(static_cast<std::size_t>(std::max(0, num_devices)), 0);
+  int edp_size = 1, edp_stride = 1, pp_stride = 1;
+  for (const RankDimension& dim : rank_dimensions(plan, num_devices, true)) {
+    if (dim.name == "expert_dp") edp_size = dim.size, edp_stride = dim.stride;
+    if (dim.name == "pp") pp_stride = dim.stride;
+  }
+  const int pp = std::max(1, plan.pipeline_model_parallel_size);
+  groups_per_stage = edp_size;
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    const int rank = static_cast<int>(d);
+    out[d] = ((rank / pp_stride) % pp) * edp_size + (rank / edp_stride) % edp_size;
+  }
+  return out;
+}
+
 PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& options, bool full) {
   PreparedSteps p;
   p.scenario = &scenario;
@@ -131,6 +207,22 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
   p.document_g = document_time_cv(workload, cost, scenario);
   p.replicas = std::max(1, plan.data_parallel_size);
   if (p.document_g > 0 && full) p.replica_of = replica_of_devices(plan, scenario.num_devices);
+  const int ep = std::max(1, plan.expert_model_parallel_size);
+  p.routed_expected = scenario.model.moe ? moe_max_load_factor(*scenario.model.moe, ep) : 1.0;
+  if (p.routed_expected > 1.0) {
+    const MoeSpec& moe = *scenario.model.moe;
+    // The time the load moves: the workload priced at the expected load against the balanced one.
+    ModelSpec balanced = scenario.model;
+    balanced.moe->expert_load_cv = 0;
+    const double at_expected = layers_compute_s(workload, cost, scenario.model);
+    const double at_balanced = layers_compute_s(build_workload(balanced, plan), cost, balanced);
+    const double per_unit = (at_expected - at_balanced) / (p.routed_expected - 1.0);
+    p.routed_share = at_expected > 0 ? std::max(0.0, per_unit) / at_expected : 0.0;
+    const int routed_layers = std::max(0, scenario.model.num_layers - moe.first_dense_layers);
+    p.routed_draws = std::max(1, routed_layers / stages_of(scenario) * std::max(1, plan.num_microbatches()));
+    p.group_of = expert_group_of_devices(plan, scenario.num_devices, p.groups_per_stage);
+    if (!full) p.group_of.clear();
+  }
   const MemoryReport memory = estimate_memory(scenario, workload);
   const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, memory);
   const auto orders =
@@ -191,6 +283,28 @@ SampleStep sample_step(const PreparedSteps& p, std::uint64_t k) {
     } else {
       const double busiest = *std::min_element(data.begin(), data.end());
       for (double& s : speed) s = std::min(s, busiest);
+    }
+  }
+  if (p.routed_share > 0) {
+    // Each expert-parallel group's layers wait for its most loaded rank, averaged over the
+    // stage's routed layers and micro-batches; its devices run 1 + share (F - F_expected) of
+    // the priced time. Representative mode: each stage waits for its slowest group, taken on
+    // top of the stage's slowest device (exact with one group per stage, as every device of
+    // the stage then carries the group's factor; else an upper bound).
+    const int stages = stages_of(*p.scenario);
+    const std::vector<double> load = routed_load_factors(*p.scenario->model.moe, p.scenario->plan.expert_model_parallel_size,
+                                                         p.routed_draws, p.variability.seed, k, stages * p.groups_per_stage);
+    std::vector<double> group_speed(load.size());
+    for (std::size_t g = 0; g < load.size(); ++g)
+      group_speed[g] = 1.0 / std::max(0.05, 1.0 + p.routed_share * (load[g] - p.routed_expected));
+    if (p.full) {
+      for (std::size_t d = 0; d < speed.size() && d < p.group_of.size(); ++d)
+        speed[d] *= group_speed[static_cast<std::size_t>(p.group_of[d])];
+    } else {
+      for (std::size_t s = 0; s < speed.size(); ++s) {
+        const auto first = group_speed.begin() + static_cast<std::ptrdiff_t>(s) * p.groups_per_stage;
+        speed[s] *= *std::min_element(first, first + p.groups_per_stage);
+      }
     }
   }
   StepMetrics m;
@@ -278,7 +392,11 @@ std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult&
          num("%g", v.step_jitter_cv) + ", slow_card_rate " + num("%g", v.slow_card_rate) + " at speed " +
          num("%.3g", v.slow_card_speed) + ", " +
          std::to_string(v.slow_devices.empty() ? v.slow_device_count : static_cast<int>(v.slow_devices.size())) +
-         " slow device(s) placed\n";
+         " slow device(s) placed";
+  if (scenario.model.moe && scenario.model.moe->expert_load_cv > 0 && scenario.plan.expert_model_parallel_size > 1)
+    out += ", MoE routing drawn per step (moe.expert_load_cv " + num("%g", scenario.model.moe->expert_load_cv) +
+           " over EP " + std::to_string(scenario.plan.expert_model_parallel_size) + ")";
+  out += "\n";
   out += "  step time   uniform " + num("%.4f", r.uniform_step_s) + " s   mean " + num("%.4f", r.mean_s) + " s   p50 " +
          num("%.4f", r.p50_s) + " s   p90 " + num("%.4f", r.p90_s) + " s   p99 " + num("%.4f", r.p99_s) + " s\n";
   out += "  expected linearity from variability " + num("%.4f", r.linearity) +
