@@ -251,10 +251,10 @@ constexpr double kMindSpeedPeakFlops = 354e12;
 
 constexpr const char* kBigScience0220 =
     "the model's layers and hidden size, which the source gives only through its logged TFLOPs (derivation in the "
-    "notes, held back: filled in, the rows run 26-40% fast and out of order with DeepSpeed's pipeline engine priced; "
-    "missing: an A100 measurement of 16-bit GEMMs whose dims are multiples of 8 but not of 64 (h=14400's TP-8 "
-    "shards 1800, 5400, 7200; hardware/a100-80gb.yaml gemm misaligned_factor is 1.0 for want of one), and GEMM "
-    "efficiency at small M)";
+    "notes, held back: filled in, on Jean Zay's network (hardware/jean-zay-a100.yaml) the rows run 11-26% fast and "
+    "every group is out of the measured order; missing: an A100 measurement of 16-bit GEMMs whose dims are multiples "
+    "of 8 but not of 64 (h=14400's TP-8 shards 1800, 5400, 7200; the A100 files' gemm misaligned_factor is 1.0 for "
+    "want of one), and GEMM efficiency at small M)";
 }  // namespace
 
 const std::vector<UnsupportedEntry>& unsupported_runs() {
@@ -319,11 +319,14 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // is priced (framework.cpp: TrainSchedule's 1F1B order, blocking partitioned sends, the DP
       // reduction after the schedule, the tied-embedding all-reduce; tests/framework/
       // deepspeed_train_schedule_test.cpp): against Megatron-LM's 1F1B on the same plan it adds
-      // 0.7% (bigsci-tr11-final-h14336-l72-dp8-pp6-mbs4: 97.06 -> 97.72 s). Filled in (2026-12-01), the 17 rows still run 26-40% fast, every group out of the
-      // measured order: topology 1 of the 27 pairs measured more than 5% apart inverted
-      // (45n-dp9-pp5 against 44n-dp4-pp11, 5.7% apart), mbs 1/2/4/8 measured 1 : 0.939 :
-      // 0.947 : 1.048 (dp8-pp6) and 1 : 0.947 : 0.942 : 1.048 (dp4-pp11), replayed 1 : 0.997 :
-      // 0.880 : 0.935 and 1 : 0.998 : 0.885 : 0.938. What the replay lacks is in the kernels:
+      // 0.7% (bigsci-tr11-final-h14336-l72-dp8-pp6-mbs4: 97.06 -> 97.72 s). Filled in (2026-12-01), the 17 rows ran 26-40% fast on
+      // a DGX A100's network; on Jean Zay's (hardware/jean-zay-a100.yaml: 4 x Omni-Path 100 Gb/s, NCCL's
+      // measured 5.07 GB/s busbw over 4 servers) they run 11-26% fast (the 02-23/24 rows of h 12288-14336,
+      // within +0.2..+6.3%), every group still out of the measured order: topology measured 1 : 1.102 :
+      // 0.971 : 1.074 : 0.982 : 1.053 : 1.170 : 1.043 : 0.912 (dp12-pp4 .. dp4-pp12), replayed 1 : 1.012 :
+      // 0.923 : 1.003 : 0.924 : 0.982 : 1.077 : 0.962 : 0.847; mbs 1/2/4/8 measured 1 : 0.939 :
+      // 0.947 : 1.048 (dp8-pp6) and 1 : 0.947 : 0.942 : 1.048 (dp4-pp11), replayed 1 : 0.999 :
+      // 0.905 : 0.953 and 1 : 0.999 : 0.904 : 0.956. What the replay lacks is in the kernels:
       // the same source measures h=14400 (96 heads of 150) 27% slower per FLOP than h=13824
       // (head dimension 144 with the slurm's 96 heads) on the same 40 nodes (its 'tile and wave
       // quantization' table). Attention's batched GEMMs are 2.4% of the layer; the linears' TP-8
@@ -1280,7 +1283,10 @@ std::string trends_json(const TrendsReport& report) {
 std::string named_submodel_file(const MeasuredRun& run) {
   // The 40 GB A100 (HBM2 at 1.555 TB/s, the 2020 launch part) is the A100 family's other
   // memory sub-model: a100-40gb.yaml, the 80 GB file with its HBM.
+  // Jean Zay's A100 servers (BigScience's BLOOM runs) have a DGX A100's GPUs and NVLink but 4 x
+  // Omni-Path 100 Gb/s between servers instead of 8 x HDR 200: jean-zay-a100.yaml.
   if (family_of(run.accelerator) == AcceleratorFamily::a100) {
+    if (contains(run.accelerator, "Jean Zay")) return "jean-zay-a100.yaml";
     return contains(run.accelerator, "40GB") || contains(run.accelerator, "40 GB") ? "a100-40gb.yaml" : "";
   }
   if (family_of(run.accelerator) != AcceleratorFamily::ascend_910b) return "";

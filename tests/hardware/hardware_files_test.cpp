@@ -118,7 +118,7 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
   };
   for (const Pair& p : {Pair{"ascend-910b1.yaml", "ascend-910b3.yaml"}, Pair{"ascend-910b2.yaml", "ascend-910b3.yaml"},
                         Pair{"ascend-910b4.yaml", "ascend-910b3.yaml"}, Pair{"h800.yaml", "h100-80gb.yaml"},
-                        Pair{"a100-40gb.yaml", "a100-80gb.yaml"}}) {
+                        Pair{"a100-40gb.yaml", "a100-80gb.yaml"}, Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"}}) {
     const HardwareSpec child = load(p.child);
     const HardwareSpec parent = load(p.parent);
     for (const auto& key : fittable_keys()) {
@@ -131,7 +131,8 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
 }
 
 TEST_CASE("every value in the new hardware files carries a source", "[hardware]") {
-  for (const char* file : {"h800.yaml", "ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b4.yaml", "a100-40gb.yaml"}) {
+  for (const char* file : {"h800.yaml", "ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b4.yaml", "a100-40gb.yaml",
+                           "jean-zay-a100.yaml"}) {
     INFO(file);
     CHECK(unsourced_keys(file).empty());
   }
