@@ -480,13 +480,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
     // backward's collectives carry input gradients, so they slow its input-gradient part. The
-    // ring CP sends beside the attention steps always overlap; the rest under tp_comm_overlap.
+    // ring CP sends beside the attention steps always overlap; TP and EP under tp_comm_overlap.
+    // The rest of the CP exchange is serial with or without it (task_graph.cpp).
     const double slowdown = scenario.hardware.device.overlap_slowdown;
     chunk.forward_s += slowdown * chunk.cp_hidden_forward_s;
     chunk.backward_input_s += slowdown * chunk.cp_hidden_backward_s;
     if (plan.tp_comm_overlap) {
-      chunk.forward_s += slowdown * (chunk.tp_forward_s + chunk.cp_forward_s + chunk.ep_forward_s);
-      chunk.backward_input_s += slowdown * (chunk.tp_backward_s + chunk.cp_backward_s + chunk.ep_backward_s);
+      chunk.forward_s += slowdown * (chunk.tp_forward_s + chunk.ep_forward_s);
+      chunk.backward_input_s += slowdown * (chunk.tp_backward_s + chunk.ep_backward_s);
     }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype

@@ -347,6 +347,11 @@ class Builder {
         };
         // The ring CP's sends hidden under the attention steps (ChunkCosts::cp_hidden_forward_s)
         // run beside the compute: they hold links and compute units, the step does not wait.
+        // tp_comm_overlap (Transformer Engine's userbuffers, ub_overlap_ag/rs of the TP GEMMs;
+        // Megatron-Core passes it to its TE linears only) does not reach the CP exchange: the
+        // ring's exposed part, the all-gather/reduce-scatter of K/V (AttnFuncWithCPAndKVAllGather:
+        // "KV all-gather between CP ranks is exposed") and Ulysses' all-to-alls
+        // (flash_attn_a2a_communicate: the attention waits for every one) stay serial.
         const std::array<InLayer, 4> comms = {
             InLayer{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm, false},
             InLayer{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm, false},
@@ -367,7 +372,8 @@ class Builder {
           // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
           // Section 3.2.1); TP and CP collectives stay inside their own pass.
           const bool paired = (opens_pair || closes_pair) && ccat == SpanCategory::ep_comm;
-          if (costs_.tp_comm_overlap || paired || hidden) {
+          const bool overlapped = costs_.tp_comm_overlap && ccat != SpanCategory::cp_comm;
+          if (overlapped || paired || hidden) {
             edges_from(paired ? pair_head : head, id);
             it.entry.push(id);
             if (closes_pair && paired) pair_first_->entry.push(id);

@@ -11,3 +11,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/framework_explor
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/monte_carlo_test.cpp ${CMAKE_CURRENT_LIST_DIR}/monte_carlo_moe_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/distributed_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/goodput_scale_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/explain_cp_test.cpp)

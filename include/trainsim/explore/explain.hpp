@@ -46,6 +46,10 @@ struct Explanation {
   StepMetrics baseline;
   int critical_stage = 0;                          // stage with the most busy time
   std::vector<std::pair<std::string, double>> shares;  // category -> fraction of the step on that stage
+  // The CP exchange of the critical stage in one step, as the graph prices it (uncontended):
+  // what the step waits for (the ring's sends its attention steps do not hide; all of an
+  // all-gather or all-to-all CP's) and what a ring hides beside its attention steps.
+  double cp_exposed_s = 0, cp_hidden_s = 0;
   std::vector<Counterfactual> counterfactuals;     // largest saving first
   std::vector<OpShare> heaviest_ops;              // largest share first, at most five
   double memory_bound_share = 0;                   // ops bound by HBM or kernel launch
