@@ -275,8 +275,24 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       b += cost.backward_s(op);
       if (recompute && recomputed_in_backward(op, plan)) extra += fo;  // selective (activation_storage.hpp)
     }
-    for (const auto& c : layer.comms) {
-      double t = cost.collective_s(c);
+    for (const auto& listed : layer.comms) {
+      // A ring CP exchange costs what its attention steps do not hide, and the hidden sends
+      // the compute they slow (pipeline_costs.cpp cost_layer prices it so for the replay).
+      const CommOp c = as_ring_exchange(layer, listed, plan);
+      double t = 0;
+      if (c.hidden_under_op >= 0) {
+        const Op& attention = layer.ops[static_cast<std::size_t>(c.hidden_under_op)];
+        const double under_s = c.phase == Phase::forward ? cost.forward_s(attention) : cost.backward_s(attention);
+        const auto step_s = [&cost, &c](double bytes) {
+          CommOp one = c;
+          one.bytes = bytes;
+          return cost.collective_s(one);
+        };
+        const double exposed = ring_exposed_s(c, under_s, step_s);
+        t = exposed + (ring_sends_s(c, step_s) - exposed) * scenario.hardware.device.overlap_slowdown;
+      } else {
+        t = cost.collective_s(c);
+      }
       // Hidden under the GEMMs, at the price of the compute it slows.
       if (c.group == CommGroup::tp && plan.tp_comm_overlap) t *= scenario.hardware.device.overlap_slowdown;
       comm += t;

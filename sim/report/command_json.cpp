@@ -54,6 +54,10 @@ nlohmann::ordered_json explanation_json(const Scenario& scenario, const Explanat
     j["heaviest_ops"].push_back(
         {{"op", o.op}, {"layer", o.layer}, {"share", o.share}, {"bound", o.bound}, {"tflops", o.tflops}});
   j["memory_bound_share"] = e.memory_bound_share;
+  // The context-parallel exchange per step as the graph prices it: exposed, and hidden under
+  // the ring's attention steps (both 0 without CP).
+  j["cp_exposed_s"] = e.cp_exposed_s;
+  j["cp_hidden_s"] = e.cp_hidden_s;
   j["diagnoses"] = e.diagnoses;
   j["measurements"] = advice_json(e.measurements, false);
   return j;

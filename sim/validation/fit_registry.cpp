@@ -191,7 +191,7 @@ std::vector<FittableKey> fittable_keys() {
        {0.0, 1.0, 0.05},
        "",
        1,
-       "runs that overlap TP/CP/EP communication with compute (plan tp_comm_overlap: Megatron-Core/NeMo recipe "
+       "runs that overlap TP/EP communication or ring-CP sends with compute (plan tp_comm_overlap: Megatron-Core/NeMo recipe "
        "runs with TP > 1, Ascend runs whose notes name MC2)"},
       {"device.gemm.small", {0.02, 0.50, 0.02}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},
       {"device.gemm.half_flops", {1e9, 2e10, 1e9}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},

@@ -8,6 +8,7 @@
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
+#include "trainsim/report/command_json.hpp"
 #include "trainsim/simulation.hpp"
 
 using namespace trainsim;
@@ -68,6 +69,9 @@ TEST_CASE("explain: the CP line is the ring's exposed part from the graph, with 
     CHECK(share(e, "exposed CP comm") * step == Approx(g.exposed_s).epsilon(1e-6));
     CHECK(e.cp_exposed_s == Approx(g.exposed_s).epsilon(1e-12));
     CHECK(e.cp_hidden_s == Approx(g.hidden_s).epsilon(1e-12));
+    const auto json = explanation_json(s, e);  // explain --json carries both parts
+    CHECK(json["cp_exposed_s"].get<double>() == e.cp_exposed_s);
+    CHECK(json["cp_hidden_s"].get<double>() == e.cp_hidden_s);
     // The TP collectives: exposed without overlap, hidden with it.
     CHECK(share(e, "exposed TP comm") * step == Approx(overlap ? 0.0 : g.tp_s).margin(1e-9).epsilon(1e-6));
     const std::string text = format_explanation(s, e);

@@ -8,6 +8,7 @@
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -231,4 +232,21 @@ TEST_CASE("the search estimate's pipeline bubble is (p-1)/(m+p-1), a third of it
     const double zb_bubble = (p - 1.0) / (m + p - 1) / 3;
     CHECK(estimate(m, PipelineSchedule::zero_bubble_h1) == Approx(m * T / (1 - zb_bubble) + R).epsilon(1e-9));
   }
+}
+
+TEST_CASE("search's estimate prices a ring CP exchange by what its attention steps do not hide", "[search][cp]") {
+  // Llama-3 8B at 128K over CP 8 (p2p): the ring's sends hide under the attention steps, as the
+  // replay runs them; pricing every send would add the whole exchange to the estimate.
+  const Scenario s = load("llama3-8b-h100-64-128k-cp.yaml");
+  REQUIRE(s.plan.cp_comm_type == CpCommType::p2p);
+  const Workload w = build_workload(s.model, s.plan);
+  const double estimate = estimate_step_time(s, s.plan, w);
+  SimOptions o;
+  o.record_timeline = false;
+  const double replayed = simulate(s, o).metrics.step_time_s;
+  CHECK(estimate == Approx(replayed).epsilon(0.005));  // every send priced: +1.6%
+  // The all-gather kind hides nothing: its estimate carries the whole exchange.
+  Scenario gathered = s;
+  gathered.plan.cp_comm_type = CpCommType::all_gather;
+  CHECK(estimate_step_time(gathered, gathered.plan, build_workload(gathered.model, gathered.plan)) > estimate);
 }
