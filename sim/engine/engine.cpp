@@ -46,6 +46,13 @@ constexpr std::array<std::int8_t, kNumCategories> kCommKind = [] {
 // 30-bit bucket index (which never decides: opening sequences are unique).
 // Without buckets (Buckets = false: one rank per stage, where pushes rarely share a time)
 // every event is its own key, the index being the instance.
+// An instance can have two events queued at once: a compute finish that a transfer's end
+// moves earlier is queued again, its first event left to be dropped when it pops
+// (Replayer::schedule_compute). So a bucket chains entries of its own, not instances: linked
+// through the instance, the second push cut the first event's bucket after it, and every
+// event behind it there (the stage's other ranks, in lockstep) was lost; the ranks that lost
+// theirs never finished, and the replay stopped as a deadlock (TP 8 across servers, PP 4
+// v 2, DP 2 with overlap_grad_reduce, full mode: tests/engine/event_queue_test.cpp).
 constexpr int kIndexBits = 30;
 constexpr int kSequenceBits = 31;
 constexpr std::int64_t kMaxInstances = (std::int64_t{1} << kIndexBits) - 1;
@@ -56,10 +63,11 @@ class EventQueue {
   using Key = unsigned __int128;
 
   EventQueue() { open_.fill(-1); }
-  void reserve(std::size_t instances, std::size_t buckets) {
-    if (Buckets) next_.resize(instances, -1);
-    heap_.reserve(buckets);
-    buckets_.reserve(buckets);
+  // Room for `events` queued at once (a few per device and stream).
+  void reserve(std::size_t events) {
+    if (Buckets) entries_.reserve(events);
+    heap_.reserve(events);
+    buckets_.reserve(events);
   }
   bool empty() const { return heap_.empty(); }
   // Time and priority of the earliest event (not empty).
@@ -75,12 +83,20 @@ class EventQueue {
       heap_push(key(time, priority, sequence_++, inst));
       return;
     }
-    next_[static_cast<std::size_t>(inst)] = -1;
+    std::int32_t entry;
+    if (!free_entries_.empty()) {
+      entry = free_entries_.back();
+      free_entries_.pop_back();
+      entries_[static_cast<std::size_t>(entry)] = Entry{inst, -1};
+    } else {
+      entry = static_cast<std::int32_t>(entries_.size());
+      entries_.push_back(Entry{inst, -1});
+    }
     const std::int32_t open = open_[priority];
     if (open >= 0 && open_time_[priority] == time) {
       Bucket& b = buckets_[static_cast<std::size_t>(open)];
-      next_[static_cast<std::size_t>(b.tail)] = inst;
-      b.tail = inst;
+      entries_[static_cast<std::size_t>(b.tail)].next = entry;
+      b.tail = entry;
       return;
     }
     std::int32_t index;
@@ -91,7 +107,7 @@ class EventQueue {
       index = static_cast<std::int32_t>(buckets_.size());
       buckets_.push_back({});
     }
-    buckets_[static_cast<std::size_t>(index)] = Bucket{inst, inst};
+    buckets_[static_cast<std::size_t>(index)] = Bucket{entry, entry};
     if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
     heap_push(key(time, priority, sequence_++, index));
     open_[priority] = index;
@@ -109,8 +125,11 @@ class EventQueue {
       return index;
     }
     Bucket& b = buckets_[static_cast<std::size_t>(index)];
-    const std::int32_t inst = b.head;
-    b.head = next_[static_cast<std::size_t>(inst)];
+    const std::int32_t entry = b.head;
+    const Entry& e = entries_[static_cast<std::size_t>(entry)];
+    const std::int32_t inst = e.inst;
+    b.head = e.next;
+    free_entries_.push_back(entry);
     if (b.head < 0) {
       heap_pop();
       free_.push_back(index);
@@ -123,7 +142,10 @@ class EventQueue {
 
  private:
   struct Bucket {
-    std::int32_t head = -1, tail = -1;
+    std::int32_t head = -1, tail = -1;  // entries_
+  };
+  struct Entry {
+    std::int32_t inst, next;  // the event's instance, the next entry of its bucket (-1: none)
   };
 
   static Key key(SimTime time, std::uint32_t priority, std::uint64_t sequence, std::int32_t index) {
@@ -176,7 +198,8 @@ class EventQueue {
   std::vector<Key> heap_;
   std::vector<Bucket> buckets_;
   std::vector<std::int32_t> free_;
-  std::vector<std::int32_t> next_;  // per instance: the next event of its bucket
+  std::vector<Entry> entries_;  // queued events of the buckets, and free ones
+  std::vector<std::int32_t> free_entries_;
   std::array<std::int32_t, 8> open_{};
   std::array<SimTime, 8> open_time_{};
   std::uint64_t sequence_ = 0;
@@ -433,7 +456,7 @@ class Replayer {
       a.stage = d / r_;
       a.device = global_rank(d);
     }
-    heap_.reserve(inst, static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
+    heap_.reserve(static_cast<std::size_t>(devices_) * kStreams * 2 + 16);
     record_spans_ = opt_.record_spans;
     if (record_spans_) {
       out_.timeline.spans.reserve(inst);

@@ -230,17 +230,16 @@ P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framewo
   if (plan.pipeline_model_parallel_size <= 1 || framework.blocking_p2p.value || !megatron_schedule ||
       !framework.p2p_exchange_blocking.value)
     return P2pExchange::streams;
-  // The interleaved schedule's exchanges (overlapped, or blocking without overlap_p2p_comm)
-  // are built (task_graph.cpp) but not applied. The deadlock found at the end of issue 16's
-  // work (`search` in tests/cli) was the m = p schedule's first backward receive, posted with
-  // the last forward's exchange (fixed: list_exchange_points, tests/graph/
-  // interleaved_exchange_test.cpp). A second remains, in full mode only, overlapped and
-  // blocking alike: on 8-GPU B200 servers TP 8 (PP neighbours in other servers), PP 4 v 2, DP 2,
-  // m = 4 or 8, overlap_grad_reduce on (tests/engine/property_test.cpp found TP 8 CP 2 DP 4;
-  // gone with overlap_grad_reduce off, or TP 4 / 2, or DP 1). Until it is understood the
-  // transfers keep their streams (overlapped, the calibration set moves by under 0.1%).
-  if (plan.schedule == PipelineSchedule::interleaved && chunks > 1) return P2pExchange::streams;
-  return P2pExchange::blocking;
+  // The interleaved schedule's exchanges go through the same mechanism as 1F1B's (task_graph.cpp
+  // list_exchange_points, wire_exchange). They were held on streams for two full-mode
+  // deadlocks, both understood: the m = p schedule's first backward receive posted with the
+  // last forward's exchange (the graph: tests/graph/interleaved_exchange_test.cpp), and the
+  // replay's full-mode event queue losing events behind a compute end queued twice (TP 8
+  // across servers, PP 4 v 2, DP 2, overlap_grad_reduce: engine.cpp EventQueue,
+  // tests/engine/event_queue_test.cpp).
+  const bool interleaved = plan.schedule == PipelineSchedule::interleaved && chunks > 1;
+  return interleaved && plan.overlap_p2p_comm && framework.p2p_overlap_interleaved.value ? P2pExchange::overlapped
+                                                                                        : P2pExchange::blocking;
 }
 
 std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry& framework) {

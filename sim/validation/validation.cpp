@@ -277,9 +277,10 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       //    first stage's first chunk (pretrain_gpt.py get_batch -> tensor_parallel.broadcast_data
       //    -> sizes_cuda.cpu()) and on the last stage's last chunk (loss_func: `assert not
       //    loss.isnan()`, check_for_nan_in_loss_and_grad on by default).
-      // The replay runs its exchanges on their own streams (pipeline_costs.cpp p2p_exchange:
-      // interleaved exchanges not applied, a deadlock); overlapped (P2pExchange::overlapped)
-      // gives the same numbers. Replayed so (with the fork's dropout), the 1.5B rows come within
+      // The replay runs the fork's exchanges overlapped (pipeline_costs.cpp p2p_exchange:
+      // P2pExchange::overlapped; until 2026-12-01 on their own streams, for a full-mode
+      // deadlock that was the replay's event queue), which with these equal stages gives the
+      // streams' numbers to the digit. Replayed so (with the fork's dropout), the 1.5B rows come within
       // -1.3/-1.1/-0.5%, the 14.6B rows -12.8/-12.6/-12.8%, and the 14.6B group is out of the
       // measured order. Against each group's 1F1B rows the measured gain of interleaving is
       // 9.9/6.7/2.2% (1.5B, m = 24/32/64) and 9.1/6.3/1.2% (14.6B, m = 48/64/128), the

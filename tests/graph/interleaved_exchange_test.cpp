@@ -6,9 +6,15 @@
 // needs the send behind it: the replay deadlocked (every interleaved plan with m = p, found by
 // `search scenarios/default.yaml --devices 8 --set plan.global_batch_size=16`).
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "../schedule/pipeline_fixtures.hpp"
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 using trainsim::testing::passes;
@@ -57,6 +63,42 @@ TEST_CASE("Interleaved exchanges with every pass in the warmup (m = p) replay", 
   }
 }
 
+TEST_CASE("Interleaved exchanges of equal stages in closed form", "[graph][p2p][exchange][interleaved]") {
+  // p stages, v chunks each, m = k p micro-batches; forward f, backward b, transfer c per
+  // chunk pass. Without transfers the step is (f + b)(v m + p - 1).
+  //  - On streams the critical path crosses each of the v p - 1 virtual stage boundaries
+  //    once forward and once backward: + 2 (v p - 1) c.
+  //  - Blocking (Megatron without overlap_p2p_comm, each step's exchange waited for by both
+  //    sides on the pair's streams): the first forward reaches the last stage after
+  //    (p - 1)(f + c); from then it runs its 2 v m passes with an exchange after each, but
+  //    none between its last forward and its first backward (the loss is local), nor after
+  //    its last backward; the gradient is back at stage 0 after (p - 1)(b + c):
+  //    + 2 (v m + p - 2) c.
+  //  - Overlapped (overlap_p2p_comm): each exchange hides under the other direction's pass,
+  //    so for k >= 2 it costs what streams do; with k = 1 every pass is in the warmup or the
+  //    cooldown, with no other direction's pass to hide under, and it costs what blocking does.
+  const double f = 1.0, b = 2.0, c = 0.25;
+  for (int p : {2, 3, 4}) {
+    for (int v : {2, 3}) {
+      for (int k : {1, 2, 3}) {
+        const int m = k * p;
+        INFO("p = " << p << ", v = " << v << ", m = " << m);
+        const double base = (f + b) * (v * m + p - 1);
+        const double streams = base + 2 * (v * p - 1) * c;
+        const double blocking = base + 2 * (v * m + p - 2) * c;
+        PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, passes(f, b, 0));
+        costs.p2p_s = c;
+        costs.p2p_bytes = 1e6;
+        CHECK(step_s(costs) == Approx(streams).epsilon(1e-12));
+        costs.p2p_exchange = P2pExchange::blocking;
+        CHECK(step_s(costs) == Approx(blocking).epsilon(1e-12));
+        costs.p2p_exchange = P2pExchange::overlapped;
+        CHECK(step_s(costs) == Approx(k == 1 ? blocking : streams).epsilon(1e-12));
+      }
+    }
+  }
+}
+
 TEST_CASE("Interleaved exchanges with m = p: representative and full mode agree", "[graph][p2p][exchange][full]") {
   for (P2pExchange exchange : {P2pExchange::blocking, P2pExchange::overlapped}) {
     INFO("exchange " << static_cast<int>(exchange));
@@ -64,5 +106,56 @@ TEST_CASE("Interleaved exchanges with m = p: representative and full mode agree"
     costs.tp = 2;
     costs.dp = 2;
     CHECK(step_s(costs, true) == Approx(step_s(costs)).epsilon(1e-12));
+  }
+}
+
+namespace {
+
+// The plan of issue 16's second full-mode deadlock: LLaMA-3 8B on 8-GPU B200 servers, TP 8
+// (each stage a server of its own: every PP neighbour in another server), PP 4 v 2, DP 2,
+// overlap_grad_reduce without the distributed optimizer. Its replay queued a compute end twice
+// (an overlapped DP bucket's end moving it earlier) and the full-mode event queue lost the
+// events behind the first (engine.cpp EventQueue): 1279 tasks never ran.
+Scenario tp8_across_servers(int microbatches, bool overlap_p2p_comm) {
+  return load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
+                       {{"model", "models/llama3-8b.yaml"},
+                        {"hardware", "hardware/b200.yaml"},
+                        {"num_devices", "64"},
+                        {"plan.tensor_model_parallel_size", "8"},
+                        {"plan.pipeline_model_parallel_size", "4"},
+                        {"plan.virtual_pipeline_model_parallel_size", "2"},
+                        {"plan.schedule", "interleaved"},
+                        {"plan.micro_batch_size", "1"},
+                        {"plan.global_batch_size", std::to_string(2 * microbatches)},
+                        {"plan.sequence_parallel", "false"},
+                        {"plan.use_distributed_optimizer", "false"},
+                        {"plan.overlap_grad_reduce", "true"},
+                        {"plan.overlap_p2p_comm", overlap_p2p_comm ? "true" : "false"}});
+}
+
+}  // namespace
+
+TEST_CASE("Interleaved exchanges across servers beside overlapped DP buckets: full == representative",
+          "[graph][p2p][exchange][full]") {
+  for (bool overlap : {true, false}) {
+    for (int m : {4, 8}) {
+      INFO("overlap_p2p_comm " << overlap << ", m = " << m);
+      const Scenario s = tp8_across_servers(m, overlap);
+      REQUIRE(s.plan.num_microbatches() == m);
+      // Megatron's exchange, not streams: overlapped with overlap_p2p_comm, else blocking.
+      const Workload w = build_workload(s.model, s.plan);
+      const CostModel cost(s.hardware, s.plan, s.num_devices);
+      const PipelineCosts costs = build_pipeline_costs(s, w, cost, estimate_memory(s, w));
+      CHECK(costs.p2p_exchange == (overlap ? P2pExchange::overlapped : P2pExchange::blocking));
+      CHECK(costs.p2p_inter_node);
+      SimOptions representative, full;
+      representative.record_timeline = full.record_timeline = false;
+      full.mode = ReplayMode::full;
+      double step_r = 0, step_f = 0;
+      REQUIRE_NOTHROW(step_r = simulate(s, representative).metrics.step_time_s);
+      REQUIRE_NOTHROW(step_f = simulate(s, full).metrics.step_time_s);
+      CHECK(step_f == Approx(step_r).epsilon(1e-12));
+      CHECK(step_r > 0);
+    }
   }
 }

@@ -119,10 +119,12 @@ TEST_CASE("Which frameworks and schedules exchange as Megatron does", "[graph][p
   CHECK(mcore.p2p_overlap_interleaved.value);
   CHECK(p2p_exchange(plan, mcore, 1) == P2pExchange::blocking);  // 1F1B: always blocking
   plan.schedule = PipelineSchedule::interleaved;
-  // The interleaved exchanges are not applied yet (pipeline_costs.cpp p2p_exchange).
-  CHECK(p2p_exchange(plan, mcore, 2) == P2pExchange::streams);
+  // The interleaved schedule overlaps its exchanges with overlap_p2p_comm (the default), and
+  // blocks once per step without it; with one chunk per stage it is 1F1B.
+  CHECK(p2p_exchange(plan, mcore, 2) == P2pExchange::overlapped);
+  CHECK(p2p_exchange(plan, mcore, 1) == P2pExchange::blocking);
   plan.overlap_p2p_comm = false;
-  CHECK(p2p_exchange(plan, mcore, 2) == P2pExchange::streams);
+  CHECK(p2p_exchange(plan, mcore, 2) == P2pExchange::blocking);
   // Megatron-LM 2021-22 had no overlap and blocks, but the replay does not apply it yet
   // (framework.cpp megatron_lm): its transfers keep their streams.
   plan.overlap_p2p_comm = true;
