@@ -449,6 +449,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.overlap_grad_reduce = as_bool(v, "plan.overlap_grad_reduce");
   p.overlap_param_gather = as_bool(v, "plan.overlap_param_gather");
   p.tp_comm_overlap = as_bool(v, "plan.tp_comm_overlap");
+  p.overlap_moe_expert_parallel_comm = as_bool(v, "plan.overlap_moe_expert_parallel_comm");
   p.overlap_p2p_comm = as_bool(v, "plan.overlap_p2p_comm");
   p.collective_algorithm = v.str("plan.collective_algorithm");
   p.collective_pipeline_tiers = as_bool(v, "plan.collective_pipeline_tiers");
@@ -1045,6 +1046,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.overlap_grad_reduce", flag(p.overlap_grad_reduce)},
       {"plan.overlap_param_gather", flag(p.overlap_param_gather)},
       {"plan.tp_comm_overlap", flag(p.tp_comm_overlap)},
+      {"plan.overlap_moe_expert_parallel_comm", flag(p.overlap_moe_expert_parallel_comm)},
       {"plan.collective_algorithm", p.collective_algorithm},
       {"plan.collective_pipeline_tiers", flag(p.collective_pipeline_tiers)},
       {"plan.collective_split_intra", flag(p.collective_split_intra)},

@@ -205,6 +205,8 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.overlap_grad_reduce", T::boolean, D::none, "true", false, 0, 0, "", "DP reduction overlaps backward"},
   {"plan.overlap_param_gather", T::boolean, D::none, "true", false, 0, 0, "", "parameter all-gather overlaps forward"},
   {"plan.tp_comm_overlap", T::boolean, D::none, "false", false, 0, 0, "", "TP collectives hidden under GEMMs"},
+  {"plan.overlap_moe_expert_parallel_comm", T::boolean, D::none, "false", false, 0, 0, "",
+   "EP all-to-alls hidden under another micro-batch's compute (Megatron-Core combined 1F1B)"},
   {"plan.overlap_p2p_comm", T::boolean, D::none, "true", false, 0, 0, "", "Megatron's interleaved schedule: pipeline sends and receives overlap the next pass (false: both sides wait for each exchange, --no-overlap-p2p-communication); other schedules always wait"},
   {"plan.collective_algorithm", T::choice, D::none, "auto", false, 0, 0, "auto|ring|tree|hierarchical|full_mesh", "force a collective algorithm (auto: by size and group shape)"},
   {"plan.collective_pipeline_tiers", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: pipeline the intra- and inter-server phases"},

@@ -149,16 +149,20 @@ Explanation explain(const Scenario& scenario) {
   }
 
   // Counterfactual replays: one lever at a time, everything else as the scenario says.
-  // tp_comm_overlap hides the TP and EP collectives of a chunk, not the CP exchange (task_graph.cpp):
-  // the lever names the groups the plan has, and is left out when it has none or already overlaps.
-  std::string overlapped;
-  for (const auto& [name, size] : {std::pair<const char*, int>{"TP", scenario.plan.tensor_model_parallel_size},
-                                   {"EP", scenario.plan.expert_model_parallel_size}})
-    if (size > 1) overlapped += std::string(overlapped.empty() ? "" : "/") + name;
+  // tp_comm_overlap hides a chunk's TP collectives, overlap_moe_expert_parallel_comm its EP
+  // all-to-alls, neither the CP exchange (task_graph.cpp): each lever where the plan has the group
+  // and does not overlap it yet.
   std::vector<std::pair<std::string, std::function<void(Scenario&)>>> levers;
-  if (!overlapped.empty() && !scenario.plan.tp_comm_overlap)
-    levers.push_back({overlapped + " communication hidden under compute (tp_comm_overlap)",
+  if (scenario.plan.tensor_model_parallel_size > 1 && !scenario.plan.tp_comm_overlap)
+    levers.push_back({"TP communication hidden under compute (tp_comm_overlap)",
                       [](Scenario& s) { s.plan.tp_comm_overlap = true; }});
+  // Where Megatron-Core runs it: PP 1 or virtual stages, no full recompute (plan_check.cpp).
+  const ParallelPlan& plan = scenario.plan;
+  if (plan.expert_model_parallel_size > 1 && !plan.overlap_moe_expert_parallel_comm &&
+      (plan.pipeline_model_parallel_size == 1 || plan.schedule == PipelineSchedule::interleaved) &&
+      plan.recompute_granularity != RecomputeGranularity::full)
+    levers.push_back({"EP all-to-alls hidden under another micro-batch's compute (overlap_moe_expert_parallel_comm)",
+                      [](Scenario& s) { s.plan.overlap_moe_expert_parallel_comm = true; }});
   levers.insert(levers.end(), {
       {"intra-server links twice as fast", [](Scenario& s) { s.hardware.node.link_bandwidth *= 2; }},
       {"inter-server network twice as fast", [](Scenario& s) { s.hardware.cluster.nic_bandwidth *= 2; }},

@@ -294,7 +294,9 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
         t = cost.collective_s(c);
       }
       // Hidden under the GEMMs, at the price of the compute it slows.
-      if (c.group == CommGroup::tp && plan.tp_comm_overlap) t *= scenario.hardware.device.overlap_slowdown;
+      if ((c.group == CommGroup::tp && plan.tp_comm_overlap) ||
+          (c.group == CommGroup::ep && plan.overlap_moe_expert_parallel_comm))
+        t *= scenario.hardware.device.overlap_slowdown;
       comm += t;
       if (recompute && plan.recompute_granularity == RecomputeGranularity::full && c.phase == Phase::forward)
         comm += t;

@@ -118,6 +118,10 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.overlap_param_gather", "false", "", "", ""},
       A{"plan.tp_comm_overlap", "true", "", "--tp-comm-overlap", ""},
       A{"plan.tp_comm_overlap", "false", "", "", ""},
+      // arguments.py: --overlap-moe-expert-parallel-comm needs --delay-wgrad-compute (the combined
+      // 1F1B splits the weight gradient out to overlap it).
+      A{"plan.overlap_moe_expert_parallel_comm", "true", "", "--overlap-moe-expert-parallel-comm --delay-wgrad-compute", ""},
+      A{"plan.overlap_moe_expert_parallel_comm", "false", "", "", ""},
   };
 }
 
@@ -156,6 +160,11 @@ LaunchSyntax mindspeed_launch() {
       a.text = "--use-custom-fsdp --use-distributed-optimizer --data-parallel-sharding-strategy " +
                std::string(a.value == "1" ? "optim" : a.value == "2" ? "optim_grads" : "optim_grads_params");
     if (a.key == "plan.use_flash_attn") a.text = a.value == "true" ? "--use-flash-attn" : "";
+    // MindSpeed's own EP overlap (docs/features/megatron_moe/megatron-moe-alltoall-overlap-comm.md:
+    // --moe-alltoall-overlap-comm with the alltoall dispatcher and --moe-grouped-gemm); core_v0.12.1
+    // has no --overlap-moe-expert-parallel-comm.
+    if (a.key == "plan.overlap_moe_expert_parallel_comm" && a.value == "true")
+      a.text = "--moe-alltoall-overlap-comm --moe-grouped-gemm";
   }
   // mindspeed/arguments.py --cp-attention-mask-type {causal,general} (default causal).
   s.arguments.push_back(A{"plan.cp_attention_mask_type", "", "", "", ""});  // causal: not written
@@ -253,6 +262,8 @@ std::vector<LaunchArgument> torchtitan_launch_arguments() {
       A{"plan.overlap_param_gather", "false", "", "", same_pass},
       A{"plan.tp_comm_overlap", "false", "", "", ""},
       A{"plan.tp_comm_overlap", "true", "", "--compile.enable --compile.enable_async_tensor_parallel", ""},
+      A{"plan.overlap_moe_expert_parallel_comm", "false", "", "", ""},
+      A{"plan.overlap_moe_expert_parallel_comm", "true", "", "", "no expert-parallel all-to-all overlap option in torchtitan's job config"},
       A{"plan.recompute_method", "uniform", "", "", ""},
       A{"plan.recompute_method", "block", "plan.recompute_granularity=full", "",
         "FullAC wraps every transformer block: no count of blocks to recompute"},
@@ -349,6 +360,8 @@ std::vector<LaunchArgument> deepspeed_launch_arguments() {
       A{"plan.overlap_param_gather", "false", "", "ds_config:zero_optimization.stage3_prefetch_bucket_size=0", ""},
       A{"plan.tp_comm_overlap", "false", "", "", ""},
       A{"plan.tp_comm_overlap", "true", "", "", "no TP communication overlap argument in Megatron-DeepSpeed"},
+      A{"plan.overlap_moe_expert_parallel_comm", "false", "", "", ""},
+      A{"plan.overlap_moe_expert_parallel_comm", "true", "", "", "no expert-parallel all-to-all overlap argument in Megatron-DeepSpeed"},
   };
 }
 

@@ -325,6 +325,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   costs.dp = plan.data_parallel_size;
   costs.ep = plan.expert_model_parallel_size;
   costs.tp_comm_overlap = plan.tp_comm_overlap;
+  costs.ep_comm_overlap = plan.overlap_moe_expert_parallel_comm;
   costs.overlap_grad_reduce = plan.overlap_grad_reduce;
   costs.overlap_param_gather = plan.overlap_param_gather;
   if (overlaps_forward_backward(plan.schedule)) costs.pair_overlap_slowdown = scenario.hardware.device.overlap_slowdown;
@@ -479,14 +480,19 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
     // backward's collectives carry input gradients, so they slow its input-gradient part. The
-    // ring CP sends beside the attention steps always overlap; TP and EP under tp_comm_overlap.
-    // The rest of the CP exchange is serial with or without it (task_graph.cpp).
+    // ring CP sends beside the attention steps always overlap; TP under tp_comm_overlap, EP
+    // under overlap_moe_expert_parallel_comm. The rest of the CP exchange is serial with or
+    // without them (task_graph.cpp).
     const double slowdown = scenario.hardware.device.overlap_slowdown;
     chunk.forward_s += slowdown * chunk.cp_hidden_forward_s;
     chunk.backward_input_s += slowdown * chunk.cp_hidden_backward_s;
     if (plan.tp_comm_overlap) {
-      chunk.forward_s += slowdown * (chunk.tp_forward_s + chunk.ep_forward_s);
-      chunk.backward_input_s += slowdown * (chunk.tp_backward_s + chunk.ep_backward_s);
+      chunk.forward_s += slowdown * chunk.tp_forward_s;
+      chunk.backward_input_s += slowdown * chunk.tp_backward_s;
+    }
+    if (plan.overlap_moe_expert_parallel_comm) {
+      chunk.forward_s += slowdown * chunk.ep_forward_s;
+      chunk.backward_input_s += slowdown * chunk.ep_backward_s;
     }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype

@@ -121,9 +121,9 @@ std::vector<ChunkPlace> neighbours(const PipelineCosts& costs) {
 }
 
 // The compute time an F&B pair adds to its item for the expert all-to-alls hidden under the
-// pair (DeviceSpec::overlap_slowdown; already in the chunk's costs with tp_comm_overlap).
+// pair (DeviceSpec::overlap_slowdown; already in the chunk's costs with overlap_moe_expert_parallel_comm).
 double pair_slowdown_s(const PipelineCosts& costs, const ChunkCosts& cc, WorkKind kind) {
-  if (costs.tp_comm_overlap || kind == WorkKind::backward_weight) return 0;
+  if (costs.ep_comm_overlap || kind == WorkKind::backward_weight) return 0;
   return costs.pair_overlap_slowdown * (kind == WorkKind::forward ? cc.ep_forward_s : cc.ep_backward_s);
 }
 
@@ -372,7 +372,10 @@ class Builder {
           // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
           // Section 3.2.1); TP and CP collectives stay inside their own pass.
           const bool paired = (opens_pair || closes_pair) && ccat == SpanCategory::ep_comm;
-          const bool overlapped = costs_.tp_comm_overlap && ccat != SpanCategory::cp_comm;
+          // EP all-to-alls under Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm)
+          // run beside the other micro-batch's compute: priced beside this chunk's.
+          const bool overlapped = (costs_.tp_comm_overlap && ccat == SpanCategory::tp_comm) ||
+                                  (costs_.ep_comm_overlap && ccat == SpanCategory::ep_comm);
           if (overlapped || paired || hidden) {
             edges_from(paired ? pair_head : head, id);
             it.entry.push(id);

@@ -425,6 +425,24 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
             ": arguments.py asserts it, to avoid 'multiple p2p sends and recvs between same 2 ranks per "
             "communication batch'",
         "overlap_p2p_comm: true, or pipeline_model_parallel_size >= 3");
+  // Megatron-Core's combined 1F1B (transformer_config.py __post_init__, overlap_moe_expert_parallel_comm):
+  // expert parallelism, virtual stages when PP > 1, the alltoall or flex dispatcher, no full recompute.
+  if (plan.overlap_moe_expert_parallel_comm) {
+    const std::string key = "plan.overlap_moe_expert_parallel_comm";
+    if (plan.expert_model_parallel_size <= 1)
+      add(key, "true needs expert parallelism (expert_model_parallel_size is " + str(plan.expert_model_parallel_size) + ")",
+          "false, or expert_model_parallel_size > 1");
+    if (pp > 1 && plan.schedule != PipelineSchedule::interleaved)
+      add(key, "true with PP " + str(pp) + " needs virtual pipeline stages (Megatron-Core asserts it), not schedule " +
+                   to_string(plan.schedule),
+          "false, or schedule: interleaved, or pipeline_model_parallel_size 1");
+    if (plan.recompute_granularity == RecomputeGranularity::full)
+      add(key, "true with full recompute: the combined 1F1B cannot split a checkpointed layer (Megatron-Core asserts it)",
+          "false, or recompute_granularity selective or none");
+    if (model.moe && model.moe->token_dispatcher == TokenDispatcher::allgather)
+      add(key, "true with the allgather token dispatcher (Megatron-Core allows alltoall and flex)",
+          "false, or moe.token_dispatcher alltoall or flex");
+  }
   if (cp > 1 && !framework.context_parallel.value)
     add("plan.context_parallel_size", str(cp) + " > 1, but there is no context parallelism" + in,
         "1" + or_frameworks([](const FrameworkEntry& e) { return e.context_parallel.value; }));

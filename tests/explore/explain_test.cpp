@@ -45,9 +45,20 @@ TEST_CASE("explain: levers that do not apply change nothing", "[explore]") {
 }
 
 TEST_CASE("explain: the overlap lever names the groups whose collectives it hides", "[explore]") {
-  // DeepSeek-V3: TP 1, EP 64: tp_comm_overlap hides the EP dispatch, not any TP collective.
-  const auto e = explain(load("deepseek-v3-h800-2048.yaml"));
-  CHECK(find(e, "EP communication hidden under compute (tp_comm_overlap)").saving > 0);
+  // Mixtral 8x7B, TP 2 EP 8 PP 4 interleaved: tp_comm_overlap hides the TP collectives,
+  // overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B) the EP all-to-alls.
+  const auto e = explain(load("mixtral-8x7b-a100-64.yaml", {{"plan.schedule", "interleaved"}}));
+  const std::string tp = "TP communication hidden under compute (tp_comm_overlap)";
+  const std::string ep = "EP all-to-alls hidden under another micro-batch's compute (overlap_moe_expert_parallel_comm)";
+  CHECK(find(e, tp).saving > 0);
+  CHECK(find(e, ep).saving > 0);
+  // DeepSeek-V3 on DualPipe, TP 1: no TP lever, and no EP lever (its F&B pairs hide the
+  // all-to-alls; Megatron-Core's combined 1F1B needs PP 1 or virtual stages).
+  const auto d = explain(load("deepseek-v3-h800-2048.yaml"));
+  for (const auto& c : d.counterfactuals) {
+    CHECK(c.what != ep);
+    CHECK(c.what != tp);
+  }
 }
 
 TEST_CASE("explain: the heaviest ops are ranked by their share of a device's op time, GEMMs on top for a 70B model",

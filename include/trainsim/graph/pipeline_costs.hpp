@@ -100,7 +100,8 @@ struct PipelineCosts {
   // The TP, CP and EP groups span servers: their collectives run on the NICs (tier 1) and share
   // them with DP and PP transfers.
   bool tp_inter_node = false, cp_inter_node = false, ep_inter_node = false;
-  bool tp_comm_overlap = false;      // TP/EP collectives run under the chunk's compute (CP's do not)
+  bool tp_comm_overlap = false;      // TP collectives run under the chunk's compute (CP's do not)
+  bool ep_comm_overlap = false;      // EP all-to-alls run under other compute (overlap_moe_expert_parallel_comm)
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
   bool overlap_param_gather = true;  // parameter all-gather hidden under forward
   // DualPipe's F&B pairs hide their all-to-alls under each other's compute, which slows it by

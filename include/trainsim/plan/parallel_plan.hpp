@@ -150,6 +150,11 @@ struct ParallelPlan {
   bool overlap_grad_reduce = true;    // DP reduction overlaps backward in buckets
   bool overlap_param_gather = true;   // ZeRO-3 / distributed optimizer gathers overlap forward
   bool tp_comm_overlap = false;       // TP collectives hidden under GEMMs
+  // Megatron-Core --overlap-moe-expert-parallel-comm (with --delay-wgrad-compute; MindSpeed
+  // --moe-alltoall-overlap-comm): the combined 1F1B pairs one micro-batch's forward with
+  // another's backward layer by layer, the EP all-to-alls of each hidden under the other's
+  // compute. tp_comm_overlap does not reach them (TE userbuffers cover the TP GEMMs only).
+  bool overlap_moe_expert_parallel_comm = false;
   // Megatron's overlap_p2p_comm: the interleaved schedule's pipeline sends and receives overlap
   // the next pass instead of blocking both sides (on by default in Megatron; the non-interleaved
   // schedules always block: trainsim/graph/pipeline_costs.hpp P2pExchange).
