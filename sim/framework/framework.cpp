@@ -938,12 +938,140 @@ FrameworkEntry nemo() {
   return e;
 }
 
+// MindFormers (MindSpore Transformers) on MindSpore: the model is a static graph compiled by
+// MindSpore (context.mode 0) in semi-automatic parallel mode; data, operator (model), pipeline
+// and optimizer parallelism are inserted by the compiler, not written in the model code. Read
+// at the release of its pretrain_llama2_7b.yaml, the 910B configuration the entry is for.
+FrameworkEntry mindformers() {
+  constexpr const char* kMf = "mindspore-lab/mindformers v1.5.0 (06e1af77d1, 2025-04-29)";
+  constexpr const char* kMfConfig =
+      "mindspore-lab/mindformers v1.5.0 (06e1af77d1) configs/llama2/pretrain_llama2_7b.yaml";
+  // MindSpore's context API: set_auto_parallel_context's docstring (context.py) and set_context's
+  // page (the same text in Chinese, mindspore.set_context.rst).
+  constexpr const char* kMsContext = "mindspore-ai/mindspore @ b0b03870d6 mindspore/python/mindspore/context.py";
+  constexpr const char* kMsSetContext =
+      "mindspore-ai/mindspore @ 15b56f17bc docs/api/api_python/mindspore/mindspore.set_context.rst";
+  constexpr const char* kMsDocs = "MindSpore docs (mindspore-ai/docs) docs/mindspore/source_en/features/parallel/";
+  FrameworkEntry e;
+  e.id = Framework::mindformers;
+  e.name = "mindformers";
+  e.versions = std::string(kMf) + " on MindSpore 2.6.0-rc1 and CANN 8.1.RC1 (its README's version table), graph "
+                                  "mode (context.mode 0), jit_level default (O0 on Atlas A2 / 910B)";
+  // Gradient and reduction dtype: MindSpore's gradient of a Parameter has the Parameter's dtype,
+  // and MindFormers' Llama keeps its parameters in param_init_type.
+  e.grad_buffer_bytes = {
+      2, std::string(kMfConfig) +
+             " model_config param_init_type: \"float16\" (pretrain_llama2_7b_bf16.yaml too, with compute_dtype "
+             "bfloat16): the parameters, and so their gradients and the accumulation buffers (accu_grads, cloned "
+             "from the parameters), are 16-bit; optimizer FP32StateAdamWeightDecay (mindformers/core/optim/optim.py "
+             "334) keeps only its moments in fp32 ('the optimizer's state will be always initialized with float32')"};
+  e.grad_reduce_bytes = {2, std::string(kMsContext) +
+                                " set_auto_parallel_context: 'force_fp32_communication (bool): ... whether reduce "
+                                "operators (AllReduce, ReduceScatter) are forced to use the fp32 data type ... "
+                                "Default: False': the gradients are reduced in their own (16-bit) dtype"};
+  // Buckets: the compiler fuses the gradient collectives up to a size threshold.
+  e.grad_bucket_params = {
+      64.0 * 1024 * 1024 / 2,
+      std::string(kMsContext) +
+          " set_auto_parallel_context comm_fusion: 'allreduce ... In auto mode, AllReduce fusion is configured by "
+          "gradients size and the default fusion threshold is 64 MB'; 'reducescatter ... Config is same as "
+          "allgather' (auto, 64 MB); reset_auto_parallel_context: 'fusion_threshold: 64': 64 MB (taken as 64 x 2^20 "
+          "bytes) of 16-bit gradients. MindFormers groups the layers into fusion ids besides (mindformers/models/utils.py "
+          "LayerSetting.set: set_comm_fusion over parallel_config.gradient_aggregation_group, default 4, without "
+          "PP; id 2 for every layer with PP): a bucket never spans two ids"};
+  // No ZeRO-3: the ZeRO-3 fields do not apply.
+  e.param_persistence_threshold = {0, "no ZeRO-3 in MindFormers (zero_stages 0): parameters are not gathered per unit"};
+  e.prefetch_bucket_params = {0, "no ZeRO-3 in MindFormers (zero_stages 0): no prefetch of gathered units"};
+  e.zero3_gather_unit = {GatherUnit::whole_stage,
+                         std::string(kMsDocs) +
+                             "optimizer_parallel.md: optimizer parallelism gathers the sharded weights once a step "
+                             "('performing the shared weight operation at the end of the iteration before the forward "
+                             "start of the next iteration'), no per-unit ZeRO-3"};
+  e.zero3_gathers_per_microbatch = {1, "no ZeRO-3 in MindFormers: optimizer parallelism gathers the weights once a step"};
+  e.zero3_gathers_per_microbatch_with_pp = e.zero3_gathers_per_microbatch;
+  e.distributed_optimizer = {
+      true, std::string(kMfConfig) + " parallel.enable_parallel_optimizer: True; " + kMsDocs +
+                "optimizer_parallel.md: 'the parameters are sliced into N copies according to data parallelism, "
+                "and each card updates the parameters on the current card', gradients reduce-scattered and the "
+                "weights all-gathered once a step (parallel_optimizer_config optimizer_level level1: weights and "
+                "optimizer state sharded): as Megatron's distributed optimizer, plan.use_distributed_optimizer"};
+  e.zero_stages = {{0}, std::string(kMsContext) +
+                            " set_auto_parallel_context: enable_parallel_optimizer is MindSpore's only optimizer "
+                            "sharding (plan.use_distributed_optimizer); no DeepSpeed-style ZeRO stages"};
+  e.max_zero_stage_with_pp = {0, std::string(kMsContext) +
+                                     " parallel_optimizer_config optimizer_weight_shard_size: 'If pipeline parallel is "
+                                     "enabled, the numerical range is (0, device_num/stage]': optimizer parallelism "
+                                     "runs with PP; no ZeRO stages"};
+  // Pipeline: Send / Receive operators in the compiled graph, on the communication stream.
+  e.blocking_p2p = {false, std::string(kMsDocs) +
+                               "pipeline_parallel.md Basic Principle: 'each machine sends the result to the next machine "
+                               "through the communication operator (Send) ... the next machine receives (Receive)': "
+                               "graph operators on HCCL's stream, not host-blocking calls"};
+  e.p2p_exchange_blocking = {false, std::string(kMsDocs) +
+                                        "pipeline_parallel.md: Send and Receive are operators of the static graph "
+                                        "ordered by the 1F1B scheduler; a stage waits for a Receive only where its "
+                                        "output is consumed (no batched exchange both sides wait for, no device "
+                                        "synchronize)"};
+  e.p2p_overlap_interleaved = {false, "no overlap_p2p_comm option: MindSpore's Send / Receive always run on their own "
+                                      "stream (p2p_exchange_blocking false)"};
+  e.p2p_partitioned_over_tp = {false, std::string(kMsDocs) +
+                                          "pipeline_parallel.md: each stage sends its output tensor as its operator "
+                                          "strategy lays it out (no DeepSpeed-style partition and re-gather)"};
+  e.schedules_with_pp = {{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved},
+                         std::string(kMsDocs) +
+                             "pipeline_parallel.md: GPipe, 1F1B and interleaved pipeline schedulers "
+                             "(set_auto_parallel_context pipeline_config pipeline_scheduler '1f1b' | 'gpipe', "
+                             "pipeline_interleave with MindFormers' pp_interleave_num: " +
+                             std::string(kMf) + " docs/feature_cards/Offset_Recompute.md); zero_bubble_v is in "
+                             "later MindSpore releases' list, not read for 2.6"};
+  // Gradient reduction: not overlapped with the backward by default, never under PP.
+  e.grad_reduce_after_pipeline = {
+      true, std::string(kMsSetContext) +
+                " ascend_config parallel_speed_up_json_path: 'enable_grad_comm_opt (bool): True enables "
+                "the overlap of gradient dx computation with data-parallel gradient communication; not supported "
+                "with LazyInline. Default False'; MindFormers builds pipeline models with @lazy_inline "
+                "(mindformers/models/llama/llama.py 483) and puts every layer in one fusion id with PP "
+                "(models/utils.py LayerSetting.set: set_comm_fusion(2)): the reduction follows the last micro-batch"};
+  e.bf16_grad_fold_bytes_per_param = {0, std::string(kMfConfig) +
+                                             ": micro-batch gradients accumulate into accu_grads of the parameters' "
+                                             "dtype in the graph (no separate fp32 fold pass)"};
+  e.sharded_collectives_ring_only = {false,
+                                     "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
+                                     "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
+                                     "model's automatic choice"};
+  e.softmax_batch_per_block_from_heads = {
+      false, std::string(kMf) + " mindformers/models/llama/llama_config.py use_flash_attention (FlashAttentionScore, "
+                                "the CANN fused kernel; pretrain_llama2_7b.yaml sets it True); no Megatron fused "
+                                "softmax"};
+  e.context_parallel = {true, std::string(kMf) +
+                                  " parallel_config.context_parallel (modules/transformer/transformer.py "
+                                  "TransformerOpParallelConfig) with LlamaConfig use_ring_attention (ring attention)"};
+  // Host: graph mode launches each kernel of the compiled graph from MindSpore's C++ runtime.
+  e.layers_graph_captured = {
+      false, std::string(kMsSetContext) +
+                 " jit_config jit_level: 'default empty: O2 on Atlas training products, O0 on the "
+                 "others' (Atlas A2 / 910B: O0), 'O0: ... kernel-by-kernel execution'; pretrain_llama2_7b_bf16.yaml "
+                 "sets O1 (kernel by kernel too); only O2 sinks the whole graph to the device"};
+  e.host_dispatch_per_kernel_s = {
+      0, std::string(kMsSetContext) +
+             " jit_level O0/O1 (the 910B default): the kernels of the compiled static graph are launched by "
+             "MindSpore's C++ runtime with shapes and memory planned at compile time: no Python, no per-op "
+             "dispatcher or caching allocator on the host; the launch itself is device.kernel_launch. Not measured "
+             "beyond it: counted as 0"};
+  e.optimizer_offload = {false, std::string(kMf) +
+                                    " optimizers (mindformers/core/optim: AdamW, FP32StateAdamWeightDecay) step on "
+                                    "the device; no optimizer-only CPU offload"};
+  e.launch = {};  // launched by msrun with run_mindformer.py --config YAML, not by torchrun arguments
+  return e;
+}
+
 }  // namespace
 
 const std::vector<FrameworkEntry>& framework_table() {
   static const std::vector<FrameworkEntry> table = {megatron_core(),  megatron_lm(),   deepspeed(),
                                                       fsdp(),           mindspeed(),     deepspeed_2021(),
-                                                      bigscience_megatron_deepspeed(), nemo()};
+                                                      bigscience_megatron_deepspeed(), nemo(),
+                                                      mindformers()};
   return table;
 }
 
@@ -1000,6 +1128,8 @@ const char* to_string(Framework framework) {
       return "bigscience-megatron-deepspeed";
     case Framework::nemo:
       return "nemo";
+    case Framework::mindformers:
+      return "mindformers";
   }
   return "?";
 }

@@ -391,10 +391,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         "use_distributed_optimizer: false and zero_stage " + stages_text(framework.zero_stages.value) +
             or_frameworks([](const FrameworkEntry& e) { return e.distributed_optimizer.value; }));
   const bool stage_ok = contains(framework.zero_stages.value, plan.zero_stage);
+  // A framework whose only optimizer sharding is a distributed optimizer (MindSpore's optimizer
+  // parallelism) shards ZeRO-1's optimizer state that way: say so.
+  const bool sharding_by_optimizer = plan.zero_stage == 1 && framework.distributed_optimizer.value;
   if (!stage_ok)
     add("plan.zero_stage", str(plan.zero_stage) + " is not a ZeRO stage" + in + " (it has " +
                                stages_text(framework.zero_stages.value) + ")",
         "zero_stage " + stages_text(framework.zero_stages.value) +
+            (sharding_by_optimizer ? " with use_distributed_optimizer: true (its optimizer-state sharding)" : "") +
             or_frameworks([&](const FrameworkEntry& e) { return contains(e.zero_stages.value, plan.zero_stage); }));
   const int most_with_pp = framework.max_zero_stage_with_pp.value;
   if (stage_ok && plan.zero_stage > most_with_pp && pp > 1) {

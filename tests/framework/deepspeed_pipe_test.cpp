@@ -89,7 +89,9 @@ TEST_CASE("DeepSpeed's pipeline engine reduces gradients after the schedule, not
     INFO(e.name);
     CHECK(e.grad_reduce_after_pipeline.source.size() > 20);
     CHECK(e.grad_reduce_after_pipeline.source.find("fit") == std::string::npos);
-    CHECK(e.grad_reduce_after_pipeline.value == runs_on_deepspeed(e.id));
+    // MindFormers too: MindSpore's gradient reduction does not overlap the backward under
+    // LazyInline (its pipeline models), from its own source (mindformers_test.cpp).
+    CHECK(e.grad_reduce_after_pipeline.value == (runs_on_deepspeed(e.id) || e.id == Framework::mindformers));
   }
   CHECK_FALSE(costs_of(Framework::deepspeed, Precision::fp16, 1).overlap_grad_reduce);
   CHECK(costs_of(Framework::megatron_core, Precision::fp16, 1).overlap_grad_reduce);

@@ -16,7 +16,7 @@ bool has(const std::string& text, const std::string& word) { return text.find(wo
 TEST_CASE("Every framework has one entry, named as plan.framework names it", "[framework]") {
   for (Framework f : {Framework::megatron_core, Framework::megatron_lm, Framework::deepspeed, Framework::fsdp,
                       Framework::mindspeed, Framework::deepspeed_2021, Framework::bigscience_megatron_deepspeed,
-                      Framework::nemo}) {
+                      Framework::nemo, Framework::mindformers}) {
     const FrameworkEntry& e = framework_entry(f);
     CHECK(e.id == f);
     CHECK(e.name == to_string(f));
@@ -24,7 +24,8 @@ TEST_CASE("Every framework has one entry, named as plan.framework names it", "[f
   }
   CHECK_FALSE(parse_framework("jax"));
   CHECK(framework_choices() ==
-        "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo");
+        "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo|"
+        "mindformers");
 }
 
 TEST_CASE("DeepSpeed's ZeRO buckets are its config defaults (DeepSpeedZeroConfig, 0.19.6)", "[framework]") {

@@ -10,3 +10,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/uneven_launch_te
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepspeed_train_schedule_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/offload_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fsdp_mixed_precision_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mindformers_test.cpp)

@@ -74,12 +74,12 @@ TEST_CASE("DeepSpeed's pipeline engine runs only its TrainSchedule (1F1B) with P
     p.schedule = PipelineSchedule::gpipe;
     CHECK(check(p) == "plan.schedule: gpipe with PP > 1 is not a schedule in " + std::string(name) +
                           " (it runs 1f1b); valid: schedule 1f1b, or PP 1, or framework megatron-core, megatron-lm, "
-                          "fsdp, mindspeed or nemo\n");
+                          "fsdp, mindspeed, nemo or mindformers\n");
     p.schedule = PipelineSchedule::interleaved;
     p.virtual_pipeline_model_parallel_size = 2;
     CHECK(check(p) == "plan.schedule: interleaved with PP > 1 is not a schedule in " + std::string(name) +
                           " (it runs 1f1b); valid: schedule 1f1b, or PP 1, or framework megatron-core, megatron-lm, "
-                          "fsdp, mindspeed or nemo\n");
+                          "fsdp, mindspeed, nemo or mindformers\n");
     // Without PP there is no pipeline schedule to refuse.
     ParallelPlan flat = plan(*parse_framework(name));
     flat.pipeline_model_parallel_size = 1;
@@ -100,12 +100,12 @@ TEST_CASE("The distributed optimizer only on Megatron-based entries; FSDP has Ze
   CHECK(check(p) ==
         "plan.use_distributed_optimizer: true, but there is no distributed optimizer in deepspeed (its optimizer "
         "sharding is zero_stage 0, 1, 2 or 3); valid: use_distributed_optimizer: false and zero_stage 0, 1, 2 or 3, "
-        "or framework megatron-core, megatron-lm, mindspeed or nemo\n");
+        "or framework megatron-core, megatron-lm, mindspeed, nemo or mindformers\n");
   p.framework = Framework::fsdp;
   CHECK(check(p) ==
         "plan.use_distributed_optimizer: true, but there is no distributed optimizer in fsdp (its optimizer "
         "sharding is zero_stage 0, 2 or 3); valid: use_distributed_optimizer: false and zero_stage 0, 2 or 3, or "
-        "framework megatron-core, megatron-lm, mindspeed or nemo\n");
+        "framework megatron-core, megatron-lm, mindspeed, nemo or mindformers\n");
   for (Framework f : {Framework::megatron_core, Framework::megatron_lm, Framework::mindspeed}) {
     p.framework = f;
     CHECK(check(p) == "");
@@ -129,7 +129,8 @@ TEST_CASE("Context parallelism: Megatron-Core, MindSpeed and torchtitan have it;
     CHECK(check(plan(*parse_framework(name), 2)) == "plan.context_parallel_size: 2 > 1, but there is no context "
                                                     "parallelism in " +
                                                         std::string(name) +
-                                                        "; valid: 1, or framework megatron-core, fsdp, mindspeed or nemo\n");
+                                                        "; valid: 1, or framework megatron-core, fsdp, mindspeed, nemo or "
+                                                        "mindformers\n");
     CHECK(check(plan(*parse_framework(name), 1)) == "");
   }
   for (Framework f : {Framework::megatron_core, Framework::fsdp, Framework::mindspeed}) CHECK(check(plan(f, 2)) == "");
@@ -193,10 +194,10 @@ TEST_CASE("A refusal carries the plan key's file position, one line per problem"
           path +
               ":18:30: plan.use_distributed_optimizer: true, but there is no distributed optimizer in deepspeed (its "
               "optimizer sharding is zero_stage 0, 1, 2 or 3); valid: use_distributed_optimizer: false and zero_stage "
-              "0, 1, 2 or 3, or framework megatron-core, megatron-lm, mindspeed or nemo\n" +
+              "0, 1, 2 or 3, or framework megatron-core, megatron-lm, mindspeed, nemo or mindformers\n" +
               path +
               ":12:13: plan.schedule: interleaved with PP > 1 is not a schedule in deepspeed (it runs 1f1b); valid: "
-              "schedule 1f1b, or PP 1, or framework megatron-core, megatron-lm, fsdp, mindspeed or nemo");
+              "schedule 1f1b, or PP 1, or framework megatron-core, megatron-lm, fsdp, mindspeed, nemo or mindformers");
   }
 }
 
