@@ -869,6 +869,7 @@ void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::str
     problems.push_back({where("plan.fp8_recipe"), "plan.fp8_recipe",
                         recipe + " on a " + to_string(plan.precision) + " plan (no FP8 Linears)",
                         "delayed (the default), or plan.precision fp8"});
+  plan.fp8_param_gather = as_bool(v, "plan.fp8_param_gather");  // plan_check: FP8, framework, optimizer
   plan.first_last_layers_bf16 = as_bool(v, "plan.first_last_layers_bf16");
   plan.num_layers_at_start_in_bf16 = as_int(v, "plan.num_layers_at_start_in_bf16");
   plan.num_layers_at_end_in_bf16 = as_int(v, "plan.num_layers_at_end_in_bf16");
@@ -1089,6 +1090,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
     out.push_back({"plan.fp8_activation_cache",
                    p.fp8_activation_cache == Fp8ActivationCache::deepseek_v3 ? "deepseek_v3" : "linear_inputs"});
   if (p.fp8_recipe != Fp8Recipe::delayed) out.push_back({"plan.fp8_recipe", to_string(p.fp8_recipe)});
+  if (p.fp8_param_gather) out.push_back({"plan.fp8_param_gather", "true"});
   if (p.first_last_layers_bf16) {
     out.push_back({"plan.first_last_layers_bf16", "true"});
     out.push_back({"plan.num_layers_at_start_in_bf16", std::to_string(p.num_layers_at_start_in_bf16)});

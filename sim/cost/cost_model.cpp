@@ -7,6 +7,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/gemm_shape.hpp"
 #include "trainsim/cost/placement.hpp"
+#include "trainsim/framework/framework.hpp"
 
 namespace trainsim {
 
@@ -251,16 +252,71 @@ double fp8_quantize_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand) {
   return amax_pass + kRead16 + fp8_copies_bytes_per_element(recipe, operand);
 }
 
-bool fp8_weights_cached_per_step(Framework framework) {
-  return framework == Framework::megatron_core || framework == Framework::megatron_lm || framework == Framework::nemo;
-}
-
 Fp8Pricing fp8_pricing(const ParallelPlan& plan) {
   Fp8Pricing pricing;
   pricing.recipe = plan.fp8_recipe;
-  pricing.weight_casts_per_forward =
-      fp8_weights_cached_per_step(plan.framework) ? 1.0 / std::max(1, plan.num_microbatches()) : 1.0;
+  // FP8 parameters are quantized from the fp32 master shard by the optimizer step (TE
+  // cast_master_weights_to_fp8, its share of the step) and read as they are by the forward
+  // (module/base.py quantize_weight returns a QuantizedTensor unchanged): no cast in the passes.
+  if (plan.fp8_param_gather)
+    pricing.weight_casts_per_forward = 0;
+  else if (framework_entry(plan.framework).fp8_weights_cached_per_step.value)
+    pricing.weight_casts_per_forward = 1.0 / std::max(1, plan.num_microbatches());
   return pricing;
+}
+
+namespace {
+
+// The routed experts' grouped GEMMs (workload.cpp add_moe_mlp), also inside an MTP module
+// ("mtp<i>_expert_down"); the shared experts are "shared_expert_*".
+bool routed_expert_gemm(const std::string& name) {
+  for (const char* base : {"expert_gate_up", "expert_down"}) {
+    const std::string b = base;
+    if (name == b) return true;
+    if (name.size() > b.size() && name.compare(name.size() - b.size(), b.size(), b) == 0 &&
+        name.rfind("mtp", 0) == 0 && name[name.size() - b.size() - 1] == '_' &&
+        name.find("shared_") == std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Fp8GemmWeights fp8_gemm_weights(const LayerWorkload& layer, Precision precision) {
+  Fp8GemmWeights w;
+  for (const Op& op : layer.ops) {
+    if (!runs_fp8(op, precision) || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
+    const double elements =
+        std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
+    (routed_expert_gemm(op.name) ? w.expert : w.dense) += elements;
+  }
+  return w;
+}
+
+double fp8_param_gather_bytes(Fp8Recipe recipe) {
+  constexpr double kFp8RowwiseData = 1.0, kSixteenBit = 2.0;
+  return recipe == Fp8Recipe::mxfp8 ? kSixteenBit : kFp8RowwiseData;
+}
+
+ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_params, double expert_params,
+                                       const std::vector<const LayerWorkload*>& layers) {
+  constexpr double kSixteenBit = 2.0;
+  ParamGatherBytes out{kSixteenBit * dense_params, kSixteenBit * expert_params};
+  if (!plan.fp8_param_gather || plan.precision != Precision::fp8) return out;
+  Fp8GemmWeights fp8;
+  for (const LayerWorkload* layer : layers) {
+    const Fp8GemmWeights w = fp8_gemm_weights(*layer, plan.precision);
+    fp8.dense += w.dense;
+    fp8.expert += w.expert;
+  }
+  // The caller's split rules: expert weights it counts as dense (an MTP module's) gather as dense.
+  const double expert = std::min(fp8.expert, expert_params);
+  const double dense = std::min(fp8.dense + (fp8.expert - expert), dense_params);
+  const double saved = kSixteenBit - fp8_param_gather_bytes(plan.fp8_recipe);
+  out.dense -= saved * dense;
+  out.expert -= saved * expert;
+  return out;
 }
 
 double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& fp8, GemmPass pass) {

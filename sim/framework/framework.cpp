@@ -107,6 +107,16 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.precision", "bf16", "", "--bf16", ""},
       A{"plan.precision", "fp16", "", "--fp16", ""},
       A{"plan.precision", "fp8", "", "--bf16 --fp8-format hybrid", ""},
+      // transformer_config.py fp8_recipe (--fp8-recipe, default delayed: plan_overrides writes the
+      // key only when it is not); arguments.py --fp8-param-gather (2016) and, for MXFP8 parameters,
+      // --reuse-grad-buf-for-mxfp8-param-ag (3080: TE's replace_raw_data cannot move an MXFP8Tensor
+      // into the DDP parameter buffer, so the gather goes through the gradient buffer).
+      A{"plan.fp8_recipe", "", "", "", ""},
+      A{"plan.fp8_recipe", "*", "", "--fp8-recipe {value}", ""},
+      A{"plan.fp8_recipe", "mxfp8", "", "--fp8-recipe mxfp8", ""},
+      A{"plan.fp8_recipe", "mxfp8", "plan.fp8_param_gather=true", "--reuse-grad-buf-for-mxfp8-param-ag", ""},
+      A{"plan.fp8_param_gather", "", "", "", ""},
+      A{"plan.fp8_param_gather", "true", "", "--fp8-param-gather", ""},
       A{"plan.use_flash_attn", "true", "", "--attention-backend flash", ""},
       A{"plan.use_flash_attn", "false", "", "--attention-backend unfused", ""},
       A{"plan.overlap_grad_reduce", "true", "", "--overlap-grad-reduce", ""},
@@ -478,6 +488,29 @@ FrameworkEntry megatron_core() {
   e.offload_grad_shard_to_host = {false, at(kMcore,
                                             "HybridDeviceOptimizer copies the gradients out of the DDP gradient "
                                             "buffer, which stays on the device")};
+  e.fp8_weights_cached_per_step = {
+      true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/core/extensions/transformer_engine.py TELinear / "
+            "TELayerNormColumnParallelLinear / TEGroupedLinear forward: super().forward(x, "
+            "is_first_microbatch=self.is_first_microbatch) (None only with disable_parameter_transpose_cache, "
+            "default False), then is_first_microbatch = False; core/pipeline_parallel/schedules.py forward_step: "
+            "model.set_is_first_microbatch() on a step's first micro-batch. NVIDIA/TransformerEngine @ d0067d0da6 "
+            "transformer_engine/pytorch/module/linear.py Linear.forward: cache_name = None if is_first_microbatch is "
+            "None else 'weight', _fp8_workspaces[cache_name] keeps the quantized weight, which quantize_weight "
+            "(module/base.py) requantizes in place only when is_first_microbatch"};
+  e.fp8_linear_inputs_kept_in_fp8 = {
+      true, "NVIDIA/TransformerEngine @ d0067d0da6 transformer_engine/pytorch/module/linear.py _linear_forward_impl: "
+            "the input quantized by the Linear's input_quantizer is the saved_inputmat of the backward, with "
+            "inputmat.update_usage(rowwise_usage=False, columnwise_usage=True) ('Discard row-wise data since it is "
+            "not needed in backward pass'; row-wise kept when the input is all-gathered in backward and the "
+            "recipe gathers only row-wise data); Megatron-Core's TELinear / TELayerNormColumnParallelLinear / "
+            "TEGroupedLinear are these modules (TELayerNormColumnParallelLinear saves its normalized output, "
+            "quantized, likewise: layernorm_linear.py)"};
+  e.fp8_param_gather = {
+      true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/training/arguments.py --fp8-param-gather ('Keep the compute "
+            "param in fp8 (do not use any other intermediate dtype) and perform the param all-gather in fp8'; "
+            "asserted with the distributed optimizer or an FSDP); megatron/core/fp8_utils.py get_fp8_context(is_init="
+            "True): transformer_engine.pytorch.fp8_model_init; core/distributed/param_and_grad_buffer.py: param_dtype "
+            "torch.uint8 for FP8 parameters"};
   e.launch = megatron_launch();
   return e;
 }
@@ -513,6 +546,13 @@ FrameworkEntry megatron_lm() {
   e.optimizer_offload = {false,
                          "Megatron-LM 2021-22 has no CPU optimizer (HybridDeviceOptimizer arrived in megatron/core "
                          "with 60007c93d3, 2025-02-14)"};
+  e.fp8_weights_cached_per_step.source =
+      "Megatron-LM 2021-22 had no FP8 (Transformer Engine came to Megatron in 2023): an FP8 plan on this entry runs "
+      "today's Megatron-Core TELinear, which caches (" + e.fp8_weights_cached_per_step.source + ")";
+  e.fp8_linear_inputs_kept_in_fp8.source = "Megatron-LM 2021-22 had no FP8: an FP8 plan on this entry runs today's "
+                                           "Megatron-Core TE Linears (" + e.fp8_linear_inputs_kept_in_fp8.source + ")";
+  e.fp8_param_gather = {false, "Megatron-LM 2021-22 had no FP8 parameters (--fp8-param-gather arrived with "
+                               "Megatron-Core's distributed optimizer and Transformer Engine's fp8_model_init)"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -893,6 +933,12 @@ FrameworkEntry mindspeed() {
          "saves sizeof(bfloat16) x parameters with Float16OptimizerWithFloat16Params, sizeof(bfloat16) x "
          "parameters / DP with the distributed optimizer; mindspeed/features_manager/memory/reuse_fp32_param.py "
          "validate_args: dependency_check(args, 'bf16')"};
+  e.fp8_weights_cached_per_step = {
+      false, "MindSpeed runs Megatron's tensor_parallel Linears on torch_npu, not Transformer Engine's (TE is "
+             "CUDA-only): no FP8 weight cache"};
+  e.fp8_param_gather = {false, "no FP8 parameters: Transformer Engine's fp8_model_init is CUDA-only"};
+  e.fp8_linear_inputs_kept_in_fp8 = {false, "MindSpeed's Linears are Megatron's tensor_parallel layers on torch_npu "
+                                            "(Transformer Engine is CUDA-only): no FP8 input copy"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -935,6 +981,12 @@ FrameworkEntry nemo() {
                                    " DistributedFusedAdam: 'implements the ZeRO-2 algorithm', the optimizer state "
                                    "(StateBucket: fp32 params_shard with store_params, exp_avg, exp_avg_sq) sharded "
                                    "over the data-parallel group";
+  e.fp8_weights_cached_per_step.source = "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers and "
+                                         "schedules: " + e.fp8_weights_cached_per_step.source;
+  e.fp8_linear_inputs_kept_in_fp8.source =
+      "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.fp8_linear_inputs_kept_in_fp8.source;
+  e.fp8_param_gather = {false, "not read from NeMo 24.07's code (model.fp8_params with Apex's DistributedFusedAdam): "
+                               "refused until it is"};
   return e;
 }
 
@@ -1198,6 +1250,9 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("offload_param_h2d_bytes_per_param", e.offload_param_h2d_bytes_per_param.source);
     add("offload_cpu_optimizer_speed", e.offload_cpu_optimizer_speed.source);
     add("offload_grad_shard_to_host", e.offload_grad_shard_to_host.source);
+    add("fp8_weights_cached_per_step", e.fp8_weights_cached_per_step.source);
+    add("fp8_param_gather", e.fp8_param_gather.source);
+    add("fp8_linear_inputs_kept_in_fp8", e.fp8_linear_inputs_kept_in_fp8.source);
   }
   return out;
 }

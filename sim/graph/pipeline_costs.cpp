@@ -634,7 +634,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         chunk.host_backward_s = std::max(chunk.host_backward_s, chunk.backward_s() + e.recompute_s + e.backward_s);
       }
     } else if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
-      const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, dense * 2.0, experts * 2.0);
+      // 16-bit parameters; plan.fp8_param_gather's FP8 GEMM weights in FP8 (cost_model.hpp).
+      const ParamGatherBytes bytes = dp_param_gather_bytes(plan, dense, experts, stage_layers[static_cast<std::size_t>(s)]);
+      const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, bytes.dense, bytes.expert);
       // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch
       // gathers them again for its forward and its backward. The distributed optimizer
       // gathers once per step.

@@ -32,6 +32,7 @@
 #include <utility>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/moe_dispatch.hpp"
@@ -129,7 +130,50 @@ double te_dummy_wgrad_bytes(const std::vector<const LayerWorkload*>& layers) {
   return bytes;
 }
 
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t round_up(std::int64_t a, std::int64_t multiple) { return ceil_div(a, multiple) * multiple; }
+
+// The FP8 GEMM parameters of a layer (cost_model.hpp fp8_gemm_weights: dense and expert).
+double fp8_gemm_parameters(const LayerWorkload& layer, Precision precision) {
+  const Fp8GemmWeights w = fp8_gemm_weights(layer, precision);
+  return w.dense + w.expert;
+}
+
 }  // namespace
+
+double te_fp8_weight_bytes(Fp8Recipe recipe, std::int64_t rows, std::int64_t cols, bool non_tn_fp8_gemm) {
+  if (rows <= 0 || cols <= 0) return 0;
+  const double data = static_cast<double>(rows) * static_cast<double>(cols);  // one FP8 copy, 1 byte an element
+  constexpr double kFp32 = 4.0, kE8m0 = 1.0;
+  switch (recipe) {
+    case Fp8Recipe::delayed:
+    case Fp8Recipe::tensorwise:
+      return (non_tn_fp8_gemm ? data : 2.0 * data) + kFp32;  // _data (+ _transpose), one _scale_inv
+    case Fp8Recipe::blockwise: {
+      constexpr std::int64_t kBlock = 128;  // Float8BlockQuantizer block_len, block_scaling_dim 2
+      const std::int64_t row_scales = ceil_div(rows, kBlock) * round_up(ceil_div(cols, kBlock), 4);
+      const std::int64_t column_scales = ceil_div(cols, kBlock) * round_up(ceil_div(rows, kBlock), 4);
+      return 2.0 * data + kFp32 * static_cast<double>(row_scales + column_scales);
+    }
+    case Fp8Recipe::mxfp8: {
+      constexpr std::int64_t kBlock = 32;  // MXFP8_BLOCK_SCALING_SIZE
+      const std::int64_t row_scales = round_up(rows, 128) * round_up(cols / kBlock, 4);
+      const std::int64_t column_scales = round_up(rows / kBlock, 4) * round_up(cols, 128);
+      return 2.0 * data + kE8m0 * static_cast<double>(row_scales + column_scales);
+    }
+  }
+  return 0;
+}
+
+bool non_tn_fp8_gemm(const DeviceSpec& device) { return device.mxfp8; }
+
+double te_fp8_layer_weight_bytes(const LayerWorkload& layer, Fp8Recipe recipe, bool non_tn) {
+  double bytes = 0;
+  for (const Op& op : layer.ops)
+    if (runs_fp8(op, Precision::fp8) && op.gemm_n > 0 && op.gemm_k > 0)
+      bytes += std::max(1, op.gemm_groups) * te_fp8_weight_bytes(recipe, op.gemm_n, op.gemm_k, non_tn);
+  return bytes;
+}
 
 std::vector<int> layers_per_stage(const ParallelPlan& plan, int num_layers) {
   return layers_per_device_stage(plan, num_layers);  // the schedule module's split (layer_split.hpp)
@@ -247,6 +291,22 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     max_op_per_type.push_back(largest);
   }
 
+  // FP8 GEMM weights (issue 15): Transformer Engine's FP8 copies where the framework keeps them for
+  // the step (or the FP8 parameters under plan.fp8_param_gather), per layer type and for the head
+  // (an MTP module's Linears). A framework that casts every forward keeps each forward's copy in
+  // the autograd graph until that micro-batch's backward: not counted here.
+  const bool fp8_plan = plan.precision == Precision::fp8;
+  const bool fp8_copies = fp8_plan && (plan.fp8_param_gather || framework.fp8_weights_cached_per_step.value);
+  const bool non_tn = non_tn_fp8_gemm(scenario.hardware.device);
+  std::vector<double> fp8_bytes_per_type, fp8_params_per_type;
+  for (const auto& type : workload.layer_types) {
+    fp8_bytes_per_type.push_back(fp8_copies ? te_fp8_layer_weight_bytes(type, plan.fp8_recipe, non_tn) : 0.0);
+    fp8_params_per_type.push_back(plan.fp8_param_gather && fp8_plan ? fp8_gemm_parameters(type, plan.precision) : 0.0);
+  }
+  const double fp8_head_bytes = fp8_copies ? te_fp8_layer_weight_bytes(workload.head, plan.fp8_recipe, non_tn) : 0.0;
+  const double fp8_head_params =
+      plan.fp8_param_gather && fp8_plan ? fp8_gemm_parameters(workload.head, plan.precision) : 0.0;
+
   MemoryReport report;
   report.hbm_bytes = scenario.hardware.device.hbm_bytes;
   for (int stage = 0; stage < p; ++stage) {
@@ -255,7 +315,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     const std::vector<int>& held = stage_layer_list[static_cast<std::size_t>(stage)];
     sm.layers = static_cast<int>(held.size());
     double params = 0, expert = 0, full_act = 0, kept_act = 0, max_layer_params = 0, max_full_act = 0;
-    double max_op_act = 0;
+    double max_op_act = 0, fp8_bytes = 0, fp8_params = 0;
     std::vector<const LayerWorkload*> stage_layers;
     for (int l : held) {
       const std::size_t type = static_cast<std::size_t>(workload.layer_type_of.at(static_cast<std::size_t>(l)));
@@ -268,6 +328,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       kept_act += kept_per_type[type];
       max_layer_params = std::max(max_layer_params, layer.parameters);
       max_op_act = std::max(max_op_act, max_op_per_type[type]);
+      fp8_bytes += fp8_bytes_per_type[type];
+      fp8_params += fp8_params_per_type[type];
     }
     const bool first = holds_vstage(plan, p, v, 0, stage);
     const bool last = holds_vstage(plan, p, v, pipeline_length(plan.schedule, p, v) - 1, stage);
@@ -276,11 +338,18 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // parameter count already says so.
     if (first) params += workload.embedding.parameters;
     if (last) params += workload.head.parameters;
+    if (last) fp8_bytes += fp8_head_bytes, fp8_params += fp8_head_params;
     if (first && last) params -= mtp_embedding_copy;
     sm.parameters = params;
     const double dense = params - expert;
 
     sm.weights = kWeightBytes * (shard_weights ? dense / dp + expert / expert_dp : params);
+    // The FP8 copies are of whole weights (TE caches the weight its forward used, after TP and EP;
+    // plan_check allows FP8 parameters only with the distributed optimizer, which does not shard
+    // the weights). Under plan.fp8_param_gather they replace the 16-bit weights (fp8_model_init
+    // creates the Linears' parameters as FP8 tensors; the DDP parameter buffer holds their FP8 data).
+    sm.fp8_weights = fp8_bytes;
+    sm.weights += fp8_bytes - (shard_weights ? 0.0 : kWeightBytes * fp8_params);
     sm.gradients = grad_bytes * (shard_grads ? dense / dp + expert / expert_dp : params);
     const double optimizer = optimizer_bytes * (shard_optimizer ? dense / dp + expert / expert_dp : params);
     if (plan.offload_optimizer) {

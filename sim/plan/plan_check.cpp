@@ -145,6 +145,12 @@ void derive_virtual_stages(ParallelPlan& plan, int num_layers) {
 void derive_plan(ParallelPlan& plan, int num_devices) {
   const long long mp = plan.model_parallel_size();
   plan.data_parallel_size = mp > 0 ? static_cast<int>(std::max(num_devices / mp, 0LL)) : 0;
+  // FP8 Linears that keep their inputs in FP8 (Transformer Engine's: framework.hpp
+  // fp8_linear_inputs_kept_in_fp8) do so whatever the plan says: 16-bit inputs (none) are not a
+  // setting they have, so an FP8 plan on such a framework keeps them as linear_inputs prices them.
+  if (plan.precision == Precision::fp8 && plan.fp8_activation_cache == Fp8ActivationCache::none &&
+      framework_entry(plan.framework).fp8_linear_inputs_kept_in_fp8.value)
+    plan.fp8_activation_cache = Fp8ActivationCache::linear_inputs;
 }
 
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
@@ -474,6 +480,31 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         std::string(plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? "pure" : "full") +
             ", but there are no FSDP mixed-precision policies" + in,
         "default" + or_frameworks([](const FrameworkEntry& e) { return e.fsdp_mixed_precision.value; }));
+  // FP8 parameters (Megatron-Core --fp8-param-gather, issue 15; framework.hpp fp8_param_gather), as
+  // Megatron-LM megatron/training/arguments.py validate_args asserts them. One refusal, the first
+  // that applies: each names what would be valid with the rest of the plan as it is.
+  if (plan.fp8_param_gather) {
+    if (plan.precision != Precision::fp8)
+      add("plan.fp8_param_gather", std::string("true on a ") + to_string(plan.precision) + " plan (no FP8 weights)",
+          "false, or plan.precision fp8");
+    else if (!framework.fp8_param_gather.value)
+      add("plan.fp8_param_gather", "true, but there are no FP8 parameters" + in,
+          "false" + or_frameworks([](const FrameworkEntry& e) { return e.fp8_param_gather.value; }));
+    else if (!plan.use_distributed_optimizer)
+      add("plan.fp8_param_gather",
+          "true without the distributed optimizer (Megatron-Core: '--fp8-param-gather only supported with "
+          "distributed optimizer, torch fsdp2, megatron fsdp'; trainsim prices the distributed optimizer's gather)",
+          "false, or plan.use_distributed_optimizer true");
+    else if (plan.zero_stage > 0)
+      add("plan.fp8_param_gather",
+          "true with zero_stage " + str(plan.zero_stage) + " (Megatron-FSDP's FP8 parameter gather is not priced)",
+          "false, or zero_stage 0 with the distributed optimizer");
+    else if (plan.offload_optimizer && plan.fp8_recipe != Fp8Recipe::delayed)
+      add("plan.fp8_param_gather",
+          std::string("true with offload_optimizer cpu and fp8_recipe ") + to_string(plan.fp8_recipe) +
+              " (Megatron-Core: 'the optimizer cpu offload must be used in conjunction with --fp8-recipe delayed')",
+          "false, or plan.fp8_recipe delayed, or plan.offload_optimizer none");
+  }
 
   // Recompute.
   if (plan.recompute_granularity == RecomputeGranularity::full && pp > 0 && layers % pp == 0 &&

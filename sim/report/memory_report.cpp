@@ -33,7 +33,7 @@ std::string format_memory_table(const MemoryReport& report) {
   std::string out = "memory per device, GiB (activations: bytes for all micro-batches in flight, count in ())\n";
   for (std::size_t i = 0; i < kColumns; ++i) out += (i ? "  " : "") + pad_left(headers[i], widths[i]);
   out += "\n";
-  bool offload = false;
+  bool offload = false, fp8 = false;
   for (const auto& s : report.stages) {
     const std::string cells[] = {std::to_string(s.stage),
                                  std::to_string(s.layers),
@@ -51,6 +51,13 @@ std::string format_memory_table(const MemoryReport& report) {
     for (std::size_t i = 0; i < kColumns; ++i) out += (i ? "  " : "") + pad_left(cells[i], widths[i]);
     out += "\n";
     offload = offload || s.offloaded_to_host > 0;
+    fp8 = fp8 || s.fp8_weights > 0;
+  }
+  if (fp8) {
+    out += "FP8 weights (in weights: Transformer Engine's FP8 copies of the GEMM weights, or the FP8 parameters), "
+           "GiB per device:";
+    for (const auto& s : report.stages) out += " stage " + std::to_string(s.stage) + ": " + fixed(s.fp8_weights / kGiB);
+    out += "\n";
   }
   if (offload) {
     out += "offloaded to host memory (optimizer state; DeepSpeed ZeRO 2-3: its fp32 gradient partition too), GiB per device:";
@@ -83,6 +90,7 @@ nlohmann::json memory_report_json(const MemoryReport& report) {
     st["parameters"] = s.parameters;
     const std::pair<const char*, double> fields[] = {
         {"weights", s.weights},
+        {"fp8_weights", s.fp8_weights},
         {"gradients", s.gradients},
         {"optimizer_states", s.optimizer_states},
         {"activations", s.activations},

@@ -261,7 +261,7 @@ TEST_CASE("an override with no '=', an empty key or value, an unknown key or sec
              Catch::StartsWith("--set: plan.seq_lenght: unknown key 'plan.seq_lenght', did you mean "
                                "'plan.seq_length'?; valid: plan.tensor_model_parallel_size, ") &&
                  Catch::EndsWith(", plan.cp_comm_type, plan.hierarchical_context_parallel_sizes, plan.recompute_modules, "
-                                 "plan.fp8_activation_cache, plan.fp8_recipe, plan.first_last_layers_bf16, "
+                                 "plan.fp8_activation_cache, plan.fp8_recipe, plan.fp8_param_gather, plan.first_last_layers_bf16, "
                                  "plan.num_layers_at_start_in_bf16, plan.num_layers_at_end_in_bf16, plan.exp_avg_dtype, "
                                  "plan.exp_avg_sq_dtype, plan.ema_parameters"));
   CHECK(with("data.sample_load_time=5GB") ==

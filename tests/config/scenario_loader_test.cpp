@@ -234,7 +234,7 @@ TEST_CASE("scenario validation reports every problem at once with file:line:col"
                    "decoder_last_pipeline_num_layers, account_for_embedding_in_pipeline_split, "
                    "account_for_loss_in_pipeline_split, optimizer_post_validation, rank_order, cp_attention_mask_type, cp_comm_type, "
                    "hierarchical_context_parallel_sizes, recompute_modules, fp8_activation_cache, fp8_recipe, "
-                   "first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, exp_avg_dtype, "
+                   "fp8_param_gather, first_last_layers_bf16, num_layers_at_start_in_bf16, num_layers_at_end_in_bf16, exp_avg_dtype, "
                    "exp_avg_sq_dtype, ema_parameters\n" +
                    f + ":7:21: plan.micro_batch_size: 0 is out of range; valid: integer in [1, 1000000]\n" + f +
                    ":10:26: plan.recompute_granularity: 'selektive' is not a valid value, did you mean 'selective'?; "

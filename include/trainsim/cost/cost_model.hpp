@@ -119,23 +119,44 @@ enum class Fp8Operand { activation, weight };
 // x/grad_block_scaling_dim 1, w_block_scaling_dim 2), mxfp8 one E8M0 byte per 32 (TE
 // MXFP8BlockScaling). Delayed scaling's amax is taken inside the cast kernel: no extra pass.
 double fp8_quantize_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand);
-// Bytes per element of the two FP8 copies of a tensor and their scales: what the cast writes, and
-// what TE keeps of each FP8 weight for the step where it caches them (memory: not counted yet).
+// Bytes per element of the two FP8 copies of a tensor and their scales: what the cast writes
+// (the memory model counts what TE keeps of each weight from its own shapes: memory_model.hpp
+// te_fp8_weight_bytes).
 double fp8_copies_bytes_per_element(Fp8Recipe recipe, Fp8Operand operand);
-// Whether the framework's Linears keep each FP8 weight for the whole step: TE caches the FP8
-// weight (and its transpose) only when the caller passes is_first_microbatch (linear.py:
-// cache_name None when it is None); Megatron-Core's TELinear does (extensions/
-// transformer_engine.py; schedules.py forward_step sets it on a step's first micro-batch), and
-// NeMo trains with Megatron-Core. The FSDP and DeepSpeed stacks call TE's modules without it.
-bool fp8_weights_cached_per_step(Framework framework);
 // How the plan runs its FP8 GEMMs: the recipe, and the weight casts per forward of a GEMM.
 struct Fp8Pricing {
   Fp8Recipe recipe = Fp8Recipe::delayed;
-  // 1 / micro-batches when the weights are cast once per step (fp8_weights_cached_per_step);
-  // 1: every forward casts (TE's default).
+  // 1 / micro-batches when the framework casts each weight once per step (its framework entry's
+  // fp8_weights_cached_per_step), or never (plan.fp8_param_gather: the weights are FP8 parameters,
+  // quantized by the optimizer step, not in the forward); 1: every forward casts (TE's default).
   double weight_casts_per_forward = 1;
 };
 Fp8Pricing fp8_pricing(const ParallelPlan& plan);
+// The parameters of a layer's FP8 GEMM weights (runs_fp8: not the LM head, the router or a
+// first_last_layers_bf16 layer's Linears), split as the optimizer shards them: the routed
+// experts' (over the expert data-parallel group) and the rest.
+struct Fp8GemmWeights {
+  double dense = 0;
+  double expert = 0;
+};
+Fp8GemmWeights fp8_gemm_weights(const LayerWorkload& layer, Precision precision);
+// Bytes per parameter the distributed optimizer's all-gather moves for an FP8 GEMM weight under
+// plan.fp8_param_gather (Megatron-Core --fp8-param-gather): the FP8 parameter's row-wise data (1)
+// for the per-tensor and block recipes, whose raw data the DDP buffer holds (param_and_grad_buffer.py
+// param_dtype torch.uint8; TE tensor/utils.py replace_raw_data); mxfp8 gathers the 16-bit values
+// (2) through the gradient buffer and quantizes after (reuse_grad_buf_for_mxfp8_param_ag: TE's
+// replace_raw_data raises for MXFP8Tensor), so only its memory changes.
+double fp8_param_gather_bytes(Fp8Recipe recipe);
+// The distributed optimizer's parameter all-gather of one stage, bytes of its dense and expert
+// parts: 2 per parameter, fp8_param_gather_bytes for the FP8 GEMM weights under
+// plan.fp8_param_gather. `dense_params` / `expert_params` are the caller's split of the stage's
+// parameters; `layers` the layers the stage holds (one entry per held layer, head included).
+struct ParamGatherBytes {
+  double dense = 0;
+  double expert = 0;
+};
+ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_params, double expert_params,
+                                       const std::vector<const LayerWorkload*>& layers);
 // HBM bytes an FP8 GEMM's quantization kernels move in one pass (0 for any other op):
 // forward the input (m x k) and the weights' share (groups x n x k x weight_casts_per_forward),
 // backward the output gradient (m x n); the weight-gradient pass quantizes nothing of its own.

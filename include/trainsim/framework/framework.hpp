@@ -181,6 +181,23 @@ struct FrameworkEntry {
   Sourced<MixedPrecisionBytes> fsdp_pure{{}, "no FSDP mixed-precision policies (plan_check refuses the key)"};
   Sourced<MixedPrecisionBytes> fsdp_full{{}, "no FSDP mixed-precision policies (plan_check refuses the key)"};
   Sourced<bool> fsdp_mixed_precision{false, "no FSDP mixed-precision policies (plan_check refuses the key)"};
+  // FP8 (Transformer Engine, issue 15). Whether the framework's Linears keep each FP8 weight (and
+  // the copy its backward reads) from the step's first micro-batch to its last: TE caches them in
+  // the module's _fp8_workspaces only when the caller passes is_first_microbatch (True on the
+  // first micro-batch: cast; False: reuse; None: cast every forward, nothing cached). Read by the
+  // cost model (weight casts per forward) and the memory model (the cached copies).
+  Sourced<bool> fp8_weights_cached_per_step{
+      false, "its Linears are not Transformer Engine modules called with is_first_microbatch: every forward casts "
+             "the weight, nothing is cached across micro-batches"};
+  // Whether the framework's FP8 Linears keep their input for the backward in FP8 (Transformer
+  // Engine quantizes it for the forward GEMM and saves that copy, column-wise, for the weight
+  // gradient): an FP8 plan without plan.fp8_activation_cache set takes linear_inputs
+  // (derive_plan); false: the plan's own value (default none, 16-bit inputs).
+  Sourced<bool> fp8_linear_inputs_kept_in_fp8{
+      false, "its FP8 Linears are not Transformer Engine's: what they save of their inputs is not read"};
+  // plan.fp8_param_gather: the FP8 GEMM weights are FP8 parameters (no 16-bit copy; the fp32
+  // master stays in the optimizer) and the distributed optimizer all-gathers them in FP8.
+  Sourced<bool> fp8_param_gather{false, "no FP8 parameters (plan_check refuses plan.fp8_param_gather)"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;

@@ -2,10 +2,12 @@
 // Device memory per pipeline stage: weights, gradients, optimizer state (by ZeRO
 // stage / distributed optimizer), activations of the micro-batches in flight,
 // communication buffers and the allocator reserve. Bytes throughout.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/hardware/hardware_spec.hpp"
 #include "trainsim/model/workload.hpp"
 
 namespace trainsim {
@@ -25,11 +27,42 @@ int microbatches_in_flight(const ParallelPlan& plan, int stage);
 // split (any remainder goes to the first stages).
 std::vector<int> layers_per_stage(const ParallelPlan& plan, int num_layers);
 
+// FP8 weights (issue 15). Bytes Transformer Engine keeps of one FP8 GEMM weight of `rows` x `cols`
+// (out x in features), quantized for the forward GEMM and for the backward's (the columnwise
+// usage a weight that needs gradients asks for: module/linear.py _linear_forward_impl), with its
+// scales, as the quantizers allocate them (NVIDIA/TransformerEngine @ d0067d0da6
+// transformer_engine/pytorch/tensor/*.py inner_tensor_specs / get_scale_shape, csrc/quantizer.cpp):
+//  - delayed, tensorwise (Float8Quantizer, Float8CurrentScalingQuantizer): the row-wise data
+//    (rows x cols, 1 byte) and, where FP8 GEMMs take only the TN layout (Hopper), its transpose
+//    (_transpose, cols x rows); with non-TN FP8 GEMMs (compute capability 10.x, 11.x, >= 13:
+//    utils.py is_non_tn_fp8_gemm_supported) the one _data buffer serves both; one fp32
+//    _scale_inv per tensor;
+//  - blockwise (Float8BlockQuantizer, 128 x 128 weight blocks): row-wise and column-wise data,
+//    and fp32 scales ceil(rows/128) x round_up(ceil(cols/128), 4) and
+//    ceil(cols/128) x round_up(ceil(rows/128), 4);
+//  - mxfp8 (MXFP8Quantizer, 32-element blocks): row-wise and column-wise data, and E8M0 scales
+//    (1 byte) round_up(rows, 128) x round_up(cols / 32, 4) and round_up(rows / 32, 4) x
+//    round_up(cols, 128).
+double te_fp8_weight_bytes(Fp8Recipe recipe, std::int64_t rows, std::int64_t cols, bool non_tn_fp8_gemm);
+// The device runs FP8 GEMMs in the non-TN layouts (TE keeps no transpose of a per-tensor FP8
+// weight). trainsim's hardware files have no compute-capability key: taken from device.mxfp8,
+// which the same generation brought (B200, compute capability 10.0; H100 9.0 has neither).
+bool non_tn_fp8_gemm(const DeviceSpec& device);
+// A layer's FP8 GEMM weights (cost_model.hpp runs_fp8) in TE's bytes: te_fp8_weight_bytes of each
+// weight, gemm_n x gemm_k after TP, once per local expert of a grouped GEMM (TE GroupedLinear
+// holds each expert's weight as its own parameter, weight0 .. weightN-1, each with its own copy).
+double te_fp8_layer_weight_bytes(const LayerWorkload& layer, Fp8Recipe recipe, bool non_tn);
+
 struct StageMemory {
   int stage = 0;
   int layers = 0;
   double parameters = 0;  // held by one device of this stage (before ZeRO-3 sharding)
   double weights = 0;
+  // Part of `weights` (issue 15): the FP8 GEMM weights in FP8 as Transformer Engine holds them
+  // (te_fp8_weight_bytes): the copies a framework that caches them keeps for the step beside the
+  // 16-bit weights (FrameworkEntry::fp8_weights_cached_per_step), or the FP8 parameters that
+  // replace the 16-bit ones under plan.fp8_param_gather.
+  double fp8_weights = 0;
   double gradients = 0;
   double optimizer_states = 0;
   double activations = 0;  // all micro-batches in flight

@@ -196,6 +196,10 @@ struct ParallelPlan {
   RecomputeModules recompute_modules;
   Fp8ActivationCache fp8_activation_cache = Fp8ActivationCache::none;
   Fp8Recipe fp8_recipe = Fp8Recipe::delayed;  // issue 15, type above
+  // Megatron-Core --fp8-param-gather (issue 15): the FP8 GEMM weights are FP8 parameters (TE
+  // fp8_model_init: no 16-bit copy, the fp32 master stays in the optimizer) and the distributed
+  // optimizer all-gathers them in FP8 (cost_model.hpp fp8_param_gather_bytes).
+  bool fp8_param_gather = false;
   // Megatron-Core --first-last-layers-bf16, --num-layers-at-start-in-bf16, --num-layers-at-end-in-bf16
   // (fp8_utils.py is_first_last_bf16_layer): the first / last transformer layers of the model
   // (global layer numbers) run their Linears in BF16 under an FP8 plan.
