@@ -31,6 +31,9 @@ AsyncCheckpointSupport framework_async_checkpoint(Framework framework) {
       return {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
     case Framework::mindspeed:
       return {false, "no asynchronous save documented for MindSpeed (assumption)"};
+    case Framework::mindformers:
+      return {true, "MindFormers CheckpointMonitor async_save (mindformers/core/callback/callback.py @ v1.5.0, "
+                    "MindSpore save_checkpoint(async_save=True))"};
     case Framework::deepspeed:
       return {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
     case Framework::megatron_lm:
