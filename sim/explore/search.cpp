@@ -364,7 +364,19 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     // Hidden under the last backward of a chunk: a DualPipe chunk is a whole stage of its copy.
     const double chunk_share = static_cast<double>(model_copies(plan.schedule)) / v;
     dp_s += std::max(0.0, grads - bwd * chunk_share);
-    const double gather = transfer_s(CollectiveKind::all_gather, 2.0);
+    // The distributed optimizer's gather as pipeline_costs prices it: 2 bytes a parameter, FP8
+    // GEMM weights at their own under fp8_param_gather (dp_param_gather_bytes, on the layers of
+    // an average stage).
+    double gather = transfer_s(CollectiveKind::all_gather, 2.0);
+    if (plan.fp8_param_gather) {
+      std::vector<const LayerWorkload*> held;
+      for (int type : workload.layer_type_of) held.push_back(&workload.layer_types[static_cast<std::size_t>(type)]);
+      const double per_stage = static_cast<double>(model_copies(plan.schedule)) / pp;
+      const ParamGatherBytes whole = dp_param_gather_bytes(plan, dense / per_stage, experts / per_stage, held);
+      gather = cost.collective_s(CollectiveKind::all_gather, CommGroup::dp, whole.dense * per_stage);
+      if (experts > 0 && expert_dp > 1)
+        gather += cost.collective_s(CollectiveKind::all_gather, CommGroup::expert_dp, whole.expert * per_stage);
+    }
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
       dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd * chunk_share);
     } else if (plan.zero_stage >= 1) {

@@ -97,6 +97,7 @@ Framework infer_framework(const MeasuredRun& run) {
   const std::string text = run.id + " " + run.group + " " + run.notes + " " + run.source;
   auto says = [&](const char* word) { return contains(text, word); };
   if (says("mindspeed") || says("modellink")) return Framework::mindspeed;
+  if (says("mindformers") || says("mindspore")) return Framework::mindformers;
   const bool paper_zero3 = run.id.rfind("narayanan21-", 0) == 0 && run.zero && *run.zero == 3;
   if (paper_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
   if (says("bigscience") || says("bigsci-")) return Framework::bigscience_megatron_deepspeed;

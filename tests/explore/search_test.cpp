@@ -250,3 +250,13 @@ TEST_CASE("search's estimate prices a ring CP exchange by what its attention ste
   gathered.plan.cp_comm_type = CpCommType::all_gather;
   CHECK(estimate_step_time(gathered, gathered.plan, build_workload(gathered.model, gathered.plan)) > estimate);
 }
+
+TEST_CASE("search's estimate gathers FP8 parameters at 1 byte under fp8_param_gather, as the replay does", "[search][fp8]") {
+  Scenario s = load("llama3-8b-h100-8.yaml", {{"plan.overlap_param_gather", "false"}});
+  REQUIRE(s.plan.precision == Precision::fp8);
+  REQUIRE(s.plan.use_distributed_optimizer);
+  const double bf16_gather = estimate_step_time(s, s.plan, build_workload(s.model, s.plan));
+  s.plan.fp8_param_gather = true;
+  const double fp8_gather = estimate_step_time(s, s.plan, build_workload(s.model, s.plan));
+  CHECK(fp8_gather < bf16_gather);
+}
