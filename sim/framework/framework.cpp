@@ -553,6 +553,14 @@ FrameworkEntry megatron_lm() {
                                            "Megatron-Core TE Linears (" + e.fp8_linear_inputs_kept_in_fp8.source + ")";
   e.fp8_param_gather = {false, "Megatron-LM 2021-22 had no FP8 parameters (--fp8-param-gather arrived with "
                                "Megatron-Core's distributed optimizer and Transformer Engine's fp8_model_init)"};
+  // Narayanan et al. 2021, Section 4.1 ("scatter/gather communication optimization"): each of
+  // the TP ranks sends 1/t of the activation across the pipeline and the receiver all-gathers it
+  // over NVLink.
+  e.p2p_partitioned_over_tp = {true,
+                               "Megatron-LM 2021-22 megatron/arguments.py --no-scatter-gather-tensors-in-pipeline "
+                               "(store_false: scatter_gather_tensors_in_pipeline defaults to True), "
+                               "megatron/p2p_communication.py split_tensor_into_1d_equal_chunks / gather_split_1d_tensor; "
+                               "Narayanan et al. 2021, Section 4.1, scatter/gather communication optimization"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }

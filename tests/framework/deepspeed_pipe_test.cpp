@@ -108,7 +108,9 @@ TEST_CASE("DeepSpeed's pipeline engine sends 1/TP of each activation and the rec
     INFO(e.name);
     CHECK(e.p2p_partitioned_over_tp.source.size() > 20);
     CHECK(e.p2p_partitioned_over_tp.source.find("fit") == std::string::npos);
-    CHECK(e.p2p_partitioned_over_tp.value == runs_on_deepspeed(e.id));
+    // DeepSpeed's PartitionedTensor, and Megatron-LM 2021-22's scatter/gather optimization
+    // (Narayanan et al. 2021, 4.1), which Megatron-Core dropped.
+    CHECK(e.p2p_partitioned_over_tp.value == (runs_on_deepspeed(e.id) || e.id == Framework::megatron_lm));
   }
   // p2p 1 ps a byte (non-blocking here: the sends stay in p2p_s), all-gathers 10 ps a byte,
   // memory passes 1 ps a byte. Activation: 1024 tokens x 1024 hidden x 2 bytes.
