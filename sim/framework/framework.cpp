@@ -497,6 +497,11 @@ FrameworkEntry megatron_core() {
             "transformer_engine/pytorch/module/linear.py Linear.forward: cache_name = None if is_first_microbatch is "
             "None else 'weight', _fp8_workspaces[cache_name] keeps the quantized weight, which quantize_weight "
             "(module/base.py) requantizes in place only when is_first_microbatch"};
+  e.transformer_engine_linears = {
+      true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/training/arguments.py --transformer-impl (default "
+            "transformer_engine): get_gpt_layer_with_transformer_engine_spec builds TELayerNormColumnParallelLinear / "
+            "TERowParallelLinear / TEGroupedMLP; TE's Linear backward allocates its 16-bit dummy wgrad per module "
+            "(MooreThreads/SimuMax simumax/core/base_struct.py _record_te_dummy_wgrad_shape)"};
   e.fp8_linear_inputs_kept_in_fp8 = {
       true, "NVIDIA/TransformerEngine @ d0067d0da6 transformer_engine/pytorch/module/linear.py _linear_forward_impl: "
             "the input quantized by the Linear's input_quantizer is the saved_inputmat of the backward, with "
@@ -549,6 +554,8 @@ FrameworkEntry megatron_lm() {
   e.fp8_weights_cached_per_step.source =
       "Megatron-LM 2021-22 had no FP8 (Transformer Engine came to Megatron in 2023): an FP8 plan on this entry runs "
       "today's Megatron-Core TELinear, which caches (" + e.fp8_weights_cached_per_step.source + ")";
+  e.transformer_engine_linears = {false, "Megatron-LM 2021-22 megatron/mpu/layers.py ColumnParallelLinear / "
+                                         "RowParallelLinear (Transformer Engine came to Megatron in 2023)"};
   e.fp8_linear_inputs_kept_in_fp8.source = "Megatron-LM 2021-22 had no FP8: an FP8 plan on this entry runs today's "
                                            "Megatron-Core TE Linears (" + e.fp8_linear_inputs_kept_in_fp8.source + ")";
   e.fp8_param_gather = {false, "Megatron-LM 2021-22 had no FP8 parameters (--fp8-param-gather arrived with "
@@ -945,6 +952,9 @@ FrameworkEntry mindspeed() {
       false, "MindSpeed runs Megatron's tensor_parallel Linears on torch_npu, not Transformer Engine's (TE is "
              "CUDA-only): no FP8 weight cache"};
   e.fp8_param_gather = {false, "no FP8 parameters: Transformer Engine's fp8_model_init is CUDA-only"};
+  e.transformer_engine_linears = {false, "MindSpeed runs Megatron's local layer spec on torch_npu: "
+                                         "core/tensor_parallel/layers.py ColumnParallelLinear / RowParallelLinear "
+                                         "(Transformer Engine is CUDA-only)"};
   e.fp8_linear_inputs_kept_in_fp8 = {false, "MindSpeed's Linears are Megatron's tensor_parallel layers on torch_npu "
                                             "(Transformer Engine is CUDA-only): no FP8 input copy"};
   e.launch = mindspeed_launch();
@@ -993,6 +1003,8 @@ FrameworkEntry nemo() {
                                          "schedules: " + e.fp8_weights_cached_per_step.source;
   e.fp8_linear_inputs_kept_in_fp8.source =
       "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.fp8_linear_inputs_kept_in_fp8.source;
+  e.transformer_engine_linears.source =
+      "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.transformer_engine_linears.source;
   e.fp8_param_gather = {false, "not read from NeMo 24.07's code (model.fp8_params with Apex's DistributedFusedAdam): "
                                "refused until it is"};
   return e;
@@ -1261,6 +1273,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("fp8_weights_cached_per_step", e.fp8_weights_cached_per_step.source);
     add("fp8_param_gather", e.fp8_param_gather.source);
     add("fp8_linear_inputs_kept_in_fp8", e.fp8_linear_inputs_kept_in_fp8.source);
+    add("transformer_engine_linears", e.transformer_engine_linears.source);
   }
   return out;
 }

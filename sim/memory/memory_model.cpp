@@ -107,9 +107,7 @@ const LayerWorkload& representative_layer(const Workload& w) {
 // MooreThreads/SimuMax simumax/core/base_struct.py _record_te_dummy_wgrad_shape). Megatron's own
 // linears (the router, the untied output layer: core/tensor_parallel/layers.py) allocate theirs per
 // call and free it at the backward hook, so they stay out. Only frameworks built on TE's modules.
-bool uses_te_linears(Framework framework) {
-  return framework == Framework::megatron_core || framework == Framework::nemo;
-}
+bool uses_te_linears(Framework framework) { return framework_entry(framework).transformer_engine_linears.value; }
 
 double te_dummy_wgrad_bytes(const std::vector<const LayerWorkload*>& layers) {
   // A stage holds many copies of a few layer types: the shapes come from the distinct ones (the

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "../model/reference_models.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
 
@@ -52,4 +53,19 @@ TEST_CASE("TE dummy wgrads: a grouped GEMM counts one expert's weight, the route
   // NeMo runs the same TE modules; DeepSpeed does not.
   CHECK(memory_on(m, p, Framework::nemo, 8).stages[0].communication_buffers ==
         Approx(te.stages[0].communication_buffers));
+}
+
+TEST_CASE("TE dummy wgrads follow the framework entry's transformer_engine_linears", "[memory][te][framework]") {
+  // Megatron-Core's TE layer spec and NeMo on it: TE Linears; Megatron-LM 2021-22, MindSpeed
+  // (Megatron's local spec on torch_npu) and the others: none.
+  for (const FrameworkEntry& e : framework_table()) {
+    INFO(e.name);
+    CHECK(e.transformer_engine_linears.value == (e.id == Framework::megatron_core || e.id == Framework::nemo));
+    CHECK(e.transformer_engine_linears.source.size() > 30);
+  }
+  ModelSpec m = llama3_70b();
+  m.num_layers = 12;
+  const ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
+  CHECK(memory_on(m, p, Framework::nemo, 8).stages[0].communication_buffers >
+        memory_on(m, p, Framework::megatron_lm, 8).stages[0].communication_buffers);
 }

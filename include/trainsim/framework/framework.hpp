@@ -195,6 +195,9 @@ struct FrameworkEntry {
   // (derive_plan); false: the plan's own value (default none, 16-bit inputs).
   Sourced<bool> fp8_linear_inputs_kept_in_fp8{
       false, "its FP8 Linears are not Transformer Engine's: what they save of their inputs is not read"};
+  // Whether the layers' Linears are Transformer Engine modules (Megatron-Core's TE layer spec):
+  // each keeps a 16-bit dummy weight gradient for the step (the memory model's buffers).
+  Sourced<bool> transformer_engine_linears{false, "its Linears are not Transformer Engine modules"};
   // plan.fp8_param_gather: the FP8 GEMM weights are FP8 parameters (no 16-bit copy; the fp32
   // master stays in the optimizer) and the distributed optimizer all-gathers them in FP8.
   Sourced<bool> fp8_param_gather{false, "no FP8 parameters (plan_check refuses plan.fp8_param_gather)"};
