@@ -3,6 +3,7 @@
 // schedule tests check every closed form against the count on its orders and every idle
 // share against the engine's replay.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "orders.hpp"
@@ -24,7 +25,7 @@ std::vector<int> depth_one(int, int, int) { return {1}; }
 std::vector<int> left_out(int, int, int) { return {}; }
 std::optional<Diagnostic> any_shape(int, int, int) { return std::nullopt; }
 
-ScheduleEntry gpipe() {
+constexpr ScheduleEntry gpipe() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::gpipe;
   e.source = "Huang et al. 2019 (GPipe): all forwards, then all backwards";
@@ -40,7 +41,7 @@ ScheduleEntry gpipe() {
   return e;
 }
 
-ScheduleEntry one_f_one_b() {
+constexpr ScheduleEntry one_f_one_b() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::one_f_one_b;
   e.source = "Megatron-LM forward_backward_pipelining_without_interleaving";
@@ -53,7 +54,7 @@ ScheduleEntry one_f_one_b() {
   return e;
 }
 
-ScheduleEntry interleaved() {
+constexpr ScheduleEntry interleaved() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::interleaved;
   e.source = "Megatron-LM forward_backward_pipelining_with_interleaving (Narayanan et al. 2021)";
@@ -87,7 +88,7 @@ ScheduleEntry interleaved() {
   return e;
 }
 
-ScheduleEntry zero_bubble_h1() {
+constexpr ScheduleEntry zero_bubble_h1() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_h1;
   e.source = "Qi et al. 2023, Zero Bubble Pipeline Parallelism, ZB-H1";
@@ -102,7 +103,7 @@ ScheduleEntry zero_bubble_h1() {
   return e;
 }
 
-ScheduleEntry zero_bubble_h2() {
+constexpr ScheduleEntry zero_bubble_h2() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_h2;
   e.source = "Qi et al. 2023, Section 2.2, ZB-H2";
@@ -115,7 +116,7 @@ ScheduleEntry zero_bubble_h2() {
   return e;
 }
 
-ScheduleEntry zero_bubble_2p() {
+constexpr ScheduleEntry zero_bubble_2p() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_2p;
   e.source = "Qi et al. 2023, ZB-2p: the reference's auto-schedule heuristic under a 2p memory limit";
@@ -128,7 +129,7 @@ ScheduleEntry zero_bubble_2p() {
   return e;
 }
 
-ScheduleEntry zero_bubble_v() {
+constexpr ScheduleEntry zero_bubble_v() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_v;
   e.source = "Qi et al. 2024, Pipeline Parallelism with Controllable Memory, ZB-V";
@@ -143,7 +144,7 @@ ScheduleEntry zero_bubble_v() {
   return e;
 }
 
-ScheduleEntry dualpipe() {
+constexpr ScheduleEntry dualpipe() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::dualpipe;
   e.source = "DeepSeek-V3 technical report 3.2.1; deepseek-ai/DualPipe dualpipe.py";
@@ -173,7 +174,7 @@ ScheduleEntry dualpipe() {
   return e;
 }
 
-ScheduleEntry dualpipev() {
+constexpr ScheduleEntry dualpipev() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::dualpipev;
   e.source = "deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half DualPipe)";
@@ -197,21 +198,24 @@ ScheduleEntry dualpipev() {
   return e;
 }
 
+// Built at compile time: schedule_entry is asked per task by the graph builder and per plan by
+// the search's analytical tier.
+constexpr std::array<ScheduleEntry, 9> kScheduleTable{gpipe(),          one_f_one_b(),    interleaved(),
+                                                      zero_bubble_h1(), zero_bubble_h2(), zero_bubble_2p(),
+                                                      zero_bubble_v(),  dualpipe(),       dualpipev()};
+
 }  // namespace
 
 const std::vector<ScheduleEntry>& schedule_table() {
-  static const std::vector<ScheduleEntry> table{gpipe(),          one_f_one_b(),    interleaved(),
-                                                zero_bubble_h1(), zero_bubble_h2(), zero_bubble_2p(),
-                                                zero_bubble_v(),  dualpipe(),       dualpipev()};
+  static const std::vector<ScheduleEntry> table(kScheduleTable.begin(), kScheduleTable.end());
   return table;
 }
 
 const ScheduleEntry& schedule_entry(PipelineSchedule schedule) {
-  // The table lists the schedules in the enum's order (the graph builder asks per task).
-  const std::vector<ScheduleEntry>& table = schedule_table();
+  // The table lists the schedules in the enum's order.
   const auto at = static_cast<std::size_t>(schedule);
-  if (at < table.size() && table[at].schedule == schedule) return table[at];
-  for (const ScheduleEntry& e : table)
+  if (at < kScheduleTable.size() && kScheduleTable[at].schedule == schedule) return kScheduleTable[at];
+  for (const ScheduleEntry& e : kScheduleTable)
     if (e.schedule == schedule) return e;
   throw SimError("schedule_entry: a schedule without an entry in schedule_table()");
 }
