@@ -9,6 +9,8 @@
 // part alone.
 #include <catch2/catch.hpp>
 
+#include "test_prices.hpp"
+
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
@@ -16,21 +18,9 @@
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
+using namespace trainsim::testing;
 
 namespace {
-
-// Time proportional to the work: 1 TFLOP/s, 1 GB/s, no latency.
-CostFunctions linear_prices() {
-  CostFunctions f;
-  f.forward_s = [](const Op& op) { return op.forward_flops * 1e-12; };
-  f.backward_s = [](const Op& op) { return op.backward_flops * 1e-12; };
-  f.backward_weight_s = [](const Op& op) { return op.backward_weight_flops * 1e-12; };
-  f.collective_s = [](const CommOp& c) { return c.bytes * 1e-9; };
-  f.group_collective = [](CollectiveKind, CommGroup, double bytes) { return GroupCollective{bytes * 1e-9, bytes}; };
-  f.p2p_s = [](double bytes) { return bytes * 1e-10; };
-  f.memory_bound_s = [](double bytes) { return bytes * 1e-12; };
-  return f;
-}
 
 CommOp comm(CollectiveKind kind, CommGroup group, Phase phase, int after_op, double bytes) {
   CommOp c;
