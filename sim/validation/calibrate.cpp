@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/units.hpp"
@@ -209,6 +210,36 @@ OutOfSample cross_validate(const PredictionTable& table, int folds) {
   return out;
 }
 
+SplitRefit split_refit(const PredictionTable& table, const std::vector<double>& sizes) {
+  if (sizes.size() != table.rows.size()) throw std::invalid_argument("split_refit: one size per row");
+  std::vector<std::size_t> order;
+  for (std::size_t r : all_rows(table))
+    if (sizes[r] > 0) order.push_back(r);
+  // Ties in size are ordered by id so that the split depends on the runs alone.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return sizes[a] != sizes[b] ? sizes[a] < sizes[b] : table.rows[a].id < table.rows[b].id;
+  });
+  const std::size_t small_count = (order.size() + 1) / 2;
+  const std::vector<std::size_t> small(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(small_count));
+  const std::vector<std::size_t> large(order.begin() + static_cast<std::ptrdiff_t>(small_count), order.end());
+  SplitRefit out;
+  if (small.empty() || large.empty()) return out;
+  out.split_size = sizes[small.back()];
+  out.small_runs = static_cast<int>(small.size());
+  out.large_runs = static_cast<int>(large.size());
+  const std::size_t small_best = best_point(table, small), large_best = best_point(table, large);
+  out.small_fit = table.points[small_best];
+  out.large_fit = table.points[large_best];
+  out.small_at_fit = figures_at(table, small, small_best);
+  out.large_at_fit = figures_at(table, large, large_best);
+  return out;
+}
+
+double dense_size_of(const MeasuredRun& run) {
+  if (!run.layers || !run.hidden) return 0;
+  return 12.0 * static_cast<double>(*run.layers) * static_cast<double>(*run.hidden) * static_cast<double>(*run.hidden);
+}
+
 std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<MeasuredRun>& runs,
                                                            const ValidationOptions& options, int k_folds) {
   const auto registry = fit_registry();
@@ -242,6 +273,11 @@ std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<Mea
     cv.in_sample = figures_at(table, all_rows(table), best);
     if (k_folds >= 2) cv.k_fold = cross_validate(table, k_folds);
     cv.leave_one_out = cross_validate(table, static_cast<int>(table.rows.size()));
+    std::map<std::string, double> size_of_id;
+    for (const auto& run : family_runs) size_of_id[run.id] = dense_size_of(run);
+    std::vector<double> sizes;
+    for (const auto& row : table.rows) sizes.push_back(size_of_id[row.id]);
+    cv.by_size = split_refit(table, sizes);
     out.push_back(std::move(cv));
   }
   return out;
@@ -277,6 +313,17 @@ std::string format_cross_validation(const std::vector<FamilyCrossValidation>& fa
           << ", in-sample refit " << written_value(f.keys[k], f.in_sample_fit[k]);
       if (f.k_fold) out << ", " << f.k_fold->folds << "-fold fits " << spread(*f.k_fold, k, f.keys[k]);
       out << ", LOO fits " << spread(f.leave_one_out, k, f.keys[k]) << "\n";
+    }
+    if (f.by_size.small_runs > 0) {
+      const SplitRefit& s = f.by_size;
+      char size[32];
+      std::snprintf(size, sizeof size, "%.1fB", s.split_size / 1e9);
+      for (std::size_t k = 0; k < f.keys.size(); ++k) {
+        out << to_string(f.family) << " " << f.keys[k] << " refit by model size (12 L h^2, runs that give it): "
+            << s.small_runs << " runs <= " << size << " " << written_value(f.keys[k], s.small_fit[k]) << " ("
+            << cell(s.small_at_fit) << "), " << s.large_runs << " larger " << written_value(f.keys[k], s.large_fit[k])
+            << " (" << cell(s.large_at_fit) << ")\n";
+      }
     }
     if (f.failed) out << to_string(f.family) << ": " << f.failed << " runs not simulated (left out)\n";
   }

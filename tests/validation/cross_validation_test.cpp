@@ -132,3 +132,37 @@ TEST_CASE("validate --cross-validate's families: in-sample refit, k-fold and lea
   CHECK_THAT(text, Catch::Contains("2-fold") && Catch::Contains("leave-one-out") &&
                        Catch::Contains("A100 device.sustained_compute_fraction: shipped 0.86"));
 }
+
+TEST_CASE("refit by model size: each half of the runs, split at the median size, gets its own best point",
+          "[validation][cross-validation]") {
+  // Small models are exact at point 0, large ones at point 2: the halves must say so.
+  const PredictionTable t = table_of({"a", "b", "c", "d", "e"}, {{0.0, 0.1, 0.2},
+                                                                 {0.3, 0.1, 0.0},
+                                                                 {0.0, 0.2, 0.4},
+                                                                 {0.2, 0.1, 0.0},
+                                                                 {0.01, 0.1, 0.3}});
+  const SplitRefit split = split_refit(t, {1e9, 70e9, 2e9, 175e9, 7e9});
+  CHECK(split.small_runs == 3);  // the odd middle row (7e9) goes with the smaller models
+  CHECK(split.large_runs == 2);
+  CHECK(split.split_size == 7e9);
+  REQUIRE(split.small_fit.size() == 1);
+  CHECK(split.small_fit[0] == 0);
+  CHECK(split.large_fit[0] == 2);
+  CHECK(split.small_at_fit.mape == Approx(0.01 / 3));
+  CHECK(split.large_at_fit.mape == Approx(0.0));
+  CHECK_THROWS_AS(split_refit(t, {1e9, 2e9}), std::invalid_argument);
+  // A row without a size is left out: the others split as before, around it.
+  const SplitRefit without_d = split_refit(t, {1e9, 70e9, 2e9, 0, 7e9});
+  CHECK(without_d.small_runs == 2);
+  CHECK(without_d.large_runs == 2);
+  CHECK(without_d.split_size == 2e9);
+  CHECK(split_refit(t, {0, 0, 0, 0, 5e9}).small_runs == 0);
+}
+
+TEST_CASE("dense size of a run: 12 layers hidden^2, 0 when the run leaves them out", "[validation][cross-validation]") {
+  MeasuredRun run;
+  CHECK(dense_size_of(run) == 0);
+  run.layers = 96;
+  run.hidden = 12288;
+  CHECK(dense_size_of(run) == Approx(12.0 * 96 * 12288.0 * 12288.0));  // GPT-3 175B: 174 billion
+}

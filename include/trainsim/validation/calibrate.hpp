@@ -61,6 +61,22 @@ struct OutOfSample {
 };
 OutOfSample cross_validate(const PredictionTable& table, int folds);
 
+// The keys refitted separately on a family's smaller and larger models (issue 15: a key
+// that absorbs a missing mechanism takes different values on the two halves). `sizes[r]`
+// is row r's size (<= 0: unknown, the row is left out); rows are split at the median size,
+// the smaller half taking the middle row when the count is odd.
+struct SplitRefit {
+  double split_size = 0;  // the largest size in the smaller half
+  int small_runs = 0, large_runs = 0;  // 0 when fewer than two rows have a size
+  std::vector<double> small_fit, large_fit;  // the best point of each half
+  ErrorFigures small_at_fit, large_at_fit;
+};
+// Throws std::invalid_argument when sizes and rows differ in count.
+SplitRefit split_refit(const PredictionTable& table, const std::vector<double>& sizes);
+// A dense model's size for the split: 12 layers hidden^2 (its transformer weights), 0 when
+// the run does not give them.
+double dense_size_of(const MeasuredRun& run);
+
 // One family of the calibration set, its registry keys refitted in and out of sample.
 struct FamilyCrossValidation {
   AcceleratorFamily family = AcceleratorFamily::unknown;
@@ -72,6 +88,7 @@ struct FamilyCrossValidation {
   ErrorFigures in_sample;  // at the refit on all rows
   std::optional<OutOfSample> k_fold;
   OutOfSample leave_one_out;
+  SplitRefit by_size;
   int failed = 0;  // rows that did not simulate
 };
 
