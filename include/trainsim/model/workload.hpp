@@ -221,8 +221,16 @@ double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model
 // The layer input a fully recomputed layer keeps: 2 * b * (s / c) * h / (SP ? t : 1).
 double layer_input_bytes(const ModelSpec& model, const ParallelPlan& plan);
 
-// Dropless MoE routing: E[max of n independent standard normals] (0 for n = 1), by
-// quadrature of n x phi(x) x Phi(x)^(n-1) (order statistics; n = 2: 1/sqrt(pi)).
+// The mean and variance of the largest of n independent standard normals (n = 1: 0 and 1;
+// n <= 0: 0 and 0), by quadrature of the order statistic's density n x phi(x) x Phi(x)^(n-1)
+// (n = 2: 1/sqrt(pi) and 1 - 1/pi). The mean prices dropless MoE routing and packed documents;
+// the variance the per-step routing draws of the Monte Carlo (explore/monte_carlo).
+struct MaxNormalMoments {
+  double mean = 0;
+  double variance = 0;
+};
+MaxNormalMoments max_standard_normal_moments(int n);
+// max_standard_normal_moments(n).mean.
 double expected_max_standard_normal(int n);
 // The load of the most loaded EP rank in one MoE layer, relative to the balanced share
 // (1: balanced, today's pricing), from the routing keys of `moe` (expert_load_cv,
