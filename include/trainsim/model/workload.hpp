@@ -124,6 +124,22 @@ struct LayerWorkload {
 // it (forward) or the one it follows (backward). Any other collective comes back unchanged.
 CommOp as_ring_exchange(const LayerWorkload& layer, const CommOp& comm, const ParallelPlan& plan);
 
+// One of `layer`'s collectives as its pass pays it, the one pricing of the graph's layer costs
+// (trainsim/graph/pipeline_costs) and the search's estimate: `comm` is as_ring_exchange(layer,
+// listed, plan); `exposed_s` what the pass waits for (ring_exposed_s of a ring CP exchange, under
+// its attention op priced by forward_s / backward_s in the exchange's pass; any other collective
+// whole); `hidden_s` the ring's sends its attention steps hide (ring_sends_s less exposed_s, 0 for
+// any other collective), which slow the compute they run beside. collective_s prices a collective.
+struct RingExchangeCost {
+  CommOp comm;
+  double exposed_s = 0;
+  double hidden_s = 0;
+};
+RingExchangeCost ring_exchange_cost(const LayerWorkload& layer, const CommOp& listed, const ParallelPlan& plan,
+                                    const std::function<double(const Op&)>& forward_s,
+                                    const std::function<double(const Op&)>& backward_s,
+                                    const std::function<double(const CommOp&)>& collective_s);
+
 struct Workload {
   std::vector<LayerWorkload> layer_types;  // distinct transformer layer kinds
   std::vector<int> layer_type_of;          // per model layer: index into layer_types
