@@ -194,6 +194,12 @@ Op fp8_exempt(Op op) {
   return op;
 }
 
+// A routed expert's GEMM (Op::routed_expert): its weights are expert parameters.
+Op routed_expert(Op op) {
+  op.routed_expert = true;
+  return op;
+}
+
 // Grouped GEMM over `groups` experts: m rows in total (m / groups per expert), each
 // expert with its own k x n weight. FLOPs as one m x n x k GEMM; every expert's weight is
 // read in forward and backward and its fp32 main_grad accumulated.
@@ -922,13 +928,13 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // sharded by TP. Keep: the dispatched tokens, the activation input, the down input.
   // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows,
   // and the cost model prices each expert's GEMM at its own (small) shape.
-  const int up = B.add(grouped_gemm_op("expert_gate_up", expert_max, gate_mult * fe / sh.t, h,
-                                       kHalf * expert_tokens * h, local_experts));
+  const int up = B.add(routed_expert(grouped_gemm_op("expert_gate_up", expert_max, gate_mult * fe / sh.t, h,
+                                                     kHalf * expert_tokens * h, local_experts)));
   if (expert_entry < 0) expert_entry = up;
   B.add(memory_op("expert_activation", expert_max * gate_mult * fe / sh.t, expert_max * fe / sh.t,
                   m.gated_mlp ? 10.0 : 8.0, kHalf * expert_tokens * gate_mult * fe / sh.t));
-  int down = B.add(
-      grouped_gemm_op("expert_down", expert_max, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts));
+  int down = B.add(routed_expert(
+      grouped_gemm_op("expert_down", expert_max, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts)));
   if (local_experts > 1) down = B.add(sort_op("moe_sort_back_by_source_rank"));
   if (tp) {
     B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,

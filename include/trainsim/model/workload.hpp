@@ -66,6 +66,10 @@ struct Op {
   // the MoE router its own router_gating_linear (moe/router.py); DeepSeek-V3 3.3 keeps "the
   // embedding module, the output head, MoE gating modules" in BF16/FP32 too.
   bool fp8_exempt = false;
+  // One of the routed experts' GEMMs (add_moe_mlp's expert_gate_up and expert_down, also inside
+  // an MTP module); not the shared experts'. Its weights are expert parameters (sharded over EP,
+  // gathered over expert DP: cost_model.cpp fp8_gemm_weights).
+  bool routed_expert = false;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
