@@ -516,6 +516,9 @@ FrameworkEntry megatron_core() {
             "asserted with the distributed optimizer or an FSDP); megatron/core/fp8_utils.py get_fp8_context(is_init="
             "True): transformer_engine.pytorch.fp8_model_init; core/distributed/param_and_grad_buffer.py: param_dtype "
             "torch.uint8 for FP8 parameters"};
+  e.async_checkpoint = {true, at(kMcore,
+                                  "distributed checkpointing, --async-save (megatron/training/arguments.py; "
+                                  "torch_dist format only)")};
   e.launch = megatron_launch();
   return e;
 }
@@ -568,6 +571,8 @@ FrameworkEntry megatron_lm() {
                                "(store_false: scatter_gather_tensors_in_pipeline defaults to True), "
                                "megatron/p2p_communication.py split_tensor_into_1d_equal_chunks / gather_split_1d_tensor; "
                                "Narayanan et al. 2021, Section 4.1, scatter/gather communication optimization"};
+  e.async_checkpoint = {false, "Megatron-LM 2021-22 megatron/checkpointing.py save_checkpoint: torch.save, "
+                               "synchronously (--async-save came with Megatron-Core's distributed checkpointing)"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -709,6 +714,7 @@ FrameworkEntry deepspeed() {
                                            "allocating grads_in_partition on the device when cpu_offload: the "
                                            "partition's gradients go to single_partition_of_fp32_groups[i].grad "
                                            "(host, fp32); stage3.py likewise (fp32_partitioned_groups_flat grad)")};
+  e.async_checkpoint = {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
   e.launch = deepspeed_launch();
   return e;
 }
@@ -720,6 +726,7 @@ FrameworkEntry deepspeed_2021() {
   e.id = Framework::deepspeed_2021;
   e.name = "deepspeed-2021";
   e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
+  e.async_checkpoint = {false, "DeepSpeed 0.3-0.5 (2021) saves with torch.save, synchronously"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.optimizer_offload.source = at(kDeepSpeed2021,
                                   "deepspeed/runtime/zero/stage2.py cpu_offload (ZeRO-Offload, in DeepSpeed since "
@@ -789,6 +796,7 @@ FrameworkEntry bigscience_megatron_deepspeed() {
   e.id = Framework::bigscience_megatron_deepspeed;
   e.name = "bigscience-megatron-deepspeed";
   e.versions = std::string(kBigScienceFork) + " on DeepSpeed 0.6";
+  e.async_checkpoint = {false, std::string(kBigScienceFork) + " on DeepSpeed 0.6 saves with torch.save, synchronously"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.p2p_sends_attention_mask = {
       true, std::string(kBigScienceFork) +
@@ -925,6 +933,7 @@ FrameworkEntry fsdp() {
                                         "FSDP2 MixedPrecisionPolicy param_dtype bfloat16 "
                                         "(training.mixed_precision_param): the all-gather runs in bf16; FSDP1 "
                                         "MixedPrecision(param_dtype=bf16) likewise (composer DEFAULT and PURE)")};
+  e.async_checkpoint = {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
   e.launch = torchtitan_launch();
   return e;
 }
@@ -957,6 +966,7 @@ FrameworkEntry mindspeed() {
                                          "(Transformer Engine is CUDA-only)"};
   e.fp8_linear_inputs_kept_in_fp8 = {false, "MindSpeed's Linears are Megatron's tensor_parallel layers on torch_npu "
                                             "(Transformer Engine is CUDA-only): no FP8 input copy"};
+  e.async_checkpoint = {false, "no asynchronous save documented for MindSpeed (assumption)"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -978,6 +988,8 @@ FrameworkEntry nemo() {
   e.optimizer_offload = {false, std::string(kApex) +
                                     " DistributedFusedAdam keeps its state buckets on the device; the Megatron-Core "
                                     "of NeMo 24.07 predates HybridDeviceOptimizer (60007c93d3, 2025-02-14)"};
+  e.async_checkpoint = {true, "NeMo 2.0 MegatronStrategy ckpt_async_save (Megatron-Core distributed checkpointing "
+                              "underneath)"};
   e.launch = {};  // launched by its own launcher (hydra configs), not by pretrain_gpt.py arguments
   e.grad_buffer_bytes = {2, std::string(kLauncher) +
                                 ": 'optim: name: distributed_fused_adam ... contiguous_grad_buffer: True, "
@@ -1133,6 +1145,8 @@ FrameworkEntry mindformers() {
   e.optimizer_offload = {false, std::string(kMf) +
                                     " optimizers (mindformers/core/optim: AdamW, FP32StateAdamWeightDecay) step on "
                                     "the device; no optimizer-only CPU offload"};
+  e.async_checkpoint = {true, std::string(kMf) + " CheckpointMonitor async_save (mindformers/core/callback/"
+                                                 "callback.py, MindSpore save_checkpoint(async_save=True))"};
   e.launch = {};  // launched by msrun with run_mindformer.py --config YAML, not by torchrun arguments
   return e;
 }
@@ -1274,6 +1288,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("fp8_param_gather", e.fp8_param_gather.source);
     add("fp8_linear_inputs_kept_in_fp8", e.fp8_linear_inputs_kept_in_fp8.source);
     add("transformer_engine_linears", e.transformer_engine_linears.source);
+    add("async_checkpoint", e.async_checkpoint.source);
   }
   return out;
 }

@@ -201,6 +201,10 @@ struct FrameworkEntry {
   // plan.fp8_param_gather: the FP8 GEMM weights are FP8 parameters (no 16-bit copy; the fp32
   // master stays in the optimizer) and the distributed optimizer all-gathers them in FP8.
   Sourced<bool> fp8_param_gather{false, "no FP8 parameters (plan_check refuses plan.fp8_param_gather)"};
+  // Goodput (issue 19): whether the framework saves checkpoints asynchronously (copies the state
+  // to host memory, then writes it in the background while training goes on); read where
+  // goodput.checkpoint is framework (explore/goodput.cpp).
+  Sourced<bool> async_checkpoint{false, "no asynchronous checkpoint save read from this framework: synchronous"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;
