@@ -123,6 +123,9 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // whether it hides the EP all-to-alls under another micro-batch's compute
+  // (plan.overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B, MindSpeed's own).
+  Sourced<bool> moe_expert_parallel_comm_overlap{false, "no expert-parallel all-to-all overlap option"};
   // Memory (issue 14: memory follows the framework; read by sim/memory/memory_model.cpp).
   // Bytes per parameter of the gradients kept through the step in 16-bit training (the
   // buffer the backward accumulates into, before ZeRO-2/3 sharding): 4 where the framework
