@@ -575,7 +575,21 @@ std::string framework_rule(Framework framework, long long skipped) {
   const int most = e.max_zero_stage_with_pp.value;
   std::string out = std::string("framework ") + e.name + " (" + e.versions + "): ";
   if (most >= 3) return out + "runs every ZeRO stage with pipeline parallelism";
-  out += "with PP > 1 only " + (most < 0 ? std::string("no") : "ZeRO-0 to ZeRO-" + std::to_string(most));
+  // The stages it runs with PP: one named alone ("only ZeRO-0"), consecutive ones as a range.
+  std::vector<int> with_pp;
+  for (int stage : e.zero_stages.value)
+    if (stage <= most) with_pp.push_back(stage);
+  const auto zero = [](int stage) { return "ZeRO-" + std::to_string(stage); };
+  if (with_pp.empty()) {
+    out += "runs no ZeRO stage with PP > 1";
+  } else if (with_pp.back() - with_pp.front() + 1 == static_cast<int>(with_pp.size())) {
+    out += "with PP > 1 only " + zero(with_pp.front()) +
+           (with_pp.size() > 1 ? " to " + zero(with_pp.back()) : std::string());
+  } else {
+    std::string listed;
+    for (int stage : with_pp) listed += (listed.empty() ? "" : ", ") + zero(stage);
+    out += "with PP > 1 only " + listed;
+  }
   if (skipped > 0) out += "; " + std::to_string(skipped) + " plans with a higher stage not searched";
   return out;
 }
