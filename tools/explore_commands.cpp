@@ -403,7 +403,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         "compare", "Run a scenario under several pipeline schedules (or training frameworks) side by side");
     add_common(cmd, args->common);
     auto* schedules =
-        cmd->add_option("--schedules", args->schedules, "gpipe, 1f1b, interleaved:V, zb-h1, comma-separated")
+        cmd->add_option("--schedules", args->schedules, trainsim::schedule_list_choices())
             ->capture_default_str();
     auto* frameworks =
         cmd->add_option("--frameworks", args->frameworks,

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "trainsim/common/text.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 
 #include "validate.hpp"
 
@@ -198,7 +199,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   // Issue 14: PyTorch FSDP's MixedPrecision by Composer / llm-foundry's names (fsdp_config.mixed_precision).
   {"plan.fsdp_mixed_precision", T::choice, D::none, "default", false, 0, 0, "default|pure|full", "FSDP: default reduces gradients in fp32, pure in the compute dtype, full gathers and reduces in fp32"},
   {"plan.reuse_fp32_param", T::boolean, D::none, "false", false, 0, 0, "", "MindSpeed --reuse-fp32-param: fp32 master copy rebuilt from the bf16 parameters"},
-  {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-2p|zb-v|dualpipe|dualpipev", "pipeline schedule (zb-2p: the zero-bubble reference's heuristic under a 2p memory limit)"},
+  {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, schedule_names(), "pipeline schedule (zb-2p: the zero-bubble reference's heuristic under a 2p memory limit)"},
   {"plan.precision", T::choice, D::none, "bf16", false, 0, 0, "bf16|fp16|fp8", "compute precision"},
   {"plan.use_flash_attn", T::boolean, D::none, "true", false, 0, 0, "", "fused attention (no s*s scores kept)"},
   {"plan.attention_kernel", T::choice, D::none, "auto", false, 0, 0, "auto|flash1|flash2|flash3|cudnn|eager", "attention kernel priced: auto = device.attention_efficiency; eager = use_flash_attn false"},

@@ -265,31 +265,13 @@ Fp8Pricing fp8_pricing(const ParallelPlan& plan) {
   return pricing;
 }
 
-namespace {
-
-// The routed experts' grouped GEMMs (workload.cpp add_moe_mlp), also inside an MTP module
-// ("mtp<i>_expert_down"); the shared experts are "shared_expert_*".
-bool routed_expert_gemm(const std::string& name) {
-  for (const char* base : {"expert_gate_up", "expert_down"}) {
-    const std::string b = base;
-    if (name == b) return true;
-    if (name.size() > b.size() && name.compare(name.size() - b.size(), b.size(), b) == 0 &&
-        name.rfind("mtp", 0) == 0 && name[name.size() - b.size() - 1] == '_' &&
-        name.find("shared_") == std::string::npos)
-      return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 Fp8GemmWeights fp8_gemm_weights(const LayerWorkload& layer, Precision precision) {
   Fp8GemmWeights w;
   for (const Op& op : layer.ops) {
     if (!runs_fp8(op, precision) || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
     const double elements =
         std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
-    (routed_expert_gemm(op.name) ? w.expert : w.dense) += elements;
+    (op.routed_expert ? w.expert : w.dense) += elements;
   }
   return w;
 }

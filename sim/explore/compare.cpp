@@ -15,10 +15,8 @@
 
 namespace trainsim {
 
-namespace {
-
-// The valid list comes from the schedule module, so a new schedule shows up here by itself.
-std::string schedule_choices() {
+// The valid list comes from the schedule table, so a new schedule shows up here by itself.
+std::string schedule_list_choices() {
   std::string out;
   for (PipelineSchedule s : all_schedules()) {
     out += to_string(s);
@@ -28,8 +26,10 @@ std::string schedule_choices() {
   return out + "comma-separated";
 }
 
+namespace {
+
 ConfigError schedules_error(const std::string& problem) {
-  return ConfigError(Diagnostic{SourceLocation{}, "--schedules", problem, schedule_choices()});
+  return ConfigError(Diagnostic{SourceLocation{}, "--schedules", problem, schedule_list_choices()});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/explore/monte_carlo.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/report/op_table.hpp"
@@ -156,9 +157,11 @@ Explanation explain(const Scenario& scenario) {
   if (scenario.plan.tensor_model_parallel_size > 1 && !scenario.plan.tp_comm_overlap)
     levers.push_back({"TP communication hidden under compute (tp_comm_overlap)",
                       [](Scenario& s) { s.plan.tp_comm_overlap = true; }});
-  // Where Megatron-Core runs it: PP 1 or virtual stages, no full recompute (plan_check.cpp).
+  // Where the framework has it and Megatron-Core runs it: PP 1 or virtual stages, no full
+  // recompute (plan_check.cpp).
   const ParallelPlan& plan = scenario.plan;
   if (plan.expert_model_parallel_size > 1 && !plan.overlap_moe_expert_parallel_comm &&
+      framework_entry(plan.framework).moe_expert_parallel_comm_overlap.value &&
       (plan.pipeline_model_parallel_size == 1 || plan.schedule == PipelineSchedule::interleaved) &&
       plan.recompute_granularity != RecomputeGranularity::full)
     levers.push_back({"EP all-to-alls hidden under another micro-batch's compute (overlap_moe_expert_parallel_comm)",

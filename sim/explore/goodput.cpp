@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "trainsim/common/text.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/model/workload.hpp"
 
 namespace trainsim {
@@ -19,29 +20,6 @@ double goodput_fraction(double interval_s, double checkpoint_cost_s, double rest
   if (interval_s > 0) waste += checkpoint_cost_s / interval_s;
   if (mtbf_s > 0) waste += (std::max(0.0, interval_s) / 2 + restart_s) / mtbf_s;
   return std::clamp(1 - waste, 0.0, 1.0);
-}
-
-AsyncCheckpointSupport framework_async_checkpoint(Framework framework) {
-  switch (framework) {
-    case Framework::megatron_core:
-      return {true, "Megatron-Core distributed checkpointing, --async-save (torch_dist format)"};
-    case Framework::nemo:
-      return {true, "NeMo 2.0 MegatronStrategy ckpt_async_save (Megatron-Core distributed checkpointing underneath)"};
-    case Framework::fsdp:
-      return {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
-    case Framework::mindspeed:
-      return {false, "no asynchronous save documented for MindSpeed (assumption)"};
-    case Framework::mindformers:
-      return {true, "MindFormers CheckpointMonitor async_save (mindformers/core/callback/callback.py @ v1.5.0, "
-                    "MindSpore save_checkpoint(async_save=True))"};
-    case Framework::deepspeed:
-      return {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
-    case Framework::megatron_lm:
-    case Framework::deepspeed_2021:
-    case Framework::bigscience_megatron_deepspeed:
-      return {false, "2021-22 releases save with torch.save, synchronously"};
-  }
-  return {};
 }
 
 GoodputReport goodput_report(const Scenario& scenario, int num_devices, double step_s) {
@@ -60,7 +38,7 @@ GoodputReport goodput_report(const Scenario& scenario, int num_devices, double s
   r.copy_s = host > 0 ? share / host : 0;
   r.write_s = std::max(g.storage_bandwidth > 0 ? r.checkpoint_bytes / g.storage_bandwidth : 0.0, r.copy_s);
   r.async = g.checkpoint == CheckpointMode::async ||
-            (g.checkpoint == CheckpointMode::framework && framework_async_checkpoint(scenario.plan.framework).async);
+            (g.checkpoint == CheckpointMode::framework && framework_entry(scenario.plan.framework).async_checkpoint.value);
   // An asynchronous save blocks for the copy to host memory alone (unpriced without a host
   // link bandwidth: then it is priced as a synchronous write).
   if (r.async && host <= 0) r.async = false;

@@ -55,34 +55,17 @@ std::string frequency_text(const std::vector<int>& values, const char* what, std
 
 }  // namespace
 
-double variance_max_standard_normal(int n) {
-  if (n <= 1) return n == 1 ? 1.0 : 0.0;
-  // E[max^2] by the density of the largest order statistic, n phi(x) Phi(x)^(n-1), composite
-  // Simpson on [-12, 12] as expected_max_standard_normal (workload.cpp) integrates E[max].
-  constexpr double lo = -12.0, hi = 12.0;
-  constexpr int steps = 4800;
-  const double step = (hi - lo) / steps;
-  const double inv_sqrt_2pi = 1.0 / std::sqrt(2.0 * std::acos(-1.0));
-  auto f = [n, inv_sqrt_2pi](double x) {
-    const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
-    return x * x * n * inv_sqrt_2pi * std::exp(-0.5 * x * x) * std::pow(cdf, n - 1);
-  };
-  double sum = f(lo) + f(hi);
-  for (int i = 1; i < steps; ++i) sum += (i % 2 ? 4.0 : 2.0) * f(lo + i * step);
-  const double mean = expected_max_standard_normal(n);
-  return sum * step / 3.0 - mean * mean;
-}
-
 std::vector<double> routed_load_factors(const MoeSpec& moe, int expert_parallel_size, int draws, std::uint64_t seed,
                                         std::uint64_t sample, int groups) {
   const int ep = std::max(1, expert_parallel_size);
   std::vector<double> out(static_cast<std::size_t>(std::max(0, groups)), 1.0);
   if (!(moe.expert_load_cv > 0) || ep < 2 || moe.num_experts < 2) return out;
   const double scale = moe.expert_load_cv * std::sqrt(static_cast<double>(ep) / (moe.num_experts - 1));
-  const double mean = expected_max_standard_normal(ep);
+  const MaxNormalMoments max = max_standard_normal_moments(ep);
+  const double mean = max.mean;
   // Var(max_r Z_r - Zbar) = Var(max) + Var(Zbar) - 2 Cov(max, Zbar) = Var(max) - 1/EP: by
   // Stein's lemma sum_r E[Z_r max] = E[sum_r d max / d z_r] = 1, so Cov(max, Zbar) = 1/EP.
-  const double sd = std::sqrt(std::max(0.0, variance_max_standard_normal(ep) - 1.0 / ep) / std::max(1, draws));
+  const double sd = std::sqrt(std::max(0.0, max.variance - 1.0 / ep) / std::max(1, draws));
   constexpr std::uint64_t kRouting = 11;  // this draw's stream (variability.cpp uses 1-7)
   for (std::size_t g = 0; g < out.size(); ++g) {
     double factor = 1.0 + scale * std::max(0.0, mean + sd * hashed_normal(seed, kRouting, sample, g));

@@ -267,6 +267,9 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const int pp = plan.pipeline_model_parallel_size;
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = std::max(1, plan.num_microbatches());
+  const std::function<double(const Op&)> forward_s = [&cost](const Op& op) { return cost.forward_s(op); };
+  const std::function<double(const Op&)> backward_s = [&cost](const Op& op) { return cost.backward_s(op); };
+  const std::function<double(const CommOp&)> collective_s = [&cost](const CommOp& c) { return cost.collective_s(c); };
   auto layer_time = [&](const LayerWorkload& layer, bool recompute) {
     double f = 0, b = 0, extra = 0, comm = 0;
     for (const auto& op : layer.ops) {
@@ -277,22 +280,10 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     }
     for (const auto& listed : layer.comms) {
       // A ring CP exchange costs what its attention steps do not hide, and the hidden sends
-      // the compute they slow (pipeline_costs.cpp cost_layer prices it so for the replay).
-      const CommOp c = as_ring_exchange(layer, listed, plan);
-      double t = 0;
-      if (c.hidden_under_op >= 0) {
-        const Op& attention = layer.ops[static_cast<std::size_t>(c.hidden_under_op)];
-        const double under_s = c.phase == Phase::forward ? cost.forward_s(attention) : cost.backward_s(attention);
-        const auto step_s = [&cost, &c](double bytes) {
-          CommOp one = c;
-          one.bytes = bytes;
-          return cost.collective_s(one);
-        };
-        const double exposed = ring_exposed_s(c, under_s, step_s);
-        t = exposed + (ring_sends_s(c, step_s) - exposed) * scenario.hardware.device.overlap_slowdown;
-      } else {
-        t = cost.collective_s(c);
-      }
+      // the compute they slow (cp_ring.cpp ring_exchange_cost, as the replay's layer costs).
+      const RingExchangeCost priced = ring_exchange_cost(layer, listed, plan, forward_s, backward_s, collective_s);
+      const CommOp& c = priced.comm;
+      double t = priced.exposed_s + priced.hidden_s * scenario.hardware.device.overlap_slowdown;
       // Hidden under the GEMMs, at the price of the compute it slows.
       if ((c.group == CommGroup::tp && plan.tp_comm_overlap) ||
           (c.group == CommGroup::ep && plan.overlap_moe_expert_parallel_comm))
@@ -584,7 +575,21 @@ std::string framework_rule(Framework framework, long long skipped) {
   const int most = e.max_zero_stage_with_pp.value;
   std::string out = std::string("framework ") + e.name + " (" + e.versions + "): ";
   if (most >= 3) return out + "runs every ZeRO stage with pipeline parallelism";
-  out += "with PP > 1 only " + (most < 0 ? std::string("no") : "ZeRO-0 to ZeRO-" + std::to_string(most));
+  // The stages it runs with PP: one named alone ("only ZeRO-0"), consecutive ones as a range.
+  std::vector<int> with_pp;
+  for (int stage : e.zero_stages.value)
+    if (stage <= most) with_pp.push_back(stage);
+  const auto zero = [](int stage) { return "ZeRO-" + std::to_string(stage); };
+  if (with_pp.empty()) {
+    out += "runs no ZeRO stage with PP > 1";
+  } else if (with_pp.back() - with_pp.front() + 1 == static_cast<int>(with_pp.size())) {
+    out += "with PP > 1 only " + zero(with_pp.front()) +
+           (with_pp.size() > 1 ? " to " + zero(with_pp.back()) : std::string());
+  } else {
+    std::string listed;
+    for (int stage : with_pp) listed += (listed.empty() ? "" : ", ") + zero(stage);
+    out += "with PP > 1 only " + listed;
+  }
   if (skipped > 0) out += "; " + std::to_string(skipped) + " plans with a higher stage not searched";
   return out;
 }

@@ -456,6 +456,10 @@ FrameworkEntry megatron_core() {
   e.context_parallel = {true, at(kMcore,
                                  "parallel_state.py initialize_model_parallel(context_parallel_size) "
                                  "(--context-parallel-size, from 292543d342 2023-10-12)")};
+  e.moe_expert_parallel_comm_overlap = {
+      true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/core/transformer/transformer_config.py "
+            "overlap_moe_expert_parallel_comm (--overlap-moe-expert-parallel-comm; from ae1c88296f, 2025-08-01, "
+            "'Support EP A2A overlap at PP=1', with interleaved PP from d7bf5aaaa8, 2025-08-26)"};
   e.grad_buffer_bytes = {4, at(kMcore,
                                "distributed/param_and_grad_buffer.py: the grad buffer's dtype is fp32 when "
                                "grad_reduce_in_fp32; megatron/training/arguments.py: 'bfloat16 requires gradient "
@@ -516,6 +520,9 @@ FrameworkEntry megatron_core() {
             "asserted with the distributed optimizer or an FSDP); megatron/core/fp8_utils.py get_fp8_context(is_init="
             "True): transformer_engine.pytorch.fp8_model_init; core/distributed/param_and_grad_buffer.py: param_dtype "
             "torch.uint8 for FP8 parameters"};
+  e.async_checkpoint = {true, at(kMcore,
+                                  "distributed checkpointing, --async-save (megatron/training/arguments.py; "
+                                  "torch_dist format only)")};
   e.launch = megatron_launch();
   return e;
 }
@@ -548,6 +555,8 @@ FrameworkEntry megatron_lm() {
                                "forward_backward_pipelining_with_interleaving: forward_step, backward_step, then "
                                "p2p_communication.send_forward_backward_recv_forward_backward (blocking); "
                                "overlap_p2p_comm arrived with f9283c5a, 2023-05-31"};
+  e.moe_expert_parallel_comm_overlap = {false, "Megatron-LM 2021-22 had no mixture of experts (megatron/core/transformer/"
+                                               "moe came in 2023; the EP all-to-all overlap with ae1c88296f, 2025-08-01)"};
   e.optimizer_offload = {false,
                          "Megatron-LM 2021-22 has no CPU optimizer (HybridDeviceOptimizer arrived in megatron/core "
                          "with 60007c93d3, 2025-02-14)"};
@@ -568,6 +577,8 @@ FrameworkEntry megatron_lm() {
                                "(store_false: scatter_gather_tensors_in_pipeline defaults to True), "
                                "megatron/p2p_communication.py split_tensor_into_1d_equal_chunks / gather_split_1d_tensor; "
                                "Narayanan et al. 2021, Section 4.1, scatter/gather communication optimization"};
+  e.async_checkpoint = {false, "Megatron-LM 2021-22 megatron/checkpointing.py save_checkpoint: torch.save, "
+                               "synchronously (--async-save came with Megatron-Core's distributed checkpointing)"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -709,6 +720,10 @@ FrameworkEntry deepspeed() {
                                            "allocating grads_in_partition on the device when cpu_offload: the "
                                            "partition's gradients go to single_partition_of_fp32_groups[i].grad "
                                            "(host, fp32); stage3.py likewise (fp32_partitioned_groups_flat grad)")};
+  e.moe_expert_parallel_comm_overlap = {
+      false, "no expert-parallel all-to-all overlap argument in microsoft/Megatron-DeepSpeed @ f4157bea69 "
+             "megatron/arguments.py (read for its launch table)"};
+  e.async_checkpoint = {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
   e.launch = deepspeed_launch();
   return e;
 }
@@ -720,6 +735,7 @@ FrameworkEntry deepspeed_2021() {
   e.id = Framework::deepspeed_2021;
   e.name = "deepspeed-2021";
   e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
+  e.async_checkpoint = {false, "DeepSpeed 0.3-0.5 (2021) saves with torch.save, synchronously"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.optimizer_offload.source = at(kDeepSpeed2021,
                                   "deepspeed/runtime/zero/stage2.py cpu_offload (ZeRO-Offload, in DeepSpeed since "
@@ -789,6 +805,7 @@ FrameworkEntry bigscience_megatron_deepspeed() {
   e.id = Framework::bigscience_megatron_deepspeed;
   e.name = "bigscience-megatron-deepspeed";
   e.versions = std::string(kBigScienceFork) + " on DeepSpeed 0.6";
+  e.async_checkpoint = {false, std::string(kBigScienceFork) + " on DeepSpeed 0.6 saves with torch.save, synchronously"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.p2p_sends_attention_mask = {
       true, std::string(kBigScienceFork) +
@@ -925,6 +942,10 @@ FrameworkEntry fsdp() {
                                         "FSDP2 MixedPrecisionPolicy param_dtype bfloat16 "
                                         "(training.mixed_precision_param): the all-gather runs in bf16; FSDP1 "
                                         "MixedPrecision(param_dtype=bf16) likewise (composer DEFAULT and PURE)")};
+  e.moe_expert_parallel_comm_overlap = {
+      false, "no expert-parallel all-to-all overlap option in torchtitan's job config (pytorch/torchtitan @ "
+             "b5bcd76c66 torchtitan/config/configs.py, read for its launch table)"};
+  e.async_checkpoint = {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
   e.launch = torchtitan_launch();
   return e;
 }
@@ -957,6 +978,10 @@ FrameworkEntry mindspeed() {
                                          "(Transformer Engine is CUDA-only)"};
   e.fp8_linear_inputs_kept_in_fp8 = {false, "MindSpeed's Linears are Megatron's tensor_parallel layers on torch_npu "
                                             "(Transformer Engine is CUDA-only): no FP8 input copy"};
+  e.moe_expert_parallel_comm_overlap = {
+      true, "Ascend/MindSpeed @ 028de58ca6 docs/features/megatron_moe/megatron-moe-alltoall-overlap-comm.md: "
+            "--moe-alltoall-overlap-comm (alltoall dispatcher, --moe-grouped-gemm), what its launch line writes"};
+  e.async_checkpoint = {false, "no asynchronous save documented for MindSpeed (assumption)"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -978,6 +1003,11 @@ FrameworkEntry nemo() {
   e.optimizer_offload = {false, std::string(kApex) +
                                     " DistributedFusedAdam keeps its state buckets on the device; the Megatron-Core "
                                     "of NeMo 24.07 predates HybridDeviceOptimizer (60007c93d3, 2025-02-14)"};
+  e.moe_expert_parallel_comm_overlap = {
+      false, "the Megatron-Core of NeMo 24.07 predates overlap_moe_expert_parallel_comm (NVIDIA/Megatron-LM "
+             "ae1c88296f, 2025-08-01)"};
+  e.async_checkpoint = {true, "NeMo 2.0 MegatronStrategy ckpt_async_save (Megatron-Core distributed checkpointing "
+                              "underneath)"};
   e.launch = {};  // launched by its own launcher (hydra configs), not by pretrain_gpt.py arguments
   e.grad_buffer_bytes = {2, std::string(kLauncher) +
                                 ": 'optim: name: distributed_fused_adam ... contiguous_grad_buffer: True, "
@@ -1133,6 +1163,10 @@ FrameworkEntry mindformers() {
   e.optimizer_offload = {false, std::string(kMf) +
                                     " optimizers (mindformers/core/optim: AdamW, FP32StateAdamWeightDecay) step on "
                                     "the device; no optimizer-only CPU offload"};
+  e.moe_expert_parallel_comm_overlap = {false, std::string(kMf) + ": no expert-parallel all-to-all overlap read "
+                                                                   "from its code: refused until it is"};
+  e.async_checkpoint = {true, std::string(kMf) + " CheckpointMonitor async_save (mindformers/core/callback/"
+                                                 "callback.py, MindSpore save_checkpoint(async_save=True))"};
   e.launch = {};  // launched by msrun with run_mindformer.py --config YAML, not by torchrun arguments
   return e;
 }
@@ -1252,6 +1286,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("distributed_optimizer", e.distributed_optimizer.source);
     add("zero_stages", e.zero_stages.source);
     add("context_parallel", e.context_parallel.source);
+    add("moe_expert_parallel_comm_overlap", e.moe_expert_parallel_comm_overlap.source);
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);
@@ -1274,6 +1309,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("fp8_param_gather", e.fp8_param_gather.source);
     add("fp8_linear_inputs_kept_in_fp8", e.fp8_linear_inputs_kept_in_fp8.source);
     add("transformer_engine_linears", e.transformer_engine_linears.source);
+    add("async_checkpoint", e.async_checkpoint.source);
   }
   return out;
 }

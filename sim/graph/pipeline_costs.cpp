@@ -49,22 +49,12 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, cons
   for (const CommOp& listed : layer.comms) {
     // A ring CP exchange runs one send/recv per attention step beside that step's kernels
     // (cp_ring.cpp): the step waits only for what its kernels do not hide.
-    const CommOp comm = as_ring_exchange(layer, listed, plan);
+    const RingExchangeCost priced =
+        ring_exchange_cost(layer, listed, plan, cost.forward_s, cost.backward_s, cost.collective_s);
+    const CommOp& comm = priced.comm;
     const bool f = comm.phase == Phase::forward;
-    double t = 0;
-    if (comm.hidden_under_op >= 0) {
-      const Op& attention = layer.ops[static_cast<std::size_t>(comm.hidden_under_op)];
-      const double under_s = f ? cost.forward_s(attention) : cost.backward_s(attention);
-      const auto step_s = [&cost, &comm](double bytes) {
-        CommOp one = comm;
-        one.bytes = bytes;
-        return cost.collective_s(one);
-      };
-      t = ring_exposed_s(comm, under_s, step_s);
-      (f ? c.cp_hidden_f : c.cp_hidden_b) += ring_sends_s(comm, step_s) - t;
-    } else {
-      t = cost.collective_s(comm);
-    }
+    const double t = priced.exposed_s;
+    (f ? c.cp_hidden_f : c.cp_hidden_b) += priced.hidden_s;
     switch (comm.group) {
       case CommGroup::tp:
         (f ? c.tp_f : c.tp_b) += t;

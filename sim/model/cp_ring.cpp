@@ -71,4 +71,27 @@ double ring_sends_s(const CommOp& comm, const std::function<double(double)>& ste
   return over_ring_steps(comm, step_s);
 }
 
+RingExchangeCost ring_exchange_cost(const LayerWorkload& layer, const CommOp& listed, const ParallelPlan& plan,
+                                    const std::function<double(const Op&)>& forward_s,
+                                    const std::function<double(const Op&)>& backward_s,
+                                    const std::function<double(const CommOp&)>& collective_s) {
+  RingExchangeCost out;
+  out.comm = as_ring_exchange(layer, listed, plan);
+  const CommOp& comm = out.comm;
+  if (comm.hidden_under_op < 0) {
+    out.exposed_s = collective_s(comm);
+    return out;
+  }
+  const Op& attention = layer.ops[static_cast<std::size_t>(comm.hidden_under_op)];
+  const double under_s = comm.phase == Phase::forward ? forward_s(attention) : backward_s(attention);
+  const auto step_s = [&collective_s, &comm](double bytes) {
+    CommOp one = comm;
+    one.bytes = bytes;
+    return collective_s(one);
+  };
+  out.exposed_s = ring_exposed_s(comm, under_s, step_s);
+  out.hidden_s = ring_sends_s(comm, step_s) - out.exposed_s;
+  return out;
+}
+
 }  // namespace trainsim

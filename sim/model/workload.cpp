@@ -194,6 +194,12 @@ Op fp8_exempt(Op op) {
   return op;
 }
 
+// A routed expert's GEMM (Op::routed_expert): its weights are expert parameters.
+Op routed_expert(Op op) {
+  op.routed_expert = true;
+  return op;
+}
+
 // Grouped GEMM over `groups` experts: m rows in total (m / groups per expert), each
 // expert with its own k x n weight. FLOPs as one m x n x k GEMM; every expert's weight is
 // read in forward and backward and its fp32 main_grad accumulated.
@@ -922,13 +928,13 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   // sharded by TP. Keep: the dispatched tokens, the activation input, the down input.
   // gemm_m is the aggregate over local experts; one expert sees gemm_m / (E / EP) rows,
   // and the cost model prices each expert's GEMM at its own (small) shape.
-  const int up = B.add(grouped_gemm_op("expert_gate_up", expert_max, gate_mult * fe / sh.t, h,
-                                       kHalf * expert_tokens * h, local_experts));
+  const int up = B.add(routed_expert(grouped_gemm_op("expert_gate_up", expert_max, gate_mult * fe / sh.t, h,
+                                                     kHalf * expert_tokens * h, local_experts)));
   if (expert_entry < 0) expert_entry = up;
   B.add(memory_op("expert_activation", expert_max * gate_mult * fe / sh.t, expert_max * fe / sh.t,
                   m.gated_mlp ? 10.0 : 8.0, kHalf * expert_tokens * gate_mult * fe / sh.t));
-  int down = B.add(
-      grouped_gemm_op("expert_down", expert_max, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts));
+  int down = B.add(routed_expert(
+      grouped_gemm_op("expert_down", expert_max, h, fe / sh.t, kHalf * expert_tokens * fe / sh.t, local_experts)));
   if (local_experts > 1) down = B.add(sort_op("moe_sort_back_by_source_rank"));
   if (tp) {
     B.comm("tp_reduce_scatter_expert_output", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::forward, down,
@@ -1340,24 +1346,34 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   return w;
 }
 
-// E[max of n iid N(0,1)] = integral of x n phi(x) Phi(x)^(n-1) dx (the density of the
-// largest order statistic; David & Nagaraja, "Order Statistics", 3rd ed., 2003, 2.1).
-// Closed forms check it: n = 2: 1/sqrt(pi), n = 3: 3/(2 sqrt(pi)). Composite Simpson on
-// [-12, 12] (the integrand is below 1e-30 outside for n <= 2^20), step 0.005: error < 1e-9.
-double expected_max_standard_normal(int n) {
-  if (n <= 1) return 0.0;
+// The largest of n iid N(0,1) has density n phi(x) Phi(x)^(n-1) (David & Nagaraja, "Order
+// Statistics", 3rd ed., 2003, 2.1): E[max] and E[max^2] are its first two moments. Closed forms
+// check them: n = 2: E = 1/sqrt(pi), Var = 1 - 1/pi; n = 3: E = 3/(2 sqrt(pi)). Composite
+// Simpson on [-12, 12] (the integrand is below 1e-30 outside for n <= 2^20), step 0.005: error
+// < 1e-9. Both moments come from one pass over the same nodes.
+MaxNormalMoments max_standard_normal_moments(int n) {
+  if (n <= 1) return {0.0, n == 1 ? 1.0 : 0.0};
   constexpr double lo = -12.0, hi = 12.0;
   constexpr int steps = 4800;  // even
   const double step = (hi - lo) / steps;
   const double inv_sqrt_2pi = 1.0 / std::sqrt(2.0 * std::acos(-1.0));
-  auto f = [n, inv_sqrt_2pi](double x) {
+  double first = 0, second = 0;
+  auto add = [&](double weight, double x) {
     const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
-    return x * n * inv_sqrt_2pi * std::exp(-0.5 * x * x) * std::pow(cdf, n - 1);
+    const double e = std::exp(-0.5 * x * x), c = std::pow(cdf, n - 1);
+    first += weight * (x * n * inv_sqrt_2pi * e * c);
+    second += weight * (x * x * n * inv_sqrt_2pi * e * c);
   };
-  double sum = f(lo) + f(hi);
-  for (int i = 1; i < steps; ++i) sum += (i % 2 ? 4.0 : 2.0) * f(lo + i * step);
-  return sum * step / 3.0;
+  add(1.0, lo);
+  add(1.0, hi);
+  for (int i = 1; i < steps; ++i) add(i % 2 ? 4.0 : 2.0, lo + i * step);
+  MaxNormalMoments out;
+  out.mean = first * step / 3.0;
+  out.variance = second * step / 3.0 - out.mean * out.mean;
+  return out;
 }
+
+double expected_max_standard_normal(int n) { return max_standard_normal_moments(n).mean; }
 
 // The most loaded EP rank's share of the routed tokens, relative to the balanced share.
 //

@@ -25,20 +25,6 @@ const char* to_string(RecomputeGranularity value) {
   }
   return "?";
 }
-const char* to_string(PipelineSchedule value) {
-  switch (value) {
-    case PipelineSchedule::gpipe: return "gpipe";
-    case PipelineSchedule::one_f_one_b: return "1f1b";
-    case PipelineSchedule::interleaved: return "interleaved";
-    case PipelineSchedule::zero_bubble_h1: return "zb-h1";
-    case PipelineSchedule::zero_bubble_h2: return "zb-h2";
-    case PipelineSchedule::zero_bubble_2p: return "zb-2p";
-    case PipelineSchedule::zero_bubble_v: return "zb-v";
-    case PipelineSchedule::dualpipe: return "dualpipe";
-    case PipelineSchedule::dualpipev: return "dualpipev";
-  }
-  return "?";
-}
 const char* to_string(Precision value) {
   switch (value) {
     case Precision::bf16: return "bf16";

@@ -439,6 +439,10 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // expert parallelism, virtual stages when PP > 1, the alltoall or flex dispatcher, no full recompute.
   if (plan.overlap_moe_expert_parallel_comm) {
     const std::string key = "plan.overlap_moe_expert_parallel_comm";
+    // The framework must have it (framework.hpp moe_expert_parallel_comm_overlap).
+    if (!framework.moe_expert_parallel_comm_overlap.value)
+      add(key, "true, but there is no expert-parallel all-to-all overlap" + in,
+          "false" + or_frameworks([](const FrameworkEntry& e) { return e.moe_expert_parallel_comm_overlap.value; }));
     if (plan.expert_model_parallel_size <= 1)
       add(key, "true needs expert parallelism (expert_model_parallel_size is " + str(plan.expert_model_parallel_size) + ")",
           "false, or expert_model_parallel_size > 1");

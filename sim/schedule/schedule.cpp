@@ -263,8 +263,8 @@ std::vector<PipelineSchedule> all_schedules() {
 }
 
 std::optional<PipelineSchedule> schedule_from_name(const std::string& name) {
-  for (PipelineSchedule s : all_schedules())
-    if (name == to_string(s)) return s;
+  for (const ScheduleEntry& e : schedule_table())
+    if (name == e.name) return e.schedule;
   return std::nullopt;
 }
 

@@ -28,6 +28,7 @@ std::optional<Diagnostic> any_shape(int, int, int) { return std::nullopt; }
 constexpr ScheduleEntry gpipe() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::gpipe;
+  e.name = "gpipe";
   e.source = "Huang et al. 2019 (GPipe): all forwards, then all backwards";
   e.count_in_flight_on_orders = false;
   e.idle_relative = [](int) { return 1.0; };
@@ -44,6 +45,7 @@ constexpr ScheduleEntry gpipe() {
 constexpr ScheduleEntry one_f_one_b() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::one_f_one_b;
+  e.name = "1f1b";
   e.source = "Megatron-LM forward_backward_pipelining_without_interleaving";
   e.count_in_flight_on_orders = false;
   e.idle_relative = [](int) { return 1.0; };
@@ -57,6 +59,7 @@ constexpr ScheduleEntry one_f_one_b() {
 constexpr ScheduleEntry interleaved() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::interleaved;
+  e.name = "interleaved";
   e.source = "Megatron-LM forward_backward_pipelining_with_interleaving (Narayanan et al. 2021)";
   e.chunks = 0;
   e.count_in_flight_on_orders = false;
@@ -91,6 +94,7 @@ constexpr ScheduleEntry interleaved() {
 constexpr ScheduleEntry zero_bubble_h1() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_h1;
+  e.name = "zb-h1";
   e.source = "Qi et al. 2023, Zero Bubble Pipeline Parallelism, ZB-H1";
   e.splits_backward = true;
   e.idle_relative = [](int) { return 1.0 / 3; };  // (p-1)(T_F+T_B-T_W)
@@ -106,6 +110,7 @@ constexpr ScheduleEntry zero_bubble_h1() {
 constexpr ScheduleEntry zero_bubble_h2() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_h2;
+  e.name = "zb-h2";
   e.source = "Qi et al. 2023, Section 2.2, ZB-H2";
   e.splits_backward = true;
   e.idle_relative = [](int) { return 1.0 / 3; };  // (p-1)T_F of start-up skew
@@ -119,6 +124,7 @@ constexpr ScheduleEntry zero_bubble_h2() {
 constexpr ScheduleEntry zero_bubble_2p() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_2p;
+  e.name = "zb-2p";
   e.source = "Qi et al. 2023, ZB-2p: the reference's auto-schedule heuristic under a 2p memory limit";
   e.splits_backward = true;
   e.idle_relative = [](int) { return 1.0 / 3; };
@@ -132,6 +138,7 @@ constexpr ScheduleEntry zero_bubble_2p() {
 constexpr ScheduleEntry zero_bubble_v() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_v;
+  e.name = "zb-v";
   e.source = "Qi et al. 2024, Pipeline Parallelism with Controllable Memory, ZB-V";
   e.layout = ChunkLayout::v;
   e.chunks = 2;
@@ -147,6 +154,7 @@ constexpr ScheduleEntry zero_bubble_v() {
 constexpr ScheduleEntry dualpipe() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::dualpipe;
+  e.name = "dualpipe";
   e.source = "DeepSeek-V3 technical report 3.2.1; deepseek-ai/DualPipe dualpipe.py";
   e.layout = ChunkLayout::mirror;
   e.chunks = 2;
@@ -177,6 +185,7 @@ constexpr ScheduleEntry dualpipe() {
 constexpr ScheduleEntry dualpipev() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::dualpipev;
+  e.name = "dualpipev";
   e.source = "deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half DualPipe)";
   e.layout = ChunkLayout::v;
   e.chunks = 2;
@@ -210,6 +219,18 @@ const std::vector<ScheduleEntry>& schedule_table() {
   static const std::vector<ScheduleEntry> table(kScheduleTable.begin(), kScheduleTable.end());
   return table;
 }
+
+const char* schedule_names() {
+  static const std::string choices = [] {
+    std::string out;
+    for (const ScheduleEntry& e : kScheduleTable) out += (out.empty() ? "" : "|") + std::string(e.name);
+    return out;
+  }();
+  return choices.c_str();
+}
+
+// Declared with PipelineSchedule (trainsim/plan/parallel_plan.hpp): the name is the entry's.
+const char* to_string(PipelineSchedule value) { return schedule_entry(value).name; }
 
 const ScheduleEntry& schedule_entry(PipelineSchedule schedule) {
   // The table lists the schedules in the enum's order.

@@ -5,3 +5,9 @@ trainsim_cli_test(deepspeed_zero2_with_pp_is_refused 2 "ZeRO-2 cannot be combine
   run scenarios/gpt3-175b-a100-1024.yaml --set plan.framework=deepspeed --set plan.use_distributed_optimizer=false --set plan.zero_stage=2)
 trainsim_cli_test(fsdp_zero3_with_pp_runs 0 "step time"
   run scenarios/gpt3-175b-a100-1024.yaml --set plan.framework=fsdp --set plan.use_distributed_optimizer=false --set plan.zero_stage=3)
+# EP all-to-all overlap (framework.hpp moe_expert_parallel_comm_overlap): refused on a framework
+# without it, one line naming the key and the frameworks that have it.
+trainsim_cli_test(ep_overlap_refused_on_fsdp_naming_the_frameworks_with_it 2
+  "^--set: plan\\.overlap_moe_expert_parallel_comm: true, but there is no expert-parallel all-to-all overlap in fsdp; valid: false, or framework megatron-core or mindspeed"
+  run scenarios/mixtral-8x7b-a100-64.yaml --set plan.schedule=interleaved --set plan.framework=fsdp
+  --set plan.use_distributed_optimizer=false --set plan.overlap_moe_expert_parallel_comm=true)

@@ -10,3 +10,7 @@ trainsim_cli_test(schedule_zb_v_needs_whole_layers_in_each_of_2p_chunks 2
 trainsim_cli_test(schedule_zb_h2_refused_where_the_framework_has_no_zero_bubble 2
   "plan.schedule: zb-h2 with PP > 1 is not a schedule"
   run scenarios/default.yaml --set plan.schedule=zb-h2 --set plan.framework=deepspeed)
+# compare --schedules lists every schedule of the schedule table in its help.
+trainsim_cli_test(compare_help_lists_every_schedule 0
+  "--schedules TEXT.*gpipe, 1f1b, interleaved\\[:V\\] \\(V >= 2\\), zb-h1, zb-h2, zb-2p, zb-v, dualpipe, dualpipev"
+  compare --help)

@@ -283,3 +283,20 @@ TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 
   REQUIRE(framework_entry(Framework::deepspeed).grad_reduce_bytes.value == 2);
   CHECK(estimate(Framework::deepspeed, 4, 8, 4, 0, true, 1) < estimate(Framework::megatron_core, 4, 8, 4, 0, true, 1));
 }
+
+TEST_CASE("search's banner names a framework's one ZeRO stage with PP alone (mindformers: only ZeRO-0), consecutive "
+          "stages as a range",
+          "[explore][framework]") {
+  const Scenario s = load("llama2-7b-910b3-8-mindformers.yaml");
+  SearchOptions o;
+  o.top = 1;
+  o.replay_limit = 1;
+  const SearchResult r = search_plans(s, o);
+  REQUIRE(r.framework == Framework::mindformers);
+  const std::string text = format_search(s, r);
+  CHECK_THAT(text, Catch::Contains("): with PP > 1 only ZeRO-0" +
+                                   (r.framework_skipped > 0 ? "; " + std::to_string(r.framework_skipped) : "\n")));
+  CHECK_THAT(text, !Catch::Contains("ZeRO-0 to ZeRO-0"));
+  CHECK_THAT(framework_rule(Framework::deepspeed_2021, 0), Catch::EndsWith("with PP > 1 only ZeRO-0 to ZeRO-2"));
+  CHECK_THAT(framework_rule(Framework::fsdp, 0), Catch::EndsWith("runs every ZeRO stage with pipeline parallelism"));
+}

@@ -12,6 +12,7 @@
 #include "trainsim/explore/goodput.hpp"
 #include "trainsim/explore/monte_carlo.hpp"
 #include "trainsim/explore/scale.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
@@ -76,6 +77,24 @@ TEST_CASE("goodput: Llama 3's failure rate gives a 3.1 h MTBF at 16,384 H100; ch
   CHECK(gi.mtbf_s == Approx(3600 / (32768 * 1e-4)).epsilon(1e-12));
   // No failure rate: nothing lost.
   CHECK(goodput_report(load("llama3-405b-h100-16384.yaml", {{"goodput.failure_rate", "0"}})).goodput == 1.0);
+}
+
+TEST_CASE("goodput.checkpoint framework: the save is asynchronous where the framework entry's async_checkpoint says so",
+          "[goodput][framework]") {
+  Scenario s = load("llama3-405b-h100-16384.yaml");
+  REQUIRE(s.goodput.checkpoint == CheckpointMode::framework);
+  REQUIRE(s.hardware.cluster.host_link_bandwidth > 0);
+  CHECK(framework_entry(Framework::megatron_core).async_checkpoint.value);
+  CHECK(framework_entry(Framework::fsdp).async_checkpoint.value);
+  CHECK_FALSE(framework_entry(Framework::deepspeed).async_checkpoint.value);
+  CHECK_FALSE(framework_entry(Framework::megatron_lm).async_checkpoint.value);
+  for (const FrameworkEntry& e : framework_table()) {
+    INFO(e.name);
+    s.plan.framework = e.id;
+    const GoodputReport g = goodput_report(s);
+    CHECK(g.async == e.async_checkpoint.value);
+    CHECK(g.checkpoint_cost_s == (e.async_checkpoint.value ? g.copy_s : g.write_s));
+  }
 }
 
 TEST_CASE("variability: the hardware file's block fills the keys a scenario leaves unset; the scenario's win",

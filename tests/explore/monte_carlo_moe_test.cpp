@@ -29,14 +29,16 @@ MoeSpec routing(int experts, double cv, double capacity = 0) {
 }  // namespace
 
 TEST_CASE("Variance of the largest of n standard normals against its closed forms", "[variability][moe]") {
-  CHECK(variance_max_standard_normal(1) == 1.0);
+  CHECK(max_standard_normal_moments(1).variance == 1.0);
+  CHECK(max_standard_normal_moments(1).mean == 0.0);
+  CHECK(max_standard_normal_moments(0).variance == 0.0);
   // max(Z1, Z2) = (Z1 + Z2)/2 + |Z1 - Z2|/2: E[max^2] = 1, E[max] = 1/sqrt(pi).
-  CHECK(variance_max_standard_normal(2) == Approx(1.0 - 1.0 / std::acos(-1.0)).epsilon(1e-8));
+  CHECK(max_standard_normal_moments(2).variance == Approx(1.0 - 1.0 / std::acos(-1.0)).epsilon(1e-8));
   // n = 3: E[max] = 3/(2 sqrt(pi)), E[max^2] = 1 + sqrt(3)/(2 pi) (David & Nagaraja, 3rd ed., 3.2).
   const double pi = std::acos(-1.0);
-  CHECK(variance_max_standard_normal(3) == Approx(1.0 + std::sqrt(3.0) / (2 * pi) - 9.0 / (4 * pi)).epsilon(1e-8));
+  CHECK(max_standard_normal_moments(3).variance == Approx(1.0 + std::sqrt(3.0) / (2 * pi) - 9.0 / (4 * pi)).epsilon(1e-8));
   // The maximum concentrates as n grows.
-  CHECK(variance_max_standard_normal(64) < variance_max_standard_normal(8));
+  CHECK(max_standard_normal_moments(64).variance < max_standard_normal_moments(8).variance);
 }
 
 TEST_CASE("Per-step routing loads: mean the expected maximum, spread (Var max - 1/EP) / draws", "[variability][moe]") {
@@ -47,7 +49,7 @@ TEST_CASE("Per-step routing loads: mean the expected maximum, spread (Var max - 
   for (double x : f) mean += x / groups;
   for (double x : f) var += (x - mean) * (x - mean) / (groups - 1);
   const double scale = 0.2 * std::sqrt(8.0 / 7.0);
-  const double sd = scale * std::sqrt((variance_max_standard_normal(ep) - 1.0 / ep) / draws);
+  const double sd = scale * std::sqrt((max_standard_normal_moments(ep).variance - 1.0 / ep) / draws);
   CHECK(mean == Approx(moe_max_load_factor(moe, ep)).margin(4 * sd / std::sqrt(groups)));
   CHECK(std::sqrt(var) == Approx(sd).epsilon(0.05));
   // Deterministic per (seed, sample, group); a capacity factor caps every draw; EP 1 or no cv: 1.

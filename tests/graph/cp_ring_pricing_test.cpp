@@ -107,6 +107,40 @@ TEST_CASE("as_ring_exchange: the ring's send/recvs hide under the fused attentio
   }
 }
 
+TEST_CASE("ring_exchange_cost: a ring waits for ring_exposed_s under its attention op and hides the rest of its "
+          "sends; any other collective is paid whole",
+          "[cp][graph]") {
+  const ModelSpec m = small_llama();
+  const ParallelPlan p = cp_plan(CpCommType::p2p, 4);
+  const LayerWorkload layer = build_workload(m, p).layer_types.front();
+  // Prices chosen so every term differs: 3 ms forward, 7 ms backward, 1 ms + 1 ns per byte.
+  const auto fwd = [](const Op&) { return 3e-3; };
+  const auto bwd = [](const Op&) { return 7e-3; };
+  const auto coll = [](const CommOp& c) { return 1e-3 + 1e-9 * c.bytes; };
+  int rings = 0;
+  for (const CommOp& listed : layer.comms) {
+    const RingExchangeCost r = ring_exchange_cost(layer, listed, p, fwd, bwd, coll);
+    const CommOp ring = as_ring_exchange(layer, listed, p);
+    CHECK(r.comm.hidden_under_op == ring.hidden_under_op);
+    if (ring.hidden_under_op < 0) {
+      CHECK(r.exposed_s == coll(listed));
+      CHECK(r.hidden_s == 0);
+      continue;
+    }
+    ++rings;
+    const auto step = [&](double bytes) {
+      CommOp one = ring;
+      one.bytes = bytes;
+      return coll(one);
+    };
+    const double under = ring.phase == Phase::forward ? 3e-3 : 7e-3;
+    CHECK(r.exposed_s == ring_exposed_s(ring, under, step));
+    CHECK(r.hidden_s == ring_sends_s(ring, step) - r.exposed_s);
+    CHECK(r.hidden_s > 0);
+  }
+  CHECK(rings == 2);
+}
+
 namespace {
 
 // One layer: a GEMM (1 ms forward) and fused attention (8 ms forward, 16 ms backward), the ring's

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
 
@@ -72,4 +73,32 @@ TEST_CASE("overlap_moe_expert_parallel_comm is refused where Megatron-Core asser
   // From a file: exit-2 material, one line naming the key.
   CHECK_THROWS_WITH(mixtral({{"plan.overlap_moe_expert_parallel_comm", "true"}, {"plan.schedule", "1f1b"}}),
                     Catch::Contains("plan.overlap_moe_expert_parallel_comm"));
+}
+
+TEST_CASE("overlap_moe_expert_parallel_comm is refused on a framework without it, naming the frameworks that have it",
+          "[plan][ep][overlap][framework]") {
+  CHECK(framework_entry(Framework::megatron_core).moe_expert_parallel_comm_overlap.value);
+  CHECK(framework_entry(Framework::mindspeed).moe_expert_parallel_comm_overlap.value);  // --moe-alltoall-overlap-comm
+  for (Framework f : {Framework::fsdp, Framework::deepspeed}) {
+    Scenario s = mixtral({{"plan.overlap_moe_expert_parallel_comm", "true"}});
+    s.plan.framework = f;
+    s.plan.use_distributed_optimizer = false;
+    const std::string name = to_string(f);
+    bool named = false;
+    for (const Diagnostic& d : check_plan(s.model, s.hardware, s.num_devices, s.plan))
+      if (d.key_path == "plan.overlap_moe_expert_parallel_comm" && d.problem.find(" in " + name) != std::string::npos) {
+        named = true;
+        CHECK(d.problem == "true, but there is no expert-parallel all-to-all overlap in " + name);
+        CHECK(d.valid == "false, or framework megatron-core or mindspeed");
+      }
+    CHECK(named);
+    s.plan.overlap_moe_expert_parallel_comm = false;
+    CHECK(problems(s).find("overlap_moe_expert_parallel_comm") == std::string::npos);
+  }
+  // From a file: exit-2 material naming the key and the frameworks that have it.
+  CHECK_THROWS_WITH(mixtral({{"plan.overlap_moe_expert_parallel_comm", "true"},
+                             {"plan.framework", "fsdp"},
+                             {"plan.use_distributed_optimizer", "false"}}),
+                    Catch::Contains("plan.overlap_moe_expert_parallel_comm: true, but there is no expert-parallel "
+                                    "all-to-all overlap in fsdp; valid: false, or framework megatron-core or mindspeed"));
 }

@@ -154,6 +154,38 @@ TEST_CASE("FP8 weight copies: one per local expert, none for the router or the L
              per_tensor(4096, 14336, true)));
 }
 
+TEST_CASE("FP8 GEMM weights split routed experts (Op::routed_expert, also in an MTP module) from the shared experts "
+          "and the rest",
+          "[cost][fp8][moe]") {
+  ModelSpec m = mixtral_8x7b();
+  m.num_layers = 2;
+  m.moe->num_shared_experts = 1;
+  m.mtp_layers = 1;
+  ParallelPlan p = fp8_plan(1, 1, 8);
+  p.expert_model_parallel_size = 2;  // 4 local experts
+  const Workload w = build_workload(m, p);
+  // Each routed expert: gate+up 28672 x 4096 and down 4096 x 14336 (Mixtral 8x7B).
+  const double routed = 4 * 4096.0 * (28672 + 14336);
+  const LayerWorkload& layer = w.layer_types.front();
+  CHECK(fp8_gemm_weights(layer, Precision::fp8).expert == routed);
+  CHECK(fp8_gemm_weights(w.head, Precision::fp8).expert == routed);  // the MTP module's MoE layer
+  int flagged = 0;
+  for (const LayerWorkload* l : {&layer, &w.head})
+    for (const Op& op : l->ops) {
+      INFO(op.name);
+      const bool routed_name = op.name.find("shared_") == std::string::npos &&
+                               (op.name.find("expert_gate_up") != std::string::npos ||
+                                op.name.find("expert_down") != std::string::npos);
+      CHECK(op.routed_expert == routed_name);
+      flagged += op.routed_expert;
+    }
+  CHECK(flagged == 4);
+  // The shared expert's GEMMs are dense weights, sharded as the rest.
+  bool shared = false;
+  for (const Op& op : layer.ops) shared = shared || op.name.rfind("shared_expert", 0) == 0;
+  CHECK(shared);
+}
+
 TEST_CASE("FP8 weight copies: kept where the framework passes is_first_microbatch", "[memory][fp8][framework]") {
   // The framework entries say it, each with its source (no free function in the cost model).
   CHECK(framework_entry(Framework::megatron_core).fp8_weights_cached_per_step.value);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/schedule/schedule_entry.hpp"
@@ -26,6 +27,25 @@ TEST_CASE("Every schedule has a whole entry", "[schedule][table]") {
     CHECK(e.orders != nullptr);
     CHECK(schedule_from_name(to_string(s)) == s);
   }
+}
+
+TEST_CASE("A schedule's name is its entry's: to_string, schedule_from_name and plan.schedule's choices read it",
+          "[schedule][table]") {
+  std::string joined;
+  std::vector<std::string> seen;
+  for (const ScheduleEntry& e : schedule_table()) {
+    INFO(e.name);
+    CHECK(std::string(e.name).size() > 0);
+    CHECK(std::string(to_string(e.schedule)) == e.name);
+    CHECK(schedule_from_name(e.name) == e.schedule);
+    CHECK(std::find(seen.begin(), seen.end(), e.name) == seen.end());  // one name per schedule
+    seen.push_back(e.name);
+    joined += (joined.empty() ? "" : "|") + std::string(e.name);
+  }
+  CHECK(std::string(schedule_names()) == joined);
+  CHECK(joined == "gpipe|1f1b|interleaved|zb-h1|zb-h2|zb-2p|zb-v|dualpipe|dualpipev");  // the names scenarios use
+  CHECK_FALSE(schedule_from_name("").has_value());
+  CHECK_FALSE(schedule_from_name("1F1B").has_value());
 }
 
 TEST_CASE("Each entry's closed form of activations in flight against the count on its orders", "[schedule][table][memory]") {

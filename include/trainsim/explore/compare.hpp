@@ -18,6 +18,10 @@ struct ScheduleChoice {
   int virtual_stages = 1;  // virtual_pipeline_model_parallel_size; interleaved without :v keeps the scenario's
 };
 
+// What --schedules takes, from the schedule table: "gpipe, 1f1b, interleaved[:V] (V >= 2), ...,
+// comma-separated" (its help and its errors' valid list).
+std::string schedule_list_choices();
+
 // "gpipe,1f1b,interleaved:2,interleaved:4,zb-h1". Throws ConfigError (key "--schedules")
 // for an unknown schedule, a bad or missing v, or v given to a non-interleaved schedule.
 std::vector<ScheduleChoice> parse_schedule_list(const std::string& text);

@@ -27,14 +27,6 @@ double goodput_fraction(double interval_s, double checkpoint_cost_s, double rest
 // model and optimizer state; the mixed-precision Adam of design.md).
 constexpr double kCheckpointBytesPerParameter = 2 + 12;
 
-// Whether the plan's framework saves checkpoints asynchronously (copies the state to host
-// memory, then writes it in the background while training goes on), with the source.
-struct AsyncCheckpointSupport {
-  bool async = false;
-  const char* source = "";
-};
-AsyncCheckpointSupport framework_async_checkpoint(Framework framework);
-
 struct GoodputReport {
   int num_devices = 0;
   double failure_rate_per_device_hour = 0;

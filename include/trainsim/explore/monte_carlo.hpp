@@ -58,8 +58,7 @@ std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult&
 // "slowest_stage": [...], "slowest_device": [...]} (the lists per sample, in sample order).
 nlohmann::ordered_json monte_carlo_json(const MonteCarloResult& result);
 
-// Per-step MoE routing in the samples (issue 19). Var[max of n iid N(0,1)] (n = 2: 1 - 1/pi).
-double variance_max_standard_normal(int n);
+// Per-step MoE routing in the samples (issue 19).
 // One step's load of the most loaded EP rank, relative to the balanced share, for each of
 // `groups` expert-parallel groups, each averaged over `draws` routed layers and micro-batches:
 // per layer 1 + c sqrt(EP/(E-1)) (max_r Z_r - Zbar), moe_max_load_factor's model (workload.hpp),

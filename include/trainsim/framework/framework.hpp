@@ -123,6 +123,9 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // whether it hides the EP all-to-alls under another micro-batch's compute
+  // (plan.overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B, MindSpeed's own).
+  Sourced<bool> moe_expert_parallel_comm_overlap{false, "no expert-parallel all-to-all overlap option"};
   // Memory (issue 14: memory follows the framework; read by sim/memory/memory_model.cpp).
   // Bytes per parameter of the gradients kept through the step in 16-bit training (the
   // buffer the backward accumulates into, before ZeRO-2/3 sharding): 4 where the framework
@@ -201,6 +204,10 @@ struct FrameworkEntry {
   // plan.fp8_param_gather: the FP8 GEMM weights are FP8 parameters (no 16-bit copy; the fp32
   // master stays in the optimizer) and the distributed optimizer all-gathers them in FP8.
   Sourced<bool> fp8_param_gather{false, "no FP8 parameters (plan_check refuses plan.fp8_param_gather)"};
+  // Goodput (issue 19): whether the framework saves checkpoints asynchronously (copies the state
+  // to host memory, then writes it in the background while training goes on); read where
+  // goodput.checkpoint is framework (explore/goodput.cpp).
+  Sourced<bool> async_checkpoint{false, "no asynchronous checkpoint save read from this framework: synchronous"};
   // The arguments its launcher takes for each plan value (`search --launch`, launch.hpp); an
   // entry of a past version has none (launch.name empty): its launch is today's entry's.
   LaunchSyntax launch;

@@ -66,6 +66,10 @@ struct Op {
   // the MoE router its own router_gating_linear (moe/router.py); DeepSeek-V3 3.3 keeps "the
   // embedding module, the output head, MoE gating modules" in BF16/FP32 too.
   bool fp8_exempt = false;
+  // One of the routed experts' GEMMs (add_moe_mlp's expert_gate_up and expert_down, also inside
+  // an MTP module); not the shared experts'. Its weights are expert parameters (sharded over EP,
+  // gathered over expert DP: cost_model.cpp fp8_gemm_weights).
+  bool routed_expert = false;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };
@@ -123,6 +127,22 @@ struct LayerWorkload {
 // hierarchical_context_parallel_sizes[1] ranks), hidden under the first fused attention op after
 // it (forward) or the one it follows (backward). Any other collective comes back unchanged.
 CommOp as_ring_exchange(const LayerWorkload& layer, const CommOp& comm, const ParallelPlan& plan);
+
+// One of `layer`'s collectives as its pass pays it, the one pricing of the graph's layer costs
+// (trainsim/graph/pipeline_costs) and the search's estimate: `comm` is as_ring_exchange(layer,
+// listed, plan); `exposed_s` what the pass waits for (ring_exposed_s of a ring CP exchange, under
+// its attention op priced by forward_s / backward_s in the exchange's pass; any other collective
+// whole); `hidden_s` the ring's sends its attention steps hide (ring_sends_s less exposed_s, 0 for
+// any other collective), which slow the compute they run beside. collective_s prices a collective.
+struct RingExchangeCost {
+  CommOp comm;
+  double exposed_s = 0;
+  double hidden_s = 0;
+};
+RingExchangeCost ring_exchange_cost(const LayerWorkload& layer, const CommOp& listed, const ParallelPlan& plan,
+                                    const std::function<double(const Op&)>& forward_s,
+                                    const std::function<double(const Op&)>& backward_s,
+                                    const std::function<double(const CommOp&)>& collective_s);
 
 struct Workload {
   std::vector<LayerWorkload> layer_types;  // distinct transformer layer kinds
@@ -221,8 +241,16 @@ double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model
 // The layer input a fully recomputed layer keeps: 2 * b * (s / c) * h / (SP ? t : 1).
 double layer_input_bytes(const ModelSpec& model, const ParallelPlan& plan);
 
-// Dropless MoE routing: E[max of n independent standard normals] (0 for n = 1), by
-// quadrature of n x phi(x) x Phi(x)^(n-1) (order statistics; n = 2: 1/sqrt(pi)).
+// The mean and variance of the largest of n independent standard normals (n = 1: 0 and 1;
+// n <= 0: 0 and 0), by quadrature of the order statistic's density n x phi(x) x Phi(x)^(n-1)
+// (n = 2: 1/sqrt(pi) and 1 - 1/pi). The mean prices dropless MoE routing and packed documents;
+// the variance the per-step routing draws of the Monte Carlo (explore/monte_carlo).
+struct MaxNormalMoments {
+  double mean = 0;
+  double variance = 0;
+};
+MaxNormalMoments max_standard_normal_moments(int n);
+// max_standard_normal_moments(n).mean.
 double expected_max_standard_normal(int n);
 // The load of the most loaded EP rank in one MoE layer, relative to the balanced share
 // (1: balanced, today's pricing), from the routing keys of `moe` (expert_load_cv,

@@ -233,6 +233,7 @@ struct ParallelPlan {
 std::string describe_plan(const ParallelPlan& plan);
 
 const char* to_string(RecomputeGranularity value);
+// The schedule's name from its entry in the schedule table (trainsim/schedule/schedule_entry.hpp).
 const char* to_string(PipelineSchedule value);
 const char* to_string(Precision value);
 

@@ -1,8 +1,9 @@
 #pragma once
 // One pipeline schedule as one entry (issue 16): what the graph builder, the memory model, the
-// search's estimate, compare and the reports need to know of it, in one place. Adding a
-// schedule is its orders in a new file under sim/schedule/, one entry in schedule_table()
-// (sim/schedule/schedule_table.cpp), and its name in PipelineSchedule / to_string (plan module).
+// search's estimate, compare and the reports need to know of it, in one place, its name too.
+// Adding a schedule is its orders in a new file under sim/schedule/, one entry in
+// schedule_table() (sim/schedule/schedule_table.cpp), and its value in PipelineSchedule (plan
+// module); to_string, schedule_from_name and the lists of names in errors and help read the entry.
 #include <optional>
 #include <vector>
 
@@ -21,6 +22,7 @@ enum class ChunkLayout {
 
 struct ScheduleEntry {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
+  const char* name = "";    // as plan.schedule and compare --schedules take it; to_string gives it
   const char* source = "";  // the paper or reference code its orders follow
   ChunkLayout layout = ChunkLayout::loop;
   int chunks = 1;  // model chunks per device; 0: the plan's v (interleaved)
@@ -49,5 +51,7 @@ struct ScheduleEntry {
 // Every schedule's entry, in the order the CLI and its error messages list them.
 const std::vector<ScheduleEntry>& schedule_table();
 const ScheduleEntry& schedule_entry(PipelineSchedule schedule);
+// The entries' names in table order, "gpipe|1f1b|...": plan.schedule's choices in the schema.
+const char* schedule_names();
 
 }  // namespace trainsim
