@@ -368,7 +368,10 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       if (experts > 0 && expert_dp > 1)
         gather += cost.collective_s(CollectiveKind::all_gather, CommGroup::expert_dp, whole.expert * per_stage);
     }
-    if (plan.use_distributed_optimizer || plan.zero_stage >= 3) {
+    // FSDP's SHARD_GRAD_OP gathers per unit before each forward, hidden as ZeRO-3's are
+    // (FrameworkEntry::zero2_gathers_per_unit); ZeRO-3 gathers `zero3_gathers` times.
+    const bool unit_zero2 = plan.zero_stage == 2 && framework.zero2_gathers_per_unit.value;
+    if (plan.use_distributed_optimizer || plan.zero_stage >= 3 || unit_zero2) {
       dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd * chunk_share);
     } else if (plan.zero_stage >= 1) {
       dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed

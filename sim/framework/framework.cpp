@@ -854,6 +854,13 @@ FrameworkEntry fsdp() {
                                                   "torchtitan/distributed/fsdp.py "
                                                   "get_fsdp_reshard_after_forward_policy: with PP, "
                                                   "reshard_after_forward = False")};
+  e.zero2_gathers_per_unit = {
+      true, "PyTorch torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP (FSDP1, as Composer / llm-foundry "
+            "run it): 'this strategy unshards before the forward, does not reshard them after the forward, and only "
+            "reshards them after the backward computation'; each FSDP unit's gradients are reduce-scattered by its "
+            "post-backward hook (_post_backward_hook), and no all-gather follows the optimizer step (the next "
+            "forward's pre-forward unshard gathers the updated shards). FSDP2: fully_shard(reshard_after_forward="
+            "False), torchtitan fsdp_reshard_after_forward 'never'"};
   e.grad_reduce_bytes = {4, at(kTorchtitan, "torchtitan/config/configs.py mixed_precision_reduce = 'float32'")};
   e.blocking_p2p = {false, at(kTorchtitan,
                               "torch/distributed/pipelining/schedules.py _batch_p2p: "
@@ -1267,6 +1274,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero3_gather_unit", e.zero3_gather_unit.source);
     add("zero3_gathers_per_microbatch", e.zero3_gathers_per_microbatch.source);
     add("zero3_gathers_per_microbatch_with_pp", e.zero3_gathers_per_microbatch_with_pp.source);
+    add("zero2_gathers_per_unit", e.zero2_gathers_per_unit.source);
     add("grad_reduce_bytes", e.grad_reduce_bytes.source);
     add("blocking_p2p", e.blocking_p2p.source);
     add("p2p_exchange_blocking", e.p2p_exchange_blocking.source);

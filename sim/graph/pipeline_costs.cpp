@@ -377,7 +377,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                                                            : 4.0;
   // ZeRO-3 / FSDP: parameters gathered and gradients reduce-scattered at the framework's
   // granularity, each collective priced with the algorithms NCCL has for it (ring only).
-  const bool zero3 = plan.zero_stage >= 3 && !plan.use_distributed_optimizer &&
+  // FSDP's SHARD_GRAD_OP (ZeRO-2) takes the same per-unit path, gathering each unit once a
+  // micro-batch (FrameworkEntry::zero2_gathers_per_unit).
+  const bool unit_zero2 = plan.zero_stage == 2 && framework.zero2_gathers_per_unit.value;
+  const bool zero3 = (plan.zero_stage >= 3 || unit_zero2) && !plan.use_distributed_optimizer &&
                      framework.zero3_gather_unit.value != GatherUnit::whole_stage;
   auto sharded_comm = [&](CollectiveKind kind, CommGroup group, double bytes) {
     return zero3 && framework.sharded_collectives_ring_only.value && cost.ring_collective
@@ -577,8 +580,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // weights (FSDP with PP); on the DP stream, prefetched under the compute. DeepSpeed's
       // recomputed forward fetches its sub-modules again, and their backward once more unless
       // the reuse distance keeps them (zero3_max_reuse_distance).
-      const int per_microbatch = p > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
-                                       : framework.zero3_gathers_per_microbatch.value;
+      const int per_microbatch = plan.zero_stage == 2 ? 1
+                                 : p > 1             ? framework.zero3_gathers_per_microbatch_with_pp.value
+                                                     : framework.zero3_gathers_per_microbatch.value;
       const double reuse = framework.zero3_max_reuse_distance.value;
       // The list collectives launch one copy per rank of the group from the host.
       const double copies_s = framework.zero3_list_collectives.value ? dp_total * launch_s : 0.0;
@@ -634,7 +638,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.sharded_state_comm_s = gathers * gather.time_s;
       sc.sharded_state_comm_bytes = gathers * gather.tier_bytes;
     }
-    if ((plan.zero_stage == 1 || plan.zero_stage == 2) && !plan.use_distributed_optimizer && dp_total > 1) {
+    if ((plan.zero_stage == 1 || (plan.zero_stage == 2 && !zero3)) && !plan.use_distributed_optimizer && dp_total > 1) {
       // DeepSpeed ZeRO-1/2 update only their shard of the weights, and the step ends by
       // all-gathering the updated 16-bit weights (stage_1_and_2.py all_gather_dp_groups)
       // before the next forward may start: nothing hides it.

@@ -176,3 +176,31 @@ TEST_CASE("validate infers deepspeed-2021 for DeepSpeed rows of 2021 and the pap
   run.notes = "ZeRO-3";
   CHECK(scenario_for_run(run, options).plan.framework == Framework::deepspeed);
 }
+
+// PyTorch torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP: "unshards before the
+// forward, does not reshard them after the forward, and only reshards them after the backward";
+// each unit's gradients are reduce-scattered by its post-backward hook (NCCL: ring only), and no
+// gather follows the step. DeepSpeed's ZeRO-2 keeps whole weights and gathers after the step.
+TEST_CASE("FSDP SHARD_GRAD_OP gathers each unit once a micro-batch and reduce-scatters per unit; no gather after "
+          "the step",
+          "[framework][zero3]") {
+  Fixture fx;
+  fx.scenario.plan.zero_stage = 2;
+  fx.scenario.plan.framework = Framework::fsdp;
+  CHECK(framework_entry(Framework::fsdp).zero2_gathers_per_unit.value);
+  const PipelineCosts fsdp = fx.costs();
+  const StageCosts& s = fsdp.stages[0];
+  // 8 layers, the embedding and the head: 10 units, one ring gather each (1 s), 3 micro-batches.
+  CHECK(s.sharded_state_comm_s == Approx(3 * 10 * 1.0));
+  CHECK(s.after_step_comm_s == 0);
+  REQUIRE(s.chunks[0].buckets.size() == 10);
+  for (const GradBucket& b : s.chunks[0].buckets) CHECK(b.time_s == Approx(1.0));  // ring-priced
+  // The other two micro-batches reduce-scatter the same ten units.
+  CHECK(s.microbatch_grad_reduce_s == Approx(2 * 10 * 1.0));
+
+  fx.scenario.plan.framework = Framework::deepspeed;
+  CHECK_FALSE(framework_entry(Framework::deepspeed).zero2_gathers_per_unit.value);
+  const StageCosts ds = fx.costs().stages[0];
+  CHECK(ds.sharded_state_comm_s == 0);
+  CHECK(ds.after_step_comm_s == Approx(100.0));  // the whole stage's 16-bit weights, one gather
+}

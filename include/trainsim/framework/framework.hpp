@@ -54,6 +54,13 @@ struct FrameworkEntry {
   // gathered again for backward.
   Sourced<int> zero3_gathers_per_microbatch;
   Sourced<int> zero3_gathers_per_microbatch_with_pp;  // the same with pipeline parallelism
+  // ZeRO-2 keeps the parameters sharded between steps and gathers them per unit
+  // (zero3_gather_unit) once a micro-batch, before its forward, freeing them after its
+  // backward (PyTorch FSDP's SHARD_GRAD_OP): the ZeRO-3 path with one gather per unit and
+  // micro-batch and per-unit reduce-scatters. false: every rank holds the whole 16-bit weights
+  // and the step ends by all-gathering the updated shards, exposed (DeepSpeed ZeRO-1/2).
+  Sourced<bool> zero2_gathers_per_unit{
+      false, "ZeRO-2 keeps the whole 16-bit weights and all-gathers the updated shards after the step"};
   // Bytes per gradient element in the DP reduction of 16-bit (bf16/fp16) training; 0: by
   // precision as Megatron does (fp32 for bf16, fp16 for fp16).
   Sourced<double> grad_reduce_bytes;
