@@ -36,6 +36,9 @@ AsyncCheckpointSupport framework_async_checkpoint(Framework framework) {
                     "MindSpore save_checkpoint(async_save=True))"};
     case Framework::deepspeed:
       return {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
+    case Framework::bmtrain:
+      return {false, "BMTrain bmt.save gathers the parameters and writes them with torch.save on rank 0, synchronously "
+                     "(bmtrain/store.py @ 0437a5a996)"};
     case Framework::megatron_lm:
     case Framework::deepspeed_2021:
     case Framework::bigscience_megatron_deepspeed:
