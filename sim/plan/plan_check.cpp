@@ -422,7 +422,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   }
   if (pp > 1 && framework.schedules_with_pp.value.empty())
     add("plan.pipeline_model_parallel_size",
-        str(pp) + ", but there is no pipeline parallelism" + in,
+        str(pp) + ", but there is no pipeline parallelism" + in + " (it runs PP 1 only)",
         "pipeline_model_parallel_size 1" + or_frameworks([&](const FrameworkEntry& e) { return runs_schedule(e, plan.schedule); }));
   else if (pp > 1 && !runs_schedule(framework, plan.schedule))
     add("plan.schedule",
