@@ -206,7 +206,7 @@ elseif(CHECK STREQUAL "validate_trends_json_lists_unsupported_rows_and_exact_gro
       endif()
     endforeach()
   endforeach()
-  expect_equal("${unsupported}" 36 "rows naming what they need")
+  expect_equal("${unsupported}" 25 "rows naming what they need")
 
 elseif(CHECK STREQUAL "validate_hardware_dir_copy_refits_one_family_only")
   # The README's refit procedure: vary one key in a copy of hardware/, validate against it.
