@@ -204,7 +204,7 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
                            : static_cast<double>(plan.global_batch_size) * plan.seq_length;
   in.samples_per_step = plan.global_batch_size;
   in.num_devices = scenario.num_devices;
-  in.peak_flops_per_device = scenario.hardware.device.peak_flops_bf16;
+  in.peak_flops_per_device = mfu_peak_flops(scenario.hardware.device, plan.precision);
   for (const auto& s : result.memory.stages) in.stage_peak_memory_bytes.push_back(s.peak());
   in.report_device_waits = replay_options.full;
   result.metrics = compute_step_metrics(replayed, in);

@@ -23,6 +23,10 @@ double peak_flops(const DeviceSpec& device, Precision precision) {
   return device.peak_flops_bf16;
 }
 
+double mfu_peak_flops(const DeviceSpec& device, Precision precision) {
+  return precision == Precision::fp16 ? peak_flops(device, Precision::fp16) : device.peak_flops_bf16;
+}
+
 double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops) {
   if (flops <= 0) return curve.small;
   const double half = std::max(curve.half_flops, 1.0);

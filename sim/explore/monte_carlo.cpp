@@ -221,7 +221,7 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
       workload.tokens_per_step > 0 ? workload.tokens_per_step : static_cast<double>(plan.global_batch_size) * plan.seq_length;
   in.samples_per_step = plan.global_batch_size;
   in.num_devices = scenario.num_devices;
-  in.peak_flops_per_device = scenario.hardware.device.peak_flops_bf16;
+  in.peak_flops_per_device = mfu_peak_flops(scenario.hardware.device, plan.precision);
   for (const auto& s : memory.stages) in.stage_peak_memory_bytes.push_back(s.peak());
   in.report_device_waits = false;
   p.replay_graph = true;

@@ -953,6 +953,10 @@ FrameworkEntry fsdp() {
       false, "no expert-parallel all-to-all overlap option in torchtitan's job config (pytorch/torchtitan @ "
              "b5bcd76c66 torchtitan/config/configs.py, read for its launch table)"};
   e.async_checkpoint = {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
+  e.megatron_cross_entropy = {false, "llm-foundry's MPT (the FSDP rows, llm_foundry.yaml notes) runs flash-attn's "
+                                     "fused xentropy kernel (loss_fn fused_crossentropy): one pass over the 16-bit "
+                                     "logits, which it keeps (flash_attn/ops/triton/cross_entropy.py "
+                                     "CrossEntropyLossFunction: ctx.save_for_backward(logits, lse, labels))"};
   e.launch = torchtitan_launch();
   return e;
 }
@@ -1178,13 +1182,97 @@ FrameworkEntry mindformers() {
   return e;
 }
 
+// OpenBMB BMTrain as its README's 13B benchmark ran it (2022-03/04): its own ZeRO-3-like sharding
+// of every transformer block (CheckpointBlock), always with activation checkpointing, fp16, one
+// NCCL communicator over all ranks, no tensor or pipeline parallelism.
+FrameworkEntry bmtrain() {
+  constexpr const char* kBmt = "OpenBMB/BMTrain @ 0437a5a996 (2022-04-07, after 0.1.2)";
+  const auto bmt = [&](const std::string& where) { return std::string(kBmt) + " " + where; };
+  const std::string no_pipeline = bmt("bmtrain/ has no pipeline module (no pipeline parallelism at this commit)");
+  FrameworkEntry e;
+  e.id = Framework::bmtrain;
+  e.name = "bmtrain";
+  e.versions = std::string(kBmt) +
+               ": CheckpointBlock / TransformerBlockList (bmtrain/block_layer.py), AdamOptimizer with loss scaling "
+               "(bmtrain/optim/adam.py; its inf/nan check over the gradients is not priced)";
+  e.grad_bucket_params = {0, bmt("bmtrain/block_layer.py CheckpointBlockContext.exit: one nccl.reduceScatter of the "
+                                 "block's flat gradient buffer per CheckpointBlock (one transformer layer)")};
+  e.param_persistence_threshold = {0, bmt("bmtrain/block_layer.py CheckpointBlock: every parameter of the block is "
+                                          "partitioned into its flat storage; those outside blocks are "
+                                          "DistributedParameters gathered at each use (bmtrain/parameter.py OpAllGather)")};
+  e.prefetch_bucket_params = {
+      0, bmt("bmtrain/synchronize.py wait_loader: CheckpointBlockContext.enter first synchronizes the host on "
+             "config['load_event'], recorded on the calc stream at the previous block's enter, then issues its "
+             "all-gather on config['load_stream']: one block ahead")};
+  e.zero3_gather_unit = {GatherUnit::layer,
+                         bmt("bmtrain/block_layer.py TransformerBlockList of CheckpointBlock, one per transformer "
+                             "layer (example/models/gpt.py); CheckpointBlockContext.enter: nccl.allGather of the "
+                             "block's flat storage into a full-size buffer")};
+  e.zero3_gathers_per_microbatch = {
+      2, bmt("bmtrain/block_layer.py OpTransformerBlockList.forward: block_ctx.enter(), the block, block_ctx.exit() "
+             "(releases the parameters); OpTransformerBlockList.backward: block_ctx.enter() again")};
+  e.zero3_gathers_per_microbatch_with_pp = {2, no_pipeline};
+  e.grad_reduce_bytes = {2, bmt("bmtrain/block_layer.py CheckpointBlockContext.enter: _grad_buffer = "
+                                "storage_type(val['total']), the parameters' own dtype (fp16); exit: "
+                                "nccl.reduceScatter(_grad_buffer, local_param.grad.storage(), 'sum')")};
+  e.blocking_p2p = {false, no_pipeline};
+  e.max_zero_stage_with_pp = {-1, no_pipeline};
+  e.sharded_collectives_ring_only = {
+      true, std::string(kNccl) + "; BMTrain calls ncclAllGather / ncclReduceScatter through its own bindings "
+                                 "(bmtrain/nccl/__init__.py)"};
+  e.softmax_batch_per_block_from_heads = {false, bmt("no Megatron fused softmax: the model code's torch.nn.Softmax "
+                                                     "(example/layers/attention.py)")};
+  e.bf16_grad_fold_bytes_per_param = {0, bmt("fp16 only (bf16 came with 1.0.0, docs/UPDATE_1.0.0.md)")};
+  e.grad_reduce_after_pipeline = {false, no_pipeline};
+  e.p2p_partitioned_over_tp = {false, no_pipeline};
+  e.sharded_grad_pass_bytes_per_param = {
+      2, bmt("bmtrain/block_layer.py CheckpointBlockContext.enter with gradients enabled (the backward): the "
+             "block's unsharded fp16 gradient buffer is allocated and .zero_()ed, 2 bytes written per parameter "
+             "each micro-batch; exit adds an earlier micro-batch's gradient to the rank's partition only")};
+  e.zero3_max_reuse_distance = {0, bmt("bmtrain/block_layer.py OpTransformerBlockList.backward: each block is "
+                                       "entered once, its recomputed forward and its backward inside that gather")};
+  e.zero3_list_collectives = {false, bmt("bmtrain/block_layer.py: nccl.allGather(storage, buffer) and "
+                                         "nccl.reduceScatter(buffer, storage) on flat storages, no per-rank lists")};
+  e.zero3_blocking_fetch = {
+      false, bmt("bmtrain/synchronize.py wait_loader synchronizes the host on an event of the calc stream (the "
+                 "previous block's start), not the device: each block's gather still runs under the block before "
+                 "it, as a one-unit-ahead prefetch")};
+  e.schedules_with_pp = {{}, no_pipeline};
+  e.distributed_optimizer = {false, bmt("no Megatron distributed optimizer: the optimizer steps each rank's "
+                                        "partition of the blocks (plan.zero_stage 3)")};
+  e.zero_stages = {{3}, bmt("bmtrain/block_layer.py CheckpointBlock shards every block's parameters, gradients and "
+                            "optimizer state; no zero_level setting before 0.1.7 (its README: 2022/06/14 0.1.7, "
+                            "'ZeRO-2 optimization is supported')")};
+  e.context_parallel = {false, bmt("no sequence or context parallelism")};
+  e.grad_buffer_bytes = {2, bmt("bmtrain/block_layer.py CheckpointBlockContext.exit: the rank's gradient "
+                                "partition local_param.grad = storage_type(partition_size), the parameters' fp16")};
+  e.reduce_buffers_zero3 = {0, bmt("reduce-scatters the block's own gradient buffer: no bucket buffers")};
+  e.gathered_units_in_flight = {2, bmt("the block computing and the next one gathered (wait_loader: one block "
+                                       "ahead)")};
+  e.unsharded_grad_bytes_per_param = {
+      2, bmt("bmtrain/block_layer.py: the block's fp16 gradient buffer (enter) lives until its reduce-scatter "
+             "on the load stream ends (exit: record_stream(config['load_stream']))")};
+  e.optimizer_offload = {false, bmt("bmtrain/optim/adam_offload.py AdamOffloadOptimizer exists (fp16 gradients to "
+                                    "the host, CPU Adam, fp16 parameters back) but its copies are not read yet: "
+                                    "plan_check refuses plan.offload_optimizer on this entry")};
+  e.sharded_param_gather_bytes = {2, bmt("the block's flat fp16 storage is gathered")};
+  e.megatron_cross_entropy = {
+      false, bmt("bmtrain/loss/cross_entropy.py FusedCrossEntropy: one kernel (csrc/cuda/cross_entropy.cu) reads the "
+                 "fp16 logits and writes an fp16 softmax kept for the backward, whose kernel updates it in place")};
+  e.async_checkpoint = {false, bmt("bmtrain/store.py bmt.save: gathers the parameters and writes them with "
+                                    "torch.save on rank 0, synchronously")};
+  e.moe_expert_parallel_comm_overlap = {false, bmt("no mixture-of-experts layers at this commit")};
+  e.launch = {};  // launched by torchrun with the user's own script: no launcher arguments
+  return e;
+}
+
 }  // namespace
 
 const std::vector<FrameworkEntry>& framework_table() {
   static const std::vector<FrameworkEntry> table = {megatron_core(),  megatron_lm(),   deepspeed(),
                                                       fsdp(),           mindspeed(),     deepspeed_2021(),
                                                       bigscience_megatron_deepspeed(), nemo(),
-                                                      mindformers()};
+                                                      mindformers(),   bmtrain()};
   return table;
 }
 
@@ -1243,6 +1331,8 @@ const char* to_string(Framework framework) {
       return "nemo";
     case Framework::mindformers:
       return "mindformers";
+    case Framework::bmtrain:
+      return "bmtrain";
   }
   return "?";
 }
@@ -1318,6 +1408,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("fp8_linear_inputs_kept_in_fp8", e.fp8_linear_inputs_kept_in_fp8.source);
     add("transformer_engine_linears", e.transformer_engine_linears.source);
     add("async_checkpoint", e.async_checkpoint.source);
+    add("megatron_cross_entropy", e.megatron_cross_entropy.source);
   }
   return out;
 }

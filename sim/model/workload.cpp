@@ -260,7 +260,8 @@ constexpr int kCrossEntropyForwardKernels = 20;
 // flash-attn's fused xentropy kernel (its loss_fn fused_crossentropy; llm_foundry.yaml notes),
 // one pass reading the 16-bit logits forward and reading them and writing their gradient in
 // backward, priced as one elementwise pass over them.
-bool runs_megatron_cross_entropy(Framework framework) { return framework != Framework::fsdp; }
+// The framework entry says which (megatron_cross_entropy): BMTrain's fused kernel is the latter too.
+bool runs_megatron_cross_entropy(Framework framework) { return framework_entry(framework).megatron_cross_entropy.value; }
 
 // The loss op over `tokens` x `v_local` logits. Megatron's keeps the fp32 softmax (4 bytes per
 // logit, ctx.save_for_backward(exp_logits, ...)); flash-attn's xentropy keeps its 16-bit input

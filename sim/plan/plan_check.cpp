@@ -420,7 +420,11 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
               return contains(e.zero_stages.value, plan.zero_stage) && plan.zero_stage <= e.max_zero_stage_with_pp.value;
             }));
   }
-  if (pp > 1 && !runs_schedule(framework, plan.schedule))
+  if (pp > 1 && framework.schedules_with_pp.value.empty())
+    add("plan.pipeline_model_parallel_size",
+        str(pp) + ", but there is no pipeline parallelism" + in + " (it runs PP 1 only)",
+        "pipeline_model_parallel_size 1" + or_frameworks([&](const FrameworkEntry& e) { return runs_schedule(e, plan.schedule); }));
+  else if (pp > 1 && !runs_schedule(framework, plan.schedule))
     add("plan.schedule",
         std::string(to_string(plan.schedule)) + " with PP > 1 is not a schedule" + in + " (it runs " +
             schedules_text(framework.schedules_with_pp.value) + ")",

@@ -46,7 +46,8 @@ namespace {
 //  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions, and
 //    [vocab=50257 (NeMo GPT-2 BPE)] for NeMo GPT3 rows without a vocabulary (see below)
 //  - [framework=...]: from the source's own words (id, group, notes, source), first match:
-//    MindSpeed / ModelLink -> mindspeed; DeepSpeed in 2021 (the source says 2021, or the
+//    MindSpeed / ModelLink -> mindspeed; MindFormers / MindSpore -> mindformers; BMTrain's own rows of
+//    its README table (notes 'Framework: OpenBMB BMTrain') -> bmtrain; DeepSpeed in 2021 (the source says 2021, or the
 //    ZeRO-3 rows of narayanan21-) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
 //    and 0.6.0, 2021-11 and 2022-01); BigScience (its own Megatron-DeepSpeed fork, 2022) ->
 //    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; NeMo performance-summary
@@ -98,6 +99,9 @@ Framework infer_framework(const MeasuredRun& run) {
   auto says = [&](const char* word) { return contains(text, word); };
   if (says("mindspeed") || says("modellink")) return Framework::mindspeed;
   if (says("mindformers") || says("mindspore")) return Framework::mindformers;
+  // BMTrain's README table: its own rows say "Framework: OpenBMB BMTrain"; its DeepSpeed rows,
+  // "Framework: DeepSpeed + Megatron", fall to deepspeed below.
+  if (says("framework: openbmb bmtrain")) return Framework::bmtrain;
   const bool paper_zero3 = run.id.rfind("narayanan21-", 0) == 0 && run.zero && *run.zero == 3;
   if (paper_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
   if (says("bigscience") || says("bigsci-")) return Framework::bigscience_megatron_deepspeed;
@@ -310,12 +314,6 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
        "kernels on one hardware queue cost the compute"},
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
-      // BMTrain's README gives "samples per GPU per second": 14.88-29.42 at 512 tokens is 594-1175 TFLOPS
-      // per GPU by 6 x 13e9 x 512 x samples/s, against the V100's 125 peak. The unit cannot be
-      // right, and which one it is (per server, per cluster) is not said.
-      {M::group, "bmtrain-13B-32xV100-zero-stage-vs-mp",
-       "a throughput unit that can be right (the README's 'samples per GPU per second' is 594-1175 TFLOPS per "
-       "V100 of 125 peak), the batch per GPU, and a V100 hardware file"},
       // The 02-20 tables' shape can be derived from the source (trends.yaml notes: NHIDDEN 14400,
       // NHEADS 96, NLAYERS from the logged TFLOPs) and is held back. DeepSpeed's pipeline engine
       // is priced (framework.cpp: TrainSchedule's 1F1B order, blocking partitioned sends, the DP
@@ -359,6 +357,7 @@ const char* to_string(AcceleratorFamily family) {
     case AcceleratorFamily::h100: return "H100";
     case AcceleratorFamily::b200: return "B200";
     case AcceleratorFamily::ascend_910b: return "910B";
+    case AcceleratorFamily::v100: return "V100";
     case AcceleratorFamily::unknown: return "other";
   }
   return "other";
@@ -369,6 +368,7 @@ AcceleratorFamily family_of(const std::string& accelerator) {
   if (contains(accelerator, "H100")) return AcceleratorFamily::h100;
   if (contains(accelerator, "B200")) return AcceleratorFamily::b200;
   if (contains(accelerator, "910B")) return AcceleratorFamily::ascend_910b;
+  if (contains(accelerator, "V100")) return AcceleratorFamily::v100;
   return AcceleratorFamily::unknown;
 }
 
@@ -383,7 +383,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   const AcceleratorFamily family = family_of(run.accelerator);
   if (family == AcceleratorFamily::unknown) {
     throw ConfigError(problem(run, "hardware.accelerator", "no hardware file for '" + run.accelerator + "'",
-                              "an A100, H100, B200 or Ascend 910B run"));
+                              "an A100, H100, B200, Ascend 910B or V100 run"));
   }
   Scenario s;
   s.name = run.id;
@@ -1323,6 +1323,8 @@ const char* hardware_file_of(AcceleratorFamily family) {
     case AcceleratorFamily::h100: return "h100-80gb.yaml";
     case AcceleratorFamily::b200: return "b200.yaml";
     case AcceleratorFamily::ascend_910b: return "ascend-910b3.yaml";
+    // DGX-1 class, 32 GB (the BMTrain trend rows; no V100 run is in the calibration set).
+    case AcceleratorFamily::v100: return "v100-32gb.yaml";
     case AcceleratorFamily::unknown: return "";
   }
   return "";

@@ -11,3 +11,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/deepspeed_train_
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/offload_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fsdp_mixed_precision_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mindformers_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bmtrain_test.cpp)

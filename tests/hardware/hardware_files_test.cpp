@@ -118,7 +118,8 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
   };
   for (const Pair& p : {Pair{"ascend-910b1.yaml", "ascend-910b3.yaml"}, Pair{"ascend-910b2.yaml", "ascend-910b3.yaml"},
                         Pair{"ascend-910b4.yaml", "ascend-910b3.yaml"}, Pair{"h800.yaml", "h100-80gb.yaml"},
-                        Pair{"a100-40gb.yaml", "a100-80gb.yaml"}, Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"}}) {
+                        Pair{"a100-40gb.yaml", "a100-80gb.yaml"}, Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"},
+                        Pair{"v100-32gb.yaml", "a100-80gb.yaml"}}) {
     const HardwareSpec child = load(p.child);
     const HardwareSpec parent = load(p.parent);
     for (const auto& key : fittable_keys()) {
@@ -132,10 +133,35 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
 
 TEST_CASE("every value in the new hardware files carries a source", "[hardware]") {
   for (const char* file : {"h800.yaml", "ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b4.yaml", "a100-40gb.yaml",
-                           "jean-zay-a100.yaml"}) {
+                           "jean-zay-a100.yaml", "v100-32gb.yaml"}) {
     INFO(file);
     CHECK(unsourced_keys(file).empty());
   }
   // The check itself: a key without a comment is found.
   CHECK(unsourced_keys("../scenarios/default.yaml").size() > 0);
+}
+
+TEST_CASE("V100 (DGX-1 class): the whitepaper's figures, NVLink 2 per direction, fp16 without bf16 units",
+          "[hardware][v100]") {
+  const HardwareSpec v = load("v100-32gb.yaml");
+  const DeviceSpec& d = v.device;
+  // 640 tensor cores x 64 FMA x 2 x 1530 MHz = 125.3 TFLOPS; 5120 FP32 cores x 2 x 1530 MHz = 15.7.
+  CHECK(d.peak_flops_fp16 == Approx(125e12));
+  CHECK(d.peak_flops_fp16 == Approx(640.0 * 64 * 2 * 1.53e9).epsilon(0.01));
+  CHECK(d.peak_flops_fp32 == Approx(15.7e12));
+  CHECK(d.peak_flops_bf16 == d.peak_flops_fp32);  // no bf16 tensor cores before Ampere
+  CHECK(d.peak_flops_fp8 == 0);
+  CHECK(d.hbm_bandwidth == Approx(900e9));
+  CHECK(d.hbm_bytes == Approx(32480.0 * 1024 * 1024));  // NVML's 34058272768 bytes
+  CHECK(d.compute_units == 80);
+  CHECK(d.gemm.large == Approx(0.90));  // cuBLAS 8192^3 ~101 of 112 TFLOPS (V100 PCIe)
+  // NVLink 2: six links of 25 GB/s per direction; the "300 GB/s" of the datasheet is both directions.
+  CHECK(v.node.link_bandwidth == Approx(6 * 25e9));
+  CHECK(v.node.devices_per_node == 8);
+  CHECK_FALSE(v.node.in_switch_reduction);
+  CHECK(v.cluster.nics_per_node == 4);
+  CHECK(v.cluster.nic_bandwidth == Approx(100e9 / 8));
+  // The A100's calibration values are carried, not refitted, and the registry has no V100 entry.
+  CHECK(d.sustained_compute_fraction == load("a100-80gb.yaml").device.sustained_compute_fraction);
+  for (const auto& f : fit_registry()) CHECK(f.hardware != "v100-32gb.yaml");
 }

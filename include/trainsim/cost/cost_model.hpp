@@ -97,6 +97,9 @@ double inter_node_latency_s(const HardwareSpec& hardware);  // hops x hop latenc
 
 // Compute, pure functions of (op, hardware, precision).
 double peak_flops(const DeviceSpec& device, Precision precision);
+// The peak MFU and HFU divide by: the 16-bit tensor peak of the plan's 16-bit dtype (fp16 on a V100,
+// which has no bf16 units); FP8 runs keep the BF16 peak, as their sources quote MFU.
+double mfu_peak_flops(const DeviceSpec& device, Precision precision);
 // Efficiency of one GEMM of shape m x n x k (2mnk FLOPs) at `peak` FLOP/s (0: the BF16 peak):
 // from its shape when the hardware file gives compute units and a tile (gemm_shape.hpp), else
 // from the device's FLOP curve; times the misalignment factor when n or k is not a multiple of 64.

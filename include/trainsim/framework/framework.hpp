@@ -205,6 +205,11 @@ struct FrameworkEntry {
   // (derive_plan); false: the plan's own value (default none, 16-bit inputs).
   Sourced<bool> fp8_linear_inputs_kept_in_fp8{
       false, "its FP8 Linears are not Transformer Engine's: what they save of their inputs is not read"};
+  // The loss is Megatron's vocab-parallel cross entropy (fp32 softmax kept, its passes priced one by
+  // one, model/workload.cpp); false: one fused kernel over the 16-bit logits, keeping them (or a
+  // 16-bit softmax) for the backward.
+  Sourced<bool> megatron_cross_entropy{
+      true, "priced as Megatron's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py)"};
   // Whether the layers' Linears are Transformer Engine modules (Megatron-Core's TE layer spec):
   // each keeps a 16-bit dummy weight gradient for the step (the memory model's buffers).
   Sourced<bool> transformer_engine_linears{false, "its Linears are not Transformer Engine modules"};

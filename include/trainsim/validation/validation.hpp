@@ -19,7 +19,7 @@
 
 namespace trainsim {
 
-enum class AcceleratorFamily { a100, h100, b200, ascend_910b, unknown };
+enum class AcceleratorFamily { a100, h100, b200, ascend_910b, v100, unknown };
 const char* to_string(AcceleratorFamily family);
 AcceleratorFamily family_of(const std::string& accelerator);
 // The file in hardware/ that prices a family's measured runs ("" for unknown).
