@@ -273,8 +273,10 @@ struct alignas(64) FlatTask {
   bool shared;       // tier 1 with link sharing on: runs as a Flow
   SpanCategory category;
   RankGroup group;
+  std::uint8_t host;    // compute on the host stream: kHostIssues (host time to issue) | kHostSync
   std::uint32_t share;  // a transfer's compute share, in 1/kShareUnits (0: compute, or free)
 };
+constexpr std::uint8_t kHostIssues = 1, kHostSync = 2;
 static_assert(sizeof(FlatTask) == 64);
 
 struct DeviceState {
@@ -317,6 +319,10 @@ struct DeviceState {
   SimTime work_at = 0;
   SimTime compute_end = 0;
   SimTime event_at = -1;
+  // The host stream (Task::host_s): when the device's host has issued everything before the
+  // next compute task, and the compute task waiting for its host to issue it (-1: none).
+  SimTime host_at = 0;
+  std::int32_t host_wait = -1;
 };
 
 // Full: every rank of a stage (instance = task * r + rank); else one rank per stage
@@ -361,6 +367,9 @@ class Replayer {
     if (Full || o.record_spans) arrival_.reset(new SimTime[inst]);
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
+    if (!(g.host_lead_s >= 0 && g.host_lead_s <= 1.0))
+      throw SimError("replay: the host's lead per task must be in [0, 1] s");
+    host_lead_ps_ = round_ps(g.host_lead_s * kPsPerS);
     bool any_shared = false;
     double compute_s = 0, comm_s = 0;  // replay_time_bound_s's sums, taken on the way
     for (int t = 0; t < n_; ++t) {
@@ -381,6 +390,7 @@ class Replayer {
       f.tier = -1;
       f.shared = false;
       f.share = 0;
+      f.host = 0;
       if (f.comm >= 0) {
         if (!(task.compute_share >= 0 && task.compute_share <= 1))
           throw SimError("replay: task " + std::to_string(t) + " has a compute share outside [0, 1]");
@@ -393,6 +403,18 @@ class Replayer {
         comm_s += f.shared ? task.duration_s * kMaxFlowsPerLink : task.duration_s;
       } else {
         compute_s += task.duration_s;
+        if (!(task.host_s >= 0 && task.host_s <= std::numeric_limits<double>::max()))
+          throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite host time");
+        f.host = static_cast<std::uint8_t>((task.host_s > 0 ? kHostIssues : 0) | (task.host_sync ? kHostSync : 0));
+        if (f.host != 0) {
+          // The host stream's waits: at most its issue time and one lead a task.
+          compute_s += task.host_s + g.host_lead_s;
+          if (!host_) {
+            host_ = true;
+            host_ps_.reset(new SimTime[static_cast<std::size_t>(n_)]());
+          }
+          host_ps_[static_cast<std::size_t>(t)] = round_ps(task.host_s * kPsPerS);
+        }
       }
       f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
       f.succ_begin = g.successor_begin[static_cast<std::size_t>(t)];
@@ -497,6 +519,7 @@ class Replayer {
       if (heap_.empty()) break;
       SimTime time = 0;
       const std::int32_t inst = heap_.pop(time);
+      if (host_waiting_ != 0 && host_woke(inst, time)) continue;  // a compute task's host has issued it
       if (interference_ && !compute_done(inst, time)) continue;  // a compute finish moved by a share change
       if (time < now_) time_went_back(time);
       now_ = time;
@@ -676,13 +699,11 @@ class Replayer {
     touch(d);
     SimTime dur = f.duration_ps;
     if (f.comm < 0) {
-      dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
       if (slow_devices_ && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
         dur = round_ps(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
-      if (interference_) {
-        begin_compute(d, inst, dur);
-        return;
-      }
+      if (f.host != 0 && wait_for_host(d, inst, t, f.host, dur)) return;
+      run_compute(d, inst, f, dur);
+      return;
     } else {
       // A transfer of one rank (begin_transfer's work, inline: this is the hot path).
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
@@ -698,6 +719,81 @@ class Replayer {
       }
     }
     push(later(now_, dur), inst);
+  }
+
+  // A compute task runs on its device from now (dur: at the device's speed).
+  [[gnu::always_inline]] void run_compute(int d, std::int32_t inst, const FlatTask& f, SimTime dur) {
+    dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
+    if (interference_) {
+      begin_compute(d, inst, dur);
+      return;
+    }
+    push(later(now_, dur), inst);
+  }
+
+  // --- The host stream (issue 15) ---
+  // Each device's host issues its compute tasks' kernels in the compute stream's order, ahead
+  // of the device: task k is issued from max(when the host issued task k-1, and, at a
+  // synchronization (Task::host_sync), when the device reached task k), for Task::host_s. The
+  // device cannot start a task before the host's first kernel of it (one lead, capped at the
+  // task's host time) nor end it before the host's last: it starts at max(now, issue + lead,
+  // issue end - the task's duration), idle meanwhile (counted as host time). The host's time
+  // is spread evenly over the task's kernels only as far as these two bounds say.
+  // Returns whether the task waits: its start queued as an event (found by host_woke) where
+  // transfers re-time compute, else its end queued past the wait in one event.
+  [[gnu::noinline]] bool wait_for_host(int d, std::int32_t inst, int t, std::uint8_t flags, SimTime dur) {
+    DeviceState& s = dev_[static_cast<std::size_t>(d)];
+    const SimTime h = host_ps_[static_cast<std::size_t>(t)];
+    const SimTime issue = (flags & kHostSync) ? std::max(s.host_at, now_) : s.host_at;
+    s.host_at = later(issue, h);
+    if (h == 0) return false;
+    const SimTime begin = std::max({now_, later(issue, std::min(host_lead_ps_, h)), s.host_at - dur});
+    if (begin <= now_) return false;
+    if (!interference_) {
+      // Nothing re-times compute on this replay: the wait and the task are one event, the
+      // wait's time moved from the task's category to the host's in the account now (touch
+      // adds the whole interval to the task's category when it ends).
+      const SimTime wait = begin - now_;
+      s.compute_ps[static_cast<std::size_t>(SpanCategory::host)] += wait;
+      s.compute_ps[static_cast<std::size_t>(tasks_[static_cast<std::size_t>(t)].category)] -= wait;
+      if (record_spans_) {
+        record_span_now(inst, now_, begin, SpanCategory::host);
+        arrival_[static_cast<std::size_t>(inst)] = begin;
+      }
+      s.compute_category = static_cast<int>(tasks_[static_cast<std::size_t>(t)].category);
+      push(later(begin, dur), inst);
+      return true;
+    }
+    s.host_wait = inst;
+    s.compute_category = static_cast<int>(SpanCategory::host);
+    ++host_waiting_;
+    push(begin, inst);
+    return true;
+  }
+  // Whether a popped event is the end of a compute task's wait for its host: then the task
+  // starts on the device.
+  bool host_woke(std::int32_t inst, SimTime time) {
+    const int t = task_of(inst);
+    const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
+    if (f.comm >= 0 || f.host == 0) return false;
+    const int d = device_of(inst);
+    DeviceState& s = dev_[static_cast<std::size_t>(d)];
+    if (s.host_wait != inst) return false;
+    if (time < now_) time_went_back(time);
+    now_ = time;
+    ++out_.events;
+    s.host_wait = -1;
+    --host_waiting_;
+    touch(d);
+    if (record_spans_) {
+      record_span_now(inst, arrival_[static_cast<std::size_t>(inst)], now_, SpanCategory::host);
+      arrival_[static_cast<std::size_t>(inst)] = now_;
+    }
+    SimTime dur = f.duration_ps;
+    if (slow_devices_ && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
+      dur = round_ps(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
+    run_compute(d, inst, f, dur);
+    return true;
   }
 
   // A transfer runs at the pace of its slowest link (ReplayOptions::link_speed).
@@ -837,12 +933,15 @@ class Replayer {
     return record_span_now(inst, start, end);
   }
   int record_span_now(std::int32_t inst, SimTime start, SimTime end) {
+    return record_span_now(inst, start, end, tasks_[static_cast<std::size_t>(task_of(inst))].category);
+  }
+  int record_span_now(std::int32_t inst, SimTime start, SimTime end, SpanCategory category) {
     const int t = task_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
     Span s;
     s.device = global_rank(device_of(inst));
     s.stream = static_cast<Stream>(f.stream);
-    s.category = f.category;
+    s.category = category;
     s.start = start;
     s.end = end;
     s.task = t;  // micro-batch, chunk and pass are filled in after the run (fill_span_labels)
@@ -1121,6 +1220,10 @@ class Replayer {
   std::vector<double> inv_speed_;
   bool slow_devices_ = false;  // some device_speed is not 1 (the hot path skips the lookup otherwise)
   bool interference_ = false;  // some transfer has a compute share (Task::compute_share)
+  bool host_ = false;          // some compute task has host time or a host synchronization
+  std::unique_ptr<SimTime[]> host_ps_;  // Task::host_s per task (only when host_)
+  SimTime host_lead_ps_ = 0;            // TaskGraph::host_lead_s
+  int host_waiting_ = 0;                // compute tasks waiting for their host as events (host_woke)
   std::vector<double> inv_link_;
   bool slow_links_ = false;
   bool record_spans_ = false;       // ReplayOptions::record_spans
@@ -1156,7 +1259,7 @@ double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options)
   for (const Task& t : graph.tasks) {
     const double d = std::max(0.0, t.duration_s);  // the replay refuses negative durations
     if (kCommKind[static_cast<std::size_t>(t.category)] < 0)
-      compute += d;
+      compute += d + (t.host_s > 0 || t.host_sync ? std::max(0.0, t.host_s) + graph.host_lead_s : 0.0);
     else
       comm += d * (t.tier == 1 && options.share_links ? kMaxFlowsPerLink : 1.0);
   }

@@ -472,6 +472,12 @@ FrameworkEntry megatron_core() {
                                        "transformer/transformer_config.py enable_cuda_graph = False (--enable-cuda-graph "
                                        "wraps TransformerLayer in CUDA graphs only when set; the weak-scaling runs of "
                                        "the README table do not name it)")};
+  e.loss_check_syncs_host = {
+      true, at(kMcore, "pretrain_gpt.py loss_func: with args.check_for_nan_in_loss_and_grad (arguments.py "
+                       "--no-check-for-nan-in-loss-and-grad, store_false: on by default) each micro-batch's loss goes "
+                       "through rerun_state_machine.validate_result(rejection_func=torch.isnan), whose `if "
+                       "result_rejected:` reads a device tensor on the host (earlier versions: `assert not "
+                       "loss.isnan()`)")};
   // --optimizer-cpu-offload (ADLR/megatron-lm!2526, 60007c93d3, 2025-02-14).
   e.optimizer_offload = {true, at(kMcore,
                                   "optimizer/__init__.py: config.optimizer_cpu_offload wraps the optimizer in "
@@ -579,6 +585,9 @@ FrameworkEntry megatron_lm() {
                                "Narayanan et al. 2021, Section 4.1, scatter/gather communication optimization"};
   e.async_checkpoint = {false, "Megatron-LM 2021-22 megatron/checkpointing.py save_checkpoint: torch.save, "
                                "synchronously (--async-save came with Megatron-Core's distributed checkpointing)"};
+  e.loss_check_syncs_host = {false, "Megatron-LM 2021-22 pretrain_gpt.py loss_func averages the loss on the device "
+                                    "(average_losses_across_data_parallel_group); the NaN check on the host came "
+                                    "with check_for_nan_in_loss_and_grad in 2023"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -966,6 +975,8 @@ FrameworkEntry mindspeed() {
   FrameworkEntry e = megatron_core();
   e.id = Framework::mindspeed;
   e.name = "mindspeed";
+  e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
+                                    "none (the host runs ahead across micro-batches)"};
   e.versions = "MindSpeed (Ascend) over Megatron-Core";
   e.sharded_collectives_ring_only = {false,
                                      "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
@@ -1010,6 +1021,8 @@ FrameworkEntry nemo() {
   FrameworkEntry e = megatron_core();
   e.id = Framework::nemo;
   e.name = "nemo";
+  e.loss_check_syncs_host = {false, "NeMo's loss reduction (MaskedTokenLossReduction) not checked for a host read "
+                                    "of the loss: counted as none (the host runs ahead across micro-batches)"};
   e.versions = std::string("NeMo 24.07 (NeMo 1.x) over Megatron-Core, ") + kApex;
   e.optimizer_offload = {false, std::string(kApex) +
                                     " DistributedFusedAdam keeps its state buckets on the device; the Megatron-Core "
@@ -1393,6 +1406,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("unsharded_grad_bytes_per_param", e.unsharded_grad_bytes_per_param.source);
     add("host_dispatch_per_kernel_s", e.host_dispatch_per_kernel_s.source);
     add("layers_graph_captured", e.layers_graph_captured.source);
+    add("loss_check_syncs_host", e.loss_check_syncs_host.source);
     add("reuse_fp32_param_saved_bytes", e.reuse_fp32_param_saved_bytes.source);
     add("optimizer_offload", e.optimizer_offload.source);
     add("sharded_param_gather_bytes", e.sharded_param_gather_bytes.source);

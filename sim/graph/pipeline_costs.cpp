@@ -618,14 +618,16 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       }
       sc.sharded_state_comm_s = m * per_mb.time_s;
       sc.sharded_state_comm_bytes = m * per_mb.tier_bytes;
-      // Blocking fetches: the device waits for the host at every sub-module, which the task
-      // graph prices as host-bound time (the host's span beyond the item's compute).
+      // Blocking fetches: the device waits for the host at every sub-module, which the replay
+      // prices as host-bound time (the host's span beyond the item's compute, issued from when
+      // the device reaches the pass: ChunkCosts::host_waits_device).
       for (int c = 0; c < v; ++c) {
         const Zero3Exposure& e = exposed[static_cast<std::size_t>(c)];
         if (e.forward_s + e.recompute_s + e.backward_s <= 0) continue;
         ChunkCosts& chunk = sc.chunks[static_cast<std::size_t>(c)];
         chunk.host_forward_s = std::max(chunk.host_forward_s, chunk.forward_s + e.forward_s);
         chunk.host_backward_s = std::max(chunk.host_backward_s, chunk.backward_s() + e.recompute_s + e.backward_s);
+        chunk.host_waits_device = true;
       }
     } else if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
       // 16-bit parameters; plan.fp8_param_gather's FP8 GEMM weights in FP8 (cost_model.hpp).
@@ -703,6 +705,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
   }
   costs.p2p_exchange = p2p_exchange(plan, framework, v);
+  // The host stream: after catching up with the device the host issues one kernel (its
+  // dispatch and the driver's launch; one graph launch for captured layers) before the device
+  // has work again.
+  costs.host_lead_s = layer_host_time(1, launch_s, framework).forward_s;
+  costs.loss_syncs_host = framework.loss_check_syncs_host.value;
   // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.
   if (p > 1 && framework.grad_reduce_after_pipeline.value) costs.overlap_grad_reduce = false;
   return costs;

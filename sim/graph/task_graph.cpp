@@ -143,6 +143,7 @@ class Builder {
     out_.dp = costs.dp;
     out_.ep = costs.ep;
     out_.ranks_per_stage = costs.ranks_per_stage();
+    out_.host_lead_s = costs.host_lead_s;
     vstage_ = virtual_stages(costs);
     vstages_ = pipeline_length(costs.schedule, p_, v_);
     around_ = neighbours(costs);
@@ -240,6 +241,7 @@ class Builder {
     IdList pair_head;   // an F&B pair: what its first item waited for (its collectives wait for it too)
     IdList pair_exits;  // an F&B pair: the first item's exits, joined to the second's
     IdList pair_own;    // an F&B pair: the first item's exits but its paired all-to-alls
+    bool sync_next = false;  // the next item is issued after a host synchronization
     std::vector<int>& pieces = pieces_;  // scratch reused across items
     stage_buckets_.clear();
 
@@ -297,12 +299,6 @@ class Builder {
       auto [compute, host, freed] = item_work(cc, w.kind);
       if (opens_pair || closes_pair) compute += pair_slowdown_s(costs_, cc, w.kind);
       const SpanCategory cat = is_forward ? SpanCategory::forward : SpanCategory::backward;
-      if (host > compute) {  // host-bound: the device idles while kernels are dispatched
-        const int id = add_id(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::host, w.kind, host - compute);
-        edges_from(head, id);
-        head.set(id);
-        if (first_compute < 0) first_compute = id;
-      }
 
       // The compute itself; the last backward of a chunk is cut into one piece per
       // gradient bucket so each bucket's reduction can start when its gradients exist.
@@ -314,12 +310,14 @@ class Builder {
         for (const auto& b : cc.buckets) total += b.bytes;
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
           const double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / cc.buckets.size();
-          pieces.push_back(add_id(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share));
+          add_new(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share).host_s = host * share;
+          pieces.push_back(last_id());
         }
         first_piece = pieces.front();
         last_piece = pieces.back();
       } else {
-        first_piece = last_piece = add_id(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute);
+        add_new(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute).host_s = host;
+        first_piece = last_piece = last_id();
       }
       if (is_forward) tasks_[static_cast<std::size_t>(first_piece)].memory_delta_bytes = cc.activation_bytes;
       if (!is_forward) tasks_[static_cast<std::size_t>(last_piece)].memory_delta_bytes = -freed;
@@ -327,6 +325,11 @@ class Builder {
       if (bucket_split)
         for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
       if (first_compute < 0) first_compute = first_piece;
+      if (cc.host_waits_device) tasks_[static_cast<std::size_t>(first_piece)].host_sync = true;
+      // The loss check after the last virtual stage's forward (PipelineCosts::loss_syncs_host):
+      // the host issues the next item only once the device has finished that forward.
+      if (sync_next) tasks_[static_cast<std::size_t>(first_compute)].host_sync = true;
+      sync_next = costs_.loss_syncs_host && is_forward && vstage(s, w.chunk) == vstages_ - 1;
       it.entry.set(first_compute);
       // Both inputs of a pair arrive before any of it starts (the reference waits for both
       // receives, then runs the pair): each item's input also gates the other's tasks.
@@ -424,7 +427,11 @@ class Builder {
     before_optimizer.insert(before_optimizer.end(), stage_buckets_.begin(), stage_buckets_.end());
     add_tied_embedding_allreduce(s, before_optimizer);
     if (sc.optimizer_s > 0) {
-      const int id = add_id(s, -1, -1, Stream::compute, SpanCategory::optimizer, WorkKind::forward, sc.optimizer_s);
+      // The host catches up with the device before the step: the gradient norm for clipping is
+      // read on the host (Megatron's clip_grads.py get_grad_norm_fp32: total_norm.item(); the
+      // mixed-precision optimizers' found_inf check likewise).
+      add_new(s, -1, -1, Stream::compute, SpanCategory::optimizer, WorkKind::forward, sc.optimizer_s).host_sync = true;
+      const int id = last_id();
       edges_from(before_optimizer, id);
       before_optimizer = {id};
     }
@@ -663,6 +670,19 @@ class Builder {
       for (int e : item_at(s, in.post_recv).exit) post.emplace_back(e, recv_id);
     if (in.wait_recv != cpos)
       for (int n : item_at(s, in.wait_recv).entry) edge(recv_id, n);
+    // Megatron's blocking exchange ends with torch.cuda.synchronize() (p2p_communication.py
+    // _communicate: `if config.batch_p2p_comm and config.batch_p2p_sync`, batch_p2p_sync on by
+    // default; Megatron-LM 2021-22 unconditionally): the host issues the items that wait for it
+    // only once the device is there. (The overlapped path never reaches it.)
+    if (costs_.p2p_exchange == P2pExchange::blocking) {
+      if (out.wait_send >= 0) sync_host(item_at(ps, out.wait_send));
+      sync_host(item_at(s, in.wait_recv));
+    }
+  }
+  // Entry tasks are the item's first compute task and the collectives that start with it;
+  // the replay reads host_sync on compute tasks only.
+  void sync_host(const ItemTasks& it) {
+    for (int n : it.entry) tasks_[static_cast<std::size_t>(n)].host_sync = true;
   }
 
   const PipelineCosts& costs_;
@@ -719,11 +739,9 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
       const ChunkCosts& cc = sc.chunks[static_cast<std::size_t>(w.chunk)];
       const bool forward = w.kind == WorkKind::forward;
       const bool weight = w.kind == WorkKind::backward_weight;
-      const ItemWork work = item_work(cc, w.kind);
       const int vs = vstage[static_cast<std::size_t>(s) * v + w.chunk];
       n += loads_data(sc, w, vs, vstages);
       n += !forward && !weight && cc.recompute_s > 0;
-      n += work.host > work.compute;
       const bool split =
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs.overlap_grad_reduce;
       n += split ? 2 * static_cast<std::int64_t>(cc.buckets.size()) : 1;  // pieces and their reductions
@@ -749,8 +767,11 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
   double compute = 0, comm = 0, data = 0;
   for (const StageCosts& sc : costs.stages) {
     for (const ChunkCosts& cc : sc.chunks) {
+      // The host stream's waits: its issue time and one lead per task that issues or syncs (an
+      // item's F, B, W and loading; each gradient bucket's piece).
       compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
-                      sc.data_per_microbatch_s);
+                      sc.data_per_microbatch_s + 4 * costs.host_lead_s) +
+                 static_cast<double>(cc.buckets.size()) * costs.host_lead_s;
       data += m * sc.data_per_microbatch_s;
       const double collectives = (cc.tp_forward_s + cc.tp_backward_s) * (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
                                  (cc.cp_forward_s + cc.cp_backward_s + cc.cp_hidden_forward_s + cc.cp_hidden_backward_s) *
@@ -761,7 +782,7 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
       if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way
       for (const GradBucket& b : cc.buckets) comm += b.time_s * dp_share;
     }
-    compute += sc.data_s + sc.optimizer_s;
+    compute += sc.data_s + sc.optimizer_s + 2 * costs.host_lead_s;
     data += sc.data_s;
     comm += (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s + sc.after_step_comm_s) * dp_share;
   }

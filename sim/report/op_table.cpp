@@ -133,6 +133,20 @@ std::string format_op_table(const OpTable& table) {
       out += line;
     }
   }
+  // The host stream: the host issues the passes ahead of the device; where its time is the
+  // larger, the device waits for it (the replay's host time).
+  double device = 0, host = 0;
+  for (const auto& layer : table.layers) {
+    device += layer.count * (layer.forward_s() + layer.backward_s() + layer.comm_s());
+    host += layer.count * (layer.host_forward_s + layer.host_backward_s);
+  }
+  std::snprintf(line, sizeof line,
+                "\nall layers, one micro-batch forward and backward: device %s ms (collectives included), host %s ms: "
+                "%s\n",
+                ms(device).c_str(), ms(host).c_str(),
+                host > device ? "host-bound (the device waits for the host's dispatch)"
+                              : "device-bound (the host issues ahead of the device)");
+  out += line;
   return out;
 }
 

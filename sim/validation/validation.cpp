@@ -306,12 +306,20 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // Not priced: no measurement of what a waiting P2P kernel costs the compute, nor of the
       // ordering it forces. A per-pass constant fitted to these rows would be a per-row fudge,
       // so they stay listed.
+      // Not the host either (checked with the replay's host stream, issue 15, 2026-12-01): one
+      // 1.5B layer's pass issues 10 kernels, 0.12 ms forward and 0.24 ms backward of dispatch and
+      // launch (`trainsim ops`: 12.2 us a kernel), against 4.0 and 8.1 ms of device time at
+      // micro batch 6; the host runs ahead of the device (no synchronization per chunk pass on
+      // the overlapped path), and even a synchronization before every pass would expose one
+      // kernel's lead (12 us), not 0.35-0.5 ms. Counting Megatron's unfused kernels (some 25 a
+      // layer forward) would not reach it either (0.3 ms of host against 4 ms of device).
       {M::schedule, "1F1B-I",
        "what interleaving with one layer per chunk costs per chunk pass beyond its passes and transfers: the paper's "
        "Megatron fork overlaps the exchanges (overlap_p2p_comm; no torch.cuda.synchronize on that path) under "
        "CUDA_DEVICE_MAX_CONNECTIONS=1; replayed so, the 14.6B rows are 13% fast and out of the measured order (the 1.5B "
        "ones within 1.3%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m: what waiting P2P "
-       "kernels on one hardware queue cost the compute"},
+       "kernels on one hardware queue cost the compute (not the host: a layer pass's dispatch, 0.12/0.24 ms, runs "
+       "ahead of its 4/8 ms of device time, with no synchronization per pass on that path)"},
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
       // The 02-20 tables' shape can be derived from the source (trends.yaml notes: NHIDDEN 14400,

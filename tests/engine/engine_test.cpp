@@ -286,8 +286,13 @@ TEST_CASE("Each stage's breakdown adds up to the step time", "[engine][metrics]"
                            b.host_s;
         CHECK(sum == Approx(m.step_time_s).epsilon(1e-9));
         CHECK(b.recompute_s == Approx(8 * 3e-4 * v * (1.0)).epsilon(1e-9));
-        CHECK(b.host_s == Approx(8 * v * 0.5 * (kTf / v)).epsilon(1e-9));
+        // The host stream runs ahead of the device (no synchronization here): each forward's
+        // host time beyond its compute is waited for at most once, less where the host got
+        // ahead during the stage's waits for its inputs.
+        CHECK(b.host_s <= 8 * v * 0.5 * (kTf / v) * (1 + 1e-9));
       }
+      // The first stage waits for its first forward's issue: the host starts with the step.
+      CHECK(m.stages[0].host_s >= 0.5 * (kTf / v) * (1 - 1e-9));
       CHECK(m.stages[0].data_s == Approx(1e-3));
     }
   }

@@ -75,7 +75,11 @@ struct Fixture {
   }
   PipelineCosts costs() const { return build_pipeline_costs(scenario, workload, linear_prices(), memory); }
   double step_s(bool full) const {
-    const PipelineCosts c = costs();
+    PipelineCosts c = costs();
+    // The device's closed form: no host stream (tests/engine/host_stream_test.cpp prices it).
+    c.host_lead_s = 0;
+    for (auto& st : c.stages)
+      for (auto& cc : st.chunks) cc.host_forward_s = cc.host_backward_s = 0;
     ReplayOptions options;
     options.full = full;
     options.record_spans = false;

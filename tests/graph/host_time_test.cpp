@@ -75,6 +75,8 @@ TEST_CASE("trainsim ops on GPT-3 1.3B: the host time per op stays while the devi
   CHECK(one.layers[0].host_forward_s < one.layers[0].forward_s());  // not host-bound at s = 2048 even at mbs 1
   const std::string text = format_op_table(one);
   CHECK(text.find("host_fwd") != std::string::npos);
+  // The summary says which side bounds one micro-batch: here the device's kernels.
+  CHECK(text.find("device-bound (the host issues ahead of the device)") != std::string::npos);
   CHECK(op_table_csv(one).find(",host_forward_s,host_backward_s\n") != std::string::npos);
   CHECK(op_table_json(one)["layers"][0]["host_forward_s"].get<double>() == one.layers[0].host_forward_s);
 }

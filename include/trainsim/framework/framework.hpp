@@ -164,6 +164,10 @@ struct FrameworkEntry {
   // The layers' kernels are replayed from captured graphs (CUDA graphs; Ascend's task sink):
   // one graph launch per layer and pass instead of a dispatch and a launch per kernel.
   Sourced<bool> layers_graph_captured{false, "eager: every kernel dispatched and launched from the host"};
+  // Whether the training loop reads each micro-batch's loss on the host (a NaN check that
+  // synchronizes with the device after the last stage's forward), so the host cannot run
+  // ahead of the device across it.
+  Sourced<bool> loss_check_syncs_host{false, "no host read of the loss within the step"};
   // plan.reuse_fp32_param: bytes per parameter of the optimizer state (sharded as the optimizer
   // is) that reusing the 16-bit parameters for the fp32 master copy saves; 0: the framework has
   // no such feature (plan_check refuses the key).

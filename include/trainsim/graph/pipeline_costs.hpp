@@ -39,6 +39,9 @@ struct ChunkCosts {
   // Host time issuing the chunk's kernels, one micro-batch (host_time below); the device waits
   // when it exceeds the compute.
   double host_forward_s = 0, host_backward_s = 0;
+  // The host waits for the device within each pass (DeepSpeed ZeRO-3's blocking parameter
+  // fetches): its host time includes the device's and cannot run ahead of it.
+  bool host_waits_device = false;
   double activation_bytes = 0;                   // kept from forward until backward, one micro-batch
   double recompute_bytes = 0;                    // extra bytes alive from recompute until backward ends
   // ZB: share of activations W still needs (the memory model counts with the same number).
@@ -119,6 +122,12 @@ struct PipelineCosts {
   double tied_embedding_allreduce_s = 0;
   double tied_embedding_allreduce_bytes = 0;
   int tied_embedding_stages[2] = {-1, -1};
+  // The host stream (issue 15): the host's time before the first kernel of an item it issues
+  // after a synchronization (one kernel's dispatch and launch, or one graph launch), and
+  // whether the host reads the loss after each micro-batch's last forward
+  // (FrameworkEntry::loss_check_syncs_host), which makes it catch up with the device there.
+  double host_lead_s = 0;
+  bool loss_syncs_host = false;
   // Ranks of one pipeline stage (full mode replicates the graph over them).
   int tp = 1, cp = 1, dp = 1, ep = 1;
 

@@ -32,6 +32,9 @@ struct Task {
   // Tier-1 transfers share their devices' NICs in the replay (engine.hpp): duration_s is then
   // the stand-alone time.
   std::int8_t tier = -1;
+  // The host first waits for the device to reach this task (host_s below). Here, in the
+  // padding after `tier`: a task is one cache line.
+  bool host_sync = false;
   int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
   double duration_s = 0;
   // Activation bytes: a positive delta is allocated when the task starts, a negative
@@ -41,6 +44,12 @@ struct Task {
   // Communication: the share of its device's compute units it holds while it transfers;
   // compute on the device runs at (1 - the sum over running transfers) of its speed.
   double compute_share = 0;
+  // The host stream (issue 15; compute tasks only): the host time issuing the task's kernels
+  // (eager dispatch and launch); host_sync above: whether the host first waits for the device
+  // to reach the task (a synchronization before it is issued: Megatron's torch.cuda.synchronize
+  // after a batched exchange, the loss check's read). The replay runs one host per device
+  // ahead of it.
+  double host_s = 0;
 };
 
 struct TaskGraph {
@@ -59,6 +68,9 @@ struct TaskGraph {
   int microbatches = 1;
   int ranks_per_stage = 1;  // tp * cp * dp of the plan
   int tp = 1, cp = 1, dp = 1, ep = 1;
+  // Host time before the device's first kernel of a task the host issues after catching up
+  // with the device (PipelineCosts::host_lead_s), seconds.
+  double host_lead_s = 0;
 
   int num_tasks() const { return static_cast<int>(tasks.size()); }
   const Task& task(int id) const { return tasks[static_cast<std::size_t>(id)]; }
