@@ -114,7 +114,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.gemm.large", T::number, D::none, "0.8", false, 0.01, 1, "", "GEMM efficiency for large shapes"},
   {"device.gemm.small", T::number, D::none, "0.3", false, 0.01, 1, "", "GEMM efficiency for tiny shapes"},
   {"device.gemm.half_flops", T::number, D::none, "1e9", false, 1, kMaxFlops, "", "GEMM FLOPs at which efficiency is halfway"},
-  {"device.gemm.misaligned_factor", T::number, D::none, "1", false, 0.01, 1, "", "efficiency factor when n or k is not a multiple of 64"},
+  {"device.gemm.misaligned_factor", T::number, D::none, "1", false, 0.01, 1, "", "efficiency factor when n or k is not a multiple of 8 (16 bytes in 16 bit)"},
   {"device.gemm.fp8_relative_efficiency", T::number, D::none, "1", false, 0.01, 1, "", "FP8 GEMM efficiency relative to BF16 (MAMF ratio)"},
   {"device.gemm.tile_m", T::integer, D::none, "0", false, 0, 1024, "", "largest GEMM output tile, rows (its halvings down to 64 are the smaller tiles); 0 = no shape model"},
   {"device.gemm.tile_n", T::integer, D::none, "0", false, 0, 1024, "", "largest GEMM output tile, columns; 0 = no shape model"},

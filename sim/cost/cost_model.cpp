@@ -33,6 +33,21 @@ double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops) {
   return curve.small + (curve.large - curve.small) * flops / (flops + half);
 }
 
+// Whether a GEMM dimension lets cuBLAS use its 16-byte-aligned tensor-core kernels: a multiple of
+// 8 16-bit elements. NVIDIA's guide asks for 128 bytes (64 elements) on A100 (Matrix Multiplication
+// Background User's Guide DU-09799-001, 2.2 "Tensor Core Requirements"), but the measured step is at
+// 16 bytes on A100 and H100 alike (microbenchmarks.md 1c, 1b): on A100 in fp16, output widths that
+// are multiples of 8, 16, 32 and 64 run on one curve once tile quantization is priced (0.869 /
+// 0.888 / 0.889 / 0.870 of the tile model, EleutherAI cookbook sweep behind Anthony et al. 2024) and
+// the others at 0.66 of it; on H100, d_ff 10848 (a multiple of 32) runs at full speed and 10922 (not
+// of 8) at 0.68. How much a dimension that is not a multiple of 8 loses is the device's measured
+// misaligned_factor. FP8 GEMMs (1-byte operands, 16 bytes = 16 elements) need no rule of their own:
+// Transformer Engine asserts an FP8 GEMM operand's last dim divisible by 16 and its other dims by 8
+// (transformer_engine/pytorch/utils.py assert_dim_for_fp8_exec).
+namespace {
+bool tensor_core_aligned(double dim) { return std::fmod(dim, 8.0) == 0.0; }
+}  // namespace
+
 double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, double peak) {
   // With compute units and a tile in the hardware file the shape decides (tile and wave
   // quantization plus the kernel's fixed time, gemm_shape.hpp); else the FLOP curve.
@@ -40,16 +55,7 @@ double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, d
   double efficiency = has_gemm_shape_model(device) && reference_peak > 0
                           ? gemm_shape_efficiency(device, reference_peak, m, n, k, 1)
                           : gemm_efficiency_for_flops(device.gemm, 2 * m * n * k);
-  // Tensor cores are fully used on operands aligned to 128 bytes on A100, 64 16-bit elements (NVIDIA,
-  // Matrix Multiplication Background User's Guide DU-09799-001, 2.2 "Tensor Core Requirements": "aligned
-  // to multiples of 16 bytes (or 128 bytes on A100)"; from cuBLAS 11.0 tensor cores run unaligned shapes
-  // too, less efficiently). How much less is the device's measured misaligned_factor (1 where the
-  // hardware file has no measurement). The H100 sweep behind its 0.68 ([MLE-perf], microbenchmarks.md
-  // 1b) runs 10848 (a multiple of 32, not of 64) at full speed and 10922 (not of 8) at 0.68: on H100 the
-  // step is at 16 bytes, so 64 here over-charges H100 shapes that are multiples of 8 but not of 64
-  // (MoE router GEMMs of 160 experts, B200 DeepSeek-V2 rows, 0.1-0.2% each).
-  const auto aligned = [](double dim) { return std::fmod(dim, 64.0) == 0.0; };
-  if (!aligned(n) || !aligned(k)) efficiency *= device.gemm.misaligned_factor;
+  if (!tensor_core_aligned(n) || !tensor_core_aligned(k)) efficiency *= device.gemm.misaligned_factor;
   return efficiency;
 }
 
@@ -90,8 +96,9 @@ double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double fl
           ? gemm_shape_efficiency(device, peak, static_cast<double>(op.gemm_m) / groups,
                                   static_cast<double>(op.gemm_n), static_cast<double>(op.gemm_k), groups)
           : gemm_efficiency_for_flops(device.gemm, flops);
-  const auto aligned = [](std::int64_t dim) { return dim % 64 == 0; };
-  if (!aligned(op.gemm_n) || !aligned(op.gemm_k)) efficiency *= device.gemm.misaligned_factor;
+  if (!tensor_core_aligned(static_cast<double>(op.gemm_n)) || !tensor_core_aligned(static_cast<double>(op.gemm_k))) {
+    efficiency *= device.gemm.misaligned_factor;
+  }
   return efficiency;
 }
 
@@ -166,8 +173,9 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
           // Attention without flash kernels: a batched GEMM (cuBLAS strided batched, one grid
           // over all b x heads pairs, so the batch fills the device as one GEMM of the same
           // FLOPs would), in 16 bit, computing the full s x s (no causal skip). A head dim
-          // that is not a multiple of 64 pays the misalignment factor (the 128-byte rule above;
-          // 144 and 150 alike: the guide's finer grading, 16-byte vs 4-byte operands, has no number here).
+          // that is not a multiple of 8 pays the misalignment factor (the 16-byte rule above: 150
+          // does, 144 does not; on A100 the cookbook's bmm at head dim 150 ran at 0.81 (QK^T) and
+          // 0.72 (PV) of its aligned neighbours, microbenchmarks.md 1c, against the mm's 0.66).
           const double peak = peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision);
           rate = peak * batched_gemm_efficiency(device, op, flops, peak);
           break;

@@ -102,7 +102,7 @@ double peak_flops(const DeviceSpec& device, Precision precision);
 double mfu_peak_flops(const DeviceSpec& device, Precision precision);
 // Efficiency of one GEMM of shape m x n x k (2mnk FLOPs) at `peak` FLOP/s (0: the BF16 peak):
 // from its shape when the hardware file gives compute units and a tile (gemm_shape.hpp), else
-// from the device's FLOP curve; times the misalignment factor when n or k is not a multiple of 64.
+// from the device's FLOP curve; times the misalignment factor when n or k is not a multiple of 8 (16 bytes).
 double gemm_efficiency(const DeviceSpec& device, double m, double n, double k, double peak = 0);
 double gemm_efficiency_for_flops(const GemmEfficiency& curve, double flops);
 // FP8 GEMMs (issue 15). Transformer Engine runs a decoder layer's Linears in FP8 under

@@ -14,7 +14,8 @@ struct GemmEfficiency {
   double small = 0.3;       // fraction of peak for tiny GEMMs
   double half_flops = 1e9;  // FLOPs at which efficiency is halfway between
   // Appended by the cost module: multiplier on efficiency when a GEMM's n or k is not a
-  // multiple of 64 (H100 SwiGLU d_ff=10922 ran at 0.68x of d_ff=10944; 1.0 = no penalty).
+  // multiple of 8 16-bit elements, 16 bytes (H100 SwiGLU d_ff=10922 ran at 0.68x of d_ff=10944;
+  // A100 fp16 output widths at 0.66x; microbenchmarks.md 1b, 1c; 1.0 = no penalty).
   double misaligned_factor = 1.0;
   // FP8 GEMMs reach a smaller fraction of their (2x) peak than 16-bit ones:
   // MAMF_fp8 / peak_fp8 divided by MAMF_bf16 / peak_bf16.
