@@ -52,12 +52,13 @@ TEST_CASE("a missing calibration file is a config error naming the file", "[vali
                     Catch::Contains("/nonexistent/calibration.yaml") && Catch::Contains("cannot open"));
 }
 
-TEST_CASE("accelerator names map to the four families", "[validation]") {
+TEST_CASE("accelerator names map to the five families", "[validation]") {
   CHECK(family_of("NVIDIA A100 SXM 80GB (Selene)") == AcceleratorFamily::a100);
   CHECK(family_of("NVIDIA H100 SXM 80GB (DGX-H100)") == AcceleratorFamily::h100);
   CHECK(family_of("NVIDIA B200 (SXM, 8-GPU node)") == AcceleratorFamily::b200);
   CHECK(family_of("Huawei Ascend 910B (sub-model not stated; 64GB class)") == AcceleratorFamily::ascend_910b);
-  CHECK(family_of("NVIDIA V100 (memory size not stated)") == AcceleratorFamily::unknown);
+  CHECK(family_of("NVIDIA V100 (memory size not stated)") == AcceleratorFamily::v100);
+  CHECK(family_of("AMD MI300X") == AcceleratorFamily::unknown);
 }
 
 TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication; the same plan without it does not",
