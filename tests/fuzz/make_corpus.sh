@@ -208,6 +208,8 @@ schema="$root/sim/config/schema.cpp"
   sed -n '/kHardwareKeys = {/,/^};/s/^  {"\([a-z0-9_.]*\)", T::.*/"hardware:\1="/p' "$schema"
   # Choice values: the "a|b|c" strings of the tables.
   grep -o '"[a-z0-9_-]*\(|[a-z0-9_-]*\)\+"' "$schema" | tr -d '"' | tr '|' '\n' | sort -u | sed 's/.*/"&"/'
+  # plan.schedule's choices: the names in the schedule table's entries.
+  sed -n 's/^  e\.name = "\([a-z0-9_-]*\)";/"\1"/p' "$root/sim/schedule/schedule_table.cpp"
   for word in tp-cp-ep-dp-pp tp- cp- ep- dp- pp; do printf '"%s"\n' "$word"; done  # plan.rank_order
   for section in device: gemm: node: cluster: plan: data: variability: moe:; do printf '"%s\\x0A  "\n' "$section"; done
   # variability.slow_devices as a list: its entries' keys are read by the loader, not the table.
