@@ -2,6 +2,8 @@
 // ahead of the device; the device waits when the host falls behind, and a synchronization
 // makes the host catch up with the device (engine.cpp wait_for_host).
 #include <catch2/catch.hpp>
+
+#include "replay_fixtures.hpp"
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,19 +98,8 @@ TEST_CASE("A negative host time is refused", "[engine][host]") {
 
 namespace {
 
-struct Built {
-  PipelineCosts costs;
-  std::vector<StageOrder> orders;
-};
-Built build(const Scenario& s) {
-  const Workload w = build_workload(s.model, s.plan);
-  const CostModel cost(s.hardware, s.plan, s.num_devices);
-  const MemoryReport memory = estimate_memory(s, w);
-  Built b{build_pipeline_costs(s, w, cost, memory), {}};
-  b.orders = build_schedule(s.plan.schedule, s.plan.pipeline_model_parallel_size, s.plan.num_microbatches(),
-                            b.costs.num_chunks());
-  return b;
-}
+using Built = testing::BuiltStep;
+Built build(const Scenario& s) { return testing::build_step(s); }
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // one SM per channel) and slows that compute to (1 - share) of its speed while it runs
 // (Task::compute_share, replayed as a rate change in engine.cpp).
 #include <catch2/catch.hpp>
+
+#include "replay_fixtures.hpp"
 #include <string>
 #include <vector>
 
@@ -47,19 +49,8 @@ SimTime compute_end(const ReplayResult& r) {
 }
 
 // The step's costs from a scenario, as simulate() builds them.
-struct Built {
-  PipelineCosts costs;
-  std::vector<StageOrder> orders;
-};
-Built build(const Scenario& s) {
-  const Workload w = build_workload(s.model, s.plan);
-  const CostModel cost(s.hardware, s.plan, s.num_devices);
-  const MemoryReport memory = estimate_memory(s, w);
-  Built b{build_pipeline_costs(s, w, cost, memory), {}};
-  b.orders = build_schedule(s.plan.schedule, s.plan.pipeline_model_parallel_size, s.plan.num_microbatches(),
-                            b.costs.num_chunks());
-  return b;
-}
+using Built = testing::BuiltStep;
+Built build(const Scenario& s) { return testing::build_step(s); }
 double step_s(const Built& b, bool interference, bool full = false) {
   PipelineCosts c = b.costs;
   if (!interference)
