@@ -154,12 +154,12 @@ Explanation explain(const Scenario& scenario) {
   // all-to-alls, neither the CP exchange (task_graph.cpp): each lever where the plan has the group
   // and does not overlap it yet.
   std::vector<std::pair<std::string, std::function<void(Scenario&)>>> levers;
-  if (scenario.plan.tensor_model_parallel_size > 1 && !scenario.plan.tp_comm_overlap)
+  const ParallelPlan& plan = scenario.plan;
+  if (plan.tensor_model_parallel_size > 1 && !plan.tp_comm_overlap && framework_entry(plan.framework).tp_comm_overlap.value)
     levers.push_back({"TP communication hidden under compute (tp_comm_overlap)",
                       [](Scenario& s) { s.plan.tp_comm_overlap = true; }});
   // Where the framework has it and Megatron-Core runs it: PP 1 or virtual stages, no full
   // recompute (plan_check.cpp).
-  const ParallelPlan& plan = scenario.plan;
   if (plan.expert_model_parallel_size > 1 && !plan.overlap_moe_expert_parallel_comm &&
       framework_entry(plan.framework).moe_expert_parallel_comm_overlap.value &&
       (plan.pipeline_model_parallel_size == 1 || plan.schedule == PipelineSchedule::interleaved) &&

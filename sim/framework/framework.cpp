@@ -175,6 +175,9 @@ LaunchSyntax mindspeed_launch() {
     // has no --overlap-moe-expert-parallel-comm.
     if (a.key == "plan.overlap_moe_expert_parallel_comm" && a.value == "true")
       a.text = "--moe-alltoall-overlap-comm --moe-grouped-gemm";
+    // TP overlap is MindSpeed's CoC (Ascend/MindSpeed @ b07b45b75b
+    // docs/features/communication-over-computation.md), not Transformer Engine's userbuffers.
+    if (a.key == "plan.tp_comm_overlap" && a.value == "true") a.text = "--use-ascend-coc";
   }
   // mindspeed/arguments.py --cp-attention-mask-type {causal,general} (default causal).
   s.arguments.push_back(A{"plan.cp_attention_mask_type", "", "", "", ""});  // causal: not written
@@ -529,6 +532,8 @@ FrameworkEntry megatron_core() {
   e.async_checkpoint = {true, at(kMcore,
                                   "distributed checkpointing, --async-save (megatron/training/arguments.py; "
                                   "torch_dist format only)")};
+  e.tp_comm_overlap = {true, at(kMcore, "--tp-comm-overlap (megatron/training/arguments.py; Transformer Engine's "
+                                        "userbuffers overlap the TP all-gather / reduce-scatter with the GEMMs)")};
   e.launch = megatron_launch();
   return e;
 }
@@ -585,6 +590,8 @@ FrameworkEntry megatron_lm() {
                                "Narayanan et al. 2021, Section 4.1, scatter/gather communication optimization"};
   e.async_checkpoint = {false, "Megatron-LM 2021-22 megatron/checkpointing.py save_checkpoint: torch.save, "
                                "synchronously (--async-save came with Megatron-Core's distributed checkpointing)"};
+  e.tp_comm_overlap = {false, "Megatron-LM 2021-22: --tp-comm-overlap came in NVIDIA/Megatron-LM 116ffddc58 "
+                              "(2023-10-23, 'Added user buffer initialization ...', megatron/arguments.py)"};
   e.loss_check_syncs_host = {false, "Megatron-LM 2021-22 pretrain_gpt.py loss_func averages the loss on the device "
                                     "(average_losses_across_data_parallel_group); the NaN check on the host came "
                                     "with check_for_nan_in_loss_and_grad in 2023"};
@@ -733,6 +740,8 @@ FrameworkEntry deepspeed() {
       false, "no expert-parallel all-to-all overlap argument in microsoft/Megatron-DeepSpeed @ f4157bea69 "
              "megatron/arguments.py (read for its launch table)"};
   e.async_checkpoint = {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
+  e.tp_comm_overlap = {false, "no TP communication overlap argument in microsoft/Megatron-DeepSpeed @ f4157bea69 "
+                              "megatron/arguments.py (read for its launch table)"};
   e.launch = deepspeed_launch();
   return e;
 }
@@ -962,6 +971,9 @@ FrameworkEntry fsdp() {
       false, "no expert-parallel all-to-all overlap option in torchtitan's job config (pytorch/torchtitan @ "
              "b5bcd76c66 torchtitan/config/configs.py, read for its launch table)"};
   e.async_checkpoint = {true, "torch.distributed.checkpoint.async_save (PyTorch 2.3; torchtitan checkpoint.async_mode)"};
+  e.tp_comm_overlap = {true, "pytorch/torchtitan @ b5bcd76c66 torchtitan/config/configs.py "
+                             "compile.enable_async_tensor_parallel (async TP: the TP collectives decomposed and "
+                             "overlapped with the matmuls, under torch.compile), what its launch line writes"};
   e.megatron_cross_entropy = {false, "llm-foundry's MPT (the FSDP rows, llm_foundry.yaml notes) runs flash-attn's "
                                      "fused xentropy kernel (loss_fn fused_crossentropy): one pass over the 16-bit "
                                      "logits, which it keeps (flash_attn/ops/triton/cross_entropy.py "
@@ -1004,6 +1016,11 @@ FrameworkEntry mindspeed() {
       true, "Ascend/MindSpeed @ 028de58ca6 docs/features/megatron_moe/megatron-moe-alltoall-overlap-comm.md: "
             "--moe-alltoall-overlap-comm (alltoall dispatcher, --moe-grouped-gemm), what its launch line writes"};
   e.async_checkpoint = {false, "no asynchronous save documented for MindSpeed (assumption)"};
+  e.tp_comm_overlap = {true, "Ascend/MindSpeed @ b07b45b75b docs/features/communication-over-computation.md: "
+                             "--use-ascend-coc replaces ColumnParallelLinear / RowParallelLinear's forward so "
+                             "that the matmuls overlap their TP all-reduce / all-gather / reduce-scatter (not with "
+                             "MoE models, not with --use-ascend-mc2); Transformer Engine's --tp-comm-overlap is "
+                             "CUDA-only"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -1030,8 +1047,12 @@ FrameworkEntry nemo() {
   e.moe_expert_parallel_comm_overlap = {
       false, "the Megatron-Core of NeMo 24.07 predates overlap_moe_expert_parallel_comm (NVIDIA/Megatron-LM "
              "ae1c88296f, 2025-08-01)"};
-  e.async_checkpoint = {true, "NeMo 2.0 MegatronStrategy ckpt_async_save (Megatron-Core distributed checkpointing "
-                              "underneath)"};
+  e.async_checkpoint = {
+      true, "NVIDIA/NeMo nemo/collections/nlp/parts/megatron_trainer_builder.py MegatronTrainerBuilder._plugins: "
+            "exp_manager.checkpoint_callback_params.async_save wraps the mcore models' DistributedCheckpointIO in "
+            "AsyncFinalizableCheckpointIO (the hydra path the launcher recipes drive; added by c2daa916b6, "
+            "2024-05-15, present at r2.0.0rc1 579983fbfc, absent at v2.0.0rc0; that the 24.07 container carries "
+            "it is not checked)"};
   e.launch = {};  // launched by its own launcher (hydra configs), not by pretrain_gpt.py arguments
   e.grad_buffer_bytes = {2, std::string(kLauncher) +
                                 ": 'optim: name: distributed_fused_adam ... contiguous_grad_buffer: True, "
@@ -1189,6 +1210,11 @@ FrameworkEntry mindformers() {
                                     "the device; no optimizer-only CPU offload"};
   e.moe_expert_parallel_comm_overlap = {false, std::string(kMf) + ": no expert-parallel all-to-all overlap read "
                                                                    "from its code: refused until it is"};
+  e.tp_comm_overlap = {true, "MindSpore Transformers docs, feature 'Distributed Parallelism', multi-replica "
+                             "parallelism: model_config fine_grain_interleave (e.g. 2) splits each layer's work into "
+                             "copies scheduled so that one copy's TP communication overlaps another's compute; it "
+                             "needs sequence parallelism (use_seq_parallel), Llama and DeepSeek models only "
+                             "(https://www.mindspore.cn/mindformers/docs/en/dev/feature/parallel_training.html)"};
   e.async_checkpoint = {true, std::string(kMf) + " CheckpointMonitor async_save (mindformers/core/callback/"
                                                  "callback.py, MindSpore save_checkpoint(async_save=True))"};
   e.launch = {};  // launched by msrun with run_mindformer.py --config YAML, not by torchrun arguments
@@ -1275,6 +1301,7 @@ FrameworkEntry bmtrain() {
   e.async_checkpoint = {false, bmt("bmtrain/store.py bmt.save: gathers the parameters and writes them with "
                                     "torch.save on rank 0, synchronously")};
   e.moe_expert_parallel_comm_overlap = {false, bmt("no mixture-of-experts layers at this commit")};
+  e.tp_comm_overlap = {false, bmt("no tensor parallelism at this commit (it came in OpenBMB/BMTrain 3063afb, 2023-08-23, 'tensor parallel')")};
   e.launch = {};  // launched by torchrun with the user's own script: no launcher arguments
   return e;
 }
@@ -1398,6 +1425,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero_stages", e.zero_stages.source);
     add("context_parallel", e.context_parallel.source);
     add("moe_expert_parallel_comm_overlap", e.moe_expert_parallel_comm_overlap.source);
+    add("tp_comm_overlap", e.tp_comm_overlap.source);
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);

@@ -461,6 +461,10 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       add(key, "true with the allgather token dispatcher (Megatron-Core allows alltoall and flex)",
           "false, or moe.token_dispatcher alltoall or flex");
   }
+  // TP overlap: the framework must have it (framework.hpp tp_comm_overlap).
+  if (plan.tp_comm_overlap && !framework.tp_comm_overlap.value)
+    add("plan.tp_comm_overlap", "true, but there is no tensor-parallel communication overlap" + in,
+        "false" + or_frameworks([](const FrameworkEntry& e) { return e.tp_comm_overlap.value; }));
   if (cp > 1 && !framework.context_parallel.value)
     add("plan.context_parallel_size", str(cp) + " > 1, but there is no context parallelism" + in,
         "1" + or_frameworks([](const FrameworkEntry& e) { return e.context_parallel.value; }));

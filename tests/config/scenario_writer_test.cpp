@@ -50,7 +50,7 @@ TEST_CASE("a plan with no key at its default round-trips through plan_overrides"
   // plan_overrides forgets shows up as a difference.
   const std::string base = kRoot + "/scenarios/default.yaml";
   ParallelPlan p = load_scenario(base).plan;
-  p.framework = Framework::megatron_lm;
+  p.framework = Framework::mindspeed;  // not the default, and with TP overlap (its CoC)
   p.tensor_model_parallel_size = 2;
   p.pipeline_model_parallel_size = 2;
   p.virtual_pipeline_model_parallel_size = 2;

@@ -2,6 +2,7 @@
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/explain.hpp"
+#include "trainsim/plan/plan_check.hpp"
 
 using namespace trainsim;
 
@@ -42,6 +43,28 @@ TEST_CASE("explain: levers that do not apply change nothing", "[explore]") {
   // Largest saving first.
   for (std::size_t i = 1; i < e.counterfactuals.size(); ++i)
     CHECK(e.counterfactuals[i - 1].saving >= e.counterfactuals[i].saving);
+}
+
+TEST_CASE("explain offers TP overlap only where the framework has it, and plan_check refuses it elsewhere",
+          "[explore][framework][plan]") {
+  // Megatron-LM 2021-22 had no TP communication overlap (framework.cpp tp_comm_overlap): the
+  // same TP 8 plan on megatron-lm gets no such lever, and setting the key is refused by name.
+  const std::string tp = "TP communication hidden under compute (tp_comm_overlap)";
+  Scenario sc = load("llama2-70b-910b3-1024.yaml", {{"plan.framework", "megatron-lm"}});
+  REQUIRE(sc.plan.tensor_model_parallel_size > 1);
+  for (const auto& c : explain(sc).counterfactuals) CHECK(c.what != tp);
+  sc.plan.tp_comm_overlap = true;
+  bool refused = false;
+  for (const Diagnostic& d : check_plan(sc.model, sc.hardware, sc.num_devices, sc.plan)) {
+    if (d.key_path != "plan.tp_comm_overlap") continue;
+    refused = true;
+    CHECK(d.problem == "true, but there is no tensor-parallel communication overlap in megatron-lm");
+    CHECK(d.valid == "false, or framework megatron-core, fsdp, mindspeed, nemo or mindformers");
+  }
+  CHECK(refused);
+  sc.plan.framework = Framework::mindspeed;  // its CoC (--use-ascend-coc)
+  for (const Diagnostic& d : check_plan(sc.model, sc.hardware, sc.num_devices, sc.plan))
+    CHECK(d.key_path != "plan.tp_comm_overlap");
 }
 
 TEST_CASE("explain: the overlap lever names the groups whose collectives it hides", "[explore]") {

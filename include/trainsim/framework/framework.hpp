@@ -130,6 +130,9 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // whether it hides the TP collectives under the GEMMs next to them (plan.tp_comm_overlap:
+  // Transformer Engine's userbuffers in Megatron-Core, torchtitan's async TP, MindSpeed's CoC).
+  Sourced<bool> tp_comm_overlap{false, "no tensor-parallel communication overlap option"};
   // whether it hides the EP all-to-alls under another micro-batch's compute
   // (plan.overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B, MindSpeed's own).
   Sourced<bool> moe_expert_parallel_comm_overlap{false, "no expert-parallel all-to-all overlap option"};
