@@ -1291,9 +1291,26 @@ FrameworkEntry bmtrain() {
   e.unsharded_grad_bytes_per_param = {
       2, bmt("bmtrain/block_layer.py: the block's fp16 gradient buffer (enter) lives until its reduce-scatter "
              "on the load stream ends (exit: record_stream(config['load_stream']))")};
-  e.optimizer_offload = {false, bmt("bmtrain/optim/adam_offload.py AdamOffloadOptimizer exists (fp16 gradients to "
-                                    "the host, CPU Adam, fp16 parameters back) but its copies are not read yet: "
-                                    "plan_check refuses plan.offload_optimizer on this entry")};
+  // AdamOffloadOptimizer is the optimizer of the README's own usage (Part 3) and of
+  // example/train.py at this commit; AdamOptimizer keeps the states on the device.
+  e.optimizer_offload = {true, bmt("bmtrain/optim/adam_offload.py AdamOffloadOptimizer: fp32 master parameters and "
+                                   "Adam moments in host memory (state exp_avg / exp_avg_sq / _param_fp32 on 'cpu'), "
+                                   "the step on the host CPU (csrc/adam_cpu.cpp F_adam_cpu)")};
+  e.offload_grad_d2h_bytes_per_param = {
+      2, bmt("bmtrain/optim/adam_offload.py step: state['_grad_fp16'].copy_(param.grad, non_blocking=True), the "
+             "rank's fp16 gradient partition into a pinned fp16 host buffer (no fp32 cast on the device)")};
+  e.offload_param_h2d_bytes_per_param = {
+      2, bmt("bmtrain/optim/adam_offload.py step: param.copy_(state['_param_fp16'], non_blocking=True) after "
+             "F_adam_cpu writes the fp16 copy on the host (csrc/adam_cpu.cpp _mm512/_mm256_cvtps_ph)")};
+  e.offload_cpu_optimizer_speed = {
+      1, bmt("csrc/adam_cpu.cpp adam_cpu_launcher: one fused AVX512 / AVX256 pass per element (fp16 gradient in, "
+             "fp32 master, moments and fp16 copy out) under at::parallel_for, the design of DeepSpeedCPUAdam whose "
+             "rate the hardware file gives. Not priced: its threads are torch's intra-op threads, which torchrun "
+             "and torch.distributed.launch (the README's launchers) set to OMP_NUM_THREADS=1 per process unless "
+             "the user sets it: 8 one-thread ranks a server, not one process over all cores")};
+  e.offload_grad_shard_to_host = {false, bmt("bmtrain/block_layer.py CheckpointBlockContext.exit: the rank's fp16 "
+                                             "gradient partition local_param.grad stays on the device; "
+                                             "adam_offload.py copies it to the host each step")};
   e.sharded_param_gather_bytes = {2, bmt("the block's flat fp16 storage is gathered")};
   e.megatron_cross_entropy = {
       false, bmt("bmtrain/loss/cross_entropy.py FusedCrossEntropy: one kernel (csrc/cuda/cross_entropy.cu) reads the "

@@ -147,6 +147,11 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
       problems.push_back(read.at(plan["framework"], pp + ".framework",
                                  "'" + *run.framework + "' is not a framework; valid: " + framework_choices()));
     }
+    run.offload_optimizer = read.optional<std::string>(plan, "offload_optimizer", pp);
+    if (run.offload_optimizer && *run.offload_optimizer != "cpu" && *run.offload_optimizer != "none") {
+      problems.push_back(read.at(plan["offload_optimizer"], pp + ".offload_optimizer",
+                                 "'" + *run.offload_optimizer + "' is not an optimizer placement; valid: none, cpu"));
+    }
 
     const YAML::Node measured = row["measured"];
     const std::string mm = where + ".measured";

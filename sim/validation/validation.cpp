@@ -551,6 +551,10 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.framework = infer_framework(run);
     defaults.push_back(std::string("framework=") + to_string(p.framework));
   }
+  // The optimizer's placement where the source states it (plan.offload_optimizer: cpu, e.g.
+  // BMTrain's AdamOffloadOptimizer); on the device otherwise. check_plan refuses it on a
+  // framework without an optimizer offload.
+  p.offload_optimizer = run.offload_optimizer && *run.offload_optimizer == "cpu";
   // MindSpeed --reuse-fp32-param where the row's notes name it (MindSpeed-LLM launchers: "bf16,
   // mcore, reuse-fp32-param, ..."): the fp32 master copy rebuilt from the bf16 parameters and a
   // 16-bit residual (the framework entry's saving). Read after the framework, whose entry says

@@ -8,6 +8,7 @@
 #include "../graph/test_prices.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/framework/offload.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
@@ -144,4 +145,33 @@ TEST_CASE("BMTrain README rows: BMTrain's own on the bmtrain entry, the ZeRO one
   CHECK(b.plan.tensor_model_parallel_size == 4);
   CHECK(b.plan.micro_batch_size == 4 * 8);  // the README's 8 samples per GPU, 4 GPUs a TP group
   CHECK(b.plan.global_batch_size == 8 * 32);
+  // The optimizer: BMTrain's own rows on the host (AdamOffloadOptimizer, the README's usage),
+  // the DeepSpeed rows unknown (null), priced on the device.
+  CHECK(own.offload_optimizer == std::optional<std::string>("cpu"));
+  CHECK(a.plan.offload_optimizer);
+  CHECK_FALSE(ds.offload_optimizer.has_value());
+  CHECK_FALSE(b.plan.offload_optimizer);
+  for (const Diagnostic& d : check_plan(a.model, a.hardware, a.num_devices, a.plan))
+    CHECK(d.key_path != "plan.offload_optimizer");
+}
+
+TEST_CASE("BMTrain's AdamOffloadOptimizer: fp16 gradients down, fp16 parameters up, the host step shared by a "
+          "server's ranks",
+          "[framework][bmtrain][offload]") {
+  const FrameworkEntry& e = framework_entry(Framework::bmtrain);
+  CHECK(e.optimizer_offload.value);
+  CHECK(has(e.optimizer_offload.source, "adam_offload.py AdamOffloadOptimizer"));
+  CHECK_FALSE(e.offload_grad_shard_to_host.value);  // the fp16 gradient partition stays on the device
+  const HardwareSpec v100 = load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/v100-32gb.yaml");
+  CHECK(v100.cluster.host_cpu_adam_params_per_s == Approx(1.41e9));  // carried from the A100 files
+  // The README's 13B over 32 ranks: each steps 1/32 of the parameters, 8 ranks a server.
+  const double shard = 13e9 / 32;
+  const OffloadStep s = offload_step(shard, e, v100, 8);
+  CHECK(s.d2h_bytes == Approx(2 * shard));  // _grad_fp16.copy_(param.grad)
+  CHECK(s.h2d_bytes == Approx(2 * shard));  // param.copy_(_param_fp16)
+  CHECK(s.d2h_s == Approx(2 * shard / 15.75e9));  // PCIe 3.0 x16
+  CHECK(s.cpu_s == Approx(8 * shard / 1.41e9));
+  CHECK(s.total_s() == Approx(4 * shard / 15.75e9 + 13e9 / 4 / 1.41e9));  // ~2.4 s a step
+  // DeepSpeed's copies of the same shard are larger: fp32 gradients down.
+  CHECK(offload_step(shard, framework_entry(Framework::deepspeed), v100, 8).d2h_bytes == Approx(4 * shard));
 }

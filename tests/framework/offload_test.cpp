@@ -118,8 +118,8 @@ TEST_CASE("plan.offload_optimizer: cpu is refused on a framework without optimiz
     if (x.key_path != "plan.offload_optimizer") continue;
     found = true;
     CHECK(x.problem == "cpu, but there is no optimizer-only CPU offload in fsdp");
-    CHECK(x.valid == "none, or framework megatron-core, deepspeed, mindspeed, deepspeed-2021 or "
-                     "bigscience-megatron-deepspeed");
+    CHECK(x.valid == "none, or framework megatron-core, deepspeed, mindspeed, deepspeed-2021, "
+                     "bigscience-megatron-deepspeed or bmtrain");
   }
   CHECK(found);
   p.framework = Framework::deepspeed;

@@ -384,6 +384,26 @@ TEST_CASE("a run's plan.framework names a framework of the table, or the load sa
                                                         "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed"));
 }
 
+TEST_CASE("a run's plan.offload_optimizer puts the optimizer step on the host; null is the device; any other word is "
+          "refused naming the choices",
+          "[validation][offload]") {
+  const std::string cpu = write_temp("offload_cpu.yaml", edit(run_yaml(), "    tp: 1", "    tp: 1\n    offload_optimizer: cpu"));
+  const std::vector<MeasuredRun> runs = load_measured_runs(cpu);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].offload_optimizer == std::optional<std::string>("cpu"));
+  MeasuredRun on_deepspeed = runs[0];
+  on_deepspeed.framework = "deepspeed";
+  on_deepspeed.zero = 2;
+  CHECK(scenario_for_run(on_deepspeed, shipped_hardware()).plan.offload_optimizer);
+  on_deepspeed.offload_optimizer = "none";
+  CHECK_FALSE(scenario_for_run(on_deepspeed, shipped_hardware()).plan.offload_optimizer);
+  on_deepspeed.offload_optimizer.reset();
+  CHECK_FALSE(scenario_for_run(on_deepspeed, shipped_hardware()).plan.offload_optimizer);
+  CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: 1\n    offload_optimizer: gpu")),
+             Catch::Contains(":17:") &&
+                 Catch::Contains("t.plan.offload_optimizer: 'gpu' is not an optimizer placement; valid: none, cpu"));
+}
+
 TEST_CASE("the Megatron-Core README rows run with the overlaps the README names; their unstated VPP and micro-batch "
           "stay Megatron's defaults and are named",
           "[validation]") {

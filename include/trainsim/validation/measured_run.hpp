@@ -32,6 +32,10 @@ struct MeasuredRun {
   // plan.framework: the training framework, as plan.framework names it (null: inferred by
   // validate from the source's own words, a named default).
   std::optional<std::string> framework;
+  // plan.offload_optimizer: "cpu" where the source says the optimizer step ran on the host
+  // (the scenario key of the same name), "none" where it says it did not (null: unknown,
+  // priced as none).
+  std::optional<std::string> offload_optimizer;
 
   // measured
   std::optional<double> step_time_s, tflops_per_device, mfu, hfu, tokens_per_s_per_device, memory_gb, memory_gib;
