@@ -367,24 +367,12 @@ class BigArray {
   ~BigArray() { release(); }
   // n elements, every byte zero (no constructor runs: T must take zero bytes as a value, or
   // be written before it is read).
-  void allocate_zeroed(std::size_t n) {
-    release();
-    bytes_ = std::max<std::size_t>(1, n * sizeof(T));
-#if defined(TRAINSIM_MMAP)
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-#if defined(MADV_HUGEPAGE)
-    if (bytes_ >= (std::size_t{1} << 21)) madvise(p, bytes_, MADV_HUGEPAGE);  // a hint: ignored if refused
-#endif
-    data_ = static_cast<T*>(p);
-#else
-    data_ = static_cast<T*>(::operator new(bytes_, std::align_val_t{64}));
-    std::memset(data_, 0, bytes_);
-#endif
-  }
+  void allocate_zeroed(std::size_t n) { allocate(n, true); }
+  // n elements, each written before it is read (mapped memory is zero anyway).
+  void allocate_unset(std::size_t n) { allocate(n, false); }
   // n copies of `value`.
   void allocate_filled(std::size_t n, const T& value) {
-    allocate_zeroed(n);
+    allocate(n, false);
     std::uninitialized_fill_n(data_, n, value);
   }
   explicit operator bool() const { return data_ != nullptr; }
@@ -392,15 +380,41 @@ class BigArray {
   T* get() const { return data_; }
 
  private:
+  void allocate(std::size_t n, bool zero) {
+    release();
+    bytes_ = std::max<std::size_t>(1, n * sizeof(T));
+#if defined(TRAINSIM_MMAP)
+    if (bytes_ < kMapped) {  // the allocator's memory, reused from one replay to the next
+      data_ = static_cast<T*>(::operator new(bytes_, std::align_val_t{64}));
+      if (zero) std::memset(static_cast<void*>(data_), 0, bytes_);
+      return;
+    }
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+    madvise(p, bytes_, MADV_HUGEPAGE);  // a hint: ignored if refused
+#endif
+    data_ = static_cast<T*>(p);
+#else
+    data_ = static_cast<T*>(::operator new(bytes_, std::align_val_t{64}));
+    if (zero) std::memset(static_cast<void*>(data_), 0, bytes_);
+#endif
+  }
   void release() {
     if (data_ == nullptr) return;
 #if defined(TRAINSIM_MMAP)
-    munmap(data_, bytes_);
+    if (bytes_ >= kMapped)
+      munmap(data_, bytes_);
+    else
+      ::operator delete(data_, std::align_val_t{64});
 #else
     ::operator delete(data_, std::align_val_t{64});
 #endif
     data_ = nullptr;
   }
+  // Arrays from this size on are mapped: glibc maps them anyway (its mmap threshold grows
+  // to 32 MiB at most), and fresh pages fault in either way.
+  static constexpr std::size_t kMapped = std::size_t{32} << 20;
   T* data_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -554,7 +568,10 @@ static_assert(offsetof(DeviceState, work) == 64 && offsetof(DeviceState, collect
 
 // Full: every rank of a stage (instance = task * r + rank); else one rank per stage
 // (instance = task), which lets the hot loop drop the rank arithmetic.
-template <bool Full>
+// Queue: EventQueue<Full> (one rank per stage, or every rank in lockstep: its FIFO buckets
+// take a stage's ranks in one heap entry) or RadixQueue (every rank at its own speed: few
+// events share a time). Both take events in the same order.
+template <bool Full, class Queue>
 class Replayer {
  public:
   Replayer(const TaskGraph& g, const ReplayOptions& o) : g_(g), opt_(o) {
@@ -590,8 +607,8 @@ class Replayer {
     const auto inst = static_cast<std::size_t>(instances_);
     // Written before they are read (pending here, next when an instance is queued, arrival
     // when it starts): no initial fill.
-    if constexpr (Full) states_.allocate_zeroed(inst);
-    if (Full || o.record_spans) arrival_.allocate_zeroed(inst);
+    if constexpr (Full) states_.allocate_unset(inst);
+    if (Full || o.record_spans) arrival_.allocate_unset(inst);
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     if (!(g.host_lead_s >= 0 && g.host_lead_s <= 1.0))
@@ -1475,7 +1492,7 @@ class Replayer {
   bool slow_links_ = false;
   bool record_spans_ = false;       // ReplayOptions::record_spans
   std::vector<GroupSlice> groups_;  // kind * r + rank
-  std::conditional_t<Full, RadixQueue, EventQueue<false>> heap_;
+  Queue heap_;
   std::vector<Flow> flows_;
   std::vector<std::int32_t> free_flows_;
   BigArray<LinkFlows> link_flows_;  // per NIC link (device * 2 + 0 send, 1 receive)
@@ -1513,8 +1530,13 @@ double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options)
 }
 
 ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
-  if (options.full) return Replayer<true>(graph, options).run();
-  return Replayer<false>(graph, options).run();
+  if (!options.full) return Replayer<false, EventQueue<false>>(graph, options).run();
+  const auto uneven = [](const std::vector<double>& speeds) {
+    return std::any_of(speeds.begin(), speeds.end(), [&](double s) { return s != speeds.front(); });
+  };
+  if (uneven(options.device_speed) || uneven(options.link_speed))
+    return Replayer<true, RadixQueue>(graph, options).run();
+  return Replayer<true, EventQueue<true>>(graph, options).run();
 }
 
 }  // namespace trainsim
