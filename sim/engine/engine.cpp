@@ -2,11 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <new>
 #include <limits>
 #include <memory>
 #include <queue>
 #include <string>
 #include <tuple>
+#include <type_traits>
+
+#if __has_include(<sys/mman.h>)
+#include <sys/mman.h>
+#define TRAINSIM_MMAP 1
+#endif
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/link_sharing.hpp"
@@ -205,7 +214,210 @@ class EventQueue {
   std::uint64_t sequence_ = 0;
 };
 
+// The full mode's event queue: the same (time, priority, sequence) order as EventQueue, as a
+// radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, "Faster algorithms for the shortest path
+// problem", JACM 1990). The replay never queues an event before the one it last took, so
+// events sit in bins by the highest bit where their time differs from the last time taken
+// (`base_`): bin 0 holds that time itself, bin b > 0 times differing first in bit b - 1, and
+// every time in a lower bin is earlier than every time in a higher one. A push appends to
+// its bin; when bin 0 is empty the lowest non-empty bin's earliest time becomes the base and
+// its events move down, each only to a lower bin. With every device's speed drawn (issue
+// 19), few events share a time and a comparison heap of ~10^5 events misses the cache at
+// every level, where these appends and scans run through memory in order.
+// Bin 0 is one FIFO per priority: the events it receives when the base moves are put in
+// (priority, sequence) order first, and a later push at the base time has the largest
+// sequence yet, so it goes to the back of its priority's FIFO.
+// An event before the base (only a time past the clock's end, wrapped negative: the loop
+// then stops on it) is kept apart and taken first, earliest first, as EventQueue would.
+class RadixQueue {
+ public:
+  RadixQueue() = default;
+  void reserve(std::size_t events) {
+    for (auto& f : fifo_) f.reserve(events / 4);
+    sorted_.reserve(events / 4);
+  }
+  bool empty() const { return size_ == 0; }
+  // Time and priority of the earliest event (not empty).
+  std::pair<SimTime, std::uint32_t> top() {
+    if (!past_.empty()) {
+      const Item& p = past_[earliest_past()];
+      return {p.time, static_cast<std::uint32_t>(p.order >> (kSequenceBits + kIndexBits))};
+    }
+    if (fifo_mask_ == 0) refill();
+    return {base_, static_cast<std::uint32_t>(__builtin_ctz(fifo_mask_))};
+  }
+
+  void push(SimTime time, std::uint32_t priority, std::int32_t inst) {
+    if (sequence_ >= (std::uint64_t{1} << kSequenceBits)) throw SimError("replay: too many events");
+    ++size_;
+    if (time == base_) {  // the latest sequence: the back of its priority's FIFO
+      fifo_[priority].push_back(inst);
+      fifo_mask_ |= 1u << priority;
+      ++sequence_;
+      return;
+    }
+    const Item item{time, (static_cast<std::uint64_t>(priority) << (kSequenceBits + kIndexBits)) |
+                              (sequence_++ << kIndexBits) | static_cast<std::uint64_t>(inst)};
+    if (time < base_) {
+      past_.push_back(item);
+      return;
+    }
+    const int b = bin(time);
+    bins_[static_cast<std::size_t>(b)].push_back(item);
+    bin_mask_ |= std::uint64_t{1} << (b - 1);
+  }
+
+  // The earliest event: its time and instance.
+  std::int32_t pop(SimTime& time) {
+    --size_;
+    if (!past_.empty()) {
+      const std::size_t i = earliest_past();
+      const Item p = past_[i];
+      past_.erase(past_.begin() + static_cast<std::ptrdiff_t>(i));
+      time = p.time;
+      return static_cast<std::int32_t>(p.order & ((std::uint64_t{1} << kIndexBits) - 1));
+    }
+    if (fifo_mask_ == 0) refill();
+    const int p = __builtin_ctz(fifo_mask_);
+    auto& f = fifo_[static_cast<std::size_t>(p)];
+    std::size_t& head = head_[static_cast<std::size_t>(p)];
+    const std::int32_t inst = f[head++];
+    if (head == f.size()) {
+      f.clear();
+      head = 0;
+      fifo_mask_ &= ~(1u << p);
+    }
+    time = base_;
+    return inst;
+  }
+
+ private:
+  struct Item {
+    SimTime time;
+    std::uint64_t order;  // priority (3 bits), sequence (31), instance (30): EventQueue's low word
+  };
+  static constexpr int kBins = 64;  // times are >= 0: they differ from the base in bits 0-62
+
+  // 1 + the highest bit where `time` differs from the base (time != base).
+  int bin(SimTime time) const {
+    return 64 - __builtin_clzll(static_cast<std::uint64_t>(time) ^ static_cast<std::uint64_t>(base_));
+  }
+  std::size_t earliest_past() const {
+    std::size_t m = 0;
+    for (std::size_t i = 1; i < past_.size(); ++i)
+      if (std::tie(past_[i].time, past_[i].order) < std::tie(past_[m].time, past_[m].order)) m = i;
+    return m;
+  }
+
+  // Bin 0 is empty: the lowest non-empty bin's earliest time becomes the base, that bin's
+  // events at it go to bin 0 in (priority, sequence) order, the others to lower bins.
+  void refill() {
+    const int b = __builtin_ctzll(bin_mask_) + 1;
+    std::vector<Item>& from = bins_[static_cast<std::size_t>(b)];
+    SimTime m = from.front().time;
+    for (const Item& it : from) m = std::min(m, it.time);
+    base_ = m;
+    sorted_.clear();
+    for (const Item& it : from) {
+      if (it.time == m) {
+        sorted_.push_back(it.order);
+      } else {
+        const int nb = bin(it.time);
+        bins_[static_cast<std::size_t>(nb)].push_back(it);
+        bin_mask_ |= std::uint64_t{1} << (nb - 1);
+      }
+    }
+    from.clear();
+    bin_mask_ &= ~(std::uint64_t{1} << (b - 1));
+    if (!std::is_sorted(sorted_.begin(), sorted_.end())) std::sort(sorted_.begin(), sorted_.end());
+    for (const std::uint64_t o : sorted_) {
+      const auto p = static_cast<std::size_t>(o >> (kSequenceBits + kIndexBits));
+      fifo_[p].push_back(static_cast<std::int32_t>(o & ((std::uint64_t{1} << kIndexBits) - 1)));
+      fifo_mask_ |= 1u << p;
+    }
+  }
+
+  std::array<std::vector<Item>, kBins + 1> bins_;
+  std::uint64_t bin_mask_ = 0;  // bit b - 1: bin b is not empty
+  std::array<std::vector<std::int32_t>, 8> fifo_;  // bin 0, per priority: instances
+  std::array<std::size_t, 8> head_{};
+  unsigned fifo_mask_ = 0;  // bit p: fifo_[p] has events
+  std::vector<std::uint64_t> sorted_;
+  std::vector<Item> past_;
+  SimTime base_ = 0;
+  std::size_t size_ = 0;
+  std::uint64_t sequence_ = 0;
+};
+
 constexpr SimTime kClockEnd = std::numeric_limits<SimTime>::max();  // 9.22e18 ps, 106.7 days
+
+// A large array of a trivially destructible type in fresh anonymous memory, zero bytes until
+// written. The full replay of 10^5 devices holds a few hundred MB of per-instance and
+// per-device state; faulting it in 4 KiB pages was a tenth of the replay's time (issue 19's
+// 131,072-device step: 135,000 page faults), so on Linux the mapping asks for transparent
+// huge pages (MADV_HUGEPAGE: 2 MiB, 512 times fewer faults where the kernel grants them).
+template <class T>
+class BigArray {
+  static_assert(std::is_trivially_destructible_v<T> && alignof(T) <= 64);
+
+ public:
+  BigArray() = default;
+  BigArray(const BigArray&) = delete;
+  BigArray& operator=(const BigArray&) = delete;
+  ~BigArray() { release(); }
+  // n elements, every byte zero (no constructor runs: T must take zero bytes as a value, or
+  // be written before it is read).
+  void allocate_zeroed(std::size_t n) { allocate(n, true); }
+  // n elements, each written before it is read (mapped memory is zero anyway).
+  void allocate_unset(std::size_t n) { allocate(n, false); }
+  // n copies of `value`.
+  void allocate_filled(std::size_t n, const T& value) {
+    allocate(n, false);
+    std::uninitialized_fill_n(data_, n, value);
+  }
+  explicit operator bool() const { return data_ != nullptr; }
+  T& operator[](std::size_t i) const { return data_[i]; }
+  T* get() const { return data_; }
+
+ private:
+  void allocate(std::size_t n, bool zero) {
+    release();
+    bytes_ = std::max<std::size_t>(1, n * sizeof(T));
+#if defined(TRAINSIM_MMAP)
+    if (bytes_ < kMapped) {  // the allocator's memory, reused from one replay to the next
+      data_ = static_cast<T*>(::operator new(bytes_, std::align_val_t{64}));
+      if (zero) std::memset(static_cast<void*>(data_), 0, bytes_);
+      return;
+    }
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#if defined(MADV_HUGEPAGE)
+    madvise(p, bytes_, MADV_HUGEPAGE);  // a hint: ignored if refused
+#endif
+    data_ = static_cast<T*>(p);
+#else
+    data_ = static_cast<T*>(::operator new(bytes_, std::align_val_t{64}));
+    if (zero) std::memset(static_cast<void*>(data_), 0, bytes_);
+#endif
+  }
+  void release() {
+    if (data_ == nullptr) return;
+#if defined(TRAINSIM_MMAP)
+    if (bytes_ >= kMapped)
+      munmap(data_, bytes_);
+    else
+      ::operator delete(data_, std::align_val_t{64});
+#else
+    ::operator delete(data_, std::align_val_t{64});
+#endif
+    data_ = nullptr;
+  }
+  // Arrays from this size on are mapped: glibc maps them anyway (its mmap threshold grows
+  // to 32 MiB at most), and fresh pages fault in either way.
+  static constexpr std::size_t kMapped = std::size_t{32} << 20;
+  T* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
 
 // std::llround for a finite x >= 0, without the library call: below 2^62 the integer part
 // is exact, and so is x - trunc(x) (Sterbenz), so ">= 0.5" rounds halves away from zero.
@@ -263,7 +475,7 @@ struct alignas(64) FlatTask {
   InstanceState own;   // one rank per stage: the state of the task's only instance
   std::int32_t stage;
   std::int32_t rendezvous;
-  std::int32_t stream_base;  // stage * r * streams + stream (the queue of rank 0)
+  std::int32_t stream_base;  // stage * r * kQueueSlots + stream (the queue of rank 0 in queues_)
   std::int32_t succ_begin;   // successors: TaskGraph::successors[succ_begin, succ_end)
   std::int32_t succ_end;
   std::uint8_t stream;
@@ -277,57 +489,89 @@ struct alignas(64) FlatTask {
   std::uint32_t share;  // a transfer's compute share, in 1/kShareUnits (0: compute, or free)
 };
 constexpr std::uint8_t kHostIssues = 1, kHostSync = 2;
+
+// A device's in-order stream queues, one cache line: the first and last queued instance
+// (-1: none) and whether the stream runs a task, for each of the kStreams streams. A stream's
+// index (FlatTask::stream_base + rank * kQueueSlots) points at its head; its tail and busy
+// flag are kTail and kBusy further on.
+constexpr int kQueueSlots = 16;
+constexpr int kHead = 0, kTail = kStreams, kBusy = 2 * kStreams;
+struct alignas(64) StreamQueues {
+  std::array<std::int32_t, kQueueSlots> slot = [] {
+    std::array<std::int32_t, kQueueSlots> a{};
+    for (int i = 0; i < 2 * kStreams; ++i) a[static_cast<std::size_t>(i)] = -1;  // no head, no tail; not busy
+    return a;
+  }();
+};
+static_assert(sizeof(StreamQueues) == 64 && 3 * kStreams <= kQueueSlots);
 static_assert(sizeof(FlatTask) == 64);
 
-struct DeviceState {
+// A device's replay state, three groups of cache lines. In full mode there are up to 10^5
+// devices and consecutive events are on different ones, so each event's first read of its
+// device misses the cache: what every event reads (whether a compute event is current, the
+// interval's classification in touch()) is the first line, what transfers and memory
+// changes add is the second, and the time accounts, one of which touch() adds to, follow.
+struct alignas(64) DeviceState {
+  // -- line 1 --
   SimTime last = 0;
+  // Compute slowed by the transfers running beside it (only when some task has a share):
+  // the running transfers' units, the compute instance running, when it ends at the present
+  // rate (-1: stalled), and the earliest finish event queued for it (-1: none); its work
+  // left is `work` below.
+  SimTime compute_end = 0;
+  SimTime event_at = -1;
+  std::int64_t share = 0;
+  std::int32_t compute_inst = -1;
+  // The compute task waiting for its host to issue it (-1: none; the host stream below).
+  std::int32_t host_wait = -1;
+  std::array<std::int16_t, kNumCommKinds> active{};  // running transfers per kind (a few streams' worth)
+  std::array<std::int16_t, 2> tier_active{};         // running DP/PP transfers per network tier
+  std::uint8_t active_mask = 0;                      // bit k: active[k] > 0
+  std::uint8_t tier_mask = 0;                        // bit k: tier_active[k] > 0
+  std::int8_t compute_category = -1;
+  // -- line 2 --
+  __int128 work = 0;  // ps x kShareUnits, as of `work_at`
+  SimTime work_at = 0;
+  double memory = 0;
+  // The host stream (Task::host_s): when the device's host has issued everything before the
+  // next compute task.
+  SimTime host_at = 0;
+  // DeviceAccount's sums kept here, beside what the same events read (copied at the end).
+  std::array<double, 2> tier_bytes{};
+  double collective_s = 0;
+  // -- lines 3 to 5 --
+  double collective_wait_s = 0;
+  double peak_activation_bytes = 0;
   // Where the device's time went, in exact picoseconds (DeviceAccount's seconds are these
   // over 1e12, converted once at the end: no division per event, no rounding per interval).
   std::array<SimTime, kNumCategories> compute_ps{};
   std::array<SimTime, kNumCommKinds> exposed_ps{};
   SimTime hidden_ps = 0, idle_ps = 0;
   std::array<SimTime, 2> tier_busy_ps{};
-  int compute_category = -1;
-  std::array<int, kNumCommKinds> active{};
-  unsigned active_mask = 0;          // bit k: active[k] > 0
-  std::array<int, 2> tier_active{};  // running DP/PP transfers per network tier
-  unsigned tier_mask = 0;            // bit k: tier_active[k] > 0
 
   void begin_tier(int k) {
     ++tier_active[static_cast<std::size_t>(k)];
-    tier_mask |= 1u << k;
+    tier_mask = static_cast<std::uint8_t>(tier_mask | 1u << k);
   }
   void end_tier(int k) {
-    if (--tier_active[static_cast<std::size_t>(k)] == 0) tier_mask &= ~(1u << k);
+    if (--tier_active[static_cast<std::size_t>(k)] == 0) tier_mask = static_cast<std::uint8_t>(tier_mask & ~(1u << k));
   }
-  double memory = 0;
-
   void begin_comm(int k) {
     ++active[static_cast<std::size_t>(k)];
-    active_mask |= 1u << k;
+    active_mask = static_cast<std::uint8_t>(active_mask | 1u << k);
   }
   void end_comm(int k) {
-    if (--active[static_cast<std::size_t>(k)] == 0) active_mask &= ~(1u << k);
+    if (--active[static_cast<std::size_t>(k)] == 0) active_mask = static_cast<std::uint8_t>(active_mask & ~(1u << k));
   }
-  // Compute slowed by the transfers running beside it (only when some task has a share):
-  // the running transfers' units, the compute instance running, its work left (ps x
-  // kShareUnits) as of `work_at`, when it ends at the present rate (-1: stalled), and the
-  // earliest finish event queued for it (-1: none).
-  std::int64_t share = 0;
-  std::int32_t compute_inst = -1;
-  __int128 work = 0;
-  SimTime work_at = 0;
-  SimTime compute_end = 0;
-  SimTime event_at = -1;
-  // The host stream (Task::host_s): when the device's host has issued everything before the
-  // next compute task, and the compute task waiting for its host to issue it (-1: none).
-  SimTime host_at = 0;
-  std::int32_t host_wait = -1;
 };
+static_assert(offsetof(DeviceState, work) == 64 && offsetof(DeviceState, collective_wait_s) == 128);
 
 // Full: every rank of a stage (instance = task * r + rank); else one rank per stage
 // (instance = task), which lets the hot loop drop the rank arithmetic.
-template <bool Full>
+// Queue: EventQueue<Full> (one rank per stage, or every rank in lockstep: its FIFO buckets
+// take a stage's ranks in one heap entry) or RadixQueue (every rank at its own speed: few
+// events share a time). Both take events in the same order.
+template <bool Full, class Queue>
 class Replayer {
  public:
   Replayer(const TaskGraph& g, const ReplayOptions& o) : g_(g), opt_(o) {
@@ -363,8 +607,8 @@ class Replayer {
     const auto inst = static_cast<std::size_t>(instances_);
     // Written before they are read (pending here, next when an instance is queued, arrival
     // when it starts): no initial fill.
-    if constexpr (Full) states_.reset(new InstanceState[inst]);
-    if (Full || o.record_spans) arrival_.reset(new SimTime[inst]);
+    if constexpr (Full) states_.allocate_unset(inst);
+    if (Full || o.record_spans) arrival_.allocate_unset(inst);
     initial_.reset(new std::int32_t[static_cast<std::size_t>(n_)]);
     const std::int32_t* indeg = g.in_degree.data();
     if (!(g.host_lead_s >= 0 && g.host_lead_s <= 1.0))
@@ -416,7 +660,7 @@ class Replayer {
           host_ps_[static_cast<std::size_t>(t)] = round_ps(task.host_s * kPsPerS);
         }
       }
-      f.stream_base = (Full ? f.stage * r_ : f.stage) * kStreams + f.stream;
+      f.stream_base = (Full ? f.stage * r_ : f.stage) * kQueueSlots + f.stream;
       f.succ_begin = g.successor_begin[static_cast<std::size_t>(t)];
       f.succ_end = g.successor_begin[static_cast<std::size_t>(t) + 1];
       const std::int32_t d = indeg[t];
@@ -429,16 +673,12 @@ class Replayer {
     }
 
     if (any_shared) {
-      link_flows_.resize(static_cast<std::size_t>(devices_) * 2);
-      link_stamp_.assign(link_flows_.size(), 0u);
-      link_local_.assign(link_flows_.size(), 0);
+      link_flows_.allocate_zeroed(static_cast<std::size_t>(devices_) * 2);  // no flows, never searched
     }
-    if (r_ > 1) collective_count_.assign(inst, 0);  // only multi-rank collectives count arrivals
-    p2p_count_.assign(g.rendezvous.size() * static_cast<std::size_t>(r_), 0);
-    head_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
-    tail_.assign(static_cast<std::size_t>(devices_) * kStreams, -1);
-    busy_.assign(static_cast<std::size_t>(devices_) * kStreams, 0);
-    dev_.assign(static_cast<std::size_t>(devices_), DeviceState{});
+    if (r_ > 1) collective_count_.allocate_zeroed(inst);  // only multi-rank collectives count arrivals
+    p2p_count_.allocate_zeroed(g.rendezvous.size() * static_cast<std::size_t>(r_));
+    queues_.allocate_filled(static_cast<std::size_t>(devices_), StreamQueues{});
+    dev_.allocate_filled(static_cast<std::size_t>(devices_), DeviceState{});
     inv_speed_.assign(static_cast<std::size_t>(devices_), 1.0);
     if (!o.device_speed.empty()) {  // full: per rank; representative: per stage
       if (static_cast<int>(o.device_speed.size()) != devices_)
@@ -558,7 +798,11 @@ class Replayer {
   }
   std::size_t stream_of(std::int32_t inst) const {
     return static_cast<std::size_t>(tasks_[static_cast<std::size_t>(task_of(inst))].stream_base +
-                                    rank_of(inst) * kStreams);
+                                    rank_of(inst) * kQueueSlots);
+  }
+  // The head slot of stream queue s (stream_of); its tail and busy flag follow (kTail, kBusy).
+  std::int32_t* queue(std::size_t s) {
+    return &queues_[s / kQueueSlots].slot[s % kQueueSlots];
   }
 
   // Accumulates the time since the device's last change into its account.
@@ -593,28 +837,34 @@ class Replayer {
       a.hidden_comm_s = static_cast<double>(s.hidden_ps) / kPsPerS;
       a.idle_s = static_cast<double>(s.idle_ps) / kPsPerS;
       for (std::size_t k = 0; k < 2; ++k) a.tier_busy_s[k] = static_cast<double>(s.tier_busy_ps[k]) / kPsPerS;
+      a.tier_bytes = s.tier_bytes;
+      a.collective_s = s.collective_s;
+      a.collective_wait_s = s.collective_wait_s;
+      a.peak_activation_bytes = s.peak_activation_bytes;
     }
   }
 
   void ready(std::int32_t inst) {
     const std::size_t s = stream_of(inst);
     state(inst).next = -1;
-    if (tail_[s] < 0) {
-      head_[s] = inst;
+    std::int32_t* q = queue(s);
+    if (q[kTail] < 0) {
+      q[kHead] = inst;
     } else {
-      state(tail_[s]).next = inst;
+      state(q[kTail]).next = inst;
     }
-    tail_[s] = inst;
-    if (!busy_[s]) start_next(s);
+    q[kTail] = inst;
+    if (!q[kBusy]) start_next(s);
   }
 
   // Inlined: most calls find the stream's queue empty, and should not pay for a call frame.
   [[gnu::always_inline]] void start_next(std::size_t s) {
-    const std::int32_t inst = head_[s];
+    std::int32_t* q = queue(s);
+    const std::int32_t inst = q[kHead];
     if (inst < 0) return;
-    head_[s] = state(inst).next;
-    if (head_[s] < 0) tail_[s] = -1;
-    busy_[s] = 1;
+    q[kHead] = state(inst).next;
+    if (q[kHead] < 0) q[kTail] = -1;
+    q[kBusy] = 1;
     start(inst);
   }
 
@@ -712,7 +962,7 @@ class Replayer {
       if (f.share > 0) change_share(d, f.share);
       // Time held by a collective (a shared flow's is known when it ends).
       if (f.comm != 3 && !f.shared)
-        out_.devices[static_cast<std::size_t>(d)].collective_s += static_cast<double>(dur) / kPsPerS;
+        dev_[static_cast<std::size_t>(d)].collective_s += static_cast<double>(dur) / kPsPerS;
       if (f.shared) {
         start_flow(&inst, 1, dur);
         return;
@@ -723,7 +973,7 @@ class Replayer {
 
   // A compute task runs on its device from now (dur: at the device's speed).
   [[gnu::always_inline]] void run_compute(int d, std::int32_t inst, const FlatTask& f, SimTime dur) {
-    dev_[static_cast<std::size_t>(d)].compute_category = static_cast<int>(f.category);
+    dev_[static_cast<std::size_t>(d)].compute_category = static_cast<std::int8_t>(f.category);
     if (interference_) {
       begin_compute(d, inst, dur);
       return;
@@ -760,12 +1010,12 @@ class Replayer {
         record_span_now(inst, now_, begin, SpanCategory::host);
         arrival_[static_cast<std::size_t>(inst)] = begin;
       }
-      s.compute_category = static_cast<int>(tasks_[static_cast<std::size_t>(t)].category);
+      s.compute_category = static_cast<std::int8_t>(tasks_[static_cast<std::size_t>(t)].category);
       push(later(begin, dur), inst);
       return true;
     }
     s.host_wait = inst;
-    s.compute_category = static_cast<int>(SpanCategory::host);
+    s.compute_category = static_cast<std::int8_t>(SpanCategory::host);
     ++host_waiting_;
     push(begin, inst);
     return true;
@@ -879,7 +1129,7 @@ class Replayer {
     for (int j = 0; j < count; ++j) {
       const std::int32_t inst = t * r_ + first + j * stride;
       const int d = device_of(inst);
-      auto& a = out_.devices[static_cast<std::size_t>(d)];
+      DeviceState& a = dev_[static_cast<std::size_t>(d)];
       const double wait = static_cast<double>(now_ - arrival_[static_cast<std::size_t>(inst)]) / kPsPerS;
       a.collective_wait_s += wait;
       a.collective_s += wait + (shared ? 0.0 : static_cast<double>(dur) / kPsPerS);
@@ -955,8 +1205,7 @@ class Replayer {
     // Frees are computed from the same doubles as allocations; allow rounding dust.
     if (s.memory < -1.0) throw SimError("replay: memory went negative on device " + std::to_string(global_rank(d)));
     if (s.memory < 0) s.memory = 0;
-    auto& a = out_.devices[static_cast<std::size_t>(d)];
-    a.peak_activation_bytes = std::max(a.peak_activation_bytes, s.memory);
+    s.peak_activation_bytes = std::max(s.peak_activation_bytes, s.memory);
     if (record_spans_) out_.timeline.memory.push_back(MemorySample{global_rank(d), now_, s.memory});
   }
 
@@ -975,7 +1224,7 @@ class Replayer {
       st.end_comm(f.comm);
       if (f.tier >= 0) {
         st.end_tier(f.tier);
-        out_.devices[static_cast<std::size_t>(d)].tier_bytes[static_cast<std::size_t>(f.tier)] += f.bytes;
+        st.tier_bytes[static_cast<std::size_t>(f.tier)] += f.bytes;
       }
     }
     const bool rendezvous_span = f.rendezvous >= 0 || f.collective;
@@ -983,7 +1232,7 @@ class Replayer {
     if (f.memory_delta < 0) add_memory(d, f.memory_delta);
     ++out_.tasks_run;
     const std::size_t s = stream_of(inst);
-    busy_[s] = 0;
+    queue(s)[kBusy] = 0;
     start_next(s);
     for (std::int32_t k = f.succ_begin; k < f.succ_end; ++k) {
       const std::int32_t u = Full ? succ_[k] * r_ + r : succ_[k];
@@ -1026,15 +1275,31 @@ class Replayer {
     }
   };
 
+  // A NIC link's active flows, in the order they joined, with reshare()'s marks, in place:
+  // a link is read at every flow's start and end, and a list behind a pointer cost a second
+  // miss each time. The first line holds 13 flows; more than kMaxShare is refused.
+  struct alignas(64) LinkFlows {
+    std::int32_t n = 0;
+    std::uint32_t stamp = 0;  // the component search that last reached it
+    std::int32_t local = 0;   // its index in comp_links_ for that search
+    std::array<std::int32_t, kMaxShare> ids;
+    std::size_t size() const { return static_cast<std::size_t>(n); }
+    bool empty() const { return n == 0; }
+    const std::int32_t* begin() const { return ids.data(); }
+    const std::int32_t* end() const { return ids.data() + n; }
+  };
+
   void join_link(std::int32_t l, std::int32_t id) {
-    auto& on = link_flows_[static_cast<std::size_t>(l)];
-    if (on.size() + 1 > static_cast<std::size_t>(kMaxShare))
+    LinkFlows& on = link_flows_[static_cast<std::size_t>(l)];
+    if (on.n + 1 > kMaxShare)
       throw SimError("replay: more than " + std::to_string(kMaxShare) + " flows share one NIC link");
-    on.push_back(id);
+    on.ids[static_cast<std::size_t>(on.n++)] = id;
   }
   void leave_link(std::int32_t l, std::int32_t id) {
-    auto& on = link_flows_[static_cast<std::size_t>(l)];
-    on.erase(std::find(on.begin(), on.end(), id));
+    LinkFlows& on = link_flows_[static_cast<std::size_t>(l)];
+    std::int32_t* at = std::find(on.ids.data(), on.ids.data() + on.n, id);
+    std::copy(at + 1, on.ids.data() + on.n, at);  // the others keep their order
+    --on.n;
   }
 
   [[gnu::noinline]] void schedule_flow(std::int32_t id) {
@@ -1057,7 +1322,7 @@ class Replayer {
   void reshare(const std::vector<std::int32_t>& seeds) {
     if (++stamp_ == 0) {  // wrapped: forget every old search
       for (Flow& fl : flows_) fl.stamp = 0;
-      std::fill(link_stamp_.begin(), link_stamp_.end(), 0u);
+      for (int l = 0; l < 2 * devices_; ++l) link_flows_[static_cast<std::size_t>(l)].stamp = 0;
       stamp_ = 1;
     }
     comp_flows_.clear();
@@ -1071,10 +1336,10 @@ class Replayer {
     for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
       for (std::int32_t l : flows_[static_cast<std::size_t>(comp_flows_[i])].links) {
         const auto li = static_cast<std::size_t>(l);
-        const auto& on = link_flows_[li];
-        if (on.size() < 2 || link_stamp_[li] == stamp_) continue;
-        link_stamp_[li] = stamp_;
-        link_local_[li] = static_cast<std::int32_t>(comp_links_.size());
+        LinkFlows& on = link_flows_[li];
+        if (on.size() < 2 || on.stamp == stamp_) continue;
+        on.stamp = stamp_;
+        on.local = static_cast<std::int32_t>(comp_links_.size());
         comp_links_.push_back(l);
         for (std::int32_t other : on) {
           Flow& o = flows_[static_cast<std::size_t>(other)];
@@ -1089,8 +1354,8 @@ class Replayer {
     fill_links_.clear();
     for (std::int32_t id : comp_flows_) {
       for (std::int32_t l : flows_[static_cast<std::size_t>(id)].links)
-        if (link_stamp_[static_cast<std::size_t>(l)] == stamp_)
-          fill_links_.push_back(link_local_[static_cast<std::size_t>(l)]);
+        if (const LinkFlows& on = link_flows_[static_cast<std::size_t>(l)]; on.stamp == stamp_)
+          fill_links_.push_back(on.local);
       fill_begin_.push_back(static_cast<std::int32_t>(fill_links_.size()));
     }
     fill_capacity_.assign(comp_links_.size(), kWorkUnits);
@@ -1174,7 +1439,7 @@ class Replayer {
       const std::int32_t inst = insts[k];
       const FlatTask& f = tasks_[static_cast<std::size_t>(task_of(inst))];
       if (f.comm != 3)
-        out_.devices[static_cast<std::size_t>(device_of(inst))].collective_s +=
+        dev_[static_cast<std::size_t>(device_of(inst))].collective_s +=
             static_cast<double>(now_ - start) / kPsPerS;
       if (f.rendezvous < 0 && !f.collective) continue;
       const int span = record_span(inst, start, now_);
@@ -1209,14 +1474,13 @@ class Replayer {
   std::unique_ptr<FlatTask[]> tasks_;         // by task id
   const std::int32_t* succ_ = nullptr;  // the graph's successor rows (TaskGraph)
   std::int32_t num_succ_ = 0;
-  std::vector<std::int32_t> collective_count_, p2p_count_;
-  std::unique_ptr<InstanceState[]> states_;  // full mode, per instance (else FlatTask::own)
-  std::unique_ptr<SimTime[]> arrival_;       // per instance, when it started (only if spans or full mode read it)
+  BigArray<std::int32_t> collective_count_, p2p_count_;
+  BigArray<InstanceState> states_;  // full mode, per instance (else FlatTask::own)
+  BigArray<SimTime> arrival_;       // per instance, when it started (only if spans or full mode read it)
   std::unique_ptr<std::int32_t[]> initial_;  // tasks without dependencies, in id order
   int num_initial_ = 0;
-  std::vector<std::int32_t> head_, tail_;
-  std::vector<std::uint8_t> busy_;
-  std::vector<DeviceState> dev_;
+  BigArray<StreamQueues> queues_;  // per device
+  BigArray<DeviceState> dev_;
   std::vector<double> inv_speed_;
   bool slow_devices_ = false;  // some device_speed is not 1 (the hot path skips the lookup otherwise)
   bool interference_ = false;  // some transfer has a compute share (Task::compute_share)
@@ -1228,18 +1492,16 @@ class Replayer {
   bool slow_links_ = false;
   bool record_spans_ = false;       // ReplayOptions::record_spans
   std::vector<GroupSlice> groups_;  // kind * r + rank
-  EventQueue<Full> heap_;
+  Queue heap_;
   std::vector<Flow> flows_;
   std::vector<std::int32_t> free_flows_;
-  std::vector<std::vector<std::int32_t>> link_flows_;  // per NIC link: active flows on it
+  BigArray<LinkFlows> link_flows_;  // per NIC link (device * 2 + 0 send, 1 receive)
   std::priority_queue<FlowEvent, std::vector<FlowEvent>, std::greater<>> flow_events_;
   std::uint64_t flow_sequence_ = 0;
   std::vector<std::int32_t> members_, end_links_, end_insts_;
   // reshare's component search and filling, reused from one call to the next.
   std::vector<std::int32_t> dirty_;  // flows to refill before the clock moves (with their components)
   std::uint32_t stamp_ = 0;
-  std::vector<std::uint32_t> link_stamp_;   // per NIC link: the search that last reached it
-  std::vector<std::int32_t> link_local_;    // per NIC link: its index in comp_links_ for that search
   std::vector<std::int32_t> comp_flows_, comp_links_, fill_begin_, fill_links_;
   std::vector<std::int64_t> fill_capacity_, fill_demand_, fill_rate_;
   MaxMinScratch<std::int64_t> fill_scratch_;
@@ -1268,8 +1530,13 @@ double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options)
 }
 
 ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
-  if (options.full) return Replayer<true>(graph, options).run();
-  return Replayer<false>(graph, options).run();
+  if (!options.full) return Replayer<false, EventQueue<false>>(graph, options).run();
+  const auto uneven = [](const std::vector<double>& speeds) {
+    return std::any_of(speeds.begin(), speeds.end(), [&](double s) { return s != speeds.front(); });
+  };
+  if (uneven(options.device_speed) || uneven(options.link_speed))
+    return Replayer<true, RadixQueue>(graph, options).run();
+  return Replayer<true, EventQueue<true>>(graph, options).run();
 }
 
 }  // namespace trainsim

@@ -1,11 +1,13 @@
-// The replay's event queue in full mode, where ranks in lockstep share FIFO buckets of events
-// (engine.cpp EventQueue). A compute task whose end a transfer's end moves earlier is queued a
-// second time while its first event is still queued; linked through the instance, that second
-// push cut the first event's bucket after it, and the events behind it were lost: their tasks
-// never finished and the replay stopped as a deadlock (issue 16's second full-mode deadlock,
+// The replay's event queue in full mode (engine.cpp RadixQueue; when the first test was
+// written, FIFO buckets of events shared by ranks in lockstep). A compute task whose end a
+// transfer's end moves earlier is queued a second time while its first event is still
+// queued; linked through the instance, that second push cut the first event's bucket after
+// it, and the events behind it were lost: their tasks never finished and the replay stopped as a deadlock (issue 16's second full-mode deadlock,
 // TP 8 across servers, PP 4 v 2, DP 2 with overlap_grad_reduce: tests/graph/
 // interleaved_exchange_test.cpp replays that plan).
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <vector>
 
 #include "trainsim/engine/engine.hpp"
@@ -67,4 +69,49 @@ TEST_CASE("A compute end moved earlier is queued twice; the events sharing its f
   const ReplayResult representative = replay(g);
   CHECK(representative.end == r.end);
   CHECK(end_of(representative, 1, 0) == 11'000'000'000);
+}
+
+TEST_CASE("Full mode with every device at its own speed replays each rank's chain to the picosecond",
+          "[engine][full][variability]") {
+  // One stage of 4 DP ranks: a chain of 40 compute tasks of uneven lengths, then the DP
+  // all-reduce. At four speeds no two ranks' events share a time, so the queue takes them
+  // across its bins in time order (an event taken late would stop the replay: time went
+  // back). Rank r's chain ends at the sum of its tasks' rounded times at its speed; the
+  // all-reduce starts when the slowest ends, and each rank waits the difference.
+  std::vector<Task> tasks;
+  std::vector<std::pair<int, int>> edges;
+  for (int k = 0; k < 40; ++k) {
+    tasks.push_back(compute(0, (k % 7 + 1) * 1e-4 + k * 1.3e-7));
+    if (k > 0) edges.emplace_back(k - 1, k);
+  }
+  Task reduce = transfer(0, 1e-3, 0);
+  reduce.group = RankGroup::dp;
+  tasks.push_back(reduce);
+  edges.emplace_back(39, 40);
+  TaskGraph g = make_task_graph(tasks, edges);
+  g.dp = 4;
+  g.ranks_per_stage = 4;
+  ReplayOptions full;
+  full.full = true;
+  full.device_speed = {1.0, 0.7, 1.3, 0.93};
+  const ReplayResult r = replay(g, full);
+
+  std::vector<SimTime> chain(4, 0);
+  for (int d = 0; d < 4; ++d)
+    for (int k = 0; k < 40; ++k)
+      chain[static_cast<std::size_t>(d)] += std::llround(tasks[static_cast<std::size_t>(k)].duration_s * 1e12 *
+                                                         (1.0 / full.device_speed[static_cast<std::size_t>(d)]));
+  const SimTime slowest = *std::max_element(chain.begin(), chain.end());
+  CHECK(slowest == chain[1]);
+  CHECK(r.end == slowest + 1'000'000'000);
+  CHECK(r.tasks_run == 4 * 41);
+  for (int d = 0; d < 4; ++d) {
+    const DeviceAccount& a = r.devices[static_cast<std::size_t>(d)];
+    const SimTime own = chain[static_cast<std::size_t>(d)];
+    CHECK(end_of(r, 39, d) == own);
+    CHECK(end_of(r, 40, d) == r.end);
+    CHECK(a.compute_s[static_cast<std::size_t>(SpanCategory::forward)] == static_cast<double>(own) / 1e12);
+    CHECK(a.collective_wait_s == static_cast<double>(slowest - own) / 1e12);
+    CHECK(a.idle_s == static_cast<double>(slowest - own) / 1e12);  // waiting for the slowest: nothing runs
+  }
 }
