@@ -485,10 +485,12 @@ struct alignas(64) FlatTask {
   bool shared;       // tier 1 with link sharing on: runs as a Flow
   SpanCategory category;
   RankGroup group;
-  std::uint8_t host;    // compute on the host stream: kHostIssues (host time to issue) | kHostSync
+  // Compute on the host stream: kHostIssues (host time to issue) | kHostSync; a transfer with a
+  // share held from its arrival (Task::share_from_arrival): kShareFromArrival.
+  std::uint8_t host;
   std::uint32_t share;  // a transfer's compute share, in 1/kShareUnits (0: compute, or free)
 };
-constexpr std::uint8_t kHostIssues = 1, kHostSync = 2;
+constexpr std::uint8_t kHostIssues = 1, kHostSync = 2, kShareFromArrival = 4;
 
 // A device's in-order stream queues, one cache line: the first and last queued instance
 // (-1: none) and whether the stream runs a task, for each of the kStreams streams. A stream's
@@ -640,6 +642,7 @@ class Replayer {
           throw SimError("replay: task " + std::to_string(t) + " has a compute share outside [0, 1]");
         f.share = static_cast<std::uint32_t>(std::llround(task.compute_share * kShareUnits));
         interference_ = interference_ || f.share > 0;
+        if (f.share > 0 && task.share_from_arrival) f.host = kShareFromArrival;
         f.collective = Full && group(f.group, 0).count > 1;
         f.tier = task.tier;
         f.shared = f.tier == 1 && o.share_links;
@@ -932,6 +935,7 @@ class Replayer {
       if (f.succ_end + 16 < num_succ_) __builtin_prefetch(succ_ + f.succ_end + 16);
     }
     if (f.memory_delta > 0) add_memory(d, f.memory_delta);
+    if (f.host == kShareFromArrival) change_share(d, f.share);  // a transfer held from its arrival
     if (f.rendezvous >= 0) {
       const std::size_t key = static_cast<std::size_t>(f.rendezvous) * r_ + r;
       if (++p2p_count_[key] == 2) {
@@ -959,7 +963,7 @@ class Replayer {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
       if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
-      if (f.share > 0) change_share(d, f.share);
+      if (f.share > 0 && f.host != kShareFromArrival) change_share(d, f.share);
       // Time held by a collective (a shared flow's is known when it ends).
       if (f.comm != 3 && !f.shared)
         dev_[static_cast<std::size_t>(d)].collective_s += static_cast<double>(dur) / kPsPerS;
@@ -1058,16 +1062,32 @@ class Replayer {
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
     if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
-    if (f.share > 0) change_share(d, f.share);
+    if (f.share > 0 && f.host != kShareFromArrival) change_share(d, f.share);
     if (!f.shared) push(later(now_, dur), inst);
   }
 
   // --- Compute slowed by transfers (Task::compute_share) ---
   // A transfer holding a share of its device's compute units (NCCL's CTAs each take an SM)
-  // slows the compute running beside it to (1 - the running shares) of its speed: the
-  // compute task's remaining work is re-timed whenever a transfer starts or ends on its
+  // slows the compute running beside it to (1 - the held shares) of its speed: the
+  // compute task's remaining work is re-timed whenever a share is taken or given back on its
   // device. Exact integers (kShareUnits), so both replay modes agree to the picosecond.
-  // Rendezvous members hold their share from the transfer's start, not their arrival.
+  // A rendezvous member holds its share from the transfer's start, or, for the p2p transfers
+  // whose arrival is where the code issues them (Task::share_from_arrival), from its arrival:
+  // there its NCCL kernel is resident. PyTorch's ProcessGroupNCCL (pointToPoint and
+  // collective(): syncStream) makes the NCCL stream wait on the compute stream at issue, so
+  // the kernel starts as soon as its stream reaches it (the replay's arrival), and spins
+  // inside the kernel until its peer posts the matching operation: an ncclSend waiting for
+  // its ncclRecv runs the whole time and can slow a GEMM beside it (NVIDIA/nccl#1025), its
+  // CTAs, one SM each, shared with no compute kernel (NVIDIA/nccl#689); the zero-bubble fork's
+  // runtime notes say the same of waiting communication kernels (docs/zero-bubble/
+  // pipeline_parallel_runtime.md @ 39f2c186, 'Pre-communication Optimization'). Where the
+  // graph posts a transfer ahead of its issue, its arrival is no kernel launch: p2p on their
+  // own streams (P2pExchange::streams, a receive queued from the step's start) and collectives
+  // (the same kernels behind the same syncStream, but some posted ahead: ZeRO-3's gathers from
+  // the step's start). Held from arrival, those slow the compute by whole waits no kernel
+  // spent (tried 2026-12-01 for p2p on their own streams: the zero-bubble runtime's rows
+  // 15-20% slow, Megatron 2021-22's 1-2%), so they keep the share from the transfer's start.
+  // A collective's member waits only on uneven ranks in full mode anyway.
   [[gnu::noinline]] void begin_compute(int d, std::int32_t inst, SimTime dur) {
     DeviceState& s = dev_[static_cast<std::size_t>(d)];
     s.compute_inst = inst;

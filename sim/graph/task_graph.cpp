@@ -567,6 +567,10 @@ class Builder {
       edges_from(producer.exit, send_id);
       return;
     }
+    // Posted where the schedule's code issues them (wire_exchange): their kernels are resident
+    // from there, waiting for the peer on SMs of their own (engine.cpp).
+    tasks_[static_cast<std::size_t>(send_id)].share_from_arrival = true;
+    tasks_[static_cast<std::size_t>(recv_id)].share_from_arrival = true;
     wire_exchange(send_id, ps, producer.pos, recv_id, s, consumer.pos, pslot == slot_forward);
   }
 

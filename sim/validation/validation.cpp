@@ -305,9 +305,17 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // CUDA_DEVICE_MAX_CONNECTIONS=1 the send-recv kernels do not run independently, and
       // communication kernels waiting for their peer hold SMs and slow the computation; its
       // zbpp_utils.py (96e240fe) refuses overlapped exchanges with fewer than 8 connections.
-      // Not priced: no measurement of what a waiting P2P kernel costs the compute, nor of the
-      // ordering it forces. A per-pass constant fitted to these rows would be a per-row fudge,
-      // so they stay listed.
+      // Not the SMs a waiting P2P kernel holds either (tried 2026-12-01, issue 16): the replay
+      // now holds an exchange's compute share from each side's arrival (Task::share_from_arrival,
+      // engine.cpp: PyTorch's syncStream launches the kernel after the compute issued before it,
+      // and it spins on its SMs until the peer posts, NVIDIA/nccl#1025, #689), and these rows
+      // move by nothing (1.5B: the same step to the picosecond) or +0.002% (14.6B: 39 us a
+      // step): with these equal stages a receive is posted when its send is, so no side waits
+      // beside a pass, and the share during the transfer itself was already priced (16 of 108
+      // SMs in a server, 2 across). Still not priced: the ordering one hardware queue forces
+      // (a kernel behind a stream's wait holds back the kernels issued after it), for which
+      // no measurement is stored. A per-pass constant fitted to these rows would be a per-row
+      // fudge, so they stay listed.
       // Not the host either (checked with the replay's host stream, issue 15, 2026-12-01): one
       // 1.5B layer's pass issues 10 kernels, 0.12 ms forward and 0.24 ms backward of dispatch and
       // launch (`trainsim ops`: 12.2 us a kernel), against 4.0 and 8.1 ms of device time at
@@ -319,9 +327,10 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
        "what interleaving with one layer per chunk costs per chunk pass beyond its passes and transfers: the paper's "
        "Megatron fork overlaps the exchanges (overlap_p2p_comm; no torch.cuda.synchronize on that path) under "
        "CUDA_DEVICE_MAX_CONNECTIONS=1; replayed so, the 14.6B rows are 13% fast and out of the measured order (the 1.5B "
-       "ones within 1.3%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m: what waiting P2P "
-       "kernels on one hardware queue cost the compute (not the host: a layer pass's dispatch, 0.12/0.24 ms, runs "
-       "ahead of its 4/8 ms of device time, with no synchronization per pass on that path)"},
+       "ones within 1.3%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m: likely the order one "
+       "hardware queue forces on the exchanges' kernels (not the host: a layer pass's dispatch, 0.12/0.24 ms, runs "
+       "ahead of its 4/8 ms of device time, with no synchronization per pass on that path; nor the SMs a waiting P2P "
+       "kernel holds: replayed so, no side of an exchange waits beside a pass)"},
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
       // The 02-20 tables' shape can be derived from the source (trends.yaml notes: NHIDDEN 14400,

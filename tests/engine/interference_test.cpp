@@ -93,6 +93,85 @@ TEST_CASE("Shares of concurrent transfers add; compute stalls while they take ev
   CHECK_THROWS_AS(replay(make_task_graph({compute(1e-3), collective(0.3e-3, 1.5)}, {})), SimError);
 }
 
+// Task 0: 1 ms of compute on stage 0; task 1: `sender_lead_s` of compute on stage 1, then the
+// send (task 2) to stage 0's receive (task 3), a 0.2 ms transfer each side holding a quarter
+// of its device's units. The receive is posted at `post_s` (after a free transfer on its
+// stream, task 4). `from_arrival`: Task::share_from_arrival on both sides.
+TaskGraph waiting_recv(double sender_lead_s, double post_s, bool from_arrival) {
+  Task lead = compute(sender_lead_s);
+  lead.stage = 1;
+  Task send = collective(0.2e-3, 0.25, Stream::pp_send);
+  send.stage = 1;
+  send.category = SpanCategory::pp_comm;
+  send.group = RankGroup::pp;
+  send.rendezvous = 0;
+  send.share_from_arrival = from_arrival;
+  Task recv = send;
+  recv.stage = 0;
+  recv.stream = Stream::pp_recv;
+  Task before = collective(post_s, 0, Stream::pp_recv);
+  before.category = SpanCategory::pp_comm;
+  before.group = RankGroup::pp;
+  TaskGraph g = make_task_graph({compute(1e-3), lead, send, recv, before}, {{1, 2}, {4, 3}});
+  g.rendezvous = {{2, 3}};
+  g.stages = 2;
+  return g;
+}
+
+TEST_CASE("A receive issued ahead of its send holds its share from its arrival: T + f (W + C)",
+          "[engine][interference]") {
+  // The receive arrives at 0, its send at 0.6 ms; the 0.2 ms transfer ends at 0.8 ms. The
+  // receive's kernel is resident from its launch and spins for the peer (NVIDIA/nccl#1025) on
+  // SMs compute cannot share (NVIDIA/nccl#689): the 1 ms of compute beside it runs at 0.75
+  // for 0.8 ms, then 0.4 ms at full speed.
+  CHECK(compute_end(replay(waiting_recv(0.6e-3, 0, true))) == 1'200'000'000);  // (1 + 0.25 x (0.6 + 0.2)) ms
+  // Posted at 0.3 ms, it holds the units from there: 0.5 ms of 0.25.
+  CHECK(compute_end(replay(waiting_recv(0.6e-3, 0.3e-3, true))) == 1'125'000'000);
+  // The send already there: no wait, the transfer's own time only.
+  CHECK(compute_end(replay(waiting_recv(0, 0, true))) == 1'050'000'000);
+  // A transfer whose arrival is not its issue (the graph's own streams): from the transfer's start.
+  CHECK(compute_end(replay(waiting_recv(0.6e-3, 0, false))) == 1'050'000'000);
+  // Both replay modes agree.
+  ReplayOptions full;
+  full.full = true;
+  CHECK(compute_end(replay(waiting_recv(0.6e-3, 0.3e-3, true), full)) == 1'125'000'000);
+}
+
+TEST_CASE("Megatron's exchanges hold their share from their arrival; transfers on their own streams do not",
+          "[engine][interference]") {
+  const auto pp_flags = [](const Scenario& s, P2pExchange expected) {
+    const Built b = build(s);
+    REQUIRE(b.costs.p2p_exchange == expected);
+    REQUIRE(b.costs.p2p_compute_share > 0);
+    const TaskGraph g = build_task_graph(b.costs, b.orders);
+    int pp = 0, flagged = 0;
+    for (const Task& t : g.tasks) {
+      pp += t.category == SpanCategory::pp_comm ? 1 : 0;
+      flagged += t.share_from_arrival ? 1 : 0;
+    }
+    REQUIRE(pp > 0);
+    return std::pair{pp, flagged};
+  };
+  const std::string h100 = kRoot + "/scenarios/llama3-8b-h100-8.yaml";
+  const std::vector<Override> pp2 = {{"plan.context_parallel_size", "1"},
+                                     {"plan.pipeline_model_parallel_size", "2"},
+                                     {"plan.global_batch_size", "8"}};
+  auto with = [&](std::vector<Override> extra) {
+    auto o = pp2;
+    o.insert(o.end(), extra.begin(), extra.end());
+    return load_scenario(h100, o);
+  };
+  const auto overlapped = pp_flags(with({{"plan.schedule", "interleaved"},
+                                         {"plan.virtual_pipeline_model_parallel_size", "2"},
+                                         {"plan.overlap_p2p_comm", "true"}}),
+                                   P2pExchange::overlapped);
+  CHECK(overlapped.second == overlapped.first);
+  const auto blocking = pp_flags(with({{"plan.schedule", "1f1b"}}), P2pExchange::blocking);
+  CHECK(blocking.second == blocking.first);
+  const auto streams = pp_flags(with({{"plan.schedule", "zb-h1"}}), P2pExchange::streams);
+  CHECK(streams.second == 0);
+}
+
 TEST_CASE("NCCL holds 16 SMs inside a server, 2 per NIC across; HCCL (SDMA) no AI core", "[engine][interference]") {
   const std::string h100 = kRoot + "/scenarios/llama3-8b-h100-8.yaml";
   const CommComputeShare one = comm_compute_share(load_scenario(h100), false);

@@ -5,8 +5,10 @@
 // from arrival, the transfer starts when the last member arrives. Events are ordered by
 // (time, priority, sequence); time is integer picoseconds, durations rounded once.
 // A transfer with a compute share (Task::compute_share: the SMs its kernel holds) slows the
-// compute running beside it on its device to (1 - the running shares) of its speed, re-timed
-// whenever a transfer starts or ends there (exact, in 1/65536 units of the device's compute).
+// compute running beside it on its device to (1 - the held shares) of its speed, re-timed
+// whenever a share is taken or given back there (exact, in 1/65536 units of the device's
+// compute). A transfer holds its share from its start, or, with Task::share_from_arrival,
+// from its member's arrival: a p2p kernel spinning for its peer holds its SMs too.
 #include <array>
 #include <cstdint>
 #include <vector>

@@ -35,14 +35,20 @@ struct Task {
   // The host first waits for the device to reach this task (host_s below). Here, in the
   // padding after `tier`: a task is one cache line.
   bool host_sync = false;
+  // A p2p transfer whose arrival in the replay is where the schedule's code issues it (the
+  // exchanges Megatron's schedules post, TaskGraph wire_exchange): it holds its compute share
+  // from its arrival, its wait for the peer included (engine.cpp, "Compute slowed by
+  // transfers"); otherwise from the transfer's start. Also in the padding.
+  bool share_from_arrival = false;
   int rendezvous = -1;  // index into TaskGraph::rendezvous (p2p pairs), -1: none
   double duration_s = 0;
   // Activation bytes: a positive delta is allocated when the task starts, a negative
   // one freed when it ends.
   double memory_delta_bytes = 0;
   double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
-  // Communication: the share of its device's compute units it holds while it transfers;
-  // compute on the device runs at (1 - the sum over running transfers) of its speed.
+  // Communication: the share of its device's compute units it holds while it transfers (and,
+  // with share_from_arrival, while it waits for its peer); compute on the device runs at
+  // (1 - the sum over the held shares) of its speed.
   double compute_share = 0;
   // The host stream (issue 15; compute tasks only): the host time issuing the task's kernels
   // (eager dispatch and launch); host_sync above: whether the host first waits for the device
