@@ -66,11 +66,19 @@ namespace {
 //  - flash attention: off for runs published before FlashAttention (ids narayanan21-,
 //    korthikanti22-, bigsci-, bmtrain-: 2021-2022 Megatron papers, BigScience 2022) and for the
 //    zero-bubble paper's runs, whose memory says they kept the attention scores
-//    (kept_attention_scores); on otherwise
+//    (kept_attention_scores); on otherwise. Where the notes quote the row's launch script
+//    ("Script flags (<path> @ <commit>): --flag value ...;", today the ModelLink 910B rows),
+//    on exactly when the quoted flags include --use-flash-attn: Megatron's --use-flash-attn is
+//    off unless passed (arguments.py store_true), and without it the run takes CoreAttention's
+//    eager path (ModelLink @ 390f0f0 modellink/model/transformer.py core_attention_forward)
 //  - dropout: Megatron's 0.1 attention and hidden dropout for the zero-bubble paper's runs
 //    (its fork's arguments.py defaults, which its launcher zeroes only for exact-numerics
 //    tests); none elsewhere
-//  - precision: fp8 / fp16 when the id or notes say so, else bf16
+//  - precision: fp8 / fp16 when the id or notes say so, else bf16; where the notes quote the
+//    script's flags, its --fp16 or --bf16
+//  - quoted script flags and the plan: a quoted --tensor-model-parallel-size,
+//    --pipeline-model-parallel-size, --micro-batch-size, --global-batch-size or
+//    --sequence-parallel that disagrees with the row's plan is an error (one of them is wrong)
 //  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
 //    --overlap-param-gather" (so the distributed optimizer), "--tp-comm-overlap" (so
 //    sequence parallelism) for these runs
@@ -141,6 +149,35 @@ bool from_zero_bubble_fork(const MeasuredRun& run) {
 // without it (flash attention); its profiled T_F (18.5 ms for 3 layers) is 1.5x trainsim's
 // flash-attention forward and within 17% of its eager one. Read from the source, not the era.
 bool kept_attention_scores(const MeasuredRun& run) { return from_zero_bubble_fork(run); }
+
+// The flags the notes quote from the row's launch script ("Script flags (examples/bloom/
+// pretrain_bloom_ptd_7B.sh @ 390f0f0): --tensor-model-parallel-size 8 ... --bf16;"), lower-
+// cased and padded with a space each side; nullopt where the notes quote none. The list ends at
+// the first ';' after the "):".
+std::optional<std::string> quoted_script_flags(const MeasuredRun& run) {
+  const std::string notes = lower(run.notes);
+  const std::size_t at = notes.find("script flags (");
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t colon = notes.find("):", at);
+  if (colon == std::string::npos) return std::nullopt;
+  const std::size_t end = notes.find(';', colon);
+  const std::size_t begin = colon + 2;
+  return " " + notes.substr(begin, end == std::string::npos ? std::string::npos : end - begin) + " ";
+}
+
+bool script_sets(const std::string& flags, const std::string& flag) {
+  return flags.find(" " + flag + " ") != std::string::npos;
+}
+
+// The integer after a quoted flag ("--micro-batch-size 4" -> 4); nullopt when not quoted.
+std::optional<long long> script_value(const std::string& flags, const std::string& flag) {
+  const std::size_t at = flags.find(" " + flag + " ");
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t begin = at + flag.size() + 2, end = begin;
+  while (end < flags.size() && std::isdigit(static_cast<unsigned char>(flags[end]))) ++end;
+  if (end == begin || end - begin > 12) return std::nullopt;  // no size has 13 digits; stoll would throw
+  return std::stoll(flags.substr(begin, end - begin));
+}
 
 bool predates_flash_attention(const MeasuredRun& run) {
   // Every BigScience row's id starts with "bigsci-" (their groups with "bigscience-").
@@ -596,7 +633,27 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   const bool deepspeed_zero = runs_on_deepspeed(p.framework);
   p.use_distributed_optimizer = zero == 1 && !deepspeed_zero;
   p.zero_stage = zero >= 2 || deepspeed_zero ? zero : 0;
-  p.use_flash_attn = !predates_flash_attention(run) && !kept_attention_scores(run);
+  const std::optional<std::string> script = quoted_script_flags(run);
+  p.use_flash_attn = script ? script_sets(*script, "--use-flash-attn")
+                            : !predates_flash_attention(run) && !kept_attention_scores(run);
+  if (script) {
+    // The quoted script and the row's plan describe one run: a disagreement is a wrong row.
+    const std::pair<const char*, std::optional<int>> sizes[] = {
+        {"--tensor-model-parallel-size", run.tp}, {"--pipeline-model-parallel-size", run.pp},
+        {"--micro-batch-size", run.micro_batch}, {"--global-batch-size", run.global_batch}};
+    for (const auto& [flag, field] : sizes) {
+      const std::optional<long long> quoted = script_value(*script, flag);
+      if (quoted && field && *quoted != *field)
+        problems.push_back(problem(run, "notes", std::string("the quoted script sets ") + flag + " " +
+                                                     std::to_string(*quoted) + ", the plan " + std::to_string(*field),
+                                   "the script's value in the plan, or the script's flags as it sets them"));
+    }
+    if (run.sp && *run.sp != script_sets(*script, "--sequence-parallel"))
+      problems.push_back(problem(run, "plan.sp",
+                                 std::string(*run.sp ? "true" : "false") + ", but the quoted script " +
+                                     (*run.sp ? "does not pass" : "passes") + " --sequence-parallel",
+                                 "the script's --sequence-parallel"));
+  }
   if (const AttentionKernel noted = noted_attention_kernel(run); p.use_flash_attn && noted != AttentionKernel::device_default) {
     p.attention_kernel = priced_attention_kernel(noted, s.hardware.device);
     std::string what = std::string("attention_kernel=") + to_string(p.attention_kernel);
@@ -610,6 +667,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
     p.precision = Precision::fp8;
+  } else if (script && (script_sets(*script, "--fp16") || script_sets(*script, "--bf16"))) {
+    p.precision = script_sets(*script, "--fp16") ? Precision::fp16 : Precision::bf16;
   } else if (contains(run.notes, "fp16")) {
     p.precision = Precision::fp16;
   }

@@ -265,6 +265,45 @@ TEST_CASE("a LLaMA-style row without a vocabulary, or a per_node its hardware fi
                     Catch::Contains("t.hardware.per_node: 4 devices per server, but a100-80gb.yaml has 8"));
 }
 
+TEST_CASE("where the notes quote the launch script, flash attention and precision follow its flags, and a plan "
+          "that disagrees with them is refused",
+          "[validation]") {
+  // Shipped rows: ModelLink's Bloom-7B1 script passes no --use-flash-attn (eager CoreAttention);
+  // its LLaMA-7B script passes it and --fp16.
+  const auto runs = load_measured_runs(kCalibration);
+  const Scenario bloom = scenario_for_run(find(runs, "modellink-910b-Bloom-7B1"), shipped_hardware());
+  CHECK_FALSE(bloom.plan.use_flash_attn);
+  CHECK(bloom.plan.precision == Precision::bf16);
+  const Scenario llama = scenario_for_run(find(runs, "modellink-910b-LLaMA-7B"), shipped_hardware());
+  CHECK(llama.plan.use_flash_attn);
+  CHECK(llama.plan.precision == Precision::fp16);
+
+  // The rule reads the quoted flags, not the family or the era: an A100 row whose script quote
+  // lacks --use-flash-attn runs eager attention, with it fused; the list ends at the ';'.
+  const std::string quoted = "  notes: 'Script flags (x.sh @ abc): --tensor-model-parallel-size 1 --fp16; later text "
+                             "--use-flash-attn --bf16'\n  measured:\n";
+  const std::string eager_yaml = edit(run_yaml(), "  measured:\n", quoted);
+  const auto eager = load_measured_runs(write_temp("trainsim_script_eager.yaml", eager_yaml));
+  const Scenario e = scenario_for_run(eager[0], shipped_hardware());
+  CHECK_FALSE(e.plan.use_flash_attn);
+  CHECK(e.plan.precision == Precision::fp16);
+  const auto flash = load_measured_runs(
+      write_temp("trainsim_script_flash.yaml", edit(eager_yaml, "--fp16;", "--use-flash-attn --bf16;")));
+  const Scenario f = scenario_for_run(flash[0], shipped_hardware());
+  CHECK(f.plan.use_flash_attn);
+  CHECK(f.plan.precision == Precision::bf16);
+  // Without a quote the default stands: on for a row after FlashAttention.
+  CHECK(scenario_for_run(load_measured_runs(write_temp("trainsim_script_none.yaml", run_yaml()))[0], shipped_hardware())
+            .plan.use_flash_attn);
+
+  // A quoted size the plan contradicts is a wrong row.
+  const auto wrong =
+      load_measured_runs(write_temp("trainsim_script_tp.yaml", edit(eager_yaml, "--tensor-model-parallel-size 1",
+                                                                    "--tensor-model-parallel-size 2")));
+  CHECK_THROWS_WITH(scenario_for_run(wrong[0], shipped_hardware()),
+                    Catch::Contains("t.notes: the quoted script sets --tensor-model-parallel-size 2, the plan 1"));
+}
+
 TEST_CASE("every default filled into a run is the documented value and is named", "[validation]") {
   // A MoE run with every nullable field null.
   std::string text = run_yaml();
