@@ -441,6 +441,23 @@ FrameworkEntry megatron_core() {
                                             "distributed/param_and_grad_buffer.py: a bucket's reduction "
                                             "starts when its last gradient is ready, during the last "
                                             "micro-batch's backward (overlap_grad_reduce)")};
+  // Read at f2e5db4 (2024-07-15, the commit of the README's H100 weak-scaling table; the same in
+  // core_r0.8.0) and unchanged in how buckets are cut through 2024.
+  e.grad_buckets_first_stage_only = {
+      true, "NVIDIA/Megatron-LM @ f2e5db4 megatron/core/distributed/distributed_data_parallel.py "
+            "DistributedDataParallel.__init__: 'if parallel_state.get_pipeline_model_parallel_rank() > 0: "
+            "self.bucket_size = None' and 'if disable_bucketing: self.bucket_size = None'; "
+            "megatron/training/training.py get_model: disable_bucketing=(model_chunk_idx > 0); the other stages' "
+            "reduction starts after their last backward (schedules.py forward_backward_pipelining_without_"
+            "interleaving: enable_grad_sync() only 'if config.grad_sync_func is None or rank == 0', the rest "
+            "launched after the cooldown; --no-delay-grad-reduce is the opt-out)"};
+  e.param_gather_waited_in_forward = {
+      true, "NVIDIA/Megatron-LM @ f2e5db4 megatron/core/optimizer/distrib_optimizer.py: zero_grad() dispatches the "
+            "all-gather of the first bucket in forward order (_get_model_param_buffer_dp_views: buckets reversed), "
+            "and the forward pre-hook (_make_forward_pre_hook -> _finish_param_sync_helper) waits for a module's "
+            "bucket, then dispatches the next one ('We can't pre-launch all-gathers for all buckets at once'); the "
+            "handles are None after the first forward, so later micro-batches wait for nothing. "
+            "--overlap-param-gather-with-optimizer-step came later (4e3840535b, 2024-08-23)"};
   e.p2p_partitioned_over_tp = {false, at(kMcore,
                                          "pipeline_parallel/p2p_communication.py _communicate: every rank "
                                          "sends the whole tensor_shape (with sequence parallelism already "
@@ -595,6 +612,10 @@ FrameworkEntry megatron_lm() {
   e.loss_check_syncs_host = {false, "Megatron-LM 2021-22 pretrain_gpt.py loss_func averages the loss on the device "
                                     "(average_losses_across_data_parallel_group); the NaN check on the host came "
                                     "with check_for_nan_in_loss_and_grad in 2023"};
+  e.grad_buckets_first_stage_only = {false, "Megatron-LM 2021-22 megatron/model/distributed.py: one buffer per model "
+                                            "chunk on every stage (taken as buckets, as before)"};
+  e.param_gather_waited_in_forward = {false, "Megatron-LM 2021-22 had no --overlap-param-gather (the distributed "
+                                             "optimizer gathered after its step)"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -1082,6 +1103,10 @@ FrameworkEntry nemo() {
       "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.transformer_engine_linears.source;
   e.fp8_param_gather = {false, "not read from NeMo 24.07's code (model.fp8_params with Apex's DistributedFusedAdam): "
                                "refused until it is"};
+  e.grad_buckets_first_stage_only = {false, std::string(kApex) + " buckets its gradients (bucket_cap_mb) on every "
+                                                                 "stage: not read further"};
+  e.param_gather_waited_in_forward = {false, std::string(kApex) + " overlap_param_sync has its own per-bucket "
+                                                                  "hooks, not read: one gather beside the forwards"};
   return e;
 }
 
@@ -1435,6 +1460,8 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("softmax_batch_per_block_from_heads", e.softmax_batch_per_block_from_heads.source);
     add("bf16_grad_fold_bytes_per_param", e.bf16_grad_fold_bytes_per_param.source);
     add("grad_reduce_after_pipeline", e.grad_reduce_after_pipeline.source);
+    add("grad_buckets_first_stage_only", e.grad_buckets_first_stage_only.source);
+    add("param_gather_waited_in_forward", e.param_gather_waited_in_forward.source);
     add("p2p_partitioned_over_tp", e.p2p_partitioned_over_tp.source);
     add("p2p_sends_attention_mask", e.p2p_sends_attention_mask.source);
     add("schedules_with_pp", e.schedules_with_pp.source);

@@ -110,7 +110,8 @@ struct BucketedGradients {
   ChunkCosts* chunk = nullptr;
   double bytes = 0;
   CommGroup group = CommGroup::dp;
-  int layer_buckets = 0;  // > 0: one bucket per wrapped layer (FSDP), not by bucket size
+  int layer_buckets = 0;  // > 0: this many buckets (FSDP: one per wrapped layer), not by bucket size
+  int stage = 0;
 };
 
 // One layer of a stage as ZeRO-3 fetches it: its compute for one micro-batch, whether full
@@ -128,17 +129,24 @@ double bucket_count(const BucketedGradients& g, double bucket_bytes) {
 }
 
 // At most kMaxGradBuckets buckets a step. The smallest bucket size that stays inside: with n
-// groups of gradients, sum(ceil(bytes_g / size)) <= sum(bytes_g) / size + n, so a size of
-// sum(bytes_g) / (limit - n) (rounded up to a whole KiB) always fits.
+// groups of gradients cut by size, sum(ceil(bytes_g / size)) <= sum(bytes_g) / size + n, so a
+// size of sum(bytes_g) / (limit - n - the fixed-count groups' buckets) (rounded up to a whole
+// KiB) always fits. Groups of a fixed count (BucketedGradients::layer_buckets) do not change.
 void check_bucket_count(const std::vector<BucketedGradients>& groups, double bucket_bytes) {
-  double count = 0, bytes = 0;
+  double count = 0, bytes = 0, sized_bytes = 0, fixed = 0, sized = 0;
   for (const auto& g : groups) {
     count += bucket_count(g, bucket_bytes);
     bytes += g.bytes;
+    if (g.layer_buckets > 0) {
+      fixed += g.layer_buckets;
+    } else {
+      sized_bytes += g.bytes;
+      sized += 1;
+    }
   }
   if (count <= static_cast<double>(kMaxGradBuckets)) return;
-  const double slack = static_cast<double>(kMaxGradBuckets) - static_cast<double>(groups.size());
-  const double smallest_kib = std::ceil(bytes / std::max(1.0, slack) / 1024.0);
+  const double slack = static_cast<double>(kMaxGradBuckets) - fixed - sized;
+  const double smallest_kib = std::ceil(sized_bytes / std::max(1.0, slack) / 1024.0);
   char problem[256], valid[96];
   std::snprintf(problem, sizeof problem,
                 "%.6g B cuts the gradients of one rank per stage (%.3g B) into %.3g buckets, more than the replay "
@@ -509,9 +517,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
       const double expert_bytes = expert_params * grad_bytes_per_param;
       // FSDP reduces each wrapped layer's gradients on its own (the embedding and the head too).
-      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == vstages - 1)) : 0;
-      if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets});
-      if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets});
+      // Megatron-Core cuts buckets only on the first stage's first chunk; the others reduce in
+      // one (FrameworkEntry::grad_buckets_first_stage_only).
+      const bool one_bucket = framework.grad_buckets_first_stage_only.value && (s > 0 || c > 0);
+      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == vstages - 1)) : one_bucket ? 1 : 0;
+      if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets, s});
+      if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets, s});
     }
   }
   // Tied embeddings across stages: Megatron keeps a copy of the word embedding on the last
@@ -533,13 +544,44 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // Counted before any is made: a tiny plan.grad_bucket_size would otherwise ask for
   // billions of buckets (and as many tasks).
   check_bucket_count(bucketed, bucket_bytes);
+  // Megatron-Core's distributed optimizer gathers the updated parameters bucket by bucket, each
+  // waited for by the step's first forward (FrameworkEntry::param_gather_waited_in_forward):
+  // each bucket's gather is priced here, in the gather's bytes per parameter (16-bit, or FP8
+  // under plan.fp8_param_gather: dp_param_gather_bytes) over the bucket's group.
+  const int dp_ranks = plan.data_parallel_size * plan.context_parallel_size;
+  const bool gather_per_bucket = plan.use_distributed_optimizer && plan.overlap_param_gather && !zero3 &&
+                                 plan.zero_stage < 3 && dp_ranks > 1 && framework.param_gather_waited_in_forward.value;
+  std::vector<ParamGatherBytes> gather_per_grad_byte(static_cast<std::size_t>(p));
+  if (gather_per_bucket) {
+    for (int s = 0; s < p; ++s) {
+      const double params = stage_params[static_cast<std::size_t>(s)];
+      const double experts = stage_expert_params[static_cast<std::size_t>(s)];
+      const ParamGatherBytes bytes =
+          dp_param_gather_bytes(plan, params - experts, experts, stage_layers[static_cast<std::size_t>(s)]);
+      ParamGatherBytes& ratio = gather_per_grad_byte[static_cast<std::size_t>(s)];
+      ratio.dense = params - experts > 0 ? bytes.dense / ((params - experts) * grad_bytes_per_param) : 0.0;
+      ratio.expert = experts > 0 ? bytes.expert / (experts * grad_bytes_per_param) : 0.0;
+    }
+  }
   for (const BucketedGradients& g : bucketed) {
     const double count = bucket_count(g, bucket_bytes);
     // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
     const double b = g.bytes / count;
     const GroupCollective reduce = sharded_comm(grad_kind, g.group, b);
-    g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count),
-                            GradBucket{b, reduce.time_s, reduce.tier_bytes});
+    GradBucket bucket{b, reduce.time_s, reduce.tier_bytes};
+    if (gather_per_bucket) {
+      const ParamGatherBytes& ratio = gather_per_grad_byte[static_cast<std::size_t>(g.stage)];
+      // Experts held whole (expert DP 1: EP = DP) are not gathered.
+      const bool experts = g.group == CommGroup::expert_dp;
+      const double gather_bytes =
+          experts ? (plan.expert_data_parallel_size() > 1 ? b * ratio.expert : 0.0) : b * ratio.dense;
+      if (gather_bytes > 0) {
+        const GroupCollective gather = cost.group_collective(CollectiveKind::all_gather, g.group, gather_bytes);
+        bucket.gather_s = gather.time_s;
+        bucket.gather_tier_bytes = gather.tier_bytes;
+      }
+    }
+    g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count), bucket);
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit
@@ -629,6 +671,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         chunk.host_backward_s = std::max(chunk.host_backward_s, chunk.backward_s() + e.recompute_s + e.backward_s);
         chunk.host_waits_device = true;
       }
+    } else if (gather_per_bucket) {
+      // Gathered bucket by bucket (above), waited for by the first forwards (task_graph.cpp).
     } else if ((plan.use_distributed_optimizer || plan.zero_stage >= 3) && dp_total > 1) {
       // 16-bit parameters; plan.fp8_param_gather's FP8 GEMM weights in FP8 (cost_model.hpp).
       const ParamGatherBytes bytes = dp_param_gather_bytes(plan, dense, experts, stage_layers[static_cast<std::size_t>(s)]);

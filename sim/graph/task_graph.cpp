@@ -108,6 +108,13 @@ std::vector<int> last_grad_item_index(const PipelineCosts& costs, const StageOrd
   return last;
 }
 
+// Whether a chunk's buckets carry Megatron-Core's per-bucket parameter gathers (GradBucket::gather_s).
+bool has_gathers(const std::vector<GradBucket>& buckets) {
+  for (const GradBucket& b : buckets)
+    if (b.gather_s > 0) return true;
+  return false;
+}
+
 // Where the same micro-batch runs the previous (step -1) and the next (+1) virtual stage of
 // each chunk: around[(s * v + c) * 2 + (step > 0)].
 std::vector<ChunkPlace> neighbours(const PipelineCosts& costs) {
@@ -158,8 +165,8 @@ class Builder {
     std::size_t buckets = 0;
     for (const auto& st : costs_.stages)
       for (const auto& cc : st.chunks) buckets += cc.buckets.size();
-    tasks_.reserve(items * 8 + buckets * 2 + 64 * static_cast<std::size_t>(p_));
-    edges_.reserve(items * 8 + buckets * 3 + 64 * static_cast<std::size_t>(p_));
+    tasks_.reserve(items * 8 + buckets * 4 + 64 * static_cast<std::size_t>(p_));
+    edges_.reserve(items * 8 + buckets * 6 + 64 * static_cast<std::size_t>(p_));
     out_.rendezvous.reserve(items);
     for (int s = 0; s < p_; ++s) build_stage(s);
     list_exchange_points();
@@ -248,6 +255,24 @@ class Builder {
     // Hidden under the forwards: nothing waits for it within the step.
     if (sc.sharded_state_comm_s > 0 && costs_.overlap_param_gather)
       add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes);
+    // Megatron-Core's per-bucket parameter all-gathers (GradBucket::gather_s): one at a time, in
+    // forward order (chunk by chunk, each chunk's buckets from its last to its first), each
+    // dispatched when the one before it is waited for; the first forward of each chunk waits
+    // for each bucket before the layers that use it (the item loop below).
+    std::vector<std::vector<int>> gathers(static_cast<std::size_t>(v_));
+    int last_gather = -1;
+    for (int c = 0; c < v_; ++c) {
+      const auto& buckets = sc.chunks[static_cast<std::size_t>(c)].buckets;
+      if (!has_gathers(buckets)) continue;
+      auto& ids = gathers[static_cast<std::size_t>(c)];
+      ids.assign(buckets.size(), -1);
+      for (std::size_t j = buckets.size(); j-- > 0;) {
+        const int id = add_dp(s, c, WorkKind::forward, buckets[j].gather_s, buckets[j].gather_tier_bytes);
+        edge(last_gather, id);
+        last_gather = id;
+        ids[j] = id;
+      }
+    }
     if (sc.microbatch_grad_reduce_s > 0)
       add_dp(s, -1, WorkKind::backward, sc.microbatch_grad_reduce_s, sc.microbatch_grad_reduce_bytes);
     if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
@@ -274,6 +299,9 @@ class Builder {
       const bool is_forward = w.kind == WorkKind::forward;
       const bool bucket_split =
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs_.overlap_grad_reduce;
+      // The chunk's first forward waits for its buckets' parameter gathers, piece by piece.
+      std::vector<int>& chunk_gathers = gathers[static_cast<std::size_t>(w.chunk)];
+      const bool gather_split = is_forward && !chunk_gathers.empty();
       head = prev;
       int first_compute = -1;
 
@@ -304,15 +332,23 @@ class Builder {
       // gradient bucket so each bucket's reduction can start when its gradients exist.
       int first_piece = -1;
       int last_piece = -1;
-      if (bucket_split) {
+      int first_gather = -1;  // the gather the first piece waits for (gather_split)
+      // The first forward of a chunk whose parameters are gathered per bucket is cut the same
+      // way, in forward order (the backward's buckets reversed), each piece after its gather.
+      if (bucket_split || gather_split) {
         pieces.clear();
         double total = 0;
         for (const auto& b : cc.buckets) total += b.bytes;
-        for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
-          const double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / cc.buckets.size();
+        const std::size_t n = cc.buckets.size();
+        for (std::size_t j = 0; j < n; ++j) {
+          const std::size_t k = gather_split ? n - 1 - j : j;
+          const double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / n;
           add_new(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share).host_s = host * share;
           pieces.push_back(last_id());
+          if (gather_split) edge(chunk_gathers[k], last_id());
         }
+        if (gather_split) first_gather = chunk_gathers[n - 1];
+        if (gather_split) chunk_gathers.clear();  // later micro-batches find the parameters gathered
         first_piece = pieces.front();
         last_piece = pieces.back();
       } else {
@@ -322,7 +358,7 @@ class Builder {
       if (is_forward) tasks_[static_cast<std::size_t>(first_piece)].memory_delta_bytes = cc.activation_bytes;
       if (!is_forward) tasks_[static_cast<std::size_t>(last_piece)].memory_delta_bytes = -freed;
       edges_from(head, first_piece);
-      if (bucket_split)
+      if (bucket_split || gather_split)
         for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
       if (first_compute < 0) first_compute = first_piece;
       if (cc.host_waits_device) tasks_[static_cast<std::size_t>(first_piece)].host_sync = true;
@@ -381,6 +417,8 @@ class Builder {
                                   (costs_.ep_comm_overlap && ccat == SpanCategory::ep_comm);
           if (overlapped || paired || hidden) {
             edges_from(paired ? pair_head : head, id);
+            // Inside the GEMMs (TE's userbuffers): not before the first layers' parameters are gathered.
+            if (!paired) edge(first_gather, id);
             it.entry.push(id);
             if (closes_pair && paired) pair_first_->entry.push(id);
             beside.push(id);
@@ -737,6 +775,12 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
          (s == costs.tied_embedding_stages[0] || s == costs.tied_embedding_stages[1]);
     if (!costs.overlap_grad_reduce)
       for (const auto& cc : sc.chunks) n += static_cast<std::int64_t>(cc.buckets.size());
+    std::vector<char> gathered(static_cast<std::size_t>(v), 0);
+    for (int c = 0; c < v; ++c) {
+      const auto& buckets = sc.chunks[static_cast<std::size_t>(c)].buckets;
+      if (has_gathers(buckets)) n += static_cast<std::int64_t>(buckets.size());  // the gathers
+      else gathered[static_cast<std::size_t>(c)] = 1;
+    }
     const std::vector<int> last_grad = last_grad_item_index(costs, order);
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
       const WorkItem& w = order[static_cast<std::size_t>(i)];
@@ -748,7 +792,11 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
       n += !forward && !weight && cc.recompute_s > 0;
       const bool split =
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs.overlap_grad_reduce;
-      n += split ? 2 * static_cast<std::int64_t>(cc.buckets.size()) : 1;  // pieces and their reductions
+      const bool gather_split = forward && !gathered[static_cast<std::size_t>(w.chunk)];
+      if (gather_split) gathered[static_cast<std::size_t>(w.chunk)] = 1;
+      n += split          ? 2 * static_cast<std::int64_t>(cc.buckets.size())  // pieces and their reductions
+           : gather_split ? static_cast<std::int64_t>(cc.buckets.size())      // pieces after the gathers
+                          : 1;
       if (!weight) {
         n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0) + (cc.cp_hidden_forward_s > 0)
                      : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0) +
@@ -775,7 +823,7 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
       // item's F, B, W and loading; each gradient bucket's piece).
       compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
                       sc.data_per_microbatch_s + 4 * costs.host_lead_s) +
-                 static_cast<double>(cc.buckets.size()) * costs.host_lead_s;
+                 static_cast<double>(cc.buckets.size()) * (has_gathers(cc.buckets) ? 2 : 1) * costs.host_lead_s;
       data += m * sc.data_per_microbatch_s;
       const double collectives = (cc.tp_forward_s + cc.tp_backward_s) * (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
                                  (cc.cp_forward_s + cc.cp_backward_s + cc.cp_hidden_forward_s + cc.cp_hidden_backward_s) *
@@ -784,7 +832,7 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
       comm += m * collectives;
       compute += m * costs.pair_overlap_slowdown * (cc.ep_forward_s + cc.ep_backward_s);  // F&B pairs (pair_slowdown_s)
       if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way
-      for (const GradBucket& b : cc.buckets) comm += b.time_s * dp_share;
+      for (const GradBucket& b : cc.buckets) comm += (b.time_s + b.gather_s) * dp_share;
     }
     compute += sc.data_s + sc.optimizer_s + 2 * costs.host_lead_s;
     data += sc.data_s;

@@ -410,10 +410,20 @@ SimTime run_end_of(const SimResult& r) {
 // short spans that would drag the median down.
 constexpr double kDetailBlockPx = 24;
 SimTime detail_window(const std::vector<StageLanes>& stages, SimTime run_end) {
+  // One width per forward pass: the pieces a pass is cut into (its parameter gathers' waits,
+  // task_graph.cpp) count as one, with their compute time.
   std::vector<SimTime> widths;
-  for (const auto& sl : stages)
-    for (const Span* s : sl.lanes.front().spans)
-      if (s->category == SpanCategory::forward) widths.push_back(s->end - s->start);
+  for (const auto& sl : stages) {
+    const Span* last = nullptr;
+    for (const Span* s : sl.lanes.front().spans) {
+      if (s->category != SpanCategory::forward) continue;
+      if (last && last->microbatch == s->microbatch && last->chunk == s->chunk && !widths.empty())
+        widths.back() += s->end - s->start;
+      else
+        widths.push_back(s->end - s->start);
+      last = s;
+    }
+  }
   if (widths.empty()) return 0;
   std::nth_element(widths.begin(), widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2), widths.end());
   const double median = static_cast<double>(widths[widths.size() / 2]);

@@ -23,7 +23,14 @@ namespace {
 // (the `*` column, and "defaults" in --json), every default it took, by the name in [ ]:
 //  - [tp], [pp]: 1; [vpp]: 1 (no interleaving; named only when PP > 1); [cp]: 1; [ep]: 1
 //    (named only for MoE rows); dp = devices / (tp * pp * cp)
-//  - [micro_batch]: 1 (Megatron's default --micro-batch-size)
+//  - [micro_batch]: 1, an assumption, not a default: Megatron has none (arguments.py @ f2e5db4
+//    declares --micro-batch-size with default=None and validate_args asserts it is set). 1 is
+//    the smallest and what the repository's own GPT-3 175B example passes at that commit
+//    (examples/gpt3/train_gpt3_175b_distributed.sh); it is never chosen per row, and each row
+//    that takes it names it. Where the micro-batch count sets the DP overlap window (Megatron-Core
+//    reduces gradients only during the last micro-batch's backward and gathers parameters only
+//    during the first one's forward), a row's error under it is the assumption's as much as
+//    the model's
 //  - [sp]: off (Megatron's default), [sp=on (recipe)] for the recipes below; named when TP > 1
 //  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below. A stated zero 1
 //    is Megatron's distributed optimizer, except on DeepSpeed, where zero N is DeepSpeed's

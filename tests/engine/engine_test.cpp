@@ -499,3 +499,61 @@ TEST_CASE("Step metrics report each network tier's busy time and bytes as the me
   CHECK(m.tiers[1].bytes == Approx((2e9 + 1e9) / 2));
   CHECK(m.tiers[0].busy_s == 0);
 }
+
+// Megatron-Core's overlapped gradient reduction (param_and_grad_buffer.py: a bucket's
+// reduce-scatter starts when its last gradient of the last micro-batch is ready, one bucket
+// after another on the one communicator): with K equal buckets of reduction time r, the
+// reductions trail the last backward's pieces (t_b / K each), so the step ends r after the
+// backward while r <= t_b / K, and t_b / K + K r after the backward's start beyond.
+TEST_CASE("Exposed DP time is the last bucket's reduction while each bucket's backward piece outlasts it",
+          "[engine][dp]") {
+  const auto base = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 1, 1, 4, chunk());
+  const double no_dp = seconds(run(base).end);
+  constexpr int k = 8;
+  for (double r : {1e-4, kTb / k, 1e-3}) {
+    auto costs = base;
+    costs.stages[0].chunks[0].buckets.assign(k, GradBucket{1e6, r});
+    const double exposed = std::max(r, kTb / k + k * r - kTb);
+    CHECK(seconds(run(costs).end) == Approx(no_dp + exposed).epsilon(1e-9));
+  }
+}
+
+// Megatron-Core's distributed optimizer with overlap_param_gather (distrib_optimizer.py @
+// f2e5db4: zero_grad dispatches the first bucket's all-gather, the forward pre-hook waits for a
+// module's bucket and dispatches the next): the step's first forward runs its K pieces (t_f / K
+// each, the buckets in forward order) each after its bucket's gather g, the gathers one after
+// another, so it ends at max(g + t_f, K g + t_f / K); later micro-batches wait for nothing.
+TEST_CASE("Per-bucket parameter gathers delay only the first forward, by max(g, K g + t_f / K - t_f)",
+          "[engine][dp]") {
+  for (int m : {1, 4}) {
+    const auto base = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 1, 1, m, chunk());
+    const double no_dp = seconds(run(base).end);
+    constexpr int k = 5;
+    for (double g : {1e-5, kTf / k, 1e-3}) {
+      auto costs = base;
+      GradBucket bucket{1e6, 0.0};
+      bucket.gather_s = g;
+      bucket.gather_tier_bytes = 5e5;
+      costs.stages[0].chunks[0].buckets.assign(k, bucket);
+      const double delay = std::max(g, k * g + kTf / k - kTf);
+      CHECK(seconds(run(costs).end) == Approx(no_dp + delay).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("Per-bucket parameter gathers wait in forward order: the last bucket's gather comes first", "[engine][dp]") {
+  // Two buckets: the one the backward produces last (the first layers) is gathered first; only
+  // a slow gather of that bucket delays the first forward's start.
+  const auto base = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 1, 1, 2, chunk());
+  const double no_dp = seconds(run(base).end);
+  auto costs = base;
+  GradBucket fast{1e6, 0.0}, slow{1e6, 0.0};
+  fast.gather_s = 1e-6;
+  slow.gather_s = 3e-3;
+  costs.stages[0].chunks[0].buckets = {fast, slow};  // backward order: `slow` holds the first layers
+  // slow first (3 ms), then the first piece (t_f / 2) beside the fast gather, then the second.
+  CHECK(seconds(run(costs).end) == Approx(no_dp + 3e-3).epsilon(1e-9));
+  costs.stages[0].chunks[0].buckets = {slow, fast};
+  // fast first, first piece at 1 us; the second piece waits for the slow gather: ends 1 us + 3 ms + t_f / 2.
+  CHECK(seconds(run(costs).end) == Approx(no_dp + 1e-6 + 3e-3 + kTf / 2 - kTf).epsilon(1e-9));
+}

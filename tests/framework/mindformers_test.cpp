@@ -233,10 +233,12 @@ TEST_CASE("Llama-2 7B on 8 x 910B3: MindFormers' step is faster than MindSpeed's
 }
 
 // The order turns with PP 2 when both ask for the reduction under the backward
-// (overlap_grad_reduce): Megatron-Core's (MindSpeed's) fp32 buckets start under the last
-// micro-batch's backward, MindSpore's 16-bit reduction waits for the pipeline's end
-// (grad_reduce_after_pipeline: enable_grad_comm_opt is not supported with LazyInline), so
-// half the bytes are all exposed and MindSpeed's step is the shorter.
+// (overlap_grad_reduce): Megatron-Core's (MindSpeed's) fp32 buckets start under the first
+// stage's last backward and the second stage's one bucket after its own, under the first
+// stage's last backward too, while MindSpore's 16-bit reduction waits for the pipeline's end
+// (grad_reduce_after_pipeline: enable_grad_comm_opt is not supported with LazyInline): MindSpeed's
+// step is the shorter. (Its exposed DP time is not the smaller: it also counts the distributed
+// optimizer's parameter gathers that the first forward waits for, which MindFormers has not.)
 TEST_CASE("Llama-2 7B on 8 x 910B3 with PP 2 and the reduction overlap asked: MindSpeed's step is faster",
           "[framework][mindformers][ordering]") {
   const std::vector<Override> pp2{{"plan.pipeline_model_parallel_size", "2"}, {"plan.overlap_grad_reduce", "true"}};
@@ -244,9 +246,5 @@ TEST_CASE("Llama-2 7B on 8 x 910B3 with PP 2 and the reduction overlap asked: Mi
   const SimResult ms = simulate(scenario("mindspeed", pp2));
   CHECK(mf.memory.fits);
   CHECK(ms.memory.fits);
-  double mf_dp = 0, ms_dp = 0;
-  for (const auto& s : mf.metrics.stages) mf_dp = std::max(mf_dp, s.dp_exposed_s);
-  for (const auto& s : ms.metrics.stages) ms_dp = std::max(ms_dp, s.dp_exposed_s);
-  CHECK(mf_dp > 1.5 * ms_dp);
   CHECK(ms.metrics.step_time_s < mf.metrics.step_time_s);
 }

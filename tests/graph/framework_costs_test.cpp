@@ -125,3 +125,36 @@ TEST_CASE("Blocking pipeline sends (DeepSpeed) add exactly one transfer to a 2-s
   CHECK(blocking.stages[0].chunks[0].backward_input_s == Approx(b / 2));
   CHECK(run(blocking) == Approx(3 * f + 3 * b + 3 * c).epsilon(1e-9));
 }
+
+TEST_CASE("Megatron-Core buckets only the first pipeline stage and gathers the distributed optimizer's parameters "
+          "per bucket in 16-bit",
+          "[graph][framework]") {
+  Fixture fx(3e8);
+  auto& plan = fx.scenario.plan;
+  plan.pipeline_model_parallel_size = 2;
+  plan.global_batch_size = 16;
+  fx.scenario.num_devices = 8;
+  fx.memory.stages.resize(2);
+  plan.use_distributed_optimizer = true;
+  plan.overlap_grad_reduce = true;
+  plan.overlap_param_gather = true;
+  plan.framework = Framework::megatron_core;
+  fx.workload.embedding.parameters = 1e8;  // stage 0: 4 x 3e8 + 1e8 = 1.3e9, over 40e6 x 4 B buckets
+  const PipelineCosts costs = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  const auto& first = costs.stages[0].chunks[0].buckets;
+  const auto& second = costs.stages[1].chunks[0].buckets;
+  CHECK(first.size() == 33);  // 5.2e9 B / 1.6e8 B = 32.5
+  REQUIRE(second.size() == 1);
+  CHECK(second[0].bytes == Approx((4 * 3e8 + 5e6) * 4));
+  for (const auto& b : first) {
+    CHECK(b.gather_tier_bytes == Approx(b.bytes / 2));  // bf16 parameters, fp32 gradients
+    CHECK(b.gather_s == Approx(b.bytes / 2 * 1e-9));    // linear_prices
+  }
+  CHECK(second[0].gather_s == Approx(second[0].bytes / 2 * 1e-9));
+  for (const auto& s : costs.stages) CHECK(s.sharded_state_comm_s == 0);  // no step-long gather besides
+  // Without overlap_param_gather the gather stays one transfer after the optimizer step.
+  plan.overlap_param_gather = false;
+  const PipelineCosts serial = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(serial.stages[0].chunks[0].buckets[0].gather_s == 0);
+  CHECK(serial.stages[1].sharded_state_comm_s == Approx((4 * 3e8 + 5e6) * 2 * 1e-9));
+}

@@ -1,6 +1,7 @@
 #include "trainsim/graph/pipeline_costs.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
@@ -68,6 +69,15 @@ struct Fixture {
   }
 };
 
+// The stage's parameter all-gather: whole (StageCosts::sharded_state_comm_s) or, Megatron-Core's
+// under overlap_param_gather, per gradient bucket (GradBucket::gather_s): seconds and bytes.
+std::pair<double, double> stage_gather(const StageCosts& sc) {
+  double s = sc.sharded_state_comm_s, b = sc.sharded_state_comm_bytes;
+  for (const auto& c : sc.chunks)
+    for (const auto& k : c.buckets) s += k.gather_s, b += k.gather_tier_bytes;
+  return {s, b};
+}
+
 }  // namespace
 
 TEST_CASE("Pipeline costs put two layers on each of p*v virtual stages, embedding first and head last",
@@ -122,15 +132,19 @@ TEST_CASE("Full recompute: the uniform method recomputes every layer, the block 
 TEST_CASE("Gradients go in fp32 buckets of the plan's size; the optimizer works on the DP shard", "[graph][costs]") {
   Fixture fx;
   const auto c = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
-  const auto& vs1 = c.stages[1].chunks[0];
-  REQUIRE(vs1.buckets.size() == 3);  // 2e6 params x 4 B = 8e6 B in 3e6 B buckets
-  for (const auto& b : vs1.buckets) {
-    CHECK(b.bytes == Approx(8e6 / 3));
-    CHECK(b.time_s == Approx(8e6 / 3 * 1e-9));
+  // Megatron-Core cuts buckets on the first stage's first chunk only (grad_buckets_first_stage_only).
+  const auto& vs0 = c.stages[0].chunks[0];
+  REQUIRE(vs0.buckets.size() == 10);  // (5e6 + 2e6) params x 4 B = 2.8e7 B in 3e6 B buckets
+  for (const auto& b : vs0.buckets) {
+    CHECK(b.bytes == Approx(2.8e7 / 10));
+    CHECK(b.time_s == Approx(2.8e7 / 10 * 1e-9));
   }
+  for (int s = 0; s < 2; ++s)
+    for (int k = 0; k < 2; ++k)
+      if (s + k > 0) CHECK(c.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(k)].buckets.size() == 1);
   const double stage1_params = 2e6 + 2e6 + 5e6;
   CHECK(c.stages[1].optimizer_s == Approx(stage1_params / 4 * 30 * 1e-12));
-  CHECK(c.stages[1].sharded_state_comm_s == Approx(stage1_params * 2 * 1e-9));
+  CHECK(stage_gather(c.stages[1]).first == Approx(stage1_params * 2 * 1e-9));
   // Activations crossing stages: s*b*h 16-bit values, scattered over TP by SP.
   CHECK(c.p2p_bytes == Approx(1024.0 * 1024 * 2 / 2));
   CHECK(c.p2p_s == Approx(c.p2p_bytes * 1e-10));
@@ -151,15 +165,16 @@ TEST_CASE("Expert optimizer states shard over the expert data-parallel group (DP
   // Stage 1: four layers (2.4e6 expert, 1.6e6 dense parameters) and the 5e6 head.
   const double experts = 4 * 6e5, dense = 4 * 4e5 + 5e6;
   CHECK(c.stages[1].optimizer_s == Approx((dense / 4 + experts / 2) * 30 * 1e-12));
-  CHECK(c.stages[1].sharded_state_comm_s == Approx(dense * 2 * 1e-9 + experts * 2 * 2e-9));
-  CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 2);  // one per stage
+  CHECK(stage_gather(c.stages[1]).first == Approx(dense * 2 * 1e-9 + experts * 2 * 2e-9));
+  // Megatron-Core gathers per bucket: one priced per stage and chunk (a chunk's buckets are alike).
+  CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 4);
 
   // EP = DP: every device holds all its experts' states, and nothing is gathered for them.
   fx.scenario.plan.expert_model_parallel_size = 4;
   gathered.clear();
   const auto full = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
   CHECK(full.stages[1].optimizer_s == Approx((dense / 4 + experts) * 30 * 1e-12));
-  CHECK(full.stages[1].sharded_state_comm_s == Approx(dense * 2 * 1e-9));
+  CHECK(stage_gather(full.stages[1]).first == Approx(dense * 2 * 1e-9));
   CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 0);
 }
 
@@ -233,7 +248,7 @@ TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices
   c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
   CHECK_FALSE(c.p2p_inter_node);
   CHECK(c.dp_inter_node);
-  CHECK(c.stages[1].sharded_state_comm_bytes == Approx((2e6 + 2e6 + 5e6) * 2));
+  CHECK(stage_gather(c.stages[1]).second == Approx((2e6 + 2e6 + 5e6) * 2));
   f.p2p_crosses_nodes = [] { return true; };
   CHECK(build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).p2p_inter_node);
 }

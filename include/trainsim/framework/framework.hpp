@@ -112,6 +112,16 @@ struct FrameworkEntry {
   // With pipeline parallelism the DP gradient reduction starts only after the schedule's last
   // backward (no bucket overlaps the backward).
   Sourced<bool> grad_reduce_after_pipeline;
+  // The DP gradient buffer is cut into grad_bucket_params buckets only on the first pipeline
+  // stage's first model chunk; every other stage and chunk reduces (and, under
+  // param_gather_waited_in_forward, gathers) its gradients in one bucket, after its last backward.
+  Sourced<bool> grad_buckets_first_stage_only{false, "buckets of grad_bucket_params on every stage and chunk"};
+  // The distributed optimizer's overlapped parameter all-gather (plan.overlap_param_gather) runs
+  // bucket by bucket (the gradient buckets), one at a time in forward order, and the step's first
+  // forward of each chunk waits for each bucket before the modules that use it; false: one gather
+  // of the stage's parameters on the DP stream that nothing in the step waits for.
+  Sourced<bool> param_gather_waited_in_forward{
+      false, "one gather of the stage's parameters beside the step's forwards, waited for by nothing in the step"};
   // With TP > 1 (and no sequence parallelism) each TP rank sends only its 1/TP slice of the
   // activation or gradient to the next stage; the receiver all-gathers the slices over TP.
   Sourced<bool> p2p_partitioned_over_tp;

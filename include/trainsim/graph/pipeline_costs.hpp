@@ -21,6 +21,10 @@ struct GradBucket {
   double bytes = 0;   // gradient bytes in the bucket
   double time_s = 0;  // all-reduce (or reduce-scatter) time over the DP group
   double tier_bytes = -1;  // bytes one rank moves on its network tier (< 0: unknown, taken as `bytes`)
+  // The all-gather of the bucket's updated parameters that the step's first forward of the
+  // chunk waits for (FrameworkEntry::param_gather_waited_in_forward); 0: none per bucket.
+  double gather_s = 0;
+  double gather_tier_bytes = 0;
   double moved_bytes() const { return tier_bytes >= 0 ? tier_bytes : bytes; }
 };
 
