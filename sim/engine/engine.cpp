@@ -377,7 +377,6 @@ class BigArray {
   }
   explicit operator bool() const { return data_ != nullptr; }
   T& operator[](std::size_t i) const { return data_[i]; }
-  T* get() const { return data_; }
 
  private:
   void allocate(std::size_t n, bool zero) {
@@ -485,9 +484,9 @@ struct alignas(64) FlatTask {
   bool shared;       // tier 1 with link sharing on: runs as a Flow
   SpanCategory category;
   RankGroup group;
-  // Compute on the host stream: kHostIssues (host time to issue) | kHostSync; a transfer with a
-  // share held from its arrival (Task::share_from_arrival): kShareFromArrival.
-  std::uint8_t host;
+  // A compute task on the host stream: kHostIssues (host time to issue) | kHostSync; a transfer
+  // holding its share from its arrival (Task::share_from_arrival): kShareFromArrival.
+  std::uint8_t flags;
   std::uint32_t share;  // a transfer's compute share, in 1/kShareUnits (0: compute, or free)
 };
 constexpr std::uint8_t kHostIssues = 1, kHostSync = 2, kShareFromArrival = 4;
@@ -636,13 +635,13 @@ class Replayer {
       f.tier = -1;
       f.shared = false;
       f.share = 0;
-      f.host = 0;
+      f.flags = 0;
       if (f.comm >= 0) {
         if (!(task.compute_share >= 0 && task.compute_share <= 1))
           throw SimError("replay: task " + std::to_string(t) + " has a compute share outside [0, 1]");
         f.share = static_cast<std::uint32_t>(std::llround(task.compute_share * kShareUnits));
         interference_ = interference_ || f.share > 0;
-        if (f.share > 0 && task.share_from_arrival) f.host = kShareFromArrival;
+        if (f.share > 0 && task.share_from_arrival) f.flags = kShareFromArrival;
         f.collective = Full && group(f.group, 0).count > 1;
         f.tier = task.tier;
         f.shared = f.tier == 1 && o.share_links;
@@ -652,8 +651,8 @@ class Replayer {
         compute_s += task.duration_s;
         if (!(task.host_s >= 0 && task.host_s <= std::numeric_limits<double>::max()))
           throw SimError("replay: task " + std::to_string(t) + " has a negative or non-finite host time");
-        f.host = static_cast<std::uint8_t>((task.host_s > 0 ? kHostIssues : 0) | (task.host_sync ? kHostSync : 0));
-        if (f.host != 0) {
+        f.flags = static_cast<std::uint8_t>((task.host_s > 0 ? kHostIssues : 0) | (task.host_sync ? kHostSync : 0));
+        if (f.flags != 0) {
           // The host stream's waits: at most its issue time and one lead a task.
           compute_s += task.host_s + g.host_lead_s;
           if (!host_) {
@@ -935,7 +934,7 @@ class Replayer {
       if (f.succ_end + 16 < num_succ_) __builtin_prefetch(succ_ + f.succ_end + 16);
     }
     if (f.memory_delta > 0) add_memory(d, f.memory_delta);
-    if (f.host == kShareFromArrival) change_share(d, f.share);  // a transfer held from its arrival
+    if (f.flags == kShareFromArrival) change_share(d, f.share);  // a transfer held from its arrival
     if (f.rendezvous >= 0) {
       const std::size_t key = static_cast<std::size_t>(f.rendezvous) * r_ + r;
       if (++p2p_count_[key] == 2) {
@@ -955,7 +954,7 @@ class Replayer {
     if (f.comm < 0) {
       if (slow_devices_ && inv_speed_[static_cast<std::size_t>(d)] != 1.0)
         dur = round_ps(g_.task(t).duration_s * kPsPerS * inv_speed_[static_cast<std::size_t>(d)]);
-      if (f.host != 0 && wait_for_host(d, inst, t, f.host, dur)) return;
+      if (f.flags != 0 && wait_for_host(d, inst, t, f.flags, dur)) return;
       run_compute(d, inst, f, dur);
       return;
     } else {
@@ -963,7 +962,7 @@ class Replayer {
       dur = scaled(t, inv_link_[static_cast<std::size_t>(d)]);
       dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
       if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
-      if (f.share > 0 && f.host != kShareFromArrival) change_share(d, f.share);
+      if (f.share > 0 && f.flags != kShareFromArrival) change_share(d, f.share);
       // Time held by a collective (a shared flow's is known when it ends).
       if (f.comm != 3 && !f.shared)
         dev_[static_cast<std::size_t>(d)].collective_s += static_cast<double>(dur) / kPsPerS;
@@ -1029,7 +1028,7 @@ class Replayer {
   bool host_woke(std::int32_t inst, SimTime time) {
     const int t = task_of(inst);
     const FlatTask& f = tasks_[static_cast<std::size_t>(t)];
-    if (f.comm >= 0 || f.host == 0) return false;
+    if (f.comm >= 0 || f.flags == 0) return false;
     const int d = device_of(inst);
     DeviceState& s = dev_[static_cast<std::size_t>(d)];
     if (s.host_wait != inst) return false;
@@ -1062,7 +1061,7 @@ class Replayer {
     touch(d);
     dev_[static_cast<std::size_t>(d)].begin_comm(f.comm);
     if (f.tier >= 0) dev_[static_cast<std::size_t>(d)].begin_tier(f.tier);
-    if (f.share > 0 && f.host != kShareFromArrival) change_share(d, f.share);
+    if (f.share > 0 && f.flags != kShareFromArrival) change_share(d, f.share);
     if (!f.shared) push(later(now_, dur), inst);
   }
 

@@ -549,8 +549,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // each bucket's gather is priced here, in the gather's bytes per parameter (16-bit, or FP8
   // under plan.fp8_param_gather: dp_param_gather_bytes) over the bucket's group.
   const int dp_ranks = plan.data_parallel_size * plan.context_parallel_size;
-  const bool gather_per_bucket = plan.use_distributed_optimizer && plan.overlap_param_gather && !zero3 &&
-                                 plan.zero_stage < 3 && dp_ranks > 1 && framework.param_gather_waited_in_forward.value;
+  const bool gather_per_bucket = plan.use_distributed_optimizer && plan.overlap_param_gather && plan.zero_stage < 3 &&
+                                 dp_ranks > 1 && framework.param_gather_waited_in_forward.value;
   std::vector<ParamGatherBytes> gather_per_grad_byte(static_cast<std::size_t>(p));
   if (gather_per_bucket) {
     for (int s = 0; s < p; ++s) {

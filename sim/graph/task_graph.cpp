@@ -347,8 +347,10 @@ class Builder {
           pieces.push_back(last_id());
           if (gather_split) edge(chunk_gathers[k], last_id());
         }
-        if (gather_split) first_gather = chunk_gathers[n - 1];
-        if (gather_split) chunk_gathers.clear();  // later micro-batches find the parameters gathered
+        if (gather_split) {
+          first_gather = chunk_gathers[n - 1];
+          chunk_gathers.clear();  // later micro-batches find the parameters gathered
+        }
         first_piece = pieces.front();
         last_piece = pieces.back();
       } else {

@@ -1,8 +1,9 @@
-// The replay's event queue in full mode (engine.cpp RadixQueue; when the first test was
-// written, FIFO buckets of events shared by ranks in lockstep). A compute task whose end a
-// transfer's end moves earlier is queued a second time while its first event is still
-// queued; linked through the instance, that second push cut the first event's bucket after
-// it, and the events behind it were lost: their tasks never finished and the replay stopped as a deadlock (issue 16's second full-mode deadlock,
+// The replay's event queues in full mode (engine.cpp): EventQueue's FIFO buckets, shared by
+// ranks in lockstep (the first test), and RadixQueue, where every device runs at its own
+// speed (the second). A compute task whose end a transfer's end moves earlier is queued a
+// second time while its first event is still queued; linked through the instance, that
+// second push cut the first event's bucket after it, and the events behind it were lost:
+// their tasks never finished and the replay stopped as a deadlock (issue 16's second full-mode deadlock,
 // TP 8 across servers, PP 4 v 2, DP 2 with overlap_grad_reduce: tests/graph/
 // interleaved_exchange_test.cpp replays that plan).
 #include <algorithm>
