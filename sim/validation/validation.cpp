@@ -356,10 +356,26 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // move by nothing (1.5B: the same step to the picosecond) or +0.002% (14.6B: 39 us a
       // step): with these equal stages a receive is posted when its send is, so no side waits
       // beside a pass, and the share during the transfer itself was already priced (16 of 108
-      // SMs in a server, 2 across). Still not priced: the ordering one hardware queue forces
-      // (a kernel behind a stream's wait holds back the kernels issued after it), for which
-      // no measurement is stored. A per-pass constant fitted to these rows would be a per-row
-      // fudge, so they stay listed.
+      // SMs in a server, 2 across).
+      // Not the order one hardware queue forces either (tried 2026-12-02, issue 16; the patch was
+      // not kept). CUDA_DEVICE_MAX_CONNECTIONS=1 (the script above; Megatron's own words,
+      // megatron/core/tensor_parallel/layers.py @ d98e8a64: it "forces the kernels to be scheduled
+      // in the order they are called"; CUDA C++ Programming Guide 5.2, Environment Variables,
+      // docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html: the
+      // number of compute and copy engine connections, work queues, from host to device) was
+      // replayed as each device dispatching its tasks in the host's issue order (the passes, and
+      // after each pass its exchange's posts in _p2p_ops' order, even ranks sending first), a
+      // task that cannot start (its dependencies, or its stream busy) holding every task issued
+      // after it: one zero-duration marker per task on its stream, waiting for the task's
+      // dependencies and the previous marker. The six rows' steps came out the same to the
+      // picosecond, and so with a pass also holding the queue to its end (its kernels share one
+      // stream). Why: everything issued after a pass waits for that pass anyway (syncStream),
+      // and each pass already waits for the exchanges it could be held behind (the interleaved
+      // loop waits on the send and the receive handles of the previous exchange of its
+      // direction); the one new constraint, a receive posted only when the other direction's
+      // transfer on the same peer stream is done, binds only if a transfer outlasts the pass
+      // between them (0.4 ms transfers against 4-8 ms passes). A per-pass constant fitted to
+      // these rows would be a per-row fudge, so they stay listed.
       // Not the host either (checked with the replay's host stream, issue 15, 2026-12-01): one
       // 1.5B layer's pass issues 10 kernels, 0.12 ms forward and 0.24 ms backward of dispatch and
       // launch (`trainsim ops`: 12.2 us a kernel), against 4.0 and 8.1 ms of device time at
@@ -371,10 +387,11 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
        "what interleaving with one layer per chunk costs per chunk pass beyond its passes and transfers: the paper's "
        "Megatron fork overlaps the exchanges (overlap_p2p_comm; no torch.cuda.synchronize on that path) under "
        "CUDA_DEVICE_MAX_CONNECTIONS=1; replayed so, the 14.6B rows are 13% fast and out of the measured order (the 1.5B "
-       "ones within 1.3%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m: likely the order one "
-       "hardware queue forces on the exchanges' kernels (not the host: a layer pass's dispatch, 0.12/0.24 ms, runs "
-       "ahead of its 4/8 ms of device time, with no synchronization per pass on that path; nor the SMs a waiting P2P "
-       "kernel holds: replayed so, no side of an exchange waits beside a pass)"},
+       "ones within 1.3%); the missing cost is 0.35-0.5 ms per chunk pass, about constant over m (not the host: a "
+       "layer pass's dispatch, 0.12/0.24 ms, runs ahead of its 4/8 ms of device time, with no synchronization per "
+       "pass on that path; nor the SMs a waiting P2P kernel holds: replayed so, no side of an exchange waits beside a "
+       "pass; nor the issue order one hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1) forces: replayed so, the steps "
+       "are unchanged to the picosecond, every pass already waiting for what could hold the queue before it)"},
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
       // The 02-20 tables' shape can be derived from the source (trends.yaml notes: NHIDDEN 14400,
