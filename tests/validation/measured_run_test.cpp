@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -42,9 +43,37 @@ TEST_CASE("the calibration set loads every run, and a null stays unknown", "[val
 
 TEST_CASE("the trends set loads with groups and schedules", "[validation]") {
   const auto runs = load_measured_runs(kTrends);
-  CHECK(runs.size() == 113);
+  CHECK(runs.size() == 121);
   CHECK(runs.front().group == "qi24-zb-t4-1.5B-p8");
   CHECK(runs.front().schedule == "ZB-2p");
+}
+
+// Megatron-Core's strong scaling (trends.yaml mcore-h100-strong-177B-*, read off the README's chart):
+// one model, plan and batch at eight counts, each MFU the row's TFLOPS over 989, and the chart's
+// ends giving what the README's text states, "MFU from 47% to 42%" between 96 and 4608 GPUs.
+TEST_CASE("the strong-scaling rows keep one plan and batch, and their ends give the source's 47% and 42%", "[validation]") {
+  const auto runs = load_measured_runs(kTrends);
+  std::vector<const MeasuredRun*> group;
+  for (const auto& run : runs)
+    if (run.group == "mcore-h100-strong-177B") group.push_back(&run);
+  REQUIRE(group.size() == 8);
+  for (const MeasuredRun* run : group) {
+    INFO(run->id);
+    CHECK(run->count % 48 == 0);
+    CHECK(run->tp == 8);
+    CHECK(run->pp == 6);
+    CHECK(run->dp == run->count / 48);
+    CHECK(run->global_batch == 1152);
+    CHECK_FALSE(run->micro_batch.has_value());
+    CHECK_FALSE(run->vpp.has_value());
+    REQUIRE(run->tflops_per_device.has_value());
+    REQUIRE(run->mfu.has_value());
+    CHECK(*run->mfu == Approx(*run->tflops_per_device / 989).margin(0.0006));
+  }
+  CHECK(group.front()->count == 96);
+  CHECK(group.back()->count == 4608);
+  CHECK(std::round(100 * *group.front()->mfu) == 47);
+  CHECK(std::round(100 * *group.back()->mfu) == 42);
 }
 
 TEST_CASE("a missing calibration file is a config error naming the file", "[validation]") {
