@@ -92,10 +92,11 @@ namespace {
 //    --num-attention-heads, --seq-length, --ffn-hidden-size on a dense row, --num-query-groups
 //    under --group-query-attention, --num-experts, --moe-router-topk, --moe-ffn-hidden-size) or a
 //    stated zero 1 without --use-distributed-optimizer (or 0 with it)
-//  - where the notes quote the script: the distributed optimizer on exactly when passed
-//    (Megatron-Core core_r0.8.0 arguments.py: store_true, default False; the MindSpeed-LLM rows'
-//    Megatron), --reuse-fp32-param and MC2 (--use-mc2) likewise; without a quote, read from the
-//    notes' words
+//  - where the notes quote the script: the distributed optimizer, --overlap-grad-reduce and
+//    --overlap-param-gather on exactly when passed (Megatron-Core core_r0.8.0 arguments.py:
+//    store_true, default False; the MindSpeed-LLM rows' Megatron), --reuse-fp32-param and MC2
+//    (--use-mc2) likewise; without a quote, overlapped (Megatron-Core recipes pass both) and read
+//    from the notes' words
 //  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
 //    --overlap-param-gather" (so the distributed optimizer), "--tp-comm-overlap" (so
 //    sequence parallelism) for these runs
@@ -739,11 +740,14 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
                                      (*run.sp ? "does not pass" : "passes") + " --sequence-parallel",
                                  "the script's --sequence-parallel"));
     check_quoted_script(run, *script, problems);
-    // The distributed optimizer: on exactly when the script passes it. Megatron-Core core_r0.8.0 (the Megatron MindSpeed-LLM
+    // The distributed optimizer, the overlapped DP gradient reduction and parameter gather: on
+    // exactly when the script passes them. Megatron-Core core_r0.8.0 (the Megatron MindSpeed-LLM
     // installs at these rows' commits, docs/features/install_guide.md) megatron/training/
-    // arguments.py: --use-distributed-optimizer is store_true, default False; neither MindSpeed nor
-    // MindSpeed-LLM sets it.
+    // arguments.py: --use-distributed-optimizer, --overlap-grad-reduce and --overlap-param-gather
+    // are store_true, default False; neither MindSpeed nor MindSpeed-LLM sets them.
     p.use_distributed_optimizer = !deepspeed_zero && script_sets(*script, "--use-distributed-optimizer");
+    p.overlap_grad_reduce = script_sets(*script, "--overlap-grad-reduce");
+    p.overlap_param_gather = script_sets(*script, "--overlap-param-gather");
     if (run.zero && !deepspeed_zero && (*run.zero == 1) != p.use_distributed_optimizer)
       problems.push_back(problem(run, "plan.zero",
                                  std::to_string(*run.zero) + ", but the quoted script " +

@@ -304,17 +304,20 @@ TEST_CASE("where the notes quote the launch script, flash attention and precisio
                     Catch::Contains("t.notes: the quoted script sets --tensor-model-parallel-size 2, the plan 1"));
 }
 
-TEST_CASE("a quoted script's distributed optimizer, fp32 reuse and MC2 are read from its flags, and its "
+TEST_CASE("a quoted script's DP overlaps, distributed optimizer, fp32 reuse and MC2 are read from its flags, and its "
           "model, CP/EP, interleaving and recompute are checked against the row",
           "[validation]") {
-  // Shipped rows: MindSpeed-LLM's LLaMA2-7B pack script passes the distributed optimizer and no
-  // --reuse-fp32-param; the 13B one --reuse-fp32-param; the 70B one --use-mc2 (TP collectives
-  // fused with their matmuls) and no distributed optimizer.
+  // Shipped rows: MindSpeed-LLM's LLaMA2-7B pack script passes --overlap-grad-reduce and the
+  // distributed optimizer but not --overlap-param-gather; the 13B one neither overlap, with
+  // --reuse-fp32-param; the 70B one --use-mc2 (TP collectives fused with their matmuls).
   const auto runs = load_measured_runs(kCalibration);
   const Scenario s7 = scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-7B-pack-1x8"), shipped_hardware());
   CHECK(s7.plan.use_distributed_optimizer);
+  CHECK(s7.plan.overlap_grad_reduce);
+  CHECK_FALSE(s7.plan.overlap_param_gather);
   CHECK_FALSE(s7.plan.reuse_fp32_param);
   const Scenario s13 = scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-13B-pack-1x8"), shipped_hardware());
+  CHECK_FALSE(s13.plan.overlap_grad_reduce);
   CHECK(s13.plan.reuse_fp32_param);
   CHECK(s13.plan.recompute_method == RecomputeMethod::block);
   const Scenario s70 = scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-70B-pack-4x8-mc2"), shipped_hardware());
@@ -322,11 +325,22 @@ TEST_CASE("a quoted script's distributed optimizer, fp32 reuse and MC2 are read 
   CHECK_FALSE(s70.plan.use_distributed_optimizer);
   CHECK(s70.plan.virtual_pipeline_model_parallel_size == 4);
 
+  // Megatron's store_true defaults: a quote without the flags runs without the overlaps, with them
+  // overlapped; without a quote the default stands (overlapped).
   const std::string quoted = "  notes: 'Script flags (x.sh @ abc): --tensor-model-parallel-size 1 --bf16; later "
-                             "--use-distributed-optimizer'\n  measured:\n";
+                             "--overlap-grad-reduce'\n  measured:\n";
   const std::string plain = edit(run_yaml(), "  measured:\n", quoted);
-  CHECK_FALSE(scenario_for_run(load_measured_runs(write_temp("trainsim_quote_off.yaml", plain))[0], shipped_hardware())
-                  .plan.use_distributed_optimizer);
+  const Scenario off = scenario_for_run(load_measured_runs(write_temp("trainsim_quote_off.yaml", plain))[0], shipped_hardware());
+  CHECK_FALSE(off.plan.overlap_grad_reduce);
+  CHECK_FALSE(off.plan.overlap_param_gather);
+  const Scenario on = scenario_for_run(
+      load_measured_runs(write_temp("trainsim_quote_on.yaml",
+                                    edit(plain, "--bf16;", "--overlap-grad-reduce --overlap-param-gather --bf16;")))[0],
+      shipped_hardware());
+  CHECK(on.plan.overlap_grad_reduce);
+  CHECK(on.plan.overlap_param_gather);
+  CHECK(scenario_for_run(load_measured_runs(write_temp("trainsim_quote_none.yaml", run_yaml()))[0], shipped_hardware())
+            .plan.overlap_grad_reduce);
 
   // Each quoted fact the row contradicts is refused, naming both values.
   auto refused = [&](const std::string& name, const std::string& flags, const std::string& message) {
