@@ -85,7 +85,18 @@ namespace {
 //    script's flags, its --fp16 or --bf16
 //  - quoted script flags and the plan: a quoted --tensor-model-parallel-size,
 //    --pipeline-model-parallel-size, --micro-batch-size, --global-batch-size or
-//    --sequence-parallel that disagrees with the row's plan is an error (one of them is wrong)
+//    --sequence-parallel that disagrees with the row's plan is an error (one of them is wrong);
+//    so is a quoted --context-parallel-size, --expert-model-parallel-size,
+//    --num-layers-per-virtual-pipeline-stage (vpp = layers / (pp x it)), recomputation
+//    (--recompute-granularity / -method / -num-layers), model size (--num-layers, --hidden-size,
+//    --num-attention-heads, --seq-length, --ffn-hidden-size on a dense row, --num-query-groups
+//    under --group-query-attention, --num-experts, --moe-router-topk, --moe-ffn-hidden-size) or a
+//    stated zero 1 without --use-distributed-optimizer (or 0 with it)
+//  - where the notes quote the script: the distributed optimizer, --overlap-grad-reduce and
+//    --overlap-param-gather on exactly when passed (Megatron-Core core_r0.8.0 arguments.py:
+//    store_true, default False; the MindSpeed-LLM rows' Megatron), --reuse-fp32-param and MC2
+//    (--use-mc2) likewise; without a quote, overlapped (Megatron-Core recipes pass both) and read
+//    from the notes' words
 //  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
 //    --overlap-param-gather" (so the distributed optimizer), "--tp-comm-overlap" (so
 //    sequence parallelism) for these runs
@@ -127,36 +138,6 @@ Framework infer_framework(const MeasuredRun& run) {
   return Framework::megatron_core;
 }
 
-bool counts_recompute_in_flops(const MeasuredRun& run) {
-  return contains(run.notes, "count activation recomputation") || contains(run.notes, "counts recompute");
-}
-
-// Ascend MC2 (MindSpeed --use-mc2): the TP all-gather and reduce-scatter of sequence
-// parallelism run fused with their matmuls, tile by tile, so they overlap the compute as
-// Megatron's --tp-comm-overlap does. The sources record it in the run's notes.
-bool fuses_tp_comm_with_matmul(const MeasuredRun& run, AcceleratorFamily family) {
-  return family == AcceleratorFamily::ascend_910b && contains(run.notes, "mc2");
-}
-
-// Megatron-Core README and NeMo recipe runs: see the defaults above.
-bool megatron_core_recipe(const MeasuredRun& run) {
-  return starts_with(run.id, "mcore-") || starts_with(run.id, "nemo");
-}
-
-// The zero-bubble paper's runs (Qi et al., on their Megatron-LM fork, sail-sg/zero-bubble-
-// pipeline-parallelism): the fork's settings follow from it (untied embeddings, dropout, the
-// kept attention scores below).
-bool from_zero_bubble_fork(const MeasuredRun& run) {
-  return contains(run.source, "zero-bubble-pipeline-parallelism");
-}
-
-// The zero-bubble fork's runs kept the s x s attention scores: its 1.5B 1F1B row's 30 GB at micro-batch 6 x 1024 tokens is Korthikanti et al.'s
-// activation count with the 5as/h attention-score term (1.24 GB a layer x 3 layers x 7 in
-// flight on stage 1, + 18 bytes per parameter of its 1/8 of 1.5B: ~29.5 GB), and about 13 GB
-// without it (flash attention); its profiled T_F (18.5 ms for 3 layers) is 1.5x trainsim's
-// flash-attention forward and within 17% of its eager one. Read from the source, not the era.
-bool kept_attention_scores(const MeasuredRun& run) { return from_zero_bubble_fork(run); }
-
 // The flags the notes quote from the row's launch script ("Script flags (examples/bloom/
 // pretrain_bloom_ptd_7B.sh @ 390f0f0): --tensor-model-parallel-size 8 ... --bf16;"), lower-
 // cased and padded with a space each side; nullopt where the notes quote none. The list ends at
@@ -185,6 +166,39 @@ std::optional<long long> script_value(const std::string& flags, const std::strin
   if (end == begin || end - begin > 12) return std::nullopt;  // no size has 13 digits; stoll would throw
   return std::stoll(flags.substr(begin, end - begin));
 }
+
+bool counts_recompute_in_flops(const MeasuredRun& run) {
+  return contains(run.notes, "count activation recomputation") || contains(run.notes, "counts recompute");
+}
+
+// Ascend MC2 (MindSpeed --use-mc2): the TP all-gather and reduce-scatter of sequence
+// parallelism run fused with their matmuls, tile by tile, so they overlap the compute as
+// Megatron's --tp-comm-overlap does. The sources record it in the run's notes.
+// Where the notes quote the launch script, exactly when it passes --use-mc2.
+bool fuses_tp_comm_with_matmul(const MeasuredRun& run, AcceleratorFamily family) {
+  if (family != AcceleratorFamily::ascend_910b) return false;
+  if (const std::optional<std::string> script = quoted_script_flags(run)) return script_sets(*script, "--use-mc2");
+  return contains(run.notes, "mc2");
+}
+
+// Megatron-Core README and NeMo recipe runs: see the defaults above.
+bool megatron_core_recipe(const MeasuredRun& run) {
+  return starts_with(run.id, "mcore-") || starts_with(run.id, "nemo");
+}
+
+// The zero-bubble paper's runs (Qi et al., on their Megatron-LM fork, sail-sg/zero-bubble-
+// pipeline-parallelism): the fork's settings follow from it (untied embeddings, dropout, the
+// kept attention scores below).
+bool from_zero_bubble_fork(const MeasuredRun& run) {
+  return contains(run.source, "zero-bubble-pipeline-parallelism");
+}
+
+// The zero-bubble fork's runs kept the s x s attention scores: its 1.5B 1F1B row's 30 GB at micro-batch 6 x 1024 tokens is Korthikanti et al.'s
+// activation count with the 5as/h attention-score term (1.24 GB a layer x 3 layers x 7 in
+// flight on stage 1, + 18 bytes per parameter of its 1/8 of 1.5B: ~29.5 GB), and about 13 GB
+// without it (flash attention); its profiled T_F (18.5 ms for 3 layers) is 1.5x trainsim's
+// flash-attention forward and within 17% of its eager one. Read from the source, not the era.
+bool kept_attention_scores(const MeasuredRun& run) { return from_zero_bubble_fork(run); }
 
 bool predates_flash_attention(const MeasuredRun& run) {
   // Every BigScience row's id starts with "bigsci-" (their groups with "bigscience-").
@@ -241,6 +255,69 @@ int recompute_layers_of(const std::string& text) {
   std::size_t begin = at;
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
   return begin < at ? std::stoi(text.substr(begin, at - begin)) : 0;
+}
+
+// The model, the other parallel sizes and the recomputation a quoted script sets, against the
+// row's fields (one run: a disagreement is a wrong row). Each flag is checked only where quoted.
+// --ffn-hidden-size is not checked on a MoE row: with every layer MoE (MindSpeed-LLM's Qwen3
+// scripts, --moe-layer-freq -1) the script's dense width builds nothing.
+void check_quoted_script(const MeasuredRun& run, const std::string& flags, std::vector<Diagnostic>& problems) {
+  auto disagree = [&](const std::string& field, const std::string& what) {
+    problems.push_back(problem(run, field, "the quoted script " + what,
+                               "the script's value in the row, or the script's flags as it sets them"));
+  };
+  const bool moe = run.moe_experts.has_value();
+  const std::optional<long long> kv_heads = script_sets(flags, "--group-query-attention")
+                                                ? script_value(flags, "--num-query-groups")
+                                                : script_value(flags, "--num-attention-heads");
+  const std::pair<const char*, std::optional<long long>> model[] = {
+      {"--num-layers", run.layers},          {"--hidden-size", run.hidden},
+      {"--num-attention-heads", run.heads},  {"--seq-length", run.seq_len},
+      {"--ffn-hidden-size", moe ? std::nullopt : run.ffn},
+      {"--num-experts", run.moe_experts},    {"--moe-router-topk", run.moe_topk},
+      {"--moe-ffn-hidden-size", run.moe_ffn}};
+  for (const auto& [flag, field] : model) {
+    const std::optional<long long> quoted = script_value(flags, flag);
+    if (quoted && field && *quoted != *field)
+      disagree("model", std::string("sets ") + flag + " " + std::to_string(*quoted) + ", the row " + std::to_string(*field));
+  }
+  if (kv_heads && run.kv_heads && *kv_heads != *run.kv_heads)
+    disagree("model.kv_heads", "builds " + std::to_string(*kv_heads) + " key/value heads (--group-query-attention " +
+                                   "--num-query-groups, else one per head), the row " + std::to_string(*run.kv_heads));
+  const std::pair<const char*, std::optional<int>> sizes[] = {{"--context-parallel-size", run.cp},
+                                                              {"--expert-model-parallel-size", run.ep}};
+  for (const auto& [flag, field] : sizes) {
+    const std::optional<long long> quoted = script_value(flags, flag);
+    if (quoted && *quoted != field.value_or(1))
+      disagree("plan", std::string("sets ") + flag + " " + std::to_string(*quoted) + ", the plan " +
+                           std::to_string(field.value_or(1)));
+  }
+  // Megatron's interleaving by layers per virtual stage: vpp = layers / (pp x that).
+  if (const std::optional<long long> per_chunk = script_value(flags, "--num-layers-per-virtual-pipeline-stage");
+      per_chunk && *per_chunk > 0 && run.layers) {
+    const long long vpp = *run.layers / (run.pp.value_or(1) * *per_chunk);
+    if (vpp != run.vpp.value_or(1))
+      disagree("plan.vpp", "sets --num-layers-per-virtual-pipeline-stage " + std::to_string(*per_chunk) + " (vpp " +
+                               std::to_string(vpp) + "), the plan " + std::to_string(run.vpp.value_or(1)));
+  }
+  // Recomputation: Megatron's --recompute-granularity / -method / -num-layers.
+  const RecomputeGranularity planned = run.recompute ? parse_recompute(*run.recompute) : RecomputeGranularity::none;
+  const RecomputeGranularity scripted = script_sets(flags, "--recompute-granularity full")        ? RecomputeGranularity::full
+                                        : script_sets(flags, "--recompute-granularity selective") ? RecomputeGranularity::selective
+                                                                                                   : RecomputeGranularity::none;
+  if (planned != scripted) {
+    disagree("plan.recompute", std::string("recomputes ") + (scripted == RecomputeGranularity::full        ? "full"
+                                                             : scripted == RecomputeGranularity::selective ? "selective"
+                                                                                                           : "nothing") +
+                                   ", the plan " + (run.recompute ? *run.recompute : std::string("null")));
+  } else if (scripted == RecomputeGranularity::full) {
+    const std::optional<long long> layers = script_value(flags, "--recompute-num-layers");
+    const bool block = script_sets(flags, "--recompute-method block");
+    if ((layers && *layers != recompute_layers_of(*run.recompute)) || block != contains(*run.recompute, "block"))
+      disagree("plan.recompute", "recomputes by the " + std::string(block ? "block" : "uniform") + " method, " +
+                                     (layers ? std::to_string(*layers) : std::string("all")) + " layer(s); the plan '" +
+                                     *run.recompute + "'");
+  }
 }
 
 // Narayanan et al. 2021 Eq. 3: FLOPs per step with full recomputation.
@@ -629,8 +706,10 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // mcore, reuse-fp32-param, ..."): the fp32 master copy rebuilt from the bf16 parameters and a
   // 16-bit residual (the framework entry's saving). Read after the framework, whose entry says
   // whether it has the feature: on one without it the key stays off (check_plan would refuse it).
-  if (contains(run.notes, "reuse-fp32-param") && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0)
-    p.reuse_fp32_param = true;
+  // Where the notes quote the launch script, exactly when it passes --reuse-fp32-param.
+  const std::optional<std::string> quoted = quoted_script_flags(run);
+  const bool reuse_fp32 = quoted ? script_sets(*quoted, "--reuse-fp32-param") : contains(run.notes, "reuse-fp32-param");
+  if (reuse_fp32 && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0) p.reuse_fp32_param = true;
   // FSDP's mixed-precision policy as the llm-foundry tables state it (their mixed_precision
   // column, quoted in each row's notes: "FSDP mixed_precision PURE"); default otherwise.
   if (p.framework == Framework::fsdp && contains(run.notes, "FSDP mixed_precision PURE"))
@@ -677,6 +756,21 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
                                  std::string(*run.sp ? "true" : "false") + ", but the quoted script " +
                                      (*run.sp ? "does not pass" : "passes") + " --sequence-parallel",
                                  "the script's --sequence-parallel"));
+    check_quoted_script(run, *script, problems);
+    // The distributed optimizer, the overlapped DP gradient reduction and parameter gather: on
+    // exactly when the script passes them. Megatron-Core core_r0.8.0 (the Megatron MindSpeed-LLM
+    // installs at these rows' commits, docs/features/install_guide.md) megatron/training/
+    // arguments.py: --use-distributed-optimizer, --overlap-grad-reduce and --overlap-param-gather
+    // are store_true, default False; neither MindSpeed nor MindSpeed-LLM sets them.
+    p.use_distributed_optimizer = !deepspeed_zero && script_sets(*script, "--use-distributed-optimizer");
+    p.overlap_grad_reduce = script_sets(*script, "--overlap-grad-reduce");
+    p.overlap_param_gather = script_sets(*script, "--overlap-param-gather");
+    if (run.zero && !deepspeed_zero && (*run.zero == 1) != p.use_distributed_optimizer)
+      problems.push_back(problem(run, "plan.zero",
+                                 std::to_string(*run.zero) + ", but the quoted script " +
+                                     (p.use_distributed_optimizer ? "passes" : "does not pass") +
+                                     " --use-distributed-optimizer",
+                                 "1 where the script passes --use-distributed-optimizer, 0 where it does not"));
   }
   if (const AttentionKernel noted = noted_attention_kernel(run); p.use_flash_attn && noted != AttentionKernel::device_default) {
     p.attention_kernel = priced_attention_kernel(noted, s.hardware.device);

@@ -111,8 +111,13 @@ TEST_CASE("HCCL buffers on the 910B calibration rows: wrong verdicts with and wi
       continue;
     }
     ++rows;
-    // validate reads the key from the notes, and only from them.
-    CHECK(sc.plan.reuse_fp32_param == (run.notes.find("reuse-fp32-param") != std::string::npos));
+    // validate reads the key from the notes, and only from them: from the quoted script's flags
+    // ("Script flags (...): ... ;") where the notes quote one, else from their words.
+    const std::size_t quote = run.notes.find("Script flags (");
+    const std::size_t flags = quote == std::string::npos ? quote : run.notes.find("):", quote);
+    const std::string said = flags == std::string::npos ? run.notes
+                                                        : run.notes.substr(flags, run.notes.find(';', flags) - flags);
+    CHECK(sc.plan.reuse_fp32_param == (said.find("reuse-fp32-param") != std::string::npos));
     with_reuse += sc.plan.reuse_fp32_param;
     const double hccl = communicator_buffers(sc).bytes;
     const MemoryReport now = estimate_memory(sc, build_workload(sc.model, sc.plan));

@@ -333,6 +333,69 @@ TEST_CASE("where the notes quote the launch script, flash attention and precisio
                     Catch::Contains("t.notes: the quoted script sets --tensor-model-parallel-size 2, the plan 1"));
 }
 
+TEST_CASE("a quoted script's DP overlaps, distributed optimizer, fp32 reuse and MC2 are read from its flags, and its "
+          "model, CP/EP, interleaving and recompute are checked against the row",
+          "[validation]") {
+  // Shipped rows: MindSpeed-LLM's LLaMA2-7B pack script passes --overlap-grad-reduce and the
+  // distributed optimizer but not --overlap-param-gather; the 13B one neither overlap, with
+  // --reuse-fp32-param; the 70B one --use-mc2 (TP collectives fused with their matmuls).
+  const auto runs = load_measured_runs(kCalibration);
+  const Scenario s7 = scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-7B-pack-1x8"), shipped_hardware());
+  CHECK(s7.plan.use_distributed_optimizer);
+  CHECK(s7.plan.overlap_grad_reduce);
+  CHECK_FALSE(s7.plan.overlap_param_gather);
+  CHECK_FALSE(s7.plan.reuse_fp32_param);
+  const Scenario s13 = scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-13B-pack-1x8"), shipped_hardware());
+  CHECK_FALSE(s13.plan.overlap_grad_reduce);
+  CHECK(s13.plan.reuse_fp32_param);
+  CHECK(s13.plan.recompute_method == RecomputeMethod::block);
+  const Scenario s70 = scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-70B-pack-4x8-mc2"), shipped_hardware());
+  CHECK(s70.plan.tp_comm_overlap);
+  CHECK_FALSE(s70.plan.use_distributed_optimizer);
+  CHECK(s70.plan.virtual_pipeline_model_parallel_size == 4);
+
+  // Megatron's store_true defaults: a quote without the flags runs without the overlaps, with them
+  // overlapped; without a quote the default stands (overlapped).
+  const std::string quoted = "  notes: 'Script flags (x.sh @ abc): --tensor-model-parallel-size 1 --bf16; later "
+                             "--overlap-grad-reduce'\n  measured:\n";
+  const std::string plain = edit(run_yaml(), "  measured:\n", quoted);
+  const Scenario off = scenario_for_run(load_measured_runs(write_temp("trainsim_quote_off.yaml", plain))[0], shipped_hardware());
+  CHECK_FALSE(off.plan.overlap_grad_reduce);
+  CHECK_FALSE(off.plan.overlap_param_gather);
+  const Scenario on = scenario_for_run(
+      load_measured_runs(write_temp("trainsim_quote_on.yaml",
+                                    edit(plain, "--bf16;", "--overlap-grad-reduce --overlap-param-gather --bf16;")))[0],
+      shipped_hardware());
+  CHECK(on.plan.overlap_grad_reduce);
+  CHECK(on.plan.overlap_param_gather);
+  CHECK(scenario_for_run(load_measured_runs(write_temp("trainsim_quote_none.yaml", run_yaml()))[0], shipped_hardware())
+            .plan.overlap_grad_reduce);
+
+  // Each quoted fact the row contradicts is refused, naming both values.
+  auto refused = [&](const std::string& name, const std::string& flags, const std::string& message) {
+    const auto wrong = load_measured_runs(write_temp(name, edit(plain, "--bf16;", flags + " --bf16;")));
+    CHECK_THROWS_WITH(scenario_for_run(wrong[0], shipped_hardware()), Catch::Contains(message));
+  };
+  refused("trainsim_quote_layers.yaml", "--num-layers 4", "t.model: the quoted script sets --num-layers 4, the row 2");
+  refused("trainsim_quote_gqa.yaml", "--group-query-attention --num-query-groups 2",
+          "t.model.kv_heads: the quoted script builds 2 key/value heads");
+  refused("trainsim_quote_cp.yaml", "--context-parallel-size 2",
+          "t.plan: the quoted script sets --context-parallel-size 2, the plan 1");
+  refused("trainsim_quote_vpp.yaml", "--pipeline-model-parallel-size 1 --num-layers-per-virtual-pipeline-stage 1",
+          "t.plan.vpp: the quoted script sets --num-layers-per-virtual-pipeline-stage 1 (vpp 2), the plan 1");
+  refused("trainsim_quote_recompute.yaml", "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1",
+          "t.plan.recompute: the quoted script recomputes full, the plan null");
+  // The distributed optimizer follows the quote; a stated zero that contradicts it is refused.
+  CHECK(scenario_for_run(load_measured_runs(write_temp("trainsim_quote_dist.yaml",
+                                                       edit(plain, "--bf16;", "--use-distributed-optimizer --bf16;")))[0],
+                         shipped_hardware())
+            .plan.use_distributed_optimizer);
+  const auto zero = load_measured_runs(
+      write_temp("trainsim_quote_zero.yaml", edit(plain, "    global_batch: 8\n", "    global_batch: 8\n    zero: 1\n")));
+  CHECK_THROWS_WITH(scenario_for_run(zero[0], shipped_hardware()),
+                    Catch::Contains("t.plan.zero: 1, but the quoted script does not pass --use-distributed-optimizer"));
+}
+
 TEST_CASE("every default filled into a run is the documented value and is named", "[validation]") {
   // A MoE run with every nullable field null.
   std::string text = run_yaml();
