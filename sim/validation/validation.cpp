@@ -186,6 +186,15 @@ bool megatron_core_recipe(const MeasuredRun& run) {
   return starts_with(run.id, "mcore-") || starts_with(run.id, "nemo");
 }
 
+// Megatron-Core r0.8.0's README tables (NVIDIA/Megatron-LM @ f2e5db4, "Training Speed and
+// Scalability": the mcore-h100-weak-* and mcore-h100-strong-* rows) say they overlap
+// "pipeline-parallel communication (enabled by default)", and megatron/training/arguments.py at
+// that commit (lines 254-277) turns overlap_p2p_comm off unless
+// --num-layers-per-virtual-pipeline-stage is given: their PP rows ran the interleaved schedule.
+bool interleaved_by_pipeline_overlap(const MeasuredRun& run) {
+  return starts_with(run.id, "mcore-h100-");
+}
+
 // The zero-bubble paper's runs (Qi et al., on their Megatron-LM fork, sail-sg/zero-bubble-
 // pipeline-parallelism): the fork's settings follow from it (untied embeddings, dropout, the
 // kept attention scores below).
@@ -646,9 +655,19 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   p.expert_model_parallel_size = run.ep.value_or(1);
   if (!run.ep && m.moe) use_default("ep");
   p.virtual_pipeline_model_parallel_size = run.vpp.value_or(1);
-  if (!run.vpp && p.pipeline_model_parallel_size > 1) use_default("vpp");
   p.schedule = p.virtual_pipeline_model_parallel_size > 1 ? PipelineSchedule::interleaved
                                                            : PipelineSchedule::one_f_one_b;
+  if (!run.vpp && p.pipeline_model_parallel_size > 1 && interleaved_by_pipeline_overlap(run)) {
+    // The README overlaps pipeline communication, which Megatron runs only on the interleaved
+    // path; the chunk count it leaves null takes trainsim's default for interleaving without
+    // one (derive_virtual_stages: one layer per chunk), as NeMo 24.07's own recipes nearly do
+    // (LLAMA2-70B PP4 VP20: one layer a chunk; GPT3-175B PP8 VP6: two; calibration.yaml).
+    p.schedule = PipelineSchedule::interleaved;
+    p.virtual_pipeline_model_parallel_size = 0;
+    use_default("vpp=one layer per chunk (interleaved: the README's PP overlap)");
+  } else if (!run.vpp && p.pipeline_model_parallel_size > 1) {
+    use_default("vpp");
+  }
   if (contains(run.schedule, "ZB-1p") || contains(run.schedule, "ZB-H1")) {
     // ZB-1p (Qi et al. 2024) is the searched zero-bubble schedule under 1F1B's memory
     // limit; trainsim replays its handcrafted equivalent ZB-H1.

@@ -535,12 +535,13 @@ TEST_CASE("a run's plan.offload_optimizer puts the optimizer step on the host; n
                  Catch::Contains("t.plan.offload_optimizer: 'gpu' is not an optimizer placement; valid: none, cpu"));
 }
 
-TEST_CASE("the Megatron-Core README rows run with the overlaps the README names; their unstated VPP and micro-batch "
-          "stay Megatron's defaults and are named",
+TEST_CASE("the Megatron-Core README rows run with the overlaps the README names; their PP rows interleave one "
+          "layer per chunk; the unstated chunk count and micro-batch are named defaults",
           "[validation]") {
   // README @ f2e5db4: --overlap-grad-reduce --overlap-param-gather (so the distributed optimizer),
-  // --tp-comm-overlap (so sequence parallelism). Neither the VPP nor the micro-batch is stated
-  // (calibration.yaml notes of the mcore-h100-weak rows).
+  // --tp-comm-overlap (so sequence parallelism), and pipeline communication overlapped, which
+  // arguments.py at that commit runs only on the interleaved schedule. Neither the chunk count
+  // nor the micro-batch is stated (calibration.yaml notes of the mcore-h100-weak rows).
   const auto runs = load_measured_runs(kCalibration);
   for (const char* id : {"mcore-h100-weak-32B", "mcore-h100-weak-314B", "mcore-h100-weak-462B"}) {
     INFO(id);
@@ -554,10 +555,22 @@ TEST_CASE("the Megatron-Core README rows run with the overlaps the README names;
     CHECK(s.plan.tp_comm_overlap);
     CHECK(s.plan.data_parallel_size == 48);
     CHECK(s.plan.micro_batch_size == 1);
-    CHECK(s.plan.virtual_pipeline_model_parallel_size == 1);
-    CHECK(s.plan.schedule == PipelineSchedule::one_f_one_b);
+    const int pp = s.plan.pipeline_model_parallel_size;
+    const bool pipelined = pp > 1;
+    // 32B: PP 1, one stage, 1F1B; 314B: 96 layers on 8 stages -> 12 chunks; 462B: 112 on 16 -> 7.
+    CHECK(s.plan.virtual_pipeline_model_parallel_size == (pipelined ? s.model.num_layers / pp : 1));
+    CHECK(s.plan.schedule == (pipelined ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b));
     CHECK(std::count(defaults.begin(), defaults.end(), "micro_batch") == 1);
     CHECK(std::count(defaults.begin(), defaults.end(), "zero=distributed optimizer (recipe)") == 1);
-    CHECK(std::count(defaults.begin(), defaults.end(), "vpp") == (s.plan.pipeline_model_parallel_size > 1 ? 1 : 0));
+    CHECK(std::count(defaults.begin(), defaults.end(), "vpp") == 0);
+    CHECK(std::count(defaults.begin(), defaults.end(),
+                     "vpp=one layer per chunk (interleaved: the README's PP overlap)") == (pipelined ? 1 : 0));
   }
+  // A row from another source with PP and no chunk count keeps 1F1B and the plain default.
+  MeasuredRun other = find(runs, "mcore-h100-weak-314B");
+  other.id = "other-314B";
+  std::vector<std::string> defaults;
+  const Scenario s = scenario_for_run(other, shipped_hardware(), &defaults);
+  CHECK(s.plan.schedule == PipelineSchedule::one_f_one_b);
+  CHECK(std::count(defaults.begin(), defaults.end(), "vpp") == 1);
 }
