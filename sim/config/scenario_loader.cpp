@@ -127,6 +127,10 @@ void read_hf_config(YAML::Node& root, const std::string& path) {
   }
   const YAML::Node type = root["model_type"];
   read_hf_attention_variants(root, path, type && type.IsScalar() ? type.Scalar() : "");
+  // BLOOM's config.json names no position encoding: transformers' BloomModel always builds
+  // ALiBi (build_alibi_tensor in modeling_bloom.py) and no position table.
+  if (type && type.IsScalar() && type.Scalar() == "bloom" && !root["position_embedding"])
+    root["position_embedding"] = "alibi";
   if (type && type.IsScalar() && type.Scalar() == "gpt2") {
     const std::pair<const char*, const char*> gpt2[] = {{"learned_position_embeddings", "true"},
                                                         {"use_bias", "true"},
@@ -201,7 +205,14 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
       m.hidden_act == "silu" || m.hidden_act == "swish" || m.hidden_act == "swiglu" || m.hidden_act == "geglu";
   m.gated_mlp = v.has("gated_mlp") ? as_bool(v, "gated_mlp") : gated_act;
   m.tie_word_embeddings = as_bool(v, "tie_word_embeddings");
-  m.learned_position_embeddings = as_bool(v, "learned_position_embeddings");
+  // position_embedding names the encoding; learned_position_embeddings (the older key, and what
+  // model_type gpt2 implies) only tells learned from rotary. check_model refuses the two disagreeing.
+  if (v.has("position_embedding")) {
+    m.position_embedding = parse_position_embedding(v.str("position_embedding")).value_or(PositionEmbedding::rope);
+  } else {
+    m.position_embedding =
+        as_bool(v, "learned_position_embeddings") ? PositionEmbedding::learned : PositionEmbedding::rope;
+  }
   m.use_bias = as_bool(v, "use_bias");
   m.norm = v.str("norm");
   fill_sliding_window(v, m);
@@ -265,6 +276,14 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
         out.push_back({at(key), key, "given without kv_lora_rank (multi-head latent attention)",
                        "also set kv_lora_rank, or remove it"});
   }
+  const bool learned_written = v.has("learned_position_embeddings") &&
+                               !v.values.at("learned_position_embeddings").where.file.empty();
+  if (v.has("position_embedding") && learned_written &&
+      as_bool(v, "learned_position_embeddings") != m.learned_position_embeddings())
+    out.push_back({at("learned_position_embeddings"), "learned_position_embeddings",
+                   std::string(as_bool(v, "learned_position_embeddings") ? "true" : "false") +
+                       " contradicts position_embedding: " + v.str("position_embedding"),
+                   "remove learned_position_embeddings (position_embedding says it)"});
   if (v.has("sliding_window_layers") &&
       static_cast<int>(v.values.at("sliding_window_layers").list.size()) != m.num_layers)
     out.push_back({at("sliding_window_layers"), "sliding_window_layers",

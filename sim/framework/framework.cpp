@@ -1042,6 +1042,14 @@ FrameworkEntry mindspeed() {
                              "that the matmuls overlap their TP all-reduce / all-gather / reduce-scatter (not with "
                              "MoE models, not with --use-ascend-mc2); Transformer Engine's --tp-comm-overlap is "
                              "CUDA-only"};
+  e.alibi_separate_bias_passes = {
+      true, "aeeeeeep/ModelLink @ 390f0f0e modellink/model/transformer.py core_attention_forward (patched over "
+            "megatron.legacy CoreAttention.forward by modellink/patchs/megatron_patch.py): with ALiBi, "
+            "'q_trans = query_layer.transpose(0, 1).contiguous()', the same for K, then 'matmul_result = self.beta * "
+            "self.alibi.matmul_result + torch.bmm(q_trans, k_trans) * (1.0 / self.norm_factor)': the bmm's output "
+            "scaled in one pass and the cached (b x heads/TP, 1, s) bias (modellink/model/alibi.py, built once, "
+            "without --square-alibi-mask / --fill-neg-inf) added in another; the scalar multiply's backward "
+            "scales the score gradient, the add passes it through (the bias needs no gradient)"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -1458,6 +1466,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero3_list_collectives", e.zero3_list_collectives.source);
     add("zero3_blocking_fetch", e.zero3_blocking_fetch.source);
     add("softmax_batch_per_block_from_heads", e.softmax_batch_per_block_from_heads.source);
+    add("alibi_separate_bias_passes", e.alibi_separate_bias_passes.source);
     add("bf16_grad_fold_bytes_per_param", e.bf16_grad_fold_bytes_per_param.source);
     add("grad_reduce_after_pipeline", e.grad_reduce_after_pipeline.source);
     add("grad_buckets_first_stage_only", e.grad_buckets_first_stage_only.source);

@@ -524,6 +524,43 @@ bool fork_fused_softmax_available(long long micro_batch, long long heads_per_ran
 
 namespace {
 
+// ALiBi (model.position_embedding alibi) in attention without flash kernels. The bias is the
+// cached (b x heads/TP, 1, s) tensor in both frameworks read here (built once, not per step or
+// layer: Megatron-DeepSpeed's ParallelTransformerLayer.__init__, ModelLink's Alibi singleton),
+// so its own reads, b x heads/TP x s elements, are left out; what costs is the traffic it adds
+// over the b x heads/TP x s x s score matrix, in 16 bit (framework.hpp
+// alibi_separate_bias_passes has the sources):
+//   baddbmm with beta != 0 (BigScience fork, transformers' Bloom): the op copies the broadcast
+//     bias into the score buffer (write 2, one kernel more) and the GEMM reads it back as C
+//     (read 2): 4 bytes per element on the "attention_scores" op; backward nothing (no gradient
+//     for the bias). Priced inside the op, whose eager score GEMM is memory-bound at these shapes.
+//   separate passes (ModelLink): the op below.
+// With flash kernels the bias is an input of the fused kernel (FlashAttention-2 alibi_slopes,
+// npu_fusion_attention pse): nothing is added.
+constexpr double kAlibiBaddbmmBytesPerScore = 2.0 * kHalf;
+
+// ModelLink's ALiBi passes after torch.bmm: * (1/norm_factor) read 2 write 2 and + bias read 2
+// write 2; backward the multiply's gradient, read 2 write 2 (the add passes its gradient
+// through); before the bmm, contiguous copies of Q and K (read and write each, forward only: the
+// copies' backward is the identity). Score passes at the eager attention rate (score_matrix;
+// the Q/K copies with them, 910B has no separate eager rate), inside the region selective
+// recompute drops; nothing is kept for backward. Backward launches are counted 2x forward's 4 as
+// for every op; the pass is memory-bound by far, so they do not set its time.
+Op alibi_bias_passes(const Shard& sh, const AttentionDims& a, double scores) {
+  const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
+  Op op;
+  op.name = "attention_alibi_bias";
+  op.op_class = OpClass::memory_bound;
+  op.score_matrix = true;
+  op.dropped_by_selective_recompute = true;
+  op.forward_flops = 2.0 * scores;  // one multiply, one add per element
+  op.backward_flops = scores;
+  op.forward_bytes = kHalf * (4.0 * scores + 2.0 * qk);
+  op.backward_bytes = kHalf * 2.0 * scores;
+  op.kernels = 4;  // Q copy, K copy, multiply, add
+  return op;
+}
+
 // Attention block: input norm .. residual. Returns nothing; appends ops and comms.
 // work_ratio: the kernel's key positions over the causal triangle's (attention_work_ratio).
 void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh, int layer_index) {
@@ -580,8 +617,9 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     op.backward_flops = 2.0 * op.forward_flops;
     op.backward_bytes = op.forward_bytes;
     B.add(op);
-  } else if (!m.learned_position_embeddings) {
+  } else if (m.position_embedding == PositionEmbedding::rope) {
     // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
+    // (ALiBi has no rotary and no table: its cost is in the attention core below.)
     const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
     B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
   }
@@ -658,6 +696,8 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     // (QK^T) or N = head_dim (PV): cuBLAS computes the full s x s, masked half included.
     // A sliding window or a document mask is one more mask on the same full matrix (Megatron's
     // reset_attention_mask, HF eager attention): no variant saves any of these passes.
+    const bool alibi = m.position_embedding == PositionEmbedding::alibi;
+    const bool alibi_separate = alibi && framework_entry(p.framework).alibi_separate_bias_passes.value;
     const double batch = sh.b * heads_local;
     const auto rows = static_cast<std::int64_t>(std::llround(batch * sh.s));
     const int groups = static_cast<int>(std::llround(batch));
@@ -673,8 +713,13 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     score.backward_flops = 2.0 * qk_flops;
     score.forward_bytes = kHalf * (sh.T * (a.q_width + a.k_width) / sh.t + scores);
     score.backward_bytes = kHalf * (2.0 * scores + 2.0 * sh.T * (a.q_width + a.k_width) / sh.t);
+    if (alibi && !alibi_separate) {
+      score.forward_bytes += kAlibiBaddbmmBytesPerScore * scores;
+      score.kernels += 1;  // the bias copy
+    }
     score.activation_bytes = qkv_keep;  // inputs of the recomputed region, kept under selective
     B.add(score);
+    if (alibi_separate) B.add(alibi_bias_passes(sh, a, scores));
     // BigScience's fork refuses more shapes (its check reads the heads per rank as the key length).
     const bool fused = megatron_fused_softmax(sh.s, sh.s_full) &&
                        (!framework_entry(p.framework).softmax_batch_per_block_from_heads.value ||
@@ -1101,10 +1146,10 @@ LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::in
            sh.tsp > 1 ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward,
            look, kHalf * sh.T * h);
   }
-  if (m.learned_position_embeddings) B.add(memory_op("position_embedding_add", 2.0 * sh.Tn * h, sh.Tn * h, 1.0, 0.0));
+  if (m.learned_position_embeddings()) B.add(memory_op("position_embedding_add", 2.0 * sh.Tn * h, sh.Tn * h, 1.0, 0.0));
   // Korthikanti 4.3: the embedding dropout keeps its mask, sbh (/t with SP).
   if (m.hidden_dropout > 0) B.add(memory_op("embedding_dropout", sh.Tn * h, sh.Tn * h, 2.0, 1.0 * sh.Tn * h));
-  layer.parameters = d(vp) * h / sh.t + (m.learned_position_embeddings ? d(m.max_position_embeddings) * h : 0.0);
+  layer.parameters = d(vp) * h / sh.t + (m.learned_position_embeddings() ? d(m.max_position_embeddings) * h : 0.0);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }
@@ -1184,7 +1229,7 @@ double mtp_forward_flops_per_token(const ModelSpec& m, double seq_length) {
 ParameterCount count_parameters(const ModelSpec& m) {
   ParameterCount c;
   const double h = d(m.hidden_size);
-  c.embedding = d(m.vocab_size) * h + (m.learned_position_embeddings ? d(m.max_position_embeddings) * h : 0.0);
+  c.embedding = d(m.vocab_size) * h + (m.learned_position_embeddings() ? d(m.max_position_embeddings) * h : 0.0);
   const double head = m.tie_word_embeddings ? 0.0 : d(m.vocab_size) * h;
   double total = c.embedding + head + norm_params(m);  // final norm
   double active = total;

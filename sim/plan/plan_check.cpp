@@ -350,7 +350,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     add("plan.cp_attention_mask_type", "general shapes the context-parallel ring's attention, but context_parallel_size is 1",
         "causal, or context_parallel_size > 1");
   // Learned absolute positions cannot go past their table; rotary models may be extended.
-  if (model.learned_position_embeddings && plan.seq_length > model.max_position_embeddings)
+  if (model.learned_position_embeddings() && plan.seq_length > model.max_position_embeddings)
     add("plan.seq_length",
         str(plan.seq_length) + " exceeds max_position_embeddings (" + str(model.max_position_embeddings) +
             ") of a model with learned positions",

@@ -10,6 +10,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/yaml_file.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/model/model_spec.hpp"
 
 namespace trainsim {
 namespace {
@@ -113,6 +114,12 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     run.ffn = read.at_least<long long>(model, "ffn", mp, 1);
     run.vocab = read.at_least<long long>(model, "vocab", mp, 1);
     run.seq_len = read.at_least<long long>(model, "seq_len", mp, 1);
+    run.position_embedding = read.optional<std::string>(model, "position_embedding", mp);
+    if (run.position_embedding && !parse_position_embedding(*run.position_embedding)) {
+      problems.push_back(read.at(model["position_embedding"], mp + ".position_embedding",
+                                 "'" + *run.position_embedding + "' is not a position encoding; valid: " +
+                                     position_embedding_choices()));
+    }
     if (model["moe"] && model["moe"].IsMap()) {
       const YAML::Node moe = model["moe"];
       run.moe_experts = read.at_least<long long>(moe, "experts", mp + ".moe", 1);

@@ -612,7 +612,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   m.max_position_embeddings = *run.seq_len;
   m.gated_mlp = !gpt_style;
   m.hidden_act = gpt_style ? "gelu" : "silu";
-  m.learned_position_embeddings = gpt_style;
+  // model.position_embedding where the row's launch script names it (--position-embedding-type);
+  // else what the row's shape implies: GPT-style rows learned positions, LLaMA-style rotary.
+  if (run.position_embedding) {
+    m.position_embedding = parse_position_embedding(*run.position_embedding).value_or(PositionEmbedding::rope);
+  } else {
+    m.position_embedding = gpt_style ? PositionEmbedding::learned : PositionEmbedding::rope;
+  }
   // The zero-bubble reference code's launcher unties them (--untie-embeddings-and-output-weights,
   // examples/pretrain_zero_bubble.sh @ 39f2c186): no embedding all-reduce between its first and
   // last stage, which would otherwise tie their step ends together again.

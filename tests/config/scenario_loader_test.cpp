@@ -81,7 +81,7 @@ TEST_CASE("the shipped files hold the published numbers", "[config]") {
   CHECK(llama.gated_mlp);  // implied by hidden_act: silu
   const ModelSpec gpt = load_model(root + "/models/gpt3-175b.yaml");
   CHECK_FALSE(gpt.gated_mlp);
-  CHECK(gpt.learned_position_embeddings);
+  CHECK(gpt.learned_position_embeddings());
   CHECK(gpt.norm == "layernorm");
   const ModelSpec mixtral = load_model(root + "/models/mixtral-8x7b.yaml");
   REQUIRE(mixtral.is_moe());
@@ -143,7 +143,7 @@ TEST_CASE("a GPT-2-style config.json loads by its own key names and is named aft
   CHECK(m.vocab_size == 50257);
   CHECK(m.hidden_act == "gelu_new");
   CHECK_FALSE(m.gated_mlp);
-  CHECK(m.learned_position_embeddings);  // model_type gpt2: what GPT2Model builds
+  CHECK(m.learned_position_embeddings());  // model_type gpt2: what GPT2Model builds
   CHECK(m.use_bias);
   CHECK(m.norm == "layernorm");
   CHECK(m.tie_word_embeddings);
@@ -385,4 +385,34 @@ TEST_CASE("a model file's problems surface through the scenario that uses it", "
   CHECK_THAT(config_error([&] { load_scenario(file); }),
              Catch::Contains(model + ":4:1: num_hidden_layer: unknown key 'num_hidden_layer'"));
   fs::remove(file);
+}
+
+TEST_CASE("position_embedding names the encoding; a bad word or a contradicting learned_position_embeddings is "
+          "refused, a BLOOM config.json is ALiBi",
+          "[config][alibi]") {
+  const std::string base =
+      "hidden_size: 1024\nnum_hidden_layers: 2\nnum_attention_heads: 8\nintermediate_size: 4096\n"
+      "vocab_size: 51200\nmax_position_embeddings: 2048\n";
+  const std::string file = (fs::temp_directory_path() / "trainsim_position_model.yaml").string();
+  auto load_with = [&](const std::string& extra) {
+    std::ofstream(file) << base << extra;
+    return load_model(file);
+  };
+  CHECK(load_with("").position_embedding == PositionEmbedding::rope);
+  CHECK(load_with("learned_position_embeddings: true\n").position_embedding == PositionEmbedding::learned);
+  CHECK(load_with("position_embedding: alibi\n").position_embedding == PositionEmbedding::alibi);
+  CHECK(load_with("position_embedding: none\n").position_embedding == PositionEmbedding::none);
+  CHECK(load_with("learned_position_embeddings: true\nposition_embedding: learned\n").learned_position_embeddings());
+  CHECK(config_error([&] { load_with("position_embedding: sinusoidal\n"); }) ==
+        file + ":7:21: position_embedding: 'sinusoidal' is not a valid value; valid: rope, learned, alibi, none");
+  CHECK(config_error([&] { load_with("learned_position_embeddings: true\nposition_embedding: alibi\n"); }) ==
+        file + ":7:30: learned_position_embeddings: true contradicts position_embedding: alibi; valid: remove "
+               "learned_position_embeddings (position_embedding says it)");
+  fs::remove(file);
+  const std::string json = (fs::temp_directory_path() / "trainsim_bloom_config.json").string();
+  std::ofstream(json) << "{\"model_type\": \"bloom\", \"hidden_size\": 1024, \"n_layer\": 2, \"n_head\": 8, "
+                         "\"intermediate_size\": 4096, \"vocab_size\": 51200, \"max_position_embeddings\": 2048}";
+  CHECK(load_model(json).position_embedding == PositionEmbedding::alibi);
+  fs::remove(json);
+  CHECK(load_model(root + "/models/bloom-7b1.yaml").position_embedding == PositionEmbedding::alibi);
 }

@@ -169,7 +169,7 @@ LayerWorkload eager_layer(int heads) {
   m.intermediate_size = 4 * 4096;
   m.vocab_size = 51200;
   m.max_position_embeddings = 2048;
-  m.learned_position_embeddings = true;
+  m.position_embedding = PositionEmbedding::learned;
   m.norm = "layernorm";
   ParallelPlan p;
   p.tensor_model_parallel_size = 2;

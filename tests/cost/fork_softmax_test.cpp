@@ -34,7 +34,7 @@ Case gpt_tp8(int micro_batch, int seq, Framework framework) {
   m.intermediate_size = 4 * 4096;
   m.vocab_size = 51200;
   m.max_position_embeddings = seq;
-  m.learned_position_embeddings = true;
+  m.position_embedding = PositionEmbedding::learned;
   m.norm = "layernorm";
   ParallelPlan& p = c.plan;
   p.tensor_model_parallel_size = 8;

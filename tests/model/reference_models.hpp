@@ -26,7 +26,7 @@ inline ModelSpec plain_gpt(std::int64_t h, int layers, int heads, std::int64_t v
   m.gated_mlp = false;
   m.hidden_act = "gelu";
   m.tie_word_embeddings = false;
-  m.learned_position_embeddings = true;
+  m.position_embedding = PositionEmbedding::learned;
   m.use_bias = true;
   m.norm = "layernorm";
   m.attention_dropout = 0.1;

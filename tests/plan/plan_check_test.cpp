@@ -143,7 +143,7 @@ TEST_CASE("CP splits the sequence into 2*CP chunks; learned positions cap seq_le
         "plan.context_parallel_size: 2*CP = 6 does not divide seq_length (4096); valid: CP with 2*CP dividing "
         "seq_length\n");
   ModelSpec gpt = llama70b();
-  gpt.learned_position_embeddings = true;
+  gpt.position_embedding = PositionEmbedding::learned;
   gpt.max_position_embeddings = 2048;
   CHECK(check(gpt, a100(), 8, plan(8, 1, 8)) ==
         "plan.seq_length: 4096 exceeds max_position_embeddings (2048) of a model with learned positions; valid: <= "

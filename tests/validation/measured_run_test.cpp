@@ -574,3 +574,23 @@ TEST_CASE("the Megatron-Core README rows run with the overlaps the README names;
   CHECK(s.plan.schedule == PipelineSchedule::one_f_one_b);
   CHECK(std::count(defaults.begin(), defaults.end(), "vpp") == 1);
 }
+
+TEST_CASE("a run's model.position_embedding is what its script names, else the row's shape implies learned or rope; "
+          "any other word is refused naming the choices",
+          "[validation][alibi]") {
+  const std::string alibi = write_temp("pe_alibi.yaml", edit(run_yaml(), "    seq_len: 1024", "    seq_len: 1024\n    position_embedding: alibi"));
+  const std::vector<MeasuredRun> runs = load_measured_runs(alibi);
+  REQUIRE(runs.size() == 1);
+  CHECK(scenario_for_run(runs[0], shipped_hardware()).model.position_embedding == PositionEmbedding::alibi);
+  MeasuredRun unstated = runs[0];
+  unstated.position_embedding.reset();  // ffn = 4h: a GPT-style row
+  CHECK(scenario_for_run(unstated, shipped_hardware()).model.position_embedding == PositionEmbedding::learned);
+  CHECK_THAT(load_error(edit(run_yaml(), "    seq_len: 1024", "    seq_len: 1024\n    position_embedding: sinusoidal")),
+             Catch::Contains(":11:") && Catch::Contains("t.model.position_embedding: 'sinusoidal' is not a position "
+                                                        "encoding; valid: rope, learned, alibi, none"));
+  // The shipped rows whose scripts pass --position-embedding-type alibi.
+  CHECK(find(load_measured_runs(kCalibration), "modellink-910b-Bloom-7B1").position_embedding ==
+        std::optional<std::string>("alibi"));
+  CHECK(find(load_measured_runs(kTrends), "bigsci-tr11-nheads-h14336-l72-a64").position_embedding ==
+        std::optional<std::string>("alibi"));
+}

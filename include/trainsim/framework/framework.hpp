@@ -104,6 +104,18 @@ struct FrameworkEntry {
   // get_batch_per_block its arguments in the wrong order). A b x heads/TP that the result does
   // not divide takes the fp32 torch softmax path (cost_model.cpp prices it).
   Sourced<bool> softmax_batch_per_block_from_heads;
+  // Attention without flash kernels under ALiBi (model.position_embedding alibi), how the bias
+  // reaches the scores. false: one baddbmm whose output starts as the cached (b x heads/TP, 1, s)
+  // bias broadcast (beta != 0): PyTorch copies the bias into the score buffer and the GEMM reads
+  // it back, one write and one read of the score matrix more; the bias needs no gradient.
+  // true: torch.bmm on contiguous copies of Q and K, then a scale pass and a bias-add pass over
+  // the score matrix; backward scales the score gradient once more (workload.cpp alibi ops).
+  Sourced<bool> alibi_separate_bias_passes{
+      false, "bigscience-workshop/Megatron-DeepSpeed @ ae6277f5 megatron/model/transformer.py ParallelAttention: "
+             "'matmul_result = alibi[:output_size[0]*output_size[1], :, :output_size[3]]' then torch.baddbmm(matmul_result, "
+             "q, k^T, beta=beta, alpha=1/norm_factor) (the same in transformers' BloomAttention: alibi.baddbmm); "
+             "PyTorch aten/src/ATen/native/cuda/Blas.cpp baddbmm_out_cuda_impl: 'if (beta != 0.0) result.copy_(self)' "
+             "over the expanded bias, then cuBLAS bgemm with beta"};
   // bf16 training whose optimizer wrapper keeps fp32 gradients beside the 16-bit ones and
   // folds each micro-batch's gradients into them after its backward (DeepSpeed's
   // BF16_Optimizer.update_hp_grads): HBM bytes per parameter of the stage, per micro-batch,

@@ -17,6 +17,25 @@ namespace trainsim {
 //              inside the node (NVLink); both stages are pipelined.
 enum class TokenDispatcher { alltoall, allgather, flex };
 
+// How the model encodes token positions (model key position_embedding), as far as it changes
+// what a step costs:
+//   rope:    rotary on Q and K in every layer (LLaMA family; the default without learned positions);
+//   learned: a max_position_embeddings x h table added to the embedding output (GPT-2/3);
+//   alibi:   a fixed per-head linear bias added to the attention scores (Press et al. 2022,
+//            "Train Short, Test Long"; BLOOM, Baichuan-13B): no table, no rotary; without flash
+//            kernels the bias is one or more passes over the score matrix (workload.cpp);
+//   none:    no position signal (NoPE).
+enum class PositionEmbedding { rope, learned, alibi, none };
+
+inline std::optional<PositionEmbedding> parse_position_embedding(const std::string& word) {
+  if (word == "rope") return PositionEmbedding::rope;
+  if (word == "learned") return PositionEmbedding::learned;
+  if (word == "alibi") return PositionEmbedding::alibi;
+  if (word == "none") return PositionEmbedding::none;
+  return std::nullopt;
+}
+inline const char* position_embedding_choices() { return "rope, learned, alibi, none"; }
+
 // Mixture of experts (Mixtral / DeepSeek / Qwen-MoE style).
 struct MoeSpec {
   int num_experts = 0;                 // num_local_experts (HF: num_local_experts / num_experts / n_routed_experts)
@@ -60,7 +79,8 @@ struct ModelSpec {
   bool gated_mlp = false;              // SwiGLU / GeGLU: three MLP matrices instead of two
   std::string hidden_act = "gelu";     // gelu, silu, relu, ...
   bool tie_word_embeddings = false;    // LM head shares the embedding matrix
-  bool learned_position_embeddings = false;  // GPT-style absolute positions (else rotary)
+  PositionEmbedding position_embedding = PositionEmbedding::rope;
+  bool learned_position_embeddings() const { return position_embedding == PositionEmbedding::learned; }
   bool use_bias = false;               // linear layers carry bias vectors (GPT-2/3 style)
   std::string norm = "rmsnorm";        // rmsnorm or layernorm
   std::optional<MoeSpec> moe;
