@@ -374,6 +374,8 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.attention_efficiency_cudnn = v.num("device.attention_efficiency_cudnn");
   d.attention_wide_head_backward_factor = v.num("device.attention_wide_head_backward_factor");
   d.eager_attention_memory_efficiency = v.num("device.eager_attention_memory_efficiency");
+  d.eager_layer_norm_forward_efficiency = v.num("device.eager_layer_norm_forward_efficiency");
+  d.eager_layer_norm_backward_efficiency = v.num("device.eager_layer_norm_backward_efficiency");
   fill_attention_curve(v, d);
   d.sustained_compute_fraction = v.num("device.sustained_compute_fraction");
   d.overlap_slowdown = v.num("device.overlap_slowdown");

@@ -135,6 +135,8 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.attention_reference_length", T::integer, D::none, "4096", false, 1, kMaxPositions, "", "key span the attention_efficiency keys were measured at; the curve scales them by curve(span) / curve(this)"},
   {"device.attention_wide_head_backward_factor", T::number, D::none, "1", false, 0.05, 1, "", "fused attention backward efficiency at a QK head dim above 128 (MLA 192) relative to 128; 1 = not measured"},
   {"device.eager_attention_memory_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth over the s x s score passes of attention without flash kernels; 0 = memory_bound_efficiency"},
+  {"device.eager_layer_norm_forward_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth of PyTorch's own layer_norm forward (frameworks without a fused norm); 0 = memory_bound_efficiency"},
+  {"device.eager_layer_norm_backward_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth of PyTorch's own layer_norm backward (input and weight/bias gradients) on 3 tensors' bytes; 0 = memory_bound_efficiency"},
   {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "the driver's host time launching one kernel (the framework's eager dispatch per kernel is added from the framework table; a graph-captured layer pays one launch a pass)"},
   {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "runtime context, workspace, fragmentation"},
   {"device.price_per_hour", T::number, D::none, "0", false, 0, kMaxPrice, "", "currency units per device-hour (0: unknown)"},

@@ -135,10 +135,16 @@ double attention_head_dim_factor(const DeviceSpec& device, const Op& op, bool ba
 }
 
 // HBM efficiency of an op's traffic: the score-matrix passes of attention without flash
-// kernels run at their own measured rate (hardware file), everything else at the
-// elementwise rate.
-double memory_efficiency(const Op& op, const DeviceSpec& device) {
+// kernels and a LayerNorm run as PyTorch's own layer_norm run at their own measured rates
+// (hardware file; the eager LayerNorm's backward, whose weight/bias-gradient reduction reads
+// its inputs again, at its own), everything else at the elementwise rate.
+double memory_efficiency(const Op& op, const DeviceSpec& device, bool backward) {
   if (op.score_matrix && device.eager_attention_memory_efficiency > 0) return device.eager_attention_memory_efficiency;
+  if (op.eager_layer_norm) {
+    const double eager =
+        backward ? device.eager_layer_norm_backward_efficiency : device.eager_layer_norm_forward_efficiency;
+    if (eager > 0) return eager;
+  }
   return device.memory_bound_efficiency;
 }
 
@@ -214,7 +220,7 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
   }
   double memory = 0;
   if (bytes > 0) {
-    const double bandwidth = device.hbm_bandwidth * memory_efficiency(op, device);
+    const double bandwidth = device.hbm_bandwidth * memory_efficiency(op, device, kernels > op.kernels);
     if (!(bandwidth > 0)) {
       throw device_error("device.hbm_bandwidth", "no HBM bandwidth for op " + op.name, "a positive bandwidth");
     }

@@ -551,6 +551,11 @@ FrameworkEntry megatron_core() {
                                   "torch_dist format only)")};
   e.tp_comm_overlap = {true, at(kMcore, "--tp-comm-overlap (megatron/training/arguments.py; Transformer Engine's "
                                         "userbuffers overlap the TP all-gather / reduce-scatter with the GEMMs)")};
+  e.eager_layer_norm = {
+      false, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/core/models/gpt/gpt_layer_specs.py: the Transformer Engine spec "
+             "(--transformer-impl default) fuses the input norm into TELayerNormColumnParallelLinear and takes TENorm "
+             "elsewhere (extensions/transformer_engine_spec_provider.py layer_norm); the local spec's LNImpl is Apex's "
+             "FusedLayerNorm (models/backends.py)"};
   e.launch = megatron_launch();
   return e;
 }
@@ -616,6 +621,9 @@ FrameworkEntry megatron_lm() {
                                             "chunk on every stage (taken as buckets, as before)"};
   e.param_gather_waited_in_forward = {false, "Megatron-LM 2021-22 had no --overlap-param-gather (the distributed "
                                              "optimizer gathered after its step)"};
+  e.eager_layer_norm = {false, "Megatron-LM 2021-22 megatron/model/fused_layer_norm.py MixedFusedLayerNorm: Megatron's "
+                               "own fused_mix_prec_layer_norm_cuda kernels (megatron/fused_kernels; NVIDIA/Megatron-LM "
+                               "@ b84d7a9012, 2020-12-26)"};
   e.launch = {};  // a past version: its launch is megatron-core's (today's Megatron-LM)
   return e;
 }
@@ -763,6 +771,11 @@ FrameworkEntry deepspeed() {
   e.async_checkpoint = {false, "DeepSpeed saves with torch.save (Nebula's asynchronous save is Azure ML only)"};
   e.tp_comm_overlap = {false, "no TP communication overlap argument in microsoft/Megatron-DeepSpeed @ f4157bea69 "
                               "megatron/arguments.py (read for its launch table)"};
+  e.eager_layer_norm = {
+      false, "DeepSpeed has no norm of its own; the rows' models are Megatron's under DeepSpeed (Megatron-DeepSpeed): "
+             "megatron/model/__init__.py imports MixedFusedLayerNorm as LayerNorm, fused_mix_prec_layer_norm_cuda "
+             "(megatron/model/fused_layer_norm.py; read at bigscience-workshop/Megatron-DeepSpeed @ ae6277f5, a fork "
+             "of microsoft/Megatron-DeepSpeed)"};
   e.launch = deepspeed_launch();
   return e;
 }
@@ -775,6 +788,8 @@ FrameworkEntry deepspeed_2021() {
   e.name = "deepspeed-2021";
   e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
   e.async_checkpoint = {false, "DeepSpeed 0.3-0.5 (2021) saves with torch.save, synchronously"};
+  e.eager_layer_norm = {false, "the 2021 Megatron-LM model under DeepSpeed 0.3: megatron/model/fused_layer_norm.py "
+                               "MixedFusedLayerNorm (fused_mix_prec_layer_norm_cuda; NVIDIA/Megatron-LM @ b84d7a9012)"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.optimizer_offload.source = at(kDeepSpeed2021,
                                   "deepspeed/runtime/zero/stage2.py cpu_offload (ZeRO-Offload, in DeepSpeed since "
@@ -845,6 +860,9 @@ FrameworkEntry bigscience_megatron_deepspeed() {
   e.name = "bigscience-megatron-deepspeed";
   e.versions = std::string(kBigScienceFork) + " on DeepSpeed 0.6";
   e.async_checkpoint = {false, std::string(kBigScienceFork) + " on DeepSpeed 0.6 saves with torch.save, synchronously"};
+  e.eager_layer_norm = {false, std::string(kBigScienceFork) +
+                                   " megatron/model/__init__.py: MixedFusedLayerNorm as LayerNorm "
+                                   "(megatron/model/fused_layer_norm.py, fused_mix_prec_layer_norm_cuda)"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)
   e.p2p_sends_attention_mask = {
       true, std::string(kBigScienceFork) +
@@ -999,6 +1017,12 @@ FrameworkEntry fsdp() {
                                      "fused xentropy kernel (loss_fn fused_crossentropy): one pass over the 16-bit "
                                      "logits, which it keeps (flash_attn/ops/triton/cross_entropy.py "
                                      "CrossEntropyLossFunction: ctx.save_for_backward(logits, lse, labels))"};
+  e.eager_layer_norm = {
+      true, "llm-foundry's MPT (the FSDP rows): mosaicml/llm-foundry scripts/train/benchmarking/submit_benchmarks.py "
+            "sets model.low_precision_layernorm True (@ 300cc5c58) / model.norm_type 'low_precision_layernorm' (@ "
+            "b2a43a14, 5e85bd62), llmfoundry/models/layers/norm.py LPLayerNorm.forward: torch.nn.functional.layer_norm "
+            "on the autocast dtype with autocast off (weight and bias: no_bias False by default). torchtitan's models "
+            "use RMSNorm, which this value does not cover"};
   e.launch = torchtitan_launch();
   return e;
 }
@@ -1050,6 +1074,9 @@ FrameworkEntry mindspeed() {
             "scaled in one pass and the cached (b x heads/TP, 1, s) bias (modellink/model/alibi.py, built once, "
             "without --square-alibi-mask / --fill-neg-inf) added in another; the scalar multiply's backward "
             "scales the score gradient, the add passes it through (the bias needs no gradient)"};
+  e.eager_layer_norm = {
+      true, "Ascend/MindSpeed @ 028de58c mindspeed/core/fusions/fused_layer_norm.py: the patched FusedLayerNorm "
+            "(fused_layer_norm_affine, FastLayerNormFN) calls torch.nn.functional.layer_norm, torch_npu's own op"};
   e.launch = mindspeed_launch();
   return e;
 }
@@ -1082,6 +1109,8 @@ FrameworkEntry nemo() {
             "AsyncFinalizableCheckpointIO (the hydra path the launcher recipes drive; added by c2daa916b6, "
             "2024-05-15, present at r2.0.0rc1 579983fbfc, absent at v2.0.0rc0; that the 24.07 container carries "
             "it is not checked)"};
+  e.eager_layer_norm.source =
+      "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.eager_layer_norm.source;
   e.launch = {};  // launched by its own launcher (hydra configs), not by pretrain_gpt.py arguments
   e.grad_buffer_bytes = {2, std::string(kLauncher) +
                                 ": 'optim: name: distributed_fused_adam ... contiguous_grad_buffer: True, "
@@ -1250,6 +1279,8 @@ FrameworkEntry mindformers() {
                              "(https://www.mindspore.cn/mindformers/docs/en/dev/feature/parallel_training.html)"};
   e.async_checkpoint = {true, std::string(kMf) + " CheckpointMonitor async_save (mindformers/core/callback/"
                                                  "callback.py, MindSpore save_checkpoint(async_save=True))"};
+  e.eager_layer_norm = {false, std::string(kMf) + " runs MindSpore, not PyTorch: its norms are MindSpore operators "
+                                                  "compiled into the graph (graph mode), never PyTorch's layer_norm"};
   e.launch = {};  // launched by msrun with run_mindformer.py --config YAML, not by torchrun arguments
   return e;
 }
@@ -1352,6 +1383,8 @@ FrameworkEntry bmtrain() {
                                     "torch.save on rank 0, synchronously")};
   e.moe_expert_parallel_comm_overlap = {false, bmt("no mixture-of-experts layers at this commit")};
   e.tp_comm_overlap = {false, bmt("no tensor parallelism at this commit (it came in OpenBMB/BMTrain 3063afb, 2023-08-23, 'tensor parallel')")};
+  e.eager_layer_norm = {true, bmt("example/layers/layernorm.py Layernorm.forward: torch.nn.functional.layer_norm "
+                                  "(PyTorch's own) on the fp16 input with its DistributedParameter weight and bias")};
   e.launch = {};  // launched by torchrun with the user's own script: no launcher arguments
   return e;
 }
@@ -1504,6 +1537,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("transformer_engine_linears", e.transformer_engine_linears.source);
     add("async_checkpoint", e.async_checkpoint.source);
     add("megatron_cross_entropy", e.megatron_cross_entropy.source);
+    add("eager_layer_norm", e.eager_layer_norm.source);
   }
   return out;
 }

@@ -228,6 +228,15 @@ Op memory_op(const std::string& name, double in, double out, double flops_per_el
   return op;
 }
 
+// A norm of the model's kind over `elements` (its input, and as many outputs), keeping its
+// input for backward. A LayerNorm the framework runs as PyTorch's own layer_norm is marked so
+// the cost model prices its traffic at the device's measured eager rate.
+Op norm_op(const std::string& name, const ModelSpec& m, const ParallelPlan& p, double elements) {
+  Op op = memory_op(name, elements, elements, 5.0, kHalf * elements);
+  op.eager_layer_norm = m.norm == "layernorm" && framework_entry(p.framework).eager_layer_norm.value;
+  return op;
+}
+
 // Megatron's vocab-parallel cross entropy over the local logits (tokens x V/t, bf16 from the LM
 // head), as eager passes over the logits, in bytes per logit; the per-token work (masks, the
 // gather of the target logit, log, loss) is 1/(V/t) of it and left out. Source:
@@ -572,7 +581,7 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   const bool sp = sh.tsp > 1;
 
   // Korthikanti 4.1: each layer norm stores its input, 2sbh (/t with SP).
-  const int norm = B.add(memory_op("input_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  const int norm = B.add(norm_op("input_norm", m, p, sh.Tn * h));
   if (sp)
     B.comm("tp_all_gather_qkv_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
            kHalf * sh.T * h);
@@ -586,13 +595,13 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     // The norm output (2sbh, /t with SP) is the input both down projections keep.
     if (qr > 0) {
       qkv_first = B.add(gemm_op("q_down_proj", sh.T, qr, h, kHalf * sh.Tn * h));
-      B.add(memory_op("q_norm", sh.T * qr, sh.T * qr, 5.0, kHalf * sh.T * qr));
+      B.add(norm_op("q_norm", m, p, sh.T * qr));
       B.add(gemm_op("q_up_proj", sh.T, a.q_width / sh.t, qr, kHalf * sh.T * qr));
     } else {
       qkv_first = B.add(gemm_op("q_proj", sh.T, a.q_width / sh.t, h, kHalf * sh.Tn * h));
     }
     B.add(gemm_op("kv_down_proj", sh.T, kvr + rope, h, 0.0));  // same input tensor as q_down
-    B.add(memory_op("kv_norm", sh.T * kvr, sh.T * kvr, 5.0, kHalf * sh.T * kvr));
+    B.add(norm_op("kv_norm", m, p, sh.T * kvr));
     qkv_last = B.add(gemm_op("kv_up_proj", sh.T, m.num_attention_heads * d(m.qk_nope_head_dim + m.v_head_dim) / sh.t,
                              kvr, kHalf * sh.T * kvr));
   } else {
@@ -843,11 +852,11 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
 }
 
 // Dense MLP (2 matrices, or 3 when gated; gate and up run as one fused GEMM as in Megatron).
-void add_dense_mlp(Builder& B, const ModelSpec& m, const Shard& sh, double width) {
+void add_dense_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Shard& sh, double width) {
   const double h = d(m.hidden_size);
   const bool tp = sh.t > 1, sp = sh.tsp > 1;
   const double up_width = (m.gated_mlp ? 2.0 : 1.0) * width / sh.t;
-  const int norm = B.add(memory_op("post_attention_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  const int norm = B.add(norm_op("post_attention_norm", m, p, sh.Tn * h));
   if (sp)
     B.comm("tp_all_gather_mlp_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
            kHalf * sh.T * h);
@@ -892,7 +901,7 @@ void add_moe_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const Sh
   const double fe = d(e.expert_intermediate_size);
   const double gate_mult = m.gated_mlp ? 2.0 : 1.0;
 
-  B.add(memory_op("post_attention_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  B.add(norm_op("post_attention_norm", m, p, sh.Tn * h));
   // Router: replicated over TP, on this rank's tokens; keeps its input (the norm output,
   // shared with the shared experts) and the fp32 routing probabilities.
   B.add(fp8_exempt(gemm_op("moe_router", sh.Tn, E, h, kHalf * sh.Tn * h + kFp32 * sh.Tn * E)));
@@ -1066,7 +1075,7 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
     replicated += d(m.hidden_size) * e.num_experts;  // router
     params += dense_mlp_params(m, shared_width(m));
   } else {
-    add_dense_mlp(B, m, sh, d(m.intermediate_size));
+    add_dense_mlp(B, m, p, sh, d(m.intermediate_size));
     params += dense_mlp_params(m, d(m.intermediate_size));
   }
   layer.expert_parameters = expert;
@@ -1107,7 +1116,7 @@ void add_mtp_modules(LayerWorkload& head, const ModelSpec& m, const ParallelPlan
       c.after_op += offset;
       head.comms.push_back(std::move(c));
     }
-    B.add(memory_op(tag + "final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+    B.add(norm_op(tag + "final_norm", m, p, sh.Tn * h));
     const int lm = B.add(fp8_exempt(gemm_op(tag + "lm_head", sh.T, v_local, h, kHalf * sh.Tn * h)));
     B.add(cross_entropy_op(tag + "cross_entropy", sh.T, v_local, p.framework));
     if (sh.t > 1)
@@ -1161,7 +1170,7 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   const double h = d(m.hidden_size);
   const double v_local = d(vp) / sh.t;
   Builder B(layer);
-  const int norm = B.add(memory_op("final_norm", sh.Tn * h, sh.Tn * h, 5.0, kHalf * sh.Tn * h));
+  const int norm = B.add(norm_op("final_norm", m, p, sh.Tn * h));
   if (sh.tsp > 1)
     B.comm("tp_all_gather_head_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
            kHalf * sh.T * h);

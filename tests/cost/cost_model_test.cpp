@@ -213,6 +213,63 @@ TEST_CASE("attention without flash kernels: batched GEMMs at the GEMM curve, ful
             Approx(4 * scores / (h.device.hbm_bandwidth * h.device.memory_bound_efficiency)).epsilon(1e-12));
 }
 
+namespace {
+// A GPT layer (h = 2048, micro-batch 2, s = 1024) with the given norm on the given framework.
+LayerWorkload norm_layer(Framework framework, const std::string& norm) {
+  ModelSpec m;
+  m.name = "gpt";
+  m.hidden_size = 2048;
+  m.num_layers = 2;
+  m.num_attention_heads = 16;
+  m.num_key_value_heads = 16;
+  m.head_dim = 128;
+  m.intermediate_size = 4 * 2048;
+  m.vocab_size = 51200;
+  m.max_position_embeddings = 1024;
+  m.norm = norm;
+  ParallelPlan p;
+  p.framework = framework;
+  p.micro_batch_size = 2;
+  p.global_batch_size = 2;
+  p.seq_length = 1024;
+  return build_workload(m, p).layer_types[0];
+}
+}  // namespace
+
+TEST_CASE("a LayerNorm run as PyTorch's own layer_norm moves its bytes at the device's eager forward / backward "
+          "rates; fused norms, RMSNorm and devices without a measurement at memory_bound_efficiency",
+          "[cost][compute][norm]") {
+  HardwareSpec h = test::a100_dgx();
+  h.device.eager_layer_norm_forward_efficiency = 0.47;
+  h.device.eager_layer_norm_backward_efficiency = 0.24;
+  const double tokens = 2 * 1024, hidden = 2048;
+  const auto norm_of = [](const LayerWorkload& layer) {
+    for (const auto& op : layer.ops)
+      if (op.name == "input_norm") return op;
+    FAIL("no input_norm");
+    return Op{};
+  };
+  // Forward reads x and writes y, backward reads x and dy and writes dx: 2 and 3 16-bit tensors.
+  const Op eager = norm_of(norm_layer(Framework::fsdp, "layernorm"));
+  REQUIRE(eager.eager_layer_norm);
+  CHECK(op_forward_timing(eager, h.device, Precision::bf16).memory_s ==
+        Approx(2 * 2 * tokens * hidden / (h.device.hbm_bandwidth * 0.47)).epsilon(1e-12));
+  CHECK(op_backward_timing(eager, h.device, Precision::bf16).memory_s ==
+        Approx(3 * 2 * tokens * hidden / (h.device.hbm_bandwidth * 0.24)).epsilon(1e-12));
+  const double elementwise = h.device.hbm_bandwidth * h.device.memory_bound_efficiency;
+  for (const Op& op : {norm_of(norm_layer(Framework::megatron_core, "layernorm")),
+                       norm_of(norm_layer(Framework::fsdp, "rmsnorm"))}) {
+    CHECK_FALSE(op.eager_layer_norm);
+    CHECK(op_backward_timing(op, h.device, Precision::bf16).memory_s ==
+          Approx(3 * 2 * tokens * hidden / elementwise).epsilon(1e-12));
+  }
+  // 0: the device has no measurement of the eager kernel, the elementwise rate stands.
+  h.device.eager_layer_norm_forward_efficiency = 0;
+  h.device.eager_layer_norm_backward_efficiency = 0;
+  CHECK(op_backward_timing(eager, h.device, Precision::bf16).memory_s ==
+        Approx(3 * 2 * tokens * hidden / elementwise).epsilon(1e-12));
+}
+
 TEST_CASE("doubling the heads at a fixed hidden size adds exactly the s x s passes' time (22 bytes per element)",
           "[cost][compute][attention]") {
   HardwareSpec h = test::a100_dgx();

@@ -39,6 +39,10 @@ std::vector<Field> fields() {
       {"device.attention_efficiency", [](const HardwareSpec& h) { return h.device.attention_efficiency; }},
       {"device.eager_attention_memory_efficiency",
        [](const HardwareSpec& h) { return h.device.eager_attention_memory_efficiency; }},
+      {"device.eager_layer_norm_forward_efficiency",
+       [](const HardwareSpec& h) { return h.device.eager_layer_norm_forward_efficiency; }},
+      {"device.eager_layer_norm_backward_efficiency",
+       [](const HardwareSpec& h) { return h.device.eager_layer_norm_backward_efficiency; }},
       {"device.sustained_compute_fraction", [](const HardwareSpec& h) { return h.device.sustained_compute_fraction; }},
       {"device.overlap_slowdown", [](const HardwareSpec& h) { return h.device.overlap_slowdown; }},
       {"device.kernel_launch", [](const HardwareSpec& h) { return h.device.kernel_launch_s; }},
@@ -107,6 +111,9 @@ TEST_CASE("the test fixtures differ from hardware/*.yaml in exactly the fields t
                   "device.gemm.misaligned_factor",
                   "device.eager_attention_memory_efficiency", "device.kernel_launch", "node.link_latency",
                   "cluster.hop_latency", "cluster.nic_latency",
+                  // PyTorch's layer_norm measured on an A100 (microbenchmarks.md 3, issue 15); the fixture
+                  // keeps 0 (the elementwise rate).
+                  "device.eager_layer_norm_forward_efficiency", "device.eager_layer_norm_backward_efficiency",
                   // The fixtures keep no leaf tier (0): on a non-blocking fabric it prices nothing.
                   "cluster.servers_per_leaf"},
                  {kLeftOut, kNcclProtocol}));

@@ -60,7 +60,7 @@ TEST_CASE("FSDP (torchtitan) gathers per layer, reduces in fp32 and runs with PP
 
 TEST_CASE("No framework-table value is a fitted one: each names its source, none a fit", "[framework]") {
   const auto sources = framework_sources();
-  CHECK(sources.size() == framework_table().size() * 56);
+  CHECK(sources.size() == framework_table().size() * 57);
   for (const auto& [key, source] : sources) {
     INFO(key << ": " << source);
     CHECK(source.size() > 20);
@@ -71,4 +71,39 @@ TEST_CASE("No framework-table value is a fitted one: each names its source, none
   for (const FittedValue& fitted : fit_registry()) {
     for (const FrameworkEntry& e : framework_table()) CHECK_FALSE(has(fitted.key, e.name + "."));
   }
+}
+
+TEST_CASE("Which frameworks run PyTorch's own layer_norm instead of a fused norm kernel, each from its code",
+          "[framework][norm]") {
+  // Megatron's lineage fuses its LayerNorm: Transformer Engine today, its own CUDA kernels before.
+  const FrameworkEntry& mcore = framework_entry(Framework::megatron_core);
+  CHECK_FALSE(mcore.eager_layer_norm.value);
+  CHECK(has(mcore.eager_layer_norm.source, "TELayerNormColumnParallelLinear"));
+  const FrameworkEntry& nemo = framework_entry(Framework::nemo);
+  CHECK_FALSE(nemo.eager_layer_norm.value);
+  CHECK(has(nemo.eager_layer_norm.source, "TENorm"));
+  for (Framework f : {Framework::megatron_lm, Framework::deepspeed, Framework::deepspeed_2021,
+                      Framework::bigscience_megatron_deepspeed}) {
+    const FrameworkEntry& e = framework_entry(f);
+    INFO(e.name);
+    CHECK_FALSE(e.eager_layer_norm.value);
+    CHECK(has(e.eager_layer_norm.source, "MixedFusedLayerNorm"));
+    CHECK(has(e.eager_layer_norm.source, "fused_mix_prec_layer_norm_cuda"));
+  }
+  // llm-foundry's MPT (the FSDP rows): LPLayerNorm is torch's layer_norm under the autocast dtype.
+  const FrameworkEntry& fsdp = framework_entry(Framework::fsdp);
+  CHECK(fsdp.eager_layer_norm.value);
+  CHECK(has(fsdp.eager_layer_norm.source, "LPLayerNorm"));
+  CHECK(has(fsdp.eager_layer_norm.source, "low_precision_layernorm"));
+  // MindSpeed's patched FusedLayerNorm calls torch.nn.functional.layer_norm (torch_npu's op).
+  const FrameworkEntry& mindspeed = framework_entry(Framework::mindspeed);
+  CHECK(mindspeed.eager_layer_norm.value);
+  CHECK(has(mindspeed.eager_layer_norm.source, "fused_layer_norm_affine"));
+  // BMTrain's example Layernorm calls F.layer_norm; MindFormers is MindSpore, not PyTorch.
+  const FrameworkEntry& bmt = framework_entry(Framework::bmtrain);
+  CHECK(bmt.eager_layer_norm.value);
+  CHECK(has(bmt.eager_layer_norm.source, "example/layers/layernorm.py"));
+  const FrameworkEntry& mf = framework_entry(Framework::mindformers);
+  CHECK_FALSE(mf.eager_layer_norm.value);
+  CHECK(has(mf.eager_layer_norm.source, "MindSpore"));
 }

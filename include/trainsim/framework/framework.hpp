@@ -239,6 +239,12 @@ struct FrameworkEntry {
   // 16-bit softmax) for the backward.
   Sourced<bool> megatron_cross_entropy{
       true, "priced as Megatron's vocab-parallel cross entropy (megatron/core/tensor_parallel/cross_entropy.py)"};
+  // Whether the model's LayerNorms run PyTorch's own layer_norm op (ATen's kernels: one forward,
+  // an input-gradient kernel and a weight/bias-gradient reduction in backward) rather than a
+  // fused norm kernel of the framework (Megatron's / Apex's fused_layer_norm, Transformer
+  // Engine). Priced at device.eager_layer_norm_*_efficiency where the device has a measurement
+  // (cost_model.cpp); RMSNorm is not covered (no measurement of an eager RMSNorm is stored).
+  Sourced<bool> eager_layer_norm;
   // Whether the layers' Linears are Transformer Engine modules (Megatron-Core's TE layer spec):
   // each keeps a 16-bit dummy weight gradient for the step (the memory model's buffers).
   Sourced<bool> transformer_engine_linears{false, "its Linears are not Transformer Engine modules"};

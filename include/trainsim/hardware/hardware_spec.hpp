@@ -67,6 +67,13 @@ struct DeviceSpec {
   // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
   // 0 = memory_bound_efficiency.
   double eager_attention_memory_efficiency = 0.0;
+  // Added for framework-dependent norms (issue 15): achieved fraction of hbm_bandwidth of
+  // PyTorch's own layer_norm kernels (what a framework without a fused norm runs,
+  // FrameworkEntry::eager_layer_norm), forward and backward (the input-gradient kernel and the
+  // weight/bias-gradient reduction together), on the op's bytes (read x, write y; read x and
+  // dy, write dx); 0 = memory_bound_efficiency (not measured on the device).
+  double eager_layer_norm_forward_efficiency = 0.0;
+  double eager_layer_norm_backward_efficiency = 0.0;
   // Fraction of the microbenchmarked GEMM / attention throughput a device sustains
   // through whole training steps (clocks fall under sustained power and heat); fitted
   // per hardware to the calibration set, 1 = the microbenchmarks hold.

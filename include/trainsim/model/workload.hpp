@@ -50,6 +50,10 @@ struct Op {
   // kernels, not at the fused elementwise rate. An attention-class op with a gemm shape is a
   // batched GEMM: gemm_groups = b x heads, each gemm_m / gemm_groups x gemm_n x gemm_k.
   bool score_matrix = false;
+  // Added for framework-dependent norms (issue 15): a LayerNorm that the framework runs as
+  // PyTorch's own layer_norm (FrameworkEntry::eager_layer_norm) instead of a fused kernel (Apex,
+  // Megatron's, Transformer Engine): its traffic runs at device.eager_layer_norm_*_efficiency.
+  bool eager_layer_norm = false;
   // Added for long context (issue 17), fused attention only: the spans its FLOPs run at
   // (empty: the device's reference span), and the slowest data-parallel rank's attention work
   // over the mean under packed documents (each rank draws its own documents; the synchronous
