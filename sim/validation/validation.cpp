@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -716,7 +717,14 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
   if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
   p.global_batch_size = run.global_batch.value_or(1);
-  p.seq_length = static_cast<int>(*run.seq_len);
+  // The plan counts tokens in an int: a longer sequence is refused, not wrapped negative.
+  if (*run.seq_len > std::numeric_limits<int>::max()) {
+    problems.push_back(problem(run, "model.seq_len", std::to_string(*run.seq_len) + " tokens is more than trainsim counts",
+                               "1 to " + std::to_string(std::numeric_limits<int>::max())));
+    p.seq_length = 1;
+  } else {
+    p.seq_length = static_cast<int>(*run.seq_len);
+  }
   if (run.framework) {
     p.framework = parse_framework(*run.framework).value_or(Framework::megatron_core);
   } else {

@@ -594,3 +594,17 @@ TEST_CASE("a run's model.position_embedding is what its script names, else the r
   CHECK(find(load_measured_runs(kTrends), "bigsci-tr11-nheads-h14336-l72-a64").position_embedding ==
         std::optional<std::string>("alibi"));
 }
+
+TEST_CASE("a sequence longer than the plan's token count can hold is refused naming model.seq_len, not wrapped "
+          "negative into an internal error (fuzz finding)",
+          "[validation]") {
+  MeasuredRun run = find(load_measured_runs(kCalibration), "mcore-h100-weak-1.7B");
+  run.seq_len = 22147483647048LL;
+  try {
+    (void)scenario_for_run(run, shipped_hardware());
+    FAIL("a sequence of 2.2e13 tokens simulated");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).find("model.seq_len: 22147483647048 tokens is more than trainsim counts") !=
+          std::string::npos);
+  }
+}
