@@ -149,8 +149,10 @@ double memory_efficiency(const Op& op, const DeviceSpec& device, bool backward) 
 }
 
 // One pass of one op: roofline, floored by the host issuing its kernels.
+// backward: the op's backward pass (dgrad and, for a GEMM, wgrad together), which launches
+// 2x the forward's kernels; the split weight-gradient pass is not one.
 OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes,
-                   int kernels, double fp8_cast_bytes) {
+                   int kernels, bool backward, double fp8_cast_bytes) {
   double compute = 0;
   if (flops > 0) {
     double rate = 0;
@@ -195,14 +197,14 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // window, packed documents) move it along the device's published curve.
         rate = 2.0 * peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
                device.attention_efficiency * attention_span_factor(device, op) / std::max(op.load_factor, 1.0) *
-               attention_head_dim_factor(device, op, kernels > op.kernels);
+               attention_head_dim_factor(device, op, backward);
         // The backward kernel recomputes the scores QK^T from the saved log-sum-exp before dV,
         // dP, dQ and dK: five matmuls where the op's count (the model's, 2x forward) has four.
         // The efficiencies are quoted on FlashAttention's count, bwd = 2.5 x fwd (Dao 2023,
         // FlashAttention-2 3.1.2; benchmark_flash_attention.py; microbenchmarks.md 2), so the
         // counted backward FLOPs run at 2 / 2.5 of the rate (npu_fusion_attention's backward
         // is the same FlashAttention-2 algorithm).
-        if (kernels > op.kernels) rate *= kCountedOverKernelBackward;
+        if (backward) rate *= kCountedOverKernelBackward;
         break;
       case OpClass::memory_bound:
         rate = device.peak_flops_fp32;
@@ -220,7 +222,7 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
   }
   double memory = 0;
   if (bytes > 0) {
-    const double bandwidth = device.hbm_bandwidth * memory_efficiency(op, device, kernels > op.kernels);
+    const double bandwidth = device.hbm_bandwidth * memory_efficiency(op, device, backward);
     if (!(bandwidth > 0)) {
       throw device_error("device.hbm_bandwidth", "no HBM bandwidth for op " + op.name, "a positive bandwidth");
     }
@@ -335,12 +337,12 @@ double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& f
 }
 
 OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
-  return op_timing(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels,
+  return op_timing(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels, false,
                    fp8_quantize_bytes(op, precision, fp8, GemmPass::forward));
 }
 
 OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
-  return op_timing(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels,
+  return op_timing(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels, true,
                    fp8_quantize_bytes(op, precision, fp8, GemmPass::backward));
 }
 
@@ -357,7 +359,7 @@ double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision
 double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
   if (op.backward_weight_flops <= 0) return 0;
   const double share = op.backward_flops > 0 ? std::min(1.0, op.backward_weight_flops / op.backward_flops) : 1.0;
-  return op_timing(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels,
+  return op_timing(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels, false,
                    fp8_quantize_bytes(op, precision, fp8, GemmPass::backward_weight))
       .total_s();
 }
