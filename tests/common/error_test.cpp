@@ -5,7 +5,7 @@
 using trainsim::ConfigError;
 using trainsim::Diagnostic;
 
-TEST_CASE("a diagnostic reads file:line:col: key: problem; valid: ...", "[common]") {
+TEST_CASE("a diagnostic reads file:line:col: key: problem, valid: ...", "[common]") {
   const Diagnostic d{{"scenarios/x.yaml", 12, 3}, "plan.tensor_model_parallel_size", "8 does not divide heads (12)",
                      "1, 2, 3, 4, 6, 12"};
   CHECK(d.str() ==

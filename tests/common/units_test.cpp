@@ -7,7 +7,7 @@ using trainsim::Dimension;
 using trainsim::format_quantity;
 using trainsim::parse_quantity;
 
-TEST_CASE("bytes: B is a byte, b a bit; GB is 1e9, GiB is 2^30", "[units]") {
+TEST_CASE("bytes: B is a byte, b a bit, GB is 1e9, GiB is 2^30", "[units]") {
   CHECK(parse_quantity("64GiB", Dimension::bytes) == 64.0 * 1073741824.0);
   CHECK(parse_quantity("80GB", Dimension::bytes) == 80e9);
   CHECK(parse_quantity("8Gb", Dimension::bytes) == 1e9);

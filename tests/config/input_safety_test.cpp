@@ -101,7 +101,7 @@ TEST_CASE("a file system error (a name too long) is a ConfigError naming the key
              Catch::EndsWith(".yaml: cannot open file (File name too long)"));
 }
 
-TEST_CASE("a null value is 'has no value' in YAML and JSON; an optional JSON null takes the default",
+TEST_CASE("a null value is 'has no value' in YAML and JSON, an optional JSON null takes the default",
           "[config][input]") {
   const std::string f = data("hf-null-hidden-size.json");
   CHECK(config_error([&] { load_model(f); }) == f + ":11:3: hidden_size: has no value (null); valid: integer in [1, 262144]");
@@ -147,7 +147,7 @@ TEST_CASE("model integers past int are out of range with the key's bound, not wr
              Catch::Contains("plan.seq_length: -99999999999999999999 is out of range; valid: integer in [1, 100000000]"));
 }
 
-TEST_CASE("every key has a finite upper bound; integer bounds fit an int", "[config][input]") {
+TEST_CASE("every key has a finite upper bound, integer bounds fit an int", "[config][input]") {
   for (const auto kind : {FileKind::model, FileKind::hardware, FileKind::scenario}) {
     for (const auto& spec : key_schema(kind)) {
       INFO(spec.path);

@@ -387,7 +387,7 @@ TEST_CASE("a model file's problems surface through the scenario that uses it", "
   fs::remove(file);
 }
 
-TEST_CASE("position_embedding names the encoding; a bad word or a contradicting learned_position_embeddings is "
+TEST_CASE("position_embedding names the encoding, a bad word or a contradicting learned_position_embeddings is "
           "refused, a BLOOM config.json is ALiBi",
           "[config][alibi]") {
   const std::string base =

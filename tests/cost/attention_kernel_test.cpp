@@ -72,7 +72,7 @@ TEST_CASE("each attention kernel is priced at its measured efficiency, causal FL
   }
 }
 
-TEST_CASE("auto prices attention at device.attention_efficiency; on H100 that is cuDNN's",
+TEST_CASE("auto prices attention at device.attention_efficiency, on H100 that is cuDNN's",
           "[cost][attention-kernel]") {
   const HardwareSpec h100 = shipped("h100-80gb");
   const Op op = fused_attention(1e15);

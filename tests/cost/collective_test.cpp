@@ -214,7 +214,7 @@ TEST_CASE("seed 001 HCCL options: pipelining the tiers and splitting over RoCE o
   CHECK(t_split == Approx(1 / (1 / hccs_bw + 1 / roce_bw)).epsilon(0.02));
 }
 
-TEST_CASE("all-to-all across servers runs at one NIC per rank; send/recv crosses one link", "[cost]") {
+TEST_CASE("all-to-all across servers runs at one NIC per rank, send/recv crosses one link", "[cost]") {
   const HardwareSpec h = test::h100_dgx();
   const double S = 1 * GiB;
   const GroupShape two_nodes = contiguous_group_shape(16, 8);

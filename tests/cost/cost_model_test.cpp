@@ -41,7 +41,7 @@ TEST_CASE("GEMM time grows with size and efficiency never exceeds the large-GEMM
   CHECK(gemm_efficiency(h.device, 4096, 4096, 4096) * 312 == Approx(258).epsilon(0.10));
 }
 
-TEST_CASE("a GEMM whose n or k is not a multiple of 8 pays the misalignment factor; a multiple of 32 does not", "[cost][compute]") {
+TEST_CASE("a GEMM whose n or k is not a multiple of 8 pays the misalignment factor, a multiple of 32 does not", "[cost][compute]") {
   const DeviceSpec d = test::h100_dgx().device;
   CHECK(gemm_efficiency(d, 16384, 10922, 4096) ==
         Approx(0.68 * gemm_efficiency_for_flops(d.gemm, 2.0 * 16384 * 10922 * 4096)));
@@ -140,7 +140,7 @@ TEST_CASE("pipeline send/recv stays in the server or crosses NICs depending on w
   CHECK(four.p2p_s(1e9) == Approx(1e9 / nic_bandwidth(h) + inter_node_latency_s(h)));
 }
 
-TEST_CASE("the plan can force a collective algorithm; auto picks the fastest candidate", "[cost][collective]") {
+TEST_CASE("the plan can force a collective algorithm, auto picks the fastest candidate", "[cost][collective]") {
   const HardwareSpec h = test::a100_dgx();
   ParallelPlan plan;
   plan.tensor_model_parallel_size = 8;
@@ -237,7 +237,7 @@ LayerWorkload norm_layer(Framework framework, const std::string& norm) {
 }  // namespace
 
 TEST_CASE("a LayerNorm run as PyTorch's own layer_norm moves its bytes at the device's eager forward / backward "
-          "rates; fused norms, RMSNorm and devices without a measurement at memory_bound_efficiency",
+          "rates, fused norms, RMSNorm and devices without a measurement at memory_bound_efficiency",
           "[cost][compute][norm]") {
   HardwareSpec h = test::a100_dgx();
   h.device.eager_layer_norm_forward_efficiency = 0.47;

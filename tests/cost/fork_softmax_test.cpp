@@ -79,7 +79,7 @@ TEST_CASE("the BigScience fork's fused softmax check takes batches per block fro
   CHECK_FALSE(fork_fused_softmax_available(4, 8, 2048, 2046));
 }
 
-TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 torch path; Megatron keeps the kernel",
+TEST_CASE("DeepSpeed runs price a refused fused softmax as the workload's fp32 torch path, Megatron keeps the kernel",
           "[cost][attention][framework]") {
   const HardwareSpec a100 = load_hardware(kDir + "/hardware/a100-80gb.yaml");
   // The fork refuses micro-batch 2 at 8 heads per rank: the workload builds the torch path.

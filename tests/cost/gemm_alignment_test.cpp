@@ -40,7 +40,7 @@ Op scores(std::int64_t head_dim) {
 
 }  // namespace
 
-TEST_CASE("TP-8 shards of hidden 14400 (1800, 5400, 7200: multiples of 8) pay no misalignment factor; 1802 does",
+TEST_CASE("TP-8 shards of hidden 14400 (1800, 5400, 7200: multiples of 8) pay no misalignment factor, 1802 does",
           "[cost][compute][alignment]") {
   const DeviceSpec d = a100_with_factor();
   const double m = 2048;  // one micro-batch of 2048 tokens
@@ -52,7 +52,7 @@ TEST_CASE("TP-8 shards of hidden 14400 (1800, 5400, 7200: multiples of 8) pay no
   }
 }
 
-TEST_CASE("eager attention's batched GEMMs at head dimension 150 run at the factor times the rate at 128; 144 does not",
+TEST_CASE("eager attention's batched GEMMs at head dimension 150 run at the factor times the rate at 128, 144 does not",
           "[cost][compute][alignment][attention]") {
   const DeviceSpec d = a100_with_factor();
   const double aligned = op_forward_s(scores(128), d, Precision::bf16);

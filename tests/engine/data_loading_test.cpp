@@ -78,7 +78,7 @@ TEST_CASE("Background loaders slower than the step make the step last as long as
   CHECK(step_s(more) == Approx(base_s).epsilon(1e-6));
 }
 
-TEST_CASE("With PP the first and the last stage load; the middle stages do not", "[engine][data]") {
+TEST_CASE("With PP the first and the last stage load, the middle stages do not", "[engine][data]") {
   const Scenario s = load_scenario(kRoot + "/scenarios/default.yaml",
                                    {{"plan.pipeline_model_parallel_size", "4"},
                                     {"plan.global_batch_size", "64"},

@@ -45,7 +45,7 @@ SimTime end_of(const ReplayResult& r, int task, int device) {
 
 }  // namespace
 
-TEST_CASE("A compute end moved earlier is queued twice; the events sharing its first time still replay",
+TEST_CASE("A compute end moved earlier is queued twice, the events sharing its first time still replay",
           "[engine][interference][full]") {
   // Two stages of two ranks. Stage 0: a 2 ms transfer holding half the compute units, then
   // (started after it, at t = 0) a 10 ms compute task: its end is first 20 ms (all of it at

@@ -82,7 +82,7 @@ TEST_CASE("A collective longer than the compute stretches it to T / (1 - f)", "[
   CHECK(r.end == 2'000'000'000);
 }
 
-TEST_CASE("Shares of concurrent transfers add; compute stalls while they take every unit", "[engine][interference]") {
+TEST_CASE("Shares of concurrent transfers add, compute stalls while they take every unit", "[engine][interference]") {
   // Two 0.4 ms collectives of 1/4 on two streams: half speed for 0.4 ms, 0.8 ms after.
   const ReplayResult two = replay(make_task_graph(
       {compute(1e-3), collective(0.4e-3, 0.25), collective(0.4e-3, 0.25, Stream::tp_comm)}, {}));
@@ -137,7 +137,7 @@ TEST_CASE("A receive issued ahead of its send holds its share from its arrival: 
   CHECK(compute_end(replay(waiting_recv(0.6e-3, 0.3e-3, true), full)) == 1'125'000'000);
 }
 
-TEST_CASE("Megatron's exchanges hold their share from their arrival; transfers on their own streams do not",
+TEST_CASE("Megatron's exchanges hold their share from their arrival, transfers on their own streams do not",
           "[engine][interference]") {
   const auto pp_flags = [](const Scenario& s, P2pExchange expected) {
     const Built b = build(s);
@@ -172,7 +172,7 @@ TEST_CASE("Megatron's exchanges hold their share from their arrival; transfers o
   CHECK(streams.second == 0);
 }
 
-TEST_CASE("NCCL holds 16 SMs inside a server, 2 per NIC across; HCCL (SDMA) no AI core", "[engine][interference]") {
+TEST_CASE("NCCL holds 16 SMs inside a server, 2 per NIC across, HCCL (SDMA) no AI core", "[engine][interference]") {
   const std::string h100 = kRoot + "/scenarios/llama3-8b-h100-8.yaml";
   const CommComputeShare one = comm_compute_share(load_scenario(h100), false);
   CHECK(one.dp == Approx(16.0 / 132));
@@ -220,7 +220,7 @@ TEST_CASE("ZeRO-3's gathers and reduce-scatters slow the compute they hide under
   CHECK(step_s(b, true, true) == Approx(step_s(b, true)).epsilon(1e-12));
 }
 
-TEST_CASE("DualPipe's paired all-to-alls slow the partner's compute; 1F1B's do not overlap", "[engine][interference]") {
+TEST_CASE("DualPipe's paired all-to-alls slow the partner's compute, 1F1B's do not overlap", "[engine][interference]") {
   const Scenario dual = load_scenario(kRoot + "/scenarios/mixtral-8x7b-a100-64.yaml", {{"plan.schedule", "dualpipev"}});
   const Scenario one = load_scenario(kRoot + "/scenarios/mixtral-8x7b-a100-64.yaml", {{"plan.schedule", "1f1b"}});
   const Built bd = build(dual), b1 = build(one);

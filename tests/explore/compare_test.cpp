@@ -28,7 +28,7 @@ TEST_CASE("parse_schedule_list reads names and interleaved:V, rejects the rest",
   CHECK_THROWS_AS(parse_schedule_list("1f1b,"), ConfigError);
 }
 
-TEST_CASE("compare: interleaving shrinks the bubble of 1F1B; GPipe holds more activations than 1F1B", "[explore]") {
+TEST_CASE("compare: interleaving shrinks the bubble of 1F1B, GPipe holds more activations than 1F1B", "[explore]") {
   const Scenario s = load_default();  // PP 2, 32 micro-batches per replica
   const auto rows = compare_schedules(s, parse_schedule_list("gpipe,1f1b,interleaved:2,interleaved:3"));
   REQUIRE(rows.size() == 4);

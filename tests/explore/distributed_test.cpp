@@ -45,7 +45,7 @@ auto as_processes(int ranks, const Run& run) {
 
 }  // namespace
 
-TEST_CASE("share_of deals [0, n) round-robin: every index to exactly one process", "[explore][distributed]") {
+TEST_CASE("share_of deals indices 0..n-1 round-robin: every index to exactly one process", "[explore][distributed]") {
   CHECK(share_of(7, 0, 3) == std::vector<std::size_t>{0, 3, 6});
   CHECK(share_of(7, 1, 3) == std::vector<std::size_t>{1, 4});
   CHECK(share_of(7, 2, 3) == std::vector<std::size_t>{2, 5});

@@ -43,7 +43,7 @@ TEST_CASE("goodput: Young's interval sqrt(2 C M) maximises 1 - C/tau - (tau/2 + 
   CHECK(young_daly_interval_s(0, m) == 0);
 }
 
-TEST_CASE("goodput: Llama 3's failure rate gives a 3.1 h MTBF at 16,384 H100; checkpoints of 14 B per parameter",
+TEST_CASE("goodput: Llama 3's failure rate gives a 3.1 h MTBF at 16,384 H100, checkpoints of 14 B per parameter",
           "[goodput]") {
   const Scenario s = load("llama3-405b-h100-16384.yaml");
   CHECK(s.goodput.failure_rate_per_device_hour == 1.97e-5);  // hardware/h100-80gb.yaml reliability.failure_rate
@@ -97,7 +97,7 @@ TEST_CASE("goodput.checkpoint framework: the save is asynchronous where the fram
   }
 }
 
-TEST_CASE("variability: the hardware file's block fills the keys a scenario leaves unset; the scenario's win",
+TEST_CASE("variability: the hardware file's block fills the keys a scenario leaves unset, the scenario's win",
           "[variability][goodput]") {
   const Scenario s = load("gpt3-175b-a100-1024.yaml");
   CHECK(s.hardware.variability.step_jitter_cv == 0.01);  // hardware/a100-80gb.yaml

@@ -13,7 +13,7 @@ namespace {
 Scenario load_default() { return load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml"); }
 }  // namespace
 
-TEST_CASE("scale: linearity is throughput over N/N0 times the base's, both as simulate() gives them; the batch grows with DP",
+TEST_CASE("scale: linearity is throughput over N/N0 times the base's, both as simulate() gives them, the batch grows with DP",
           "[explore]") {
   const Scenario s = load_default();  // TP1 PP2, 8 devices, micro batch 1 x 32 per replica
   const auto r = scale(s, {32, 7, 8});

@@ -120,7 +120,7 @@ TEST_CASE("search: replaying only the 16 best estimates finds the brute-force be
   CHECK(r.best[0].outcome.tokens_per_s == Approx(best).epsilon(1e-9));
 }
 
-TEST_CASE("search space holds Megatron's published GPT-3 175B plan (TP8 PP16 v3), valid and fitting; "
+TEST_CASE("search space holds Megatron's published GPT-3 175B plan (TP8 PP16 v3), valid and fitting, "
           "selective recompute is listed as none under flash attention",
           "[explore][search]") {
   // The search ranks it below TP2/TP4 plans (see the report); this pins that it is considered.

@@ -241,7 +241,7 @@ const MeasuredRun& run_named(const std::vector<MeasuredRun>& runs, const std::st
 
 }  // namespace
 
-TEST_CASE("BigScience's 112 heads run slower than 64 only on the fork that ran them; DeepSpeed's engine slower "
+TEST_CASE("BigScience's 112 heads run slower than 64 only on the fork that ran them, DeepSpeed's engine slower "
           "than Megatron's on the same plan",
           "[framework][validation][ordering]") {
   // Measured (trends.yaml, bigscience-tr11-nheads-h14336-l72): 112 heads 138.7 s, 64 heads

@@ -57,7 +57,7 @@ std::vector<ParallelPlan> searched_plans(Scenario scenario, int devices) {
 
 }  // namespace
 
-TEST_CASE("The launchers are the entries with a launch table; past versions have none", "[framework][launch]") {
+TEST_CASE("The launchers are the entries with a launch table, past versions have none", "[framework][launch]") {
   CHECK(launch_choices() == "megatron|deepspeed|torchtitan|mindspeed");
   CHECK(parse_launch_option("torchtitan") == Framework::fsdp);
   CHECK(parse_launch_option("megatron") == Framework::megatron_core);

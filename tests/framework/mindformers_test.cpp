@@ -218,7 +218,7 @@ TEST_CASE("MindFormers refuses what it does not run, naming what would be valid"
 // reduce-scatters 16-bit gradients (MindSpeed, Megatron's bf16 rule: fp32) and both all-gather
 // 16-bit weights after the step, so its exposed DP bytes are (2 + 2) / (4 + 2) of MindSpeed's;
 // its kernels carry no PyTorch dispatch; MindSpeed's plan does not fit.
-TEST_CASE("Llama-2 7B on 8 x 910B3: MindFormers' step is faster than MindSpeed's and fits; MindSpeed's does not",
+TEST_CASE("Llama-2 7B on 8 x 910B3: MindFormers' step is faster than MindSpeed's and fits, MindSpeed's does not",
           "[framework][mindformers][ordering]") {
   const SimResult mf = simulate(scenario("mindformers"));
   const SimResult ms = simulate(scenario("mindspeed"));

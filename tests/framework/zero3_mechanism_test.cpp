@@ -126,7 +126,7 @@ TEST_CASE("Blocking fetch: a unit exposes max(copies, next gather - its compute)
   CHECK(kept.backward_s == Approx(0.1));
 }
 
-TEST_CASE("deepspeed-2021 on the fixture: host-bound by its blocking gathers; today's DeepSpeed hides them",
+TEST_CASE("deepspeed-2021 on the fixture: host-bound by its blocking gathers, today's DeepSpeed hides them",
           "[framework][zero3]") {
   Fixture fx;
   fx.scenario.plan.framework = Framework::deepspeed_2021;
@@ -181,7 +181,7 @@ TEST_CASE("validate infers deepspeed-2021 for DeepSpeed rows of 2021 and the pap
 // forward, does not reshard them after the forward, and only reshards them after the backward";
 // each unit's gradients are reduce-scattered by its post-backward hook (NCCL: ring only), and no
 // gather follows the step. DeepSpeed's ZeRO-2 keeps whole weights and gathers after the step.
-TEST_CASE("FSDP SHARD_GRAD_OP gathers each unit once a micro-batch and reduce-scatters per unit; no gather after "
+TEST_CASE("FSDP SHARD_GRAD_OP gathers each unit once a micro-batch and reduce-scatters per unit, no gather after "
           "the step",
           "[framework][zero3]") {
   Fixture fx;

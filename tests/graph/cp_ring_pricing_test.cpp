@@ -108,7 +108,7 @@ TEST_CASE("as_ring_exchange: the ring's send/recvs hide under the fused attentio
 }
 
 TEST_CASE("ring_exchange_cost: a ring waits for ring_exposed_s under its attention op and hides the rest of its "
-          "sends; any other collective is paid whole",
+          "sends, any other collective is paid whole",
           "[cp][graph]") {
   const ModelSpec m = small_llama();
   const ParallelPlan p = cp_plan(CpCommType::p2p, 4);
@@ -186,7 +186,7 @@ struct RingFixture {
 
 }  // namespace
 
-TEST_CASE("A ring CP chunk waits for the sends its attention steps do not hide; the rest runs beside it",
+TEST_CASE("A ring CP chunk waits for the sends its attention steps do not hide, the rest runs beside it",
           "[cp][graph]") {
   RingFixture ring(CollectiveKind::send_recv);
   const ChunkCosts c = build_pipeline_costs(ring.scenario, ring.workload, linear_prices(), ring.memory)
@@ -214,7 +214,7 @@ TEST_CASE("A ring CP chunk waits for the sends its attention steps do not hide; 
   CHECK(g.forward_s == Approx(9e-3));
 }
 
-TEST_CASE("The ring's hidden sends start with the compute they hide under; the exposed part follows it",
+TEST_CASE("The ring's hidden sends start with the compute they hide under, the exposed part follows it",
           "[cp][graph]") {
   ChunkCosts c;
   c.forward_s = 1e-3;

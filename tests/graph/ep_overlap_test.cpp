@@ -35,7 +35,7 @@ std::string problems(const Scenario& s) {
 
 }  // namespace
 
-TEST_CASE("tp_comm_overlap hides TP collectives, not the EP all-to-alls; overlap_moe_expert_parallel_comm hides those",
+TEST_CASE("tp_comm_overlap hides TP collectives, not the EP all-to-alls, overlap_moe_expert_parallel_comm hides those",
           "[graph][ep][overlap]") {
   const StageBreakdown off = stage0(mixtral());
   const StageBreakdown tp = stage0(mixtral({{"plan.tp_comm_overlap", "true"}}));

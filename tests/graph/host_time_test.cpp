@@ -31,7 +31,7 @@ Scenario gpt3_1_3b(int micro_batch) {
 }  // namespace
 
 TEST_CASE("Host time: each kernel costs the framework's eager dispatch and the driver's launch, backward issues "
-          "twice as many; a graph-captured layer costs one launch a pass",
+          "twice as many, a graph-captured layer costs one launch a pass",
           "[graph][host]") {
   const FrameworkEntry& mcore = framework_entry(Framework::megatron_core);
   CHECK(mcore.host_dispatch_per_kernel_s.value == 8.2e-6);

@@ -138,7 +138,7 @@ TEST_CASE("stage activations equal per-layer bytes x layers x micro-batches in f
   CHECK(rel(i.stages[1].activations, per_layer * 4 * microbatches_in_flight(p, 1)) < 1e-12);  // 4 layers per chunk
 }
 
-TEST_CASE("activations: full recompute < selective < none; flash < no flash", "[memory][recompute]") {
+TEST_CASE("activations: full recompute < selective < none, flash < no flash", "[memory][recompute]") {
   const ModelSpec m = gpt3_175b();
   ParallelPlan p = plan(8, 8, 1, 1, 64, 2048);
   p.use_flash_attn = false;

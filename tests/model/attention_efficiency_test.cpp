@@ -219,7 +219,7 @@ TEST_CASE("packed documents: the busiest replica's expected work against a Monte
   CHECK(document_load_factor(m, p, 0) == 1.0);
 }
 
-TEST_CASE("packed documents: the representative step prices the busiest replica; the op's FLOPs stay the mean",
+TEST_CASE("packed documents: the representative step prices the busiest replica, the op's FLOPs stay the mean",
           "[model][attention_curve]") {
   ParallelPlan p = plan(1, 1, 8, 1, 16, 32768);
   p.document_lengths = {512, 2048, 8192};

@@ -79,7 +79,7 @@ TEST_CASE("packed documents: s x sum w_k P(L_k) / sum w_k L_k", "[model][long_co
   CHECK(attention_key_positions(4096, 0, {}, {}) == causal_key_positions(4096, 0));
 }
 
-TEST_CASE("sliding window scales the fused attention op; model FLOPs keep Megatron's count", "[model][long_context]") {
+TEST_CASE("sliding window scales the fused attention op, model FLOPs keep Megatron's count", "[model][long_context]") {
   ParallelPlan p = plan(2, 1, 1, 1, 8, 32768);
   const ModelSpec windowed = mistral_7b();
   ModelSpec full = windowed;
@@ -290,7 +290,7 @@ TEST_CASE("HF config.json: Mistral's window, Gemma-2's alternation, Qwen2's swit
   CHECK(!qwen.layer_has_window(27));
 }
 
-TEST_CASE("scenario keys: cp_comm_type and packed documents load; bad ones name the key", "[config][long_context]") {
+TEST_CASE("scenario keys: cp_comm_type and packed documents load, bad ones name the key", "[config][long_context]") {
   const std::string scenario = kRoot + "/scenarios/default.yaml";
   const Scenario s = load_scenario(
       scenario,
@@ -316,7 +316,7 @@ TEST_CASE("scenario keys: cp_comm_type and packed documents load; bad ones name 
   CHECK(again.plan == s.plan);
 }
 
-TEST_CASE("HFU's hardware FLOPs leave out the attention a window skips; MFU's model FLOPs do not",
+TEST_CASE("HFU's hardware FLOPs leave out the attention a window skips, MFU's model FLOPs do not",
           "[model][long_context]") {
   ParallelPlan p = plan(2, 1, 1, 1, 8, 32768);
   p.recompute_granularity = RecomputeGranularity::selective;

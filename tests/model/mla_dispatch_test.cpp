@@ -215,7 +215,7 @@ TEST_CASE("multi-token prediction: one more layer, projection and LM head on the
         Approx(moe_layer(with).parameters + 2 * h * h + 3 * h + with.padded_vocab_size * h));
 }
 
-TEST_CASE("MLA, routing-group and MTP keys load from the model file; MLA without its dims is refused",
+TEST_CASE("MLA, routing-group and MTP keys load from the model file, MLA without its dims is refused",
           "[config][mla]") {
   const ModelSpec v3 = load_model(root + "/models/deepseek-v3.yaml");
   CHECK(v3.kv_lora_rank == 512);

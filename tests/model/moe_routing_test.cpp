@@ -128,7 +128,7 @@ TEST_CASE("max-load factor against a Monte Carlo of top-k routing", "[model][moe
   }
 }
 
-TEST_CASE("MoE layer: balanced routing or EP 1 prices exactly as before; imbalance scales the busiest rank's work",
+TEST_CASE("MoE layer: balanced routing or EP 1 prices exactly as before, imbalance scales the busiest rank's work",
           "[model][moe][routing]") {
   const ModelSpec base = mixtral_8x7b();
   ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
@@ -200,7 +200,7 @@ std::string config_error(const std::vector<std::string>& sets, const std::string
 
 }  // namespace
 
-TEST_CASE("moe.* scenario keys reach the model; bad values name the key and the valid range", "[config][moe][routing]") {
+TEST_CASE("moe.* scenario keys reach the model, bad values name the key and the valid range", "[config][moe][routing]") {
   const Scenario s = load_scenario(root + "/scenarios/mixtral-8x7b-a100-64.yaml",
                                    {parse_override("moe.expert_load_cv=0.25"),
                                     parse_override("moe.expert_capacity_factor=1.5")});

@@ -56,7 +56,7 @@ TEST_CASE("parameter counts match published totals within 1%", "[model][paramete
   CHECK(rel(ds.active, 21e9) < 0.03);
 }
 
-TEST_CASE("MoE active parameters are fewer than total; dense models have active == total", "[model][parameters]") {
+TEST_CASE("MoE active parameters are fewer than total, dense models have active == total", "[model][parameters]") {
   const ParameterCount moe = count_parameters(mixtral_8x7b());
   CHECK(moe.active < 0.3 * moe.total);
   const ParameterCount dense = count_parameters(llama2_7b());
@@ -325,7 +325,7 @@ TEST_CASE("expert GEMMs are grouped over the E/EP local experts and read every l
   CHECK(find_op(layer, "shared_expert_gate_up").gemm_groups == 1);
 }
 
-TEST_CASE("with several local experts the dispatcher sorts tokens by expert and back; with one it does not",
+TEST_CASE("with several local experts the dispatcher sorts tokens by expert and back, with one it does not",
           "[model][moe]") {
   ModelSpec m = mixtral_8x7b();
   ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);

@@ -94,7 +94,7 @@ TEST_CASE("DeepSpeed's pipeline engine runs only its TrainSchedule (1F1B) with P
   }
 }
 
-TEST_CASE("The distributed optimizer only on Megatron-based entries; FSDP has ZeRO 0, 2, 3", "[plan][framework]") {
+TEST_CASE("The distributed optimizer only on Megatron-based entries, FSDP has ZeRO 0, 2, 3", "[plan][framework]") {
   ParallelPlan p = plan(Framework::deepspeed);
   p.use_distributed_optimizer = true;
   CHECK(check(p) ==
@@ -121,7 +121,7 @@ TEST_CASE("The distributed optimizer only on Megatron-based entries; FSDP has Ze
   }
 }
 
-TEST_CASE("Context parallelism: Megatron-Core, MindSpeed and torchtitan have it; DeepSpeed (Ulysses) and "
+TEST_CASE("Context parallelism: Megatron-Core, MindSpeed and torchtitan have it, DeepSpeed (Ulysses) and "
           "Megatron-LM 2021-22 not",
           "[plan][framework]") {
   for (const char* name : {"deepspeed", "deepspeed-2021", "bigscience-megatron-deepspeed", "megatron-lm"}) {

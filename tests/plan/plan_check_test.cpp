@@ -57,7 +57,7 @@ TEST_CASE("derive_plan sets DP = devices / (TP * PP * CP)", "[plan]") {
 
 TEST_CASE("a consistent plan has no problems", "[plan]") { CHECK(check(llama70b(), a100(), 64, plan(8, 4, 64)) == ""); }
 
-TEST_CASE("TP must divide attention and KV heads; valid TPs are listed", "[plan]") {
+TEST_CASE("TP must divide attention and KV heads, valid TPs are listed", "[plan]") {
   CHECK(check(llama70b(), a100(), 16, plan(16, 1, 16)) ==
         "plan.tensor_model_parallel_size: 16 does not divide num_attention_heads (64) and num_key_value_heads (8); "
         "valid: 1, 2, 4, 8\n");
@@ -79,7 +79,7 @@ TEST_CASE("PP must divide layers unless layers_per_stage is given, which must su
         "plan.layers_per_stage: sums to 54, not num_hidden_layers (80)\n");
 }
 
-TEST_CASE("devices must equal TP*PP*CP*DP; the message lists device counts that work", "[plan]") {
+TEST_CASE("devices must equal TP*PP*CP*DP, the message lists device counts that work", "[plan]") {
   CHECK(check(llama70b(), a100(), 100, plan(8, 4, 100)) ==
         "num_devices: 100 is not a multiple of TP*PP*CP = 8*4*1 = 32; valid: num_devices in 32, 64, 96, 128, ...\n");
 }
@@ -135,7 +135,7 @@ TEST_CASE("sequence parallel needs TP > 1 (an error, not Megatron's silent disab
         "plan.sequence_parallel: true needs tensor_model_parallel_size > 1; valid: false, or TP > 1\n");
 }
 
-TEST_CASE("CP splits the sequence into 2*CP chunks; learned positions cap seq_length", "[plan]") {
+TEST_CASE("CP splits the sequence into 2*CP chunks, learned positions cap seq_length", "[plan]") {
   ParallelPlan p = plan(8, 1, 24);
   p.context_parallel_size = 3;
   derive_plan(p, 24);
@@ -195,7 +195,7 @@ TEST_CASE("rank order must be a permutation of tp, cp, ep, dp, pp", "[plan]") {
   CHECK(check(llama70b(), a100(), 8, p) == "");
 }
 
-TEST_CASE("full recompute cannot cover more layers than a stage holds; other granularities take no count", "[plan]") {
+TEST_CASE("full recompute cannot cover more layers than a stage holds, other granularities take no count", "[plan]") {
   ParallelPlan p = plan(8, 4, 32);  // 20 layers per stage
   p.recompute_granularity = RecomputeGranularity::full;
   p.recompute_num_layers = 21;

@@ -43,7 +43,7 @@ TEST_CASE("dualpipe and dualpipev: names, two chunks, W passes and F&B pairs", "
   CHECK(model_copies(PipelineSchedule::dualpipev) == 1);
 }
 
-TEST_CASE("dualpipe holds the model twice, mirrored; dualpipev folds one copy into ZB-V's V", "[schedule][dualpipe]") {
+TEST_CASE("dualpipe holds the model twice, mirrored, dualpipev folds one copy into ZB-V's V", "[schedule][dualpipe]") {
   const int p = 4;
   const auto dp = PipelineSchedule::dualpipe, dv = PipelineSchedule::dualpipev;
   CHECK(pipeline_length(dp, p, 2) == p);
@@ -295,7 +295,7 @@ TEST_CASE("representative and full replay agree for dualpipe and dualpipev", "[s
   }
 }
 
-TEST_CASE("dualpipe sends both directions over every link; dualpipev's turn stays on the last device",
+TEST_CASE("dualpipe sends both directions over every link, dualpipev's turn stays on the last device",
           "[schedule][dualpipe][graph]") {
   const int p = 4, m = 8;
   for (auto sched : {PipelineSchedule::dualpipe, PipelineSchedule::dualpipev}) {

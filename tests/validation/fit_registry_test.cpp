@@ -127,7 +127,7 @@ TEST_CASE("every registry entry has a fit record: existing runs of its hardware,
 }
 
 TEST_CASE(
-    "a sustained_compute_fraction fit names every run of its family; an overlap_slowdown fit, exactly "
+    "a sustained_compute_fraction fit names every run of its family, an overlap_slowdown fit, exactly "
     "the family's runs that overlap TP communication",
     "[validation][registry]") {
   const auto runs = load_measured_runs(kDir + "/tests/validation/calibration.yaml");

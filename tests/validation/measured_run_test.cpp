@@ -90,7 +90,7 @@ TEST_CASE("accelerator names map to the five families", "[validation]") {
   CHECK(family_of("AMD MI300X") == AcceleratorFamily::unknown);
 }
 
-TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication; the same plan without it does not",
+TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication, the same plan without it does not",
           "[validation]") {
   const auto runs = load_measured_runs(kCalibration);
   ValidationOptions options;
@@ -515,7 +515,7 @@ TEST_CASE("a run's plan.framework names a framework of the table, or the load sa
                                                         "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed"));
 }
 
-TEST_CASE("a run's plan.offload_optimizer puts the optimizer step on the host; null is the device; any other word is "
+TEST_CASE("a run's plan.offload_optimizer puts the optimizer step on the host, null is the device, any other word is "
           "refused naming the choices",
           "[validation][offload]") {
   const std::string cpu = write_temp("offload_cpu.yaml", edit(run_yaml(), "    tp: 1", "    tp: 1\n    offload_optimizer: cpu"));
@@ -535,8 +535,8 @@ TEST_CASE("a run's plan.offload_optimizer puts the optimizer step on the host; n
                  Catch::Contains("t.plan.offload_optimizer: 'gpu' is not an optimizer placement; valid: none, cpu"));
 }
 
-TEST_CASE("the Megatron-Core README rows run with the overlaps the README names; their PP rows interleave one "
-          "layer per chunk; the unstated chunk count and micro-batch are named defaults",
+TEST_CASE("the Megatron-Core README rows run with the overlaps the README names, their PP rows interleave one "
+          "layer per chunk, the unstated chunk count and micro-batch are named defaults",
           "[validation]") {
   // README @ f2e5db4: --overlap-grad-reduce --overlap-param-gather (so the distributed optimizer),
   // --tp-comm-overlap (so sequence parallelism), and pipeline communication overlapped, which
@@ -575,7 +575,7 @@ TEST_CASE("the Megatron-Core README rows run with the overlaps the README names;
   CHECK(std::count(defaults.begin(), defaults.end(), "vpp") == 1);
 }
 
-TEST_CASE("a run's model.position_embedding is what its script names, else the row's shape implies learned or rope; "
+TEST_CASE("a run's model.position_embedding is what its script names, else the row's shape implies learned or rope, "
           "any other word is refused naming the choices",
           "[validation][alibi]") {
   const std::string alibi = write_temp("pe_alibi.yaml", edit(run_yaml(), "    seq_len: 1024", "    seq_len: 1024\n    position_embedding: alibi"));

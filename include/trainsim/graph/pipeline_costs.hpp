@@ -57,7 +57,8 @@ struct ChunkCosts {
 struct StageCosts {
   std::vector<ChunkCosts> chunks;  // v entries
   double optimizer_s = 0;          // optimizer step (device or host)
-  // Parameter gathers of sharded states: the distributed optimizer's all-gather (once a step)
+  // Parameter gathers of sharded states: the distributed optimizer's all-gather (once a step;
+  // per bucket in GradBucket::gather_s instead where the framework gathers bucket by bucket)
   // and ZeRO-3's (forward and backward of every micro-batch). Under the step's compute when
   // PipelineCosts::overlap_param_gather, else after the optimizer step.
   double sharded_state_comm_s = 0;
