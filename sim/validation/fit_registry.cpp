@@ -151,7 +151,7 @@ std::vector<FittedValue> fit_registry() {
       calibration_fit("a100-80gb.yaml", kSustained, a100_rows(), {0.80, 0.88, 0.01}),
       calibration_fit("h100-80gb.yaml", kSustained, h100_rows(), {0.55, 0.85, 0.01}),
       calibration_fit("h100-80gb.yaml", kOverlap, h100_tp_overlap_rows(), {0.0, 0.3, 0.1}),
-      calibration_fit("b200.yaml", kSustained, b200_rows(), {0.51, 0.58, 0.005}),
+      calibration_fit("b200.yaml", kSustained, b200_rows(), {0.50, 0.95, 0.005}),
       calibration_fit("ascend-910b3.yaml", kSustained, ascend_rows(), {0.55, 0.85, 0.01}),
       calibration_fit("ascend-910b3.yaml", kOverlap, ascend_mc2_rows(), {0.3, 0.8, 0.1}),
       // Microbenchmark fits (hardware/sources/microbenchmarks.md sections).
@@ -172,6 +172,10 @@ std::vector<FittedValue> fit_registry() {
       microbenchmark_fit("h100-80gb.yaml", "node.bulk_protocol_latency",
                          "4a: 8 x H200 NVLS all-reduce rows 8 MiB-1 GiB"),
       microbenchmark_fit("h100-80gb.yaml", "cluster.nic_latency", "4c: the A100 HDR fit reused (no H100 table)"),
+      microbenchmark_fit("b200.yaml", "device.gemm.large",
+                         "the SimuMax B200 TE general_gemm sweep, 514 shapes (configs/system/b200_bf16_ceperm.json)"),
+      microbenchmark_fit("b200.yaml", "device.gemm.fixed_latency",
+                         "the SimuMax B200 TE general_gemm sweep, 514 shapes, tile and wave model"),
       microbenchmark_fit("b200.yaml", "node.link_latency", "4a: 8 x B200 all-reduce rows 32 KiB-1 MiB [MLE-net]"),
       microbenchmark_fit("b200.yaml", "node.bulk_protocol_latency", "4a: 8 x B200 all-reduce rows 8 MiB-1 GiB"),
       microbenchmark_fit("b200.yaml", "cluster.nic_latency", "4c: the A100 HDR fit reused (no B200 table)"),
@@ -193,6 +197,7 @@ std::vector<FittableKey> fittable_keys() {
        1,
        "runs that overlap TP/EP communication or ring-CP sends with compute (plan tp_comm_overlap: Megatron-Core/NeMo recipe "
        "runs with TP > 1, Ascend runs whose notes name MC2)"},
+      {"device.gemm.large", {0.30, 0.95, 0.01}, "", 1, "every run (its large GEMMs; best fitted to a GEMM sweep, tools/fit_gemm_sweep.py)"},
       {"device.gemm.small", {0.02, 0.50, 0.02}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},
       {"device.gemm.half_flops", {1e9, 2e10, 1e9}, "", 1, "runs with small GEMMs (small hidden size or high TP)"},
       {"device.gemm.fixed_latency", {0.0, 50e-6, 1e-6}, "us", 1e-6,
@@ -218,6 +223,7 @@ namespace {
 double* field_of(HardwareSpec& h, const std::string& key) {
   if (key == "device.sustained_compute_fraction") return &h.device.sustained_compute_fraction;
   if (key == "device.overlap_slowdown") return &h.device.overlap_slowdown;
+  if (key == "device.gemm.large") return &h.device.gemm.large;
   if (key == "device.gemm.small") return &h.device.gemm.small;
   if (key == "device.gemm.half_flops") return &h.device.gemm.half_flops;
   if (key == "device.gemm.fixed_latency") return &h.device.gemm.fixed_latency_s;

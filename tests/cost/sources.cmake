@@ -2,6 +2,7 @@
 target_sources(trainsim_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/attention_kernel_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/attention_head_dim_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/b200_kernel_sweep_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/collective_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/cost_model_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fp8_recipe_test.cpp

@@ -110,7 +110,7 @@ TEST_CASE("a 910B sub-model's peak is the 910B3's scaled by cube cores x clock (
   }
 }
 
-TEST_CASE("a file that carries another's fitted values holds that file's value for every fittable key",
+TEST_CASE("a file that carries another's fitted values holds that file's value for every key fitted on it",
           "[hardware][registry]") {
   struct Pair {
     const char* child;
@@ -122,10 +122,16 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
                         Pair{"v100-32gb.yaml", "a100-80gb.yaml"}}) {
     const HardwareSpec child = load(p.child);
     const HardwareSpec parent = load(p.parent);
-    for (const auto& key : fittable_keys()) {
-      INFO(p.child << " " << key.key);
-      CHECK(fitted_value(child, key.key) == fitted_value(parent, key.key));
+    // Keys the registry fits on the parent (a key fitted only elsewhere, such as b200.yaml's
+    // gemm.large, is a measured value in these files).
+    int carried = 0;
+    for (const auto& v : fit_registry()) {
+      if (v.hardware != p.parent) continue;
+      INFO(p.child << " " << v.key);
+      CHECK(fitted_value(child, v.key) == fitted_value(parent, v.key));
+      ++carried;
     }
+    CHECK(carried >= 5);
     // The registry's entries of the parent are what the children carry; a child has none of its own.
     for (const auto& v : fit_registry()) CHECK(v.hardware != p.child);
   }
