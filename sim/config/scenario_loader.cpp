@@ -96,15 +96,99 @@ void read_hf_attention_variants(YAML::Node& root, const std::string& path, const
   }
 }
 
+// A boolean field of a config.json (true/false, as Python's json writes them), else `otherwise`.
+bool hf_flag(const YAML::Node& root, const char* key, bool otherwise) {
+  const YAML::Node n = root[key];
+  if (!n || !n.IsScalar()) return otherwise;
+  if (n.Scalar() == "true") return true;
+  if (n.Scalar() == "false") return false;
+  return otherwise;
+}
+
+// What a model_type's transformers module builds that its config.json leaves unsaid, added
+// only where the file does not say it in trainsim's own keys:
+// - bloom (modeling_bloom.py @ 9d97831a): ALiBi and no position table (build_alibi_tensor;
+//   BloomModel holds word_embeddings alone), nn.Linear with biases and LayerNorm throughout,
+//   the LM head tied to word_embeddings (PretrainedConfig's tie_word_embeddings default),
+//   BloomGelu (bloom_gelu_forward: the tanh approximation). Not built here: BloomModel's
+//   word_embeddings_layernorm (2h parameters; 8192 of bloom-7b1's 7,069,016,064). No
+//   max_position_embeddings: ALiBi has no table and the sequence length is plan.seq_length.
+// - gpt_neox (modeling_gpt_neox.py, configuration_gpt_neox.py @ 35aa9bd7): LayerNorm, biases
+//   (attention_bias, default true; the MLP's Linears always carry one), embed_out untied
+//   (tie_word_embeddings default false, which is trainsim's default too).
+// - falcon (modeling_falcon.py @ 44272086, configuration_falcon.py @ 5fd8edad): LayerNorm;
+//   `bias` (default false) on every Linear; KV heads num_kv_heads under
+//   new_decoder_architecture, else 1 with multi_query (default true), else all heads (the
+//   qkv_out_dim rule of FalconAttention); `alibi` (default false) else rotary; LM head tied.
+// Attention and MLP reading the same input (Falcon parallel_attn, GPT-NeoX
+// use_parallel_residual) and partial rotary (GPT-NeoX rotary_pct < 1) are priced as a
+// sequential block with full-head rotary: the same GEMMs, a warning on stderr says so.
+void read_hf_architecture(YAML::Node& root, const std::string& path, const std::string& type) {
+  auto imply = [&](const char* key, const std::string& value) {
+    if (!root[key]) root[key] = value;
+  };
+  auto warn = [&](const std::string& what) {
+    std::fprintf(stderr, "warning: %s: %s\n", path.c_str(), what.c_str());
+  };
+  if (type == "bloom") {
+    imply("position_embedding", "alibi");
+    imply("use_bias", "true");
+    imply("norm", "layernorm");
+    imply("tie_word_embeddings", "true");
+    imply("hidden_act", "gelu_pytorch_tanh");
+  } else if (type == "gpt_neox") {
+    imply("use_bias", hf_flag(root, "attention_bias", true) ? "true" : "false");
+    imply("norm", "layernorm");
+    const YAML::Node pct = root["rotary_pct"] ? root["rotary_pct"] : root["partial_rotary_factor"];
+    if (pct && pct.IsScalar() && pct.Scalar() != "1" && pct.Scalar() != "1.0")
+      warn("rotary_pct = " + to_valid_utf8(pct.Scalar()) + ": rotary is priced on the whole head_dim (an elementwise pass)");
+    if (hf_flag(root, "use_parallel_residual", true))
+      warn("use_parallel_residual: attention and MLP are priced in sequence (the same GEMMs)");
+  } else if (type == "falcon") {
+    imply("use_bias", hf_flag(root, "bias", false) ? "true" : "false");
+    imply("norm", "layernorm");
+    imply("tie_word_embeddings", "true");
+    imply("position_embedding", hf_flag(root, "alibi", false) ? "alibi" : "rope");
+    if (!root["num_key_value_heads"]) {
+      if (hf_flag(root, "new_decoder_architecture", false)) {
+        if (root["num_kv_heads"] && !root["num_kv_heads"].IsNull()) root["num_key_value_heads"] = root["num_kv_heads"];
+      } else if (hf_flag(root, "multi_query", true)) {
+        root["num_key_value_heads"] = 1;
+      }
+    }
+    if (hf_flag(root, "parallel_attn", true))
+      warn("parallel_attn: attention and MLP are priced in sequence (the same GEMMs)");
+  } else if (type == "RefinedWeb" || type == "RefinedWebModel") {
+    // The Falcon checkpoints' first configs (trust_remote_code, before transformers' falcon)
+    // name the shape n_head / n_layer / n_head_kv; transformers converts them
+    // (convert_custom_code_checkpoint.py), trainsim does not guess.
+    throw ConfigError(Diagnostic{location_of(root["model_type"], path), "model_type",
+                                 "'" + type + "' (Falcon's remote-code config) is not read",
+                                 "the transformers config.json of the same checkpoint (model_type falcon)"});
+  }
+}
+
 // A Hugging Face config.json as trainsim's model keys. GPT-2-style files name the shape
 // n_embd, n_layer, n_head, n_positions, n_inner (null: 4 x n_embd, as transformers'
 // GPT2MLP) and activation_function; the canonical key is added beside its alias (the same
 // node, so a diagnostic still points into the file). model_type gpt2 also implies what
 // transformers' GPT2Model builds: learned positions, biases, LayerNorm, tied embeddings.
-// The name: the file's own `name`, else the last part of `_name_or_path`, else the
-// directory of a file called config.json (a checkpoint directory), else the file name.
+// model_type bloom, gpt_neox and falcon imply what their transformers modules build
+// (read_hf_architecture). The name: the file's own `name`, else the last part of
+// `_name_or_path`, else the directory of a file called config.json (a checkpoint
+// directory), else the file name.
 void read_hf_config(YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) return;
+  const YAML::Node type_node = root["model_type"];
+  const std::string type = type_node && type_node.IsScalar() ? type_node.Scalar() : "";
+  // BLOOM and Falcon checkpoints written before their configs settled name the width n_embed;
+  // BloomConfig / FalconConfig pop it over hidden_size ("Backward compatibility with n_embed
+  // kwarg": configuration_bloom.py @ d94ee404, configuration_falcon.py @ 5fd8edad).
+  if ((type == "bloom" || type == "falcon") && root["n_embed"] && !root["n_embed"].IsNull())
+    root["hidden_size"] = root["n_embed"];
+  // GPT-2 names (GPT2Config.attribute_map); BLOOM's attribute_map (configuration_bloom.py @
+  // d94ee404) maps num_hidden_layers -> n_layer and num_attention_heads -> n_head, so a BLOOM
+  // file may carry either name.
   const std::pair<const char*, const char*> aliases[] = {{"n_embd", "hidden_size"},
                                                          {"n_layer", "num_hidden_layers"},
                                                          {"n_head", "num_attention_heads"},
@@ -114,9 +198,17 @@ void read_hf_config(YAML::Node& root, const std::string& path) {
   for (const auto& [alias, key] : aliases) {
     if (root[alias] && !root[key]) root[key] = root[alias];
   }
+  // The MLP is 4 x the width where the file does not say it: GPT-2 (n_inner null; GPT2MLP),
+  // BLOOM (BloomMLP builds dense_h_to_4h = Linear(h, 4h) whatever n_inner or intermediate_size say:
+  // modeling_bloom.py @ 9d97831a), Falcon (FalconMLP dense_h_to_4h = Linear(h, 4h):
+  // modeling_falcon.py @ 44272086; later FalconConfig versions name it ffn_hidden_size).
+  if (type == "falcon" && root["ffn_hidden_size"] && !root["ffn_hidden_size"].IsNull() &&
+      !root["intermediate_size"])
+    root["intermediate_size"] = root["ffn_hidden_size"];
   const YAML::Node hidden = root["hidden_size"];
   const YAML::Node inner = root["intermediate_size"];
-  if (root["n_embd"] && hidden.IsScalar() && (!inner || inner.IsNull())) {
+  const bool four_h = type == "bloom" || ((root["n_embd"] || type == "falcon") && (!inner || inner.IsNull()));
+  if (four_h && hidden && hidden.IsScalar()) {
     long long width = 0;
     try {
       width = hidden.as<long long>();
@@ -125,13 +217,9 @@ void read_hf_config(YAML::Node& root, const std::string& path) {
     }
     if (width > 0 && width <= (1LL << 40)) root["intermediate_size"] = 4 * width;
   }
-  const YAML::Node type = root["model_type"];
-  read_hf_attention_variants(root, path, type && type.IsScalar() ? type.Scalar() : "");
-  // BLOOM's config.json names no position encoding: transformers' BloomModel always builds
-  // ALiBi (build_alibi_tensor in modeling_bloom.py) and no position table.
-  if (type && type.IsScalar() && type.Scalar() == "bloom" && !root["position_embedding"])
-    root["position_embedding"] = "alibi";
-  if (type && type.IsScalar() && type.Scalar() == "gpt2") {
+  read_hf_attention_variants(root, path, type);
+  read_hf_architecture(root, path, type);
+  if (type == "gpt2") {
     const std::pair<const char*, const char*> gpt2[] = {{"learned_position_embeddings", "true"},
                                                         {"use_bias", "true"},
                                                         {"norm", "layernorm"},
@@ -199,7 +287,8 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
   m.head_dim = v.has("head_dim") ? as_int64(v, "head_dim") : m.hidden_size / m.num_attention_heads;
   m.intermediate_size = as_int64(v, "intermediate_size");
   m.vocab_size = as_int64(v, "vocab_size");
-  m.max_position_embeddings = as_int64(v, "max_position_embeddings");
+  // Only a learned table needs it (check_model); otherwise the sequence is plan.seq_length.
+  if (v.has("max_position_embeddings")) m.max_position_embeddings = as_int64(v, "max_position_embeddings");
   m.hidden_act = v.str("hidden_act");
   const bool gated_act =
       m.hidden_act == "silu" || m.hidden_act == "swish" || m.hidden_act == "swiglu" || m.hidden_act == "geglu";
@@ -284,6 +373,13 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                    std::string(as_bool(v, "learned_position_embeddings") ? "true" : "false") +
                        " contradicts position_embedding: " + v.str("position_embedding"),
                    "remove learned_position_embeddings (position_embedding says it)"});
+  // A learned position table has max_position_embeddings rows (GPT-2's n_positions); without
+  // it the table and the plan's longest sequence are unknown. Rotary, ALiBi (BLOOM's
+  // config.json has no such field) and none need no table: the plan's seq_length alone.
+  if (m.learned_position_embeddings() && !v.has("max_position_embeddings"))
+    out.push_back({SourceLocation{path, 0, 0}, "max_position_embeddings",
+                   "missing: learned position embeddings are a table of max_position_embeddings rows",
+                   "the longest trained sequence (GPT-2: n_positions)"});
   if (v.has("sliding_window_layers") &&
       static_cast<int>(v.values.at("sliding_window_layers").list.size()) != m.num_layers)
     out.push_back({at("sliding_window_layers"), "sliding_window_layers",

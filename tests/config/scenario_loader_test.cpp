@@ -151,6 +151,120 @@ TEST_CASE("a GPT-2-style config.json loads by its own key names and is named aft
   CHECK(count_parameters(m).total == Approx(124439808).epsilon(0.001));
 }
 
+// BLOOM (tests/config/data/README.md for the files' sources). Every field from where transformers
+// reads it: configuration_bloom.py @ d94ee404 (attribute_map num_hidden_layers -> n_layer,
+// num_attention_heads -> n_head; n_embed popped into hidden_size), modeling_bloom.py @ 9d97831a
+// (BloomMLP dense_h_to_4h = Linear(h, 4h), whatever n_inner says; ALiBi, biases, LayerNorm, tied head).
+// Parameters per layer 12h^2 + 13h, plus V x h embedding and the final LayerNorm; BloomModel's
+// word_embeddings_layernorm (2h) is not built, which is the whole gap to the published count.
+TEST_CASE("a BLOOM config.json loads: n_layer / n_head / n_embed, ffn 4h, ALiBi, tied head", "[config]") {
+  const ModelSpec small = load_model(data("bloom-560m-config.json"));  // hidden_size / n_head / n_inner null
+  CHECK(small.name == "bloom-560m");
+  CHECK(small.hidden_size == 1024);
+  CHECK(small.num_layers == 24);
+  CHECK(small.num_attention_heads == 16);
+  CHECK(small.num_key_value_heads == 16);
+  CHECK(small.intermediate_size == 4 * 1024);
+  CHECK(small.vocab_size == 250880);
+  CHECK(small.position_embedding == PositionEmbedding::alibi);
+  CHECK(small.max_position_embeddings == 0);  // none in the file: the plan's seq_length is the sequence
+  CHECK(count_parameters(small).total == Approx(559214592).epsilon(0.001));  // bloom-560m model card
+
+  const ModelSpec m = load_model(data("bloom-7b1-config.json"));  // n_embed / num_attention_heads
+  CHECK(m.hidden_size == 4096);
+  CHECK(m.num_layers == 30);
+  CHECK(m.num_attention_heads == 32);
+  CHECK(m.num_key_value_heads == 32);
+  CHECK(m.head_dim == 128);
+  CHECK(m.intermediate_size == 4 * 4096);
+  CHECK(m.vocab_size == 250880);
+  CHECK_FALSE(m.gated_mlp);
+  CHECK(m.position_embedding == PositionEmbedding::alibi);
+  CHECK_FALSE(m.learned_position_embeddings());
+  CHECK(m.use_bias);
+  CHECK(m.norm == "layernorm");
+  CHECK(m.tie_word_embeddings);
+  const double published = 7069016064.0;  // bloom-7b1 model card
+  const double h = 4096;
+  CHECK(count_parameters(m).total == published - 2 * h);  // all but word_embeddings_layernorm
+  CHECK(count_parameters(m).total == Approx(published).epsilon(0.01));
+  // The shipped hand-written model says the same.
+  const ModelSpec yaml = load_model(root + "/models/bloom-7b1.yaml");
+  CHECK(count_parameters(yaml).total == count_parameters(m).total);
+}
+
+TEST_CASE("a BLOOM scenario takes its sequence length from the plan, and names the field when none is given",
+          "[config]") {
+  const Scenario s = load_scenario(data("bloom_scenario.yaml"));
+  CHECK(s.plan.seq_length == 2048);
+  CHECK(s.model.position_embedding == PositionEmbedding::alibi);
+  const std::string f = data("bloom_no_seq_scenario.yaml");
+  const std::string msg = config_error([&] { load_scenario(f); });
+  CHECK_THAT(msg, Catch::StartsWith(f + ":"));
+  CHECK_THAT(msg, Catch::Contains("plan.seq_length: missing required key"));
+  CHECK(std::count(msg.begin(), msg.end(), '\n') == 0);  // one line
+}
+
+TEST_CASE("learned position embeddings without max_position_embeddings are refused naming the field", "[config]") {
+  const std::string file = (fs::temp_directory_path() / "trainsim_no_positions.json").string();
+  {
+    std::ofstream out(file);
+    out << R"({"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12, "vocab_size": 50257})";
+  }
+  const std::string msg = config_error([&] { load_model(file); });
+  fs::remove(file);
+  CHECK(msg == file + ": max_position_embeddings: missing: learned position embeddings are a table of "
+                      "max_position_embeddings rows; valid: the longest trained sequence (GPT-2: n_positions)");
+}
+
+// GPT-NeoX-20B: configuration_gpt_neox.py @ 35aa9bd7 (attention_bias default true,
+// tie_word_embeddings), GPTNeoXLayer's LayerNorms. 12h^2 + 13h per layer, untied embed_in and
+// embed_out, final LayerNorm: exactly the published count.
+TEST_CASE("a GPT-NeoX config.json loads with biases, LayerNorm and an untied head", "[config]") {
+  const ModelSpec m = load_model(data("gpt-neox-20b-config.json"));
+  CHECK(m.hidden_size == 6144);
+  CHECK(m.num_layers == 44);
+  CHECK(m.num_attention_heads == 64);
+  CHECK(m.num_key_value_heads == 64);
+  CHECK(m.intermediate_size == 24576);
+  CHECK(m.vocab_size == 50432);
+  CHECK(m.max_position_embeddings == 2048);
+  CHECK(m.position_embedding == PositionEmbedding::rope);
+  CHECK(m.use_bias);
+  CHECK(m.norm == "layernorm");
+  CHECK_FALSE(m.tie_word_embeddings);
+  CHECK(count_parameters(m).total == 20554567680.0);  // EleutherAI/gpt-neox-20b model card
+}
+
+// Falcon: FalconAttention's qkv_out_dim (modeling_falcon.py @ 44272086): new_decoder_architecture
+// -> num_kv_heads, else multi_query -> one KV head. FalconMLP 4h, bias false, tied head.
+TEST_CASE("a Falcon config.json loads its KV heads from multi_query / new_decoder_architecture", "[config]") {
+  const ModelSpec f7 = load_model(data("falcon-7b-config.json"));
+  CHECK(f7.hidden_size == 4544);
+  CHECK(f7.num_layers == 32);
+  CHECK(f7.num_attention_heads == 71);
+  CHECK(f7.num_key_value_heads == 1);  // multi_query
+  CHECK(f7.head_dim == 64);
+  CHECK(f7.intermediate_size == 4 * 4544);
+  CHECK(f7.vocab_size == 65024);
+  CHECK_FALSE(f7.use_bias);
+  CHECK(f7.norm == "layernorm");
+  CHECK(f7.tie_word_embeddings);
+  CHECK(f7.position_embedding == PositionEmbedding::rope);
+  // Module shapes: per layer qkv h(h + 2 x 64), dense h^2, MLP 8h^2, one LayerNorm (parallel_attn
+  // without the new architecture) = 207,070,080; x 32 + V x h + final LayerNorm = 6,921,720,704.
+  // trainsim prices two LayerNorms a layer: 32 x 2h more.
+  CHECK(count_parameters(f7).total == 6921720704.0 + 32 * 2 * 4544.0);
+  const ModelSpec f40 = load_model(data("falcon-40b-config.json"));
+  CHECK(f40.num_attention_heads == 128);
+  CHECK(f40.num_key_value_heads == 8);  // new_decoder_architecture: num_kv_heads
+  CHECK(f40.intermediate_size == 4 * 8192);
+  const std::string rw = data("falcon-remote-code-config.json");
+  CHECK(config_error([&] { load_model(rw); }) ==
+        rw + ":7:17: model_type: 'RefinedWeb' (Falcon's remote-code config) is not read; valid: the transformers "
+             "config.json of the same checkpoint (model_type falcon)");
+}
+
 TEST_CASE("a scenario finds its model beside it and its hardware under the search roots", "[config]") {
   const Scenario s = load_scenario(data("hf_scenario.yaml"));
   CHECK(s.model.hidden_size == 4096);
