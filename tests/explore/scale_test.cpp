@@ -70,7 +70,7 @@ TEST_CASE("scale: linearity is throughput over N/N0 times the base's, both as si
   CHECK(r.rows[2].below_threshold == (r.rows[2].linearity < kLinearityThreshold));
 }
 
-TEST_CASE("scale: a part's growth is its time minus the ideal ratio times the base's; the largest is named, whatever part it is",
+TEST_CASE("scale: a part's growth is its time minus the ideal ratio times the base's, and the largest is named whatever part it is",
           "[explore]") {
   std::vector<StageBreakdown> base(2), big(2);
   base[0].dp_exposed_s = 0.01;
