@@ -140,10 +140,10 @@ std::string scale_html(const Scenario& scenario, const ScaleResult& result) {
   LineChart linearity{"Linearity against the smallest size that simulated", "devices", "linearity", true, {}, {}};
   LineSeries tokens{scenario.name, {}, false, {}};
   LineSeries lin{scenario.name, {}, false, {}};
-  LineSeries threshold{format_number("%.1f", kLinearityThreshold) + ": communication-bound below", {}, true, {}};
+  LineSeries threshold{format_number("%.1f", kLinearityThreshold) + ": poor scaling below", {}, true, {}};
   HtmlTable table{{"devices", "data parallel", "global batch"}, "", {}, {}, ""};
   table.columns.insert(table.columns.end(), kMetricColumns.begin(), kMetricColumns.end());
-  table.columns.insert(table.columns.end(), {"linearity", "communication that grew most", "reason"});
+  table.columns.insert(table.columns.end(), {"linearity", "part of the step that grew most", "reason"});
   table.align = "rrr" + std::string("lrrrrr") + "rll";
   std::size_t ok = 0, oom = 0, invalid = 0;
   for (const auto& row : result.rows) {
@@ -166,11 +166,8 @@ std::string scale_html(const Scenario& scenario, const ScaleResult& result) {
     cells.insert(cells.end(), metrics.begin(), metrics.end());
     cells.push_back(simulated && result.base_devices > 0 ? format_number("%.2f", row.linearity) : "");
     std::string grew;
-    if (simulated && !row.grown_comm.empty() && row.num_devices != result.base_devices) {
-      std::string kind = row.grown_comm;
-      for (auto& c : kind) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      grew = kind + " +" + format_number("%.1f", row.grown_comm_s * 1e3) + " ms per step";
-    }
+    if (simulated && !row.grew_most.empty())
+      grew = row.grew_most + " +" + format_number("%.1f", row.grew_most_s * 1e3) + " ms per step";
     cells.push_back(grew);
     cells.push_back(o.reason);
     table.rows.push_back(std::move(cells));
@@ -178,8 +175,12 @@ std::string scale_html(const Scenario& scenario, const ScaleResult& result) {
   }
   table.note = "Linearity at N devices: its throughput / (N / N0 \u00d7 the throughput at N0 devices), N0 = " +
                (result.base_devices > 0 ? std::to_string(result.base_devices) : std::string("none")) +
-               " (the smallest size that simulated). Below " + format_number("%.1f", kLinearityThreshold) +
-               ", communication limits the scaling; the last columns name the exposed communication that grew most.";
+               " (the smallest size that simulated); below " + format_number("%.1f", kLinearityThreshold) +
+               " a size keeps less than that share of linear scaling. The part that grew most is per size: of a "
+               "device's step (mean over stages: forward, backward, recompute, exposed communication by kind, "
+               "pipeline bubble, optimizer, data loading, host dispatch), the part whose time grew most over its "
+               "linear-scaling value since N0 (strong scaling: the base's part x N0 / N); the parts' growths add up "
+               "to (1 - linearity) x the step time.";
   per_device.series = {tokens};
   linearity.series = {lin, threshold};
   std::string body = html_cards({{std::to_string(result.rows.size()), "device counts"},
@@ -192,7 +193,10 @@ std::string scale_html(const Scenario& scenario, const ScaleResult& result) {
   body += html_heading("Every device count") + html_table(table);
   return html_page(scenario.name + ": scaling",
                    plan_text(scenario.plan) + " on " + scenario.hardware.name +
-                       ", grown by data parallelism (the global batch grows with it): " + counts_line(ok, oom, invalid),
+                       ", grown by data parallelism (" +
+                       (result.options.strong ? std::string("strong scaling: the global batch kept")
+                                              : std::string("weak scaling: the global batch grows with it")) +
+                       "): " + counts_line(ok, oom, invalid),
                    body, scenario.file);
 }
 

@@ -17,33 +17,69 @@
 
 namespace trainsim {
 
-ExposedComm exposed_comm(const std::vector<StageBreakdown>& stages) {
-  ExposedComm e;
-  if (stages.empty()) return e;
+StepParts step_parts(const std::vector<StageBreakdown>& stages) {
+  StepParts p;
+  if (stages.empty()) return p;
   for (const auto& s : stages) {
-    e.tp_s += s.tp_exposed_s;
-    e.cp_s += s.cp_exposed_s;
-    e.ep_s += s.ep_exposed_s;
-    e.pp_s += s.pp_exposed_s;
-    e.dp_s += s.dp_exposed_s;
+    p.forward_s += s.forward_s;
+    p.backward_s += s.backward_s;
+    p.recompute_s += s.recompute_s;
+    p.tp_s += s.tp_exposed_s;
+    p.cp_s += s.cp_exposed_s;
+    p.ep_s += s.ep_exposed_s;
+    p.pp_s += s.pp_exposed_s;
+    p.dp_s += s.dp_exposed_s;
+    p.bubble_s += s.bubble_s;
+    p.optimizer_s += s.optimizer_s;
+    p.data_s += s.data_s;
+    p.host_s += s.host_s;
   }
   const double n = static_cast<double>(stages.size());
-  e.tp_s /= n;
-  e.cp_s /= n;
-  e.ep_s /= n;
-  e.pp_s /= n;
-  e.dp_s /= n;
+  for (double* x : {&p.forward_s, &p.backward_s, &p.recompute_s, &p.tp_s, &p.cp_s, &p.ep_s, &p.pp_s, &p.dp_s,
+                    &p.bubble_s, &p.optimizer_s, &p.data_s, &p.host_s})
+    *x /= n;
+  return p;
+}
+
+std::array<NamedPart, kNumStepParts> named_parts(const StepParts& p) {
+  // explain.cpp's names for the same StageBreakdown fields, so both commands say one thing.
+  return {{{"forward", p.forward_s},
+           {"backward", p.backward_s},
+           {"recompute", p.recompute_s},
+           {"exposed TP comm", p.tp_s},
+           {"exposed CP comm", p.cp_s},
+           {"exposed EP comm", p.ep_s},
+           {"exposed PP comm", p.pp_s},
+           {"exposed DP comm", p.dp_s},
+           {"pipeline bubble", p.bubble_s},
+           {"optimizer", p.optimizer_s},
+           {"data loading", p.data_s},
+           {"host dispatch", p.host_s}}};
+}
+
+StepParts excess_over_linear(const StepParts& base, const StepParts& now, double r) {
+  StepParts e;
+  e.forward_s = now.forward_s - r * base.forward_s;
+  e.backward_s = now.backward_s - r * base.backward_s;
+  e.recompute_s = now.recompute_s - r * base.recompute_s;
+  e.tp_s = now.tp_s - r * base.tp_s;
+  e.cp_s = now.cp_s - r * base.cp_s;
+  e.ep_s = now.ep_s - r * base.ep_s;
+  e.pp_s = now.pp_s - r * base.pp_s;
+  e.dp_s = now.dp_s - r * base.dp_s;
+  e.bubble_s = now.bubble_s - r * base.bubble_s;
+  e.optimizer_s = now.optimizer_s - r * base.optimizer_s;
+  e.data_s = now.data_s - r * base.data_s;
+  e.host_s = now.host_s - r * base.host_s;
   return e;
 }
 
-CommGrowth largest_comm_growth(const ExposedComm& a, const ExposedComm& b) {
-  const std::pair<const char*, double> growth[] = {
-      {"tp", b.tp_s - a.tp_s}, {"cp", b.cp_s - a.cp_s}, {"ep", b.ep_s - a.ep_s},
-      {"pp", b.pp_s - a.pp_s}, {"dp", b.dp_s - a.dp_s}};
-  CommGrowth out;
-  for (const auto& [kind, grew] : growth)
+PartGrowth largest_growth(const StepParts& excess) {
+  PartGrowth out;
+  // Above a picosecond (the replay's clock): rounding is no growth.
+  for (const auto& [name, grew] : named_parts(excess))
     if (grew > out.grew_s && grew > 1e-12) {
-      out.kind = kind;
+      out.part = name;
       out.grew_s = grew;
     }
   return out;
@@ -112,7 +148,7 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const Scal
     row.global_batch_size = s.plan.global_batch_size;
     row.outcome = evaluate_plan(s);
     row.goodput = goodput_report(s, devices[i], row.outcome.step_time_s);
-    row.exposed = exposed_comm(row.outcome.stages);
+    row.parts = step_parts(row.outcome.stages);
     if (options.samples > 0 && row.outcome.status == PlanStatus::ok) 
       sampled[i] = sampled_throughput(std::move(s), row.outcome.tokens_per_s * row.outcome.step_time_s, options);
   });
@@ -147,9 +183,17 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const Scal
         static_cast<double>(row.num_devices) / base_row->num_devices * base_row->outcome.tokens_per_s;
     row.linearity = ideal > 0 ? row.outcome.tokens_per_s / ideal : 0;
     row.below_threshold = row.linearity < kLinearityThreshold;
-    const CommGrowth growth = largest_comm_growth(base_row->exposed, row.exposed);
-    row.grown_comm = growth.kind;
-    row.grown_comm_s = growth.grew_s;
+    // The ideal step here over the base's: linearity = ratio x step_N0 / step_N.
+    const double base_tokens = base_row->outcome.tokens_per_s * base_row->outcome.step_time_s;
+    const double ratio = base_tokens > 0 ? row.outcome.tokens_per_s * row.outcome.step_time_s / base_tokens *
+                                               base_row->num_devices / row.num_devices
+                                         : 0;
+    if (&row != base_row) {
+      row.excess = excess_over_linear(base_row->parts, row.parts, ratio);
+      const PartGrowth growth = largest_growth(row.excess);
+      row.grew_most = growth.part;
+      row.grew_most_s = growth.grew_s;
+    }
     // Per device, linearity is throughput per device over the base's.
     if (!sampled[i].empty() && base_row->mean_tokens_per_s_per_device > 0) {
       std::vector<double> lin;
@@ -174,7 +218,8 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
                     "\n";
   char buf[400];
   std::snprintf(buf, sizeof buf, "%8s %5s %7s %9s %12s %10s %6s %10s %8s %8s  %s\n", "devices", "DP", "gbs", "step_s",
-                "tokens/s", "tok/s/dev", "MFU%", "linearity", "goodput%", "days", "exposed comm (ms): tp cp ep pp dp");
+                "tokens/s", "tok/s/dev", "MFU%", "linearity", "goodput%", "days",
+                "exposed comm (ms): tp cp ep pp dp; bubble (ms); grew most");
   out += buf;
   for (const auto& r : result.rows) {
     const PlanOutcome& o = r.outcome;
@@ -183,29 +228,33 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
       out += buf + std::string(to_string(o.status)) + ": " + o.reason + "\n";
       continue;
     }
-    const ExposedComm& e = r.exposed;
+    const StepParts& e = r.parts;
     std::snprintf(buf, sizeof buf,
-                  "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f %8.1f %8.1f  %.1f %.1f %.1f %.1f %.1f", r.num_devices,
+                  "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f %8.1f %8.1f  %.1f %.1f %.1f %.1f %.1f; %.1f", r.num_devices,
                   r.data_parallel_size, r.global_batch_size, o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device,
                   100 * o.mfu, r.linearity, 100 * r.goodput.goodput, r.time_to_train_s / 86400, 1e3 * e.tp_s,
-                  1e3 * e.cp_s, 1e3 * e.ep_s, 1e3 * e.pp_s, 1e3 * e.dp_s);
+                  1e3 * e.cp_s, 1e3 * e.ep_s, 1e3 * e.pp_s, 1e3 * e.dp_s, 1e3 * e.bubble_s);
     out += buf;
-    if (r.below_threshold) {
-      out += "  < 0.8";
-      if (!r.grown_comm.empty()) {
-        std::snprintf(buf, sizeof buf, ": exposed %s communication grew most (+%.1f ms)", r.grown_comm.c_str(),
-                      1e3 * r.grown_comm_s);
-        out += buf;
-      }
+    if (!r.grew_most.empty()) {
+      std::snprintf(buf, sizeof buf, "; %s +%.1f ms", r.grew_most.c_str(), 1e3 * r.grew_most_s);
+      out += buf;
     }
+    if (r.below_threshold) out += "  < " + format_number("%.1f", kLinearityThreshold);
     out += "\n";
   }
   if (result.base_devices > 0) {
-    std::snprintf(buf, sizeof buf,
-                  "linearity = throughput_N / (N / %d x throughput_%d); under %.1f communication is the "
-                  "bottleneck\n",
-                  result.base_devices, result.base_devices, kLinearityThreshold);
-    out += buf;
+    const std::string n0 = std::to_string(result.base_devices);
+    const std::string threshold = format_number("%.1f", kLinearityThreshold);
+    out += "linearity = throughput_N / (N / " + n0 + " x throughput_" + n0 + "); '< " + threshold +
+           "' marks a size that keeps less than " + threshold +
+           " of linear scaling (seed 000's line, which blames communication only once data loading and the host "
+           "are ruled out)\n";
+    out += "grew most, per size: of a device's step parts (mean over stages: forward, backward, recompute, exposed "
+           "comm by kind, pipeline bubble, optimizer, data loading, host dispatch), the one whose time grew most over "
+           "its linear-scaling value since " + n0 + " devices, part_N - r x part_" + n0 + ", r = " +
+           (opt.strong ? n0 + " / N (strong scaling: a part that holds still while compute shrinks grows)"
+                       : std::string("1 (weak scaling)")) +
+           "; the parts' growths add up to (1 - linearity) x step_s\n";
   }
   out += "days = " + format_number("%.3g", opt.tokens) +
          " tokens / (tokens/s x goodput)" + (opt.samples > 0 ? " (tokens/s: the samples' mean)" : "") +
@@ -264,10 +313,14 @@ std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
     add_outcome_metrics(r, o);
     r["linearity"] = row.linearity;
     r["below_threshold"] = row.below_threshold;
-    r["exposed_comm_s"] = {{"tp", row.exposed.tp_s}, {"cp", row.exposed.cp_s}, {"ep", row.exposed.ep_s},
-                           {"pp", row.exposed.pp_s}, {"dp", row.exposed.dp_s}};
-    r["grown_comm"] = row.grown_comm;
-    r["grown_comm_s"] = row.grown_comm_s;
+    r["exposed_comm_s"] = {{"tp", row.parts.tp_s}, {"cp", row.parts.cp_s}, {"ep", row.parts.ep_s},
+                           {"pp", row.parts.pp_s}, {"dp", row.parts.dp_s}};
+    r["grew_most"] = row.grew_most;
+    r["grew_most_s"] = row.grew_most_s;
+    r["step_parts"] = nlohmann::ordered_json::array();
+    const auto parts = named_parts(row.parts), excess = named_parts(row.excess);
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      r["step_parts"].push_back({{"category", parts[k].name}, {"time_s", parts[k].s}, {"excess_s", excess[k].s}});
     const GoodputReport& g = row.goodput;
     r["goodput"] = {{"goodput", g.goodput},
                     {"failure_rate_per_device_hour", g.failure_rate_per_device_hour},
