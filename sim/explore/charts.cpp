@@ -28,8 +28,9 @@ std::string fixed(const char* format, double v) { return format_number(format, v
 
 // The metric columns every page's table shares, and their cells for one outcome: empty
 // where the row did not simulate, but the memory model's peak also for an out-of-memory row.
-const std::vector<std::string> kMetricColumns = {"status",   "step time",       "tokens/s per device",
-                                                 "MFU",      "pipeline bubble", "peak memory / HBM"};
+// The bubble cell holds both figures (README "Bubble: two figures").
+const std::vector<std::string> kMetricColumns = {"status", "step time", "tokens/s per device", "MFU",
+                                                 "bubble: mean over stages / critical stage", "peak memory / HBM"};
 std::vector<std::string> metric_cells(const PlanOutcome& o) {
   const bool ok = o.status == PlanStatus::ok;
   std::string memory;
@@ -39,7 +40,8 @@ std::vector<std::string> metric_cells(const PlanOutcome& o) {
           ok ? fixed("%.3f", o.step_time_s) + " s" : "",
           ok ? fixed("%.0f", o.tokens_per_s_per_device) : "",
           ok ? fixed("%.1f", 100 * o.mfu) + " %" : "",
-          ok ? fixed("%.1f", 100 * o.bubble_fraction) + " %" : "",
+          ok ? fixed("%.1f", 100 * o.bubble_fraction) + " % / " + fixed("%.1f", 100 * o.critical_stage_bubble_fraction) + " %"
+             : "",
           memory};
 }
 

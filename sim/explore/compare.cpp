@@ -100,8 +100,9 @@ std::string format_schedule_comparison(const Scenario& scenario, const std::vect
   std::size_t w = 8;
   for (const auto& r : rows) w = std::max(w, r.choice.label.size());
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%-*s  %8s  %8s  %6s  %10s  %s\n", static_cast<int>(w), "schedule", "step_s",
-                "bubble%", "MFU%", "tokens/s", "peak GiB per stage");
+  // The two bubble figures (README "Bubble: two figures").
+  std::snprintf(buf, sizeof buf, "%-*s  %8s  %8s  %12s  %6s  %10s  %s\n", static_cast<int>(w), "schedule", "step_s",
+                "bubble%", "crit_bubble%", "MFU%", "tokens/s", "peak GiB per stage");
   out += buf;
   for (const auto& r : rows) {
     const PlanOutcome& o = r.outcome;
@@ -111,8 +112,9 @@ std::string format_schedule_comparison(const Scenario& scenario, const std::vect
       peaks += buf;
     }
     if (o.status == PlanStatus::ok) {
-      std::snprintf(buf, sizeof buf, "%-*s  %8.3f  %8.1f  %6.1f  %10.0f  ", static_cast<int>(w),
-                    r.choice.label.c_str(), o.step_time_s, 100 * o.bubble_fraction, 100 * o.mfu, o.tokens_per_s);
+      std::snprintf(buf, sizeof buf, "%-*s  %8.3f  %8.1f  %12.1f  %6.1f  %10.0f  ", static_cast<int>(w),
+                    r.choice.label.c_str(), o.step_time_s, 100 * o.bubble_fraction,
+                    100 * o.critical_stage_bubble_fraction, 100 * o.mfu, o.tokens_per_s);
       out += buf + peaks + "\n";
     } else {
       std::snprintf(buf, sizeof buf, "%-*s  ", static_cast<int>(w), r.choice.label.c_str());
@@ -256,7 +258,7 @@ std::string format_framework_comparison(const Scenario& scenario, const std::vec
     out += plan_text(p) + "\n";
   }
   out += "breakdown in seconds, each column the largest over the pipeline stages (compute = forward + backward + "
-         "recompute; communication as exposed)\n";
+         "recompute; communication as exposed; bubble the largest stage idle, not run's mean over stages)\n";
   std::size_t w = 9;
   for (const auto& r : rows) w = std::max(w, row_label(r).size());
   char buf[512];
@@ -344,7 +346,8 @@ std::string csv_text(const std::string& s) {
 std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
   std::string out =
       "framework,plan_source,status,step_time_s,tokens_per_s,mfu,bubble_fraction,compute_s,tp_exposed_s,cp_exposed_s,"
-      "ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,host_s,peak_memory_gib,plan,reason\n";
+      "ep_exposed_s,pp_exposed_s,dp_exposed_s,bubble_s,optimizer_s,host_s,peak_memory_gib,plan,reason,"
+      "critical_stage_bubble_fraction\n";  // the last column added last: the others keep their places
   for (const auto& r : rows) {
     const PlanOutcome& o = r.outcome;
     out += std::string(to_string(r.framework)) + "," + plan_source(r) + "," + to_string(o.status);
@@ -352,7 +355,7 @@ std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
                      r.cp_exposed_s, r.ep_exposed_s, r.pp_exposed_s, r.dp_exposed_s, r.bubble_s, r.optimizer_s,
                      r.host_s, o.peak_memory_bytes / kBytesPerGiB})
       out += format_number(",%.9g", v);
-    out += "," + csv_text(plan_text(r.plan)) + "," + csv_text(o.reason) + "\n";
+    out += "," + csv_text(plan_text(r.plan)) + "," + csv_text(o.reason) + format_number(",%.9g", o.critical_stage_bubble_fraction) + "\n";
   }
   return out;
 }

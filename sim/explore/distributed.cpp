@@ -76,7 +76,7 @@ class ByteReader {
 
 // A field added to PlanOutcome must be added to encode_outcome and decode_outcome too, or
 // rank 0 would print it as 0 for other processes' items: this fails the build until then.
-static_assert(sizeof(PlanOutcome) == 8 + sizeof(std::string) + 7 * sizeof(double) + 2 * sizeof(std::vector<double>),
+static_assert(sizeof(PlanOutcome) == 8 + sizeof(std::string) + 8 * sizeof(double) + 2 * sizeof(std::vector<double>),
               "PlanOutcome changed: encode and decode the new field in encode_outcome / decode_outcome");
 static_assert(std::is_trivially_copyable_v<StageBreakdown>, "StageBreakdown is sent as its bytes");
 
@@ -125,7 +125,7 @@ std::string encode_outcome(const PlanOutcome& o) {
   w.put(o.status);
   w.put_text(o.reason);
   for (double x : {o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device, o.mfu, o.bubble_fraction,
-                   o.peak_memory_bytes, o.hbm_bytes})
+                   o.critical_stage_bubble_fraction, o.peak_memory_bytes, o.hbm_bytes})
     w.put(x);
   w.put_vector(o.stage_peak_memory_bytes);
   w.put_vector(o.stages);
@@ -138,7 +138,7 @@ PlanOutcome decode_outcome(std::string_view bytes) {
   o.status = r.get<PlanStatus>();
   o.reason = std::string(r.get_text());
   for (double* x : {&o.step_time_s, &o.tokens_per_s, &o.tokens_per_s_per_device, &o.mfu, &o.bubble_fraction,
-                    &o.peak_memory_bytes, &o.hbm_bytes})
+                    &o.critical_stage_bubble_fraction, &o.peak_memory_bytes, &o.hbm_bytes})
     *x = r.get<double>();
   o.stage_peak_memory_bytes = r.get_vector<double>();
   o.stages = r.get_vector<StageBreakdown>();

@@ -55,6 +55,7 @@ PlanOutcome evaluate_valid(const Scenario& scenario) {
   out.tokens_per_s_per_device = m.tokens_per_s_per_device;
   out.mfu = m.mfu;
   out.bubble_fraction = m.bubble_fraction;
+  out.critical_stage_bubble_fraction = m.critical_stage_bubble_fraction;
   out.stages = m.stages;
   return out;
 }
@@ -119,6 +120,7 @@ void add_outcome_metrics(nlohmann::ordered_json& out, const PlanOutcome& o) {
   out["tokens_per_s_per_device"] = ran_only(o.tokens_per_s_per_device);
   out["mfu"] = ran_only(o.mfu);
   out["bubble_fraction"] = ran_only(o.bubble_fraction);
+  out["critical_stage_bubble_fraction"] = ran_only(o.critical_stage_bubble_fraction);
   out["peak_memory_gib"] = o.peak_memory_bytes > 0 ? nlohmann::ordered_json(o.peak_memory_bytes / kBytesPerGiB)
                                                    : nlohmann::ordered_json(nullptr);
 }

@@ -23,7 +23,6 @@ double step_of(const Scenario& scenario) {
   return simulate(scenario, options).metrics.step_time_s;
 }
 
-double compute_s(const StageBreakdown& s) { return s.forward_s + s.backward_s + s.recompute_s; }
 
 // Each op's forward + backward time over all layers of its kind, as a share of the total.
 void rank_ops(const Scenario& scenario, Explanation& out) {
@@ -132,12 +131,9 @@ Explanation explain(const Scenario& scenario) {
   out.baseline = simulate(scenario, options).metrics;
   const double step = out.baseline.step_time_s;
 
-  // The stage whose compute is largest sets the pace of the pipeline.
+  // The stage whose compute is largest sets the pace of the pipeline (critical_stage_of).
   const auto& stages = out.baseline.stages;
-  for (std::size_t i = 1; i < stages.size(); ++i) {
-    if (compute_s(stages[i]) > compute_s(stages[static_cast<std::size_t>(out.critical_stage)]))
-      out.critical_stage = static_cast<int>(i);
-  }
+  out.critical_stage = out.baseline.critical_stage;
   if (!stages.empty()) {
     const auto& s = stages[static_cast<std::size_t>(out.critical_stage)];
     out.shares = {{"forward", s.forward_s},         {"backward", s.backward_s},   {"recompute", s.recompute_s},
@@ -195,9 +191,11 @@ Explanation explain(const Scenario& scenario) {
     out.counterfactuals.push_back({what, t, step > 0 ? 1 - t / step : 0});
   }
   if (!stages.empty()) {
-    // No bubble: the pipeline's idle time on the critical stage removed.
+    // No bubble: the critical stage's idle time taken off the step, no replay (its saving is
+    // baseline.critical_stage_bubble_fraction, not the run line's mean over stages).
     const double bubble = stages[static_cast<std::size_t>(out.critical_stage)].bubble_s;
-    out.counterfactuals.push_back({"no pipeline bubble", step - bubble, step > 0 ? bubble / step : 0});
+    out.counterfactuals.push_back({"no bubble on the critical stage (no replay)",
+                                   step - bubble, step > 0 ? bubble / step : 0});
   }
   std::stable_sort(out.counterfactuals.begin(), out.counterfactuals.end(),
                    [](const Counterfactual& a, const Counterfactual& b) { return a.saving > b.saving; });
@@ -235,7 +233,7 @@ Explanation explain(const Scenario& scenario) {
     out.diagnoses.push_back(slow);
   for (const auto& share : out.shares) {
     if (share.first == "pipeline bubble" && share.second > 0.1)
-      out.diagnoses.push_back("pipeline bubble above 10%: more micro-batches, interleaving or zb-h1 shrink it "
+      out.diagnoses.push_back("pipeline bubble on the critical stage above 10%: more micro-batches, interleaving or zb-h1 shrink it "
                               "(check `trainsim compare`)");
   }
   rank_ops(scenario, out);
@@ -254,12 +252,18 @@ std::string format_explanation(const Scenario& scenario, const Explanation& e) {
   std::snprintf(line, sizeof line, "%s: step %.4f s, MFU %.1f%%; critical stage %d\n", scenario.name.c_str(),
                 e.baseline.step_time_s, 100 * e.baseline.mfu, e.critical_stage);
   out += line;
-  out += "where the step goes (critical stage):\n";
+  out += "where the step goes on critical stage " + std::to_string(e.critical_stage) +
+         " (the most compute), share of the step:\n";
   for (const auto& [what, share] : e.shares) {
     if (share <= 0.0005) continue;
     std::snprintf(line, sizeof line, "  %-22s %5.1f%%\n", what.c_str(), 100 * share);
     out += line;
   }
+  // The run line's bubble is the mean over stages; say both so neither reads as the other.
+  std::snprintf(line, sizeof line,
+                "  (bubble: %.1f%% on critical stage %d; %.1f%% mean over stages, the figure `run` prints)\n",
+                100 * e.baseline.critical_stage_bubble_fraction, e.critical_stage, 100 * e.baseline.bubble_fraction);
+  out += line;
   // The CP exchange as the graph prices it: a ring's sends hidden under its attention steps
   // are no part of the shares above (they run beside the compute).
   if (e.cp_hidden_s > 0) {

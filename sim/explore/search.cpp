@@ -649,6 +649,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r, const
                   c.cp_exposed_s + c.ep_exposed_s, o.peak_memory_bytes / kBytesPerGiB, last);
     out += buf;
   }
+  out += "bubble%: mean over stages of idle / step (--json also gives critical_stage_bubble_fraction)\n";
   if (confidence && r.best.size() >= 2) {
     // Same devices and global batch: step times compare the two plans under any objective's ranking.
     Scenario best = scenario;

@@ -157,23 +157,25 @@ std::string format_sweep_table(const SweepResult& result, const std::optional<Er
     const auto dot = key.rfind('.');
     out += pad(key.substr(dot == std::string::npos ? 0 : dot + 1), width[a]) + "  ";
   }
-  out += "  step_s   tokens/s  tok/s/dev    MFU%  bubble%  peak_GiB  status\n";
+  out += "  step_s   tokens/s  tok/s/dev    MFU%  bubble%  crit_bubble%  peak_GiB  status\n";
   for (const auto& row : result.rows) {
     for (std::size_t a = 0; a < row.overrides.size(); ++a) out += pad(row.overrides[a].value, width[a]) + "  ";
     const PlanOutcome& o = row.outcome;
     if (o.status == PlanStatus::ok) {
       out += format_number("%8.3f", o.step_time_s) + " " + format_number("%10.0f", o.tokens_per_s) + " " +
              format_number("%10.0f", o.tokens_per_s_per_device) + " " + format_number("%7.1f", 100 * o.mfu) + " " +
-             format_number("%8.1f", 100 * o.bubble_fraction) + " " + format_number("%9.1f", o.peak_memory_bytes / kBytesPerGiB) + "  ok\n";
+             format_number("%8.1f", 100 * o.bubble_fraction) + " " + format_number("%13.1f", 100 * o.critical_stage_bubble_fraction) +
+             " " + format_number("%9.1f", o.peak_memory_bytes / kBytesPerGiB) + "  ok\n";
     } else {
       const std::string peak =
           o.peak_memory_bytes > 0 ? format_number("%9.1f", o.peak_memory_bytes / kBytesPerGiB) : std::string(9, ' ');
-      out += std::string(48, ' ') + peak + "  " + to_string(o.status) + ": " + o.reason + "\n";
+      out += std::string(62, ' ') + peak + "  " + to_string(o.status) + ": " + o.reason + "\n";
     }
   }
   std::size_t ok = 0;
   for (const auto& row : result.rows) ok += row.outcome.status == PlanStatus::ok;
   out += std::to_string(result.rows.size()) + " combinations, " + std::to_string(ok) + " simulated\n";
+  if (ok > 0) out += "bubble%: mean over stages of idle / step; crit_bubble%: on the critical stage (most compute)\n";
   if (interval && ok >= 2) {
     // Rows are by tokens/s: the first two are the best and the runner-up; time per token
     // compares them when a grid axis changes the batch.
@@ -195,7 +197,9 @@ std::string format_sweep_table(const SweepResult& result, const std::optional<Er
 std::string sweep_csv(const SweepResult& result) {
   std::string out;
   for (const auto& key : result.keys) out += csv_field(key) + ",";
-  out += "status,reason,step_time_s,tokens_per_s,tokens_per_s_per_device,mfu,peak_memory_gib,bubble_fraction\n";
+  // critical_stage_bubble_fraction last: columns before it keep their places.
+  out += "status,reason,step_time_s,tokens_per_s,tokens_per_s_per_device,mfu,peak_memory_gib,bubble_fraction,"
+         "critical_stage_bubble_fraction\n";
   for (const auto& row : result.rows) {
     for (const auto& o : row.overrides) out += csv_field(o.value) + ",";
     const PlanOutcome& o = row.outcome;
@@ -205,7 +209,7 @@ std::string sweep_csv(const SweepResult& result) {
     auto field = [](bool known, double value) { return known ? format_number("%.6g", value) : std::string(); };
     out += field(ran, o.step_time_s) + "," + field(ran, o.tokens_per_s) + "," + field(ran, o.tokens_per_s_per_device) +
            "," + field(ran, o.mfu) + "," + field(o.peak_memory_bytes > 0, o.peak_memory_bytes / kBytesPerGiB) + "," +
-           field(ran, o.bubble_fraction) + "\n";
+           field(ran, o.bubble_fraction) + "," + field(ran, o.critical_stage_bubble_fraction) + "\n";
   }
   return out;
 }

@@ -10,6 +10,14 @@ double time_to_train_s(const StepMetrics& metrics, double tokens) {
   return metrics.tokens_per_s > 0 ? tokens / metrics.tokens_per_s : 0.0;
 }
 
+int critical_stage_of(const std::vector<StageBreakdown>& stages) {
+  auto compute = [](const StageBreakdown& b) { return b.forward_s + b.backward_s + b.recompute_s; };
+  int best = 0;
+  for (std::size_t i = 1; i < stages.size(); ++i)
+    if (compute(stages[i]) > compute(stages[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
+  return best;
+}
+
 StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs& in) {
   StepMetrics m;
   m.step_time_s = static_cast<double>(replay.end) * 1e-12;
@@ -63,9 +71,12 @@ StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs&
     m.peak_memory_bytes = std::max(m.peak_memory_bytes, b.peak_memory_bytes);
     bubble += b.bubble_s;
   }
+  m.critical_stage = critical_stage_of(m.stages);
   const double t = m.step_time_s;
   if (t > 0) {
+    // The two bubble figures (step_metrics.hpp): the mean over stages, and the critical stage's.
     m.bubble_fraction = stages > 0 ? bubble / stages / t : 0.0;
+    m.critical_stage_bubble_fraction = stages > 0 ? m.stages[static_cast<std::size_t>(m.critical_stage)].bubble_s / t : 0.0;
     m.tokens_per_s = in.tokens_per_step / t;
     m.samples_per_s = in.samples_per_step / t;
     const double n = std::max(1, in.num_devices);

@@ -44,6 +44,9 @@ nlohmann::ordered_json explanation_json(const Scenario& scenario, const Explanat
   j["mfu"] = e.baseline.mfu;
   j["tokens_per_s"] = e.baseline.tokens_per_s;
   j["critical_stage"] = e.critical_stage;
+  // The two bubble figures by the names run's JSON gives them (README "Bubble: two figures").
+  j["bubble_fraction"] = e.baseline.bubble_fraction;
+  j["critical_stage_bubble_fraction"] = e.baseline.critical_stage_bubble_fraction;
   j["shares"] = nlohmann::ordered_json::array();
   for (const auto& [category, fraction] : e.shares) j["shares"].push_back({{"category", category}, {"fraction", fraction}});
   j["counterfactuals"] = nlohmann::ordered_json::array();

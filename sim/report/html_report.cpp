@@ -770,7 +770,10 @@ std::vector<HtmlCard> key_cards(const Scenario& sc, const SimResult& r) {
       {si(m.tokens_per_s), "tokens/s"},
       {si(m.tokens_per_s_per_device), "tokens/s per device"},
       {format_number("%.1f", m.tflops_per_device), "model TFLOPS per device"},
-      {format_number("%.1f", 100 * m.bubble_fraction) + " %", "pipeline bubble"},
+      // The two bubble figures (README "Bubble: two figures").
+      {format_number("%.1f", 100 * m.bubble_fraction) + " %", "bubble, mean over stages"},
+      {format_number("%.1f", 100 * m.critical_stage_bubble_fraction) + " %",
+       "bubble on critical stage " + std::to_string(m.critical_stage) + " (most compute)"},
       {format_number("%.1f", m.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm / kGiB) + " GiB",
        fits ? "peak memory / HBM (fits)" : "peak memory / HBM: DOES NOT FIT", fits ? 1 : -1},
   };
@@ -858,7 +861,8 @@ std::string html_run_sections(const std::vector<HtmlRun>& runs) {
 }
 
 std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string& title) {
-  HtmlTable table{{"run", "plan", "devices", "step time", "MFU", "HFU", "tokens/s", "pipeline bubble",
+  HtmlTable table{{"run", "plan", "devices", "step time", "MFU", "HFU", "tokens/s",
+                   "bubble: mean over stages / critical stage",
                    "peak memory / HBM"},
                   "llr",
                   {},
@@ -874,7 +878,8 @@ std::string html_comparison(const std::vector<HtmlRun>& runs, const std::string&
                           format_number("%.3f", r.metrics.step_time_s) + " s",
                           format_number("%.1f", 100 * r.metrics.mfu) + " %",
                           format_number("%.1f", 100 * r.metrics.hfu) + " %", si(r.metrics.tokens_per_s),
-                          format_number("%.1f", 100 * r.metrics.bubble_fraction) + " %",
+                          format_number("%.1f", 100 * r.metrics.bubble_fraction) + " % / " +
+                              format_number("%.1f", 100 * r.metrics.critical_stage_bubble_fraction) + " %",
                           format_number("%.1f", r.metrics.peak_memory_bytes / kGiB) + " / " +
                               format_number("%.0f", hbm_of(sc, r) / kGiB) + " GiB" + (fits ? "" : " (does not fit)")});
     table.failed.push_back(!fits);

@@ -50,7 +50,9 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
   out += sc.name + " on " + std::to_string(sc.num_devices) + " x " + sc.hardware.device.name + "\n";
   out += "  plan: " + plan_line(sc) + "\n";
   out += "  step time " + format_number("%.4f", m.step_time_s) + " s   MFU " + format_number("%.1f", 100 * m.mfu) + " %   HFU " +
-         format_number("%.1f", 100 * m.hfu) + " %   bubble " + format_number("%.1f", 100 * m.bubble_fraction) + " %\n";
+         format_number("%.1f", 100 * m.hfu) + " %   bubble " + format_number("%.1f", 100 * m.bubble_fraction) +
+         " % mean over stages, " + format_number("%.1f", 100 * m.critical_stage_bubble_fraction) +
+         " % on critical stage " + std::to_string(m.critical_stage) + "\n";
   if (confidence) {
     out += "  step time " + format_number("%.4f", m.step_time_s) + " s (" +
            describe_interval(m.step_time_s, confidence->interval) + ")\n";
@@ -76,7 +78,11 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
                   b.pp_exposed_s, b.dp_exposed_s, b.comm_hidden_s, b.bubble_s, b.optimizer_s, b.data_s, b.host_s,
                   b.peak_memory_bytes / kGiB);
     out += line;
+    if (m.stages.size() > 1 && b.stage == m.critical_stage) out.insert(out.size() - 1, "  *");
   }
+  // What the bubble column is, and which row explain reads (README "Bubble: two figures").
+  out += "  bubble: seconds the stage's ranks run nothing (no compute, no communication)";
+  out += m.stages.size() > 1 ? "; * critical stage (most compute)\n" : "\n";
   int flagged = 0;
   for (const auto& w : m.device_waits) flagged += w.flagged ? 1 : 0;
   if (flagged > 0) {
@@ -123,7 +129,9 @@ std::string json_summary(const Scenario& sc, const SimResult& r, const SummaryCo
   j["hardware_tflops_per_device"] = m.hardware_tflops_per_device;
   j["mfu"] = m.mfu;
   j["hfu"] = m.hfu;
-  j["bubble_fraction"] = m.bubble_fraction;
+  j["bubble_fraction"] = m.bubble_fraction;  // mean over stages (README "Bubble: two figures")
+  j["critical_stage"] = m.critical_stage;
+  j["critical_stage_bubble_fraction"] = m.critical_stage_bubble_fraction;
   j["tokens_per_day"] = m.tokens_per_day;
   j["time_to_train_1t_tokens_days"] = time_to_train_s(m, 1e12) / 86400.0;
   j["peak_memory_bytes"] = m.peak_memory_bytes;

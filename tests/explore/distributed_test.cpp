@@ -64,6 +64,7 @@ TEST_CASE("an outcome survives its bytes field for field, doubles bit for bit", 
   o.tokens_per_s_per_device = -0.0;
   o.mfu = std::nextafter(0.5, 1.0);
   o.bubble_fraction = std::numeric_limits<double>::quiet_NaN();
+  o.critical_stage_bubble_fraction = 1.0 / 7;
   o.peak_memory_bytes = 8.5e10;
   o.hbm_bytes = 8.0e10;
   o.stage_peak_memory_bytes = {1.5e10, 2.25e10};
@@ -80,6 +81,7 @@ TEST_CASE("an outcome survives its bytes field for field, doubles bit for bit", 
   CHECK(same_bits(back.tokens_per_s_per_device, o.tokens_per_s_per_device));
   CHECK(same_bits(back.mfu, o.mfu));
   CHECK(std::isnan(back.bubble_fraction));
+  CHECK(same_bits(back.critical_stage_bubble_fraction, 1.0 / 7));
   CHECK(back.peak_memory_bytes == o.peak_memory_bytes);
   CHECK(back.hbm_bytes == o.hbm_bytes);
   CHECK(back.stage_peak_memory_bytes == o.stage_peak_memory_bytes);

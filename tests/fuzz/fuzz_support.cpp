@@ -159,7 +159,8 @@ void check_result(const Scenario& scenario, const SimResult& result) {
                  std::to_string(recompute));
   for (double x : {m.tokens_per_s, m.tokens_per_s_per_device, m.samples_per_s, m.samples_per_s_per_device,
                    m.model_flops_per_step, m.hardware_flops_per_step, m.tflops_per_device,
-                   m.hardware_tflops_per_device, m.tokens_per_day, m.peak_memory_bytes, m.bubble_fraction})
+                   m.hardware_tflops_per_device, m.tokens_per_day, m.peak_memory_bytes, m.bubble_fraction,
+                   m.critical_stage_bubble_fraction})
     need_finite(x, "step metric");
   for (const auto& t : m.tiers) {
     need_finite(t.busy_s, "tier busy time");

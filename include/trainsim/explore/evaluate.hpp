@@ -23,7 +23,8 @@ struct PlanOutcome {
   double tokens_per_s = 0;
   double tokens_per_s_per_device = 0;
   double mfu = 0;
-  double bubble_fraction = 0;  // mean over stages of bubble / step time
+  double bubble_fraction = 0;  // mean over stages of bubble / step time (StepMetrics)
+  double critical_stage_bubble_fraction = 0;  // the critical stage's bubble / step time (StepMetrics)
   // From the memory model (also filled when out of memory).
   double peak_memory_bytes = 0;  // worst stage
   double hbm_bytes = 0;

@@ -1,6 +1,6 @@
 #pragma once
-// `trainsim explain SCENARIO`: what limits this plan. The step's time on its slowest
-// stage split into compute, each exposed communication kind, bubble and optimizer, and
+// `trainsim explain SCENARIO`: what limits this plan. The step's time on its critical
+// stage (the most compute, critical_stage_of) split into compute, each exposed communication kind, bubble and optimizer, and
 // for each lever the step time of a counterfactual replay in which it is removed or
 // made cheaper (TP communication hidden, links twice as fast, host dispatch free, ...),
 // plus the seeds' diagnoses where they apply.
@@ -14,7 +14,8 @@ namespace trainsim {
 
 struct Counterfactual {
   std::string what;          // "TP communication hidden under GEMMs"
-  double step_time_s = 0;    // step time of the counterfactual replay
+  double step_time_s = 0;    // step time of the counterfactual replay (the bubble's: the step
+                             // less the critical stage's bubble, no replay)
   double saving = 0;         // 1 - counterfactual / baseline
 };
 
@@ -44,8 +45,10 @@ std::vector<MeasurementAdvice> measurement_advice(const Scenario& a, const Scena
 
 struct Explanation {
   StepMetrics baseline;
-  int critical_stage = 0;                          // stage with the most busy time
-  std::vector<std::pair<std::string, double>> shares;  // category -> fraction of the step on that stage
+  int critical_stage = 0;                          // baseline.critical_stage: the most compute
+  // category -> fraction of the step on that stage; its "pipeline bubble" is
+  // baseline.critical_stage_bubble_fraction, not the run line's mean over stages
+  std::vector<std::pair<std::string, double>> shares;
   // The CP exchange of the critical stage in one step, as the graph prices it (uncontended):
   // what the step waits for (the ring's sends its attention steps do not hide; all of an
   // all-gather or all-to-all CP's) and what a ring hides beside its attention steps.

@@ -19,6 +19,9 @@ struct StageBreakdown {
   double pp_exposed_s = 0;
   double dp_exposed_s = 0;
   double comm_hidden_s = 0;  // communication that ran under compute
+  // The stage's bubble: time in [0, step end] its ranks run nothing, no compute and no
+  // communication (engine's idle_s, mean over the stage's replayed ranks). Pipeline fill and
+  // drain, waits for a slower stage, and a stage that finishes before the step ends.
   double bubble_s = 0;
   double optimizer_s = 0;
   double data_s = 0;
@@ -58,7 +61,11 @@ struct StepMetrics {
   double hfu = 0;
   double tokens_per_day = 0;
   double peak_memory_bytes = 0;
-  double bubble_fraction = 0;  // mean over stages of bubble / step time
+  // Two bubble figures (README "Bubble: two figures"). They agree on a uniform pipeline, where
+  // both are 1F1B's (p-1)/(m+p-1); they part when stages differ (embedding, loss, uneven splits).
+  double bubble_fraction = 0;  // mean over stages of bubble_s / step time ("bubble, mean over stages")
+  int critical_stage = 0;      // critical_stage_of(stages)
+  double critical_stage_bubble_fraction = 0;  // that stage's bubble_s / step time
   int num_devices = 0;
   std::array<TierTraffic, 2> tiers{};  // [0] inside a server, [1] across servers
 };
@@ -76,6 +83,10 @@ struct MetricInputs {
 };
 
 constexpr double kWaitRatioFlag = 0.2;
+
+// The stage with the most compute (forward + backward + recompute), the first of equals: it
+// sets the pipeline's pace, so explain reads the step's shares there. 0 with no stages.
+int critical_stage_of(const std::vector<StageBreakdown>& stages);
 
 // Step time, per-stage breakdown (mean over a stage's replayed ranks), throughput, MFU, HFU.
 StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs& inputs);
