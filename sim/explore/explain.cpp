@@ -7,6 +7,7 @@
 
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/explore/monte_carlo.hpp"
+#include "trainsim/explore/scale.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
@@ -22,7 +23,6 @@ double step_of(const Scenario& scenario) {
   options.record_timeline = false;
   return simulate(scenario, options).metrics.step_time_s;
 }
-
 
 // Each op's forward + backward time over all layers of its kind, as a share of the total.
 void rank_ops(const Scenario& scenario, Explanation& out) {
@@ -135,13 +135,9 @@ Explanation explain(const Scenario& scenario) {
   const auto& stages = out.baseline.stages;
   out.critical_stage = out.baseline.critical_stage;
   if (!stages.empty()) {
-    const auto& s = stages[static_cast<std::size_t>(out.critical_stage)];
-    out.shares = {{"forward", s.forward_s},         {"backward", s.backward_s},   {"recompute", s.recompute_s},
-                  {"exposed TP comm", s.tp_exposed_s}, {"exposed CP comm", s.cp_exposed_s},
-                  {"exposed EP comm", s.ep_exposed_s}, {"exposed PP comm", s.pp_exposed_s},
-                  {"exposed DP comm", s.dp_exposed_s}, {"pipeline bubble", s.bubble_s},
-                  {"optimizer", s.optimizer_s},       {"host dispatch", s.host_s}};
-    for (auto& share : out.shares) share.second = step > 0 ? share.second / step : 0;
+    // The critical stage's parts, named as scale names them (data loading included).
+    for (const NamedPart& part : named_parts(step_parts({stages[static_cast<std::size_t>(out.critical_stage)]})))
+      out.shares.emplace_back(part.name, step > 0 ? part.s / step : 0);
     cp_exchange(scenario, out.critical_stage, out);
   }
 
@@ -194,8 +190,8 @@ Explanation explain(const Scenario& scenario) {
     // No bubble: the critical stage's idle time taken off the step, no replay (its saving is
     // baseline.critical_stage_bubble_fraction, not the run line's mean over stages).
     const double bubble = stages[static_cast<std::size_t>(out.critical_stage)].bubble_s;
-    out.counterfactuals.push_back({"no bubble on the critical stage (no replay)",
-                                   step - bubble, step > 0 ? bubble / step : 0});
+    out.counterfactuals.push_back({"no bubble on the critical stage (no replay)", step - bubble,
+                                   out.baseline.critical_stage_bubble_fraction});
   }
   std::stable_sort(out.counterfactuals.begin(), out.counterfactuals.end(),
                    [](const Counterfactual& a, const Counterfactual& b) { return a.saving > b.saving; });

@@ -17,60 +17,53 @@
 
 namespace trainsim {
 
+namespace {
+
+// One row per part: its name (explain's words for the same StageBreakdown field), where StepParts
+// keeps it, and the StageBreakdown field it is the stage mean of. The one list step_parts,
+// named_parts and excess_over_linear walk.
+struct PartField {
+  const char* name;
+  double StepParts::*part;
+  double StageBreakdown::*stage;
+};
+constexpr std::array<PartField, kNumStepParts> kPartFields = {{
+    {"forward", &StepParts::forward_s, &StageBreakdown::forward_s},
+    {"backward", &StepParts::backward_s, &StageBreakdown::backward_s},
+    {"recompute", &StepParts::recompute_s, &StageBreakdown::recompute_s},
+    {"exposed TP comm", &StepParts::tp_s, &StageBreakdown::tp_exposed_s},
+    {"exposed CP comm", &StepParts::cp_s, &StageBreakdown::cp_exposed_s},
+    {"exposed EP comm", &StepParts::ep_s, &StageBreakdown::ep_exposed_s},
+    {"exposed PP comm", &StepParts::pp_s, &StageBreakdown::pp_exposed_s},
+    {"exposed DP comm", &StepParts::dp_s, &StageBreakdown::dp_exposed_s},
+    {"pipeline bubble", &StepParts::bubble_s, &StageBreakdown::bubble_s},
+    {"optimizer", &StepParts::optimizer_s, &StageBreakdown::optimizer_s},
+    {"data loading", &StepParts::data_s, &StageBreakdown::data_s},
+    {"host dispatch", &StepParts::host_s, &StageBreakdown::host_s},
+}};
+
+}  // namespace
+
 StepParts step_parts(const std::vector<StageBreakdown>& stages) {
   StepParts p;
   if (stages.empty()) return p;
-  for (const auto& s : stages) {
-    p.forward_s += s.forward_s;
-    p.backward_s += s.backward_s;
-    p.recompute_s += s.recompute_s;
-    p.tp_s += s.tp_exposed_s;
-    p.cp_s += s.cp_exposed_s;
-    p.ep_s += s.ep_exposed_s;
-    p.pp_s += s.pp_exposed_s;
-    p.dp_s += s.dp_exposed_s;
-    p.bubble_s += s.bubble_s;
-    p.optimizer_s += s.optimizer_s;
-    p.data_s += s.data_s;
-    p.host_s += s.host_s;
-  }
   const double n = static_cast<double>(stages.size());
-  for (double* x : {&p.forward_s, &p.backward_s, &p.recompute_s, &p.tp_s, &p.cp_s, &p.ep_s, &p.pp_s, &p.dp_s,
-                    &p.bubble_s, &p.optimizer_s, &p.data_s, &p.host_s})
-    *x /= n;
+  for (const PartField& f : kPartFields) {
+    for (const auto& s : stages) p.*f.part += s.*f.stage;
+    p.*f.part /= n;
+  }
   return p;
 }
 
 std::array<NamedPart, kNumStepParts> named_parts(const StepParts& p) {
-  // explain.cpp's names for the same StageBreakdown fields, so both commands say one thing.
-  return {{{"forward", p.forward_s},
-           {"backward", p.backward_s},
-           {"recompute", p.recompute_s},
-           {"exposed TP comm", p.tp_s},
-           {"exposed CP comm", p.cp_s},
-           {"exposed EP comm", p.ep_s},
-           {"exposed PP comm", p.pp_s},
-           {"exposed DP comm", p.dp_s},
-           {"pipeline bubble", p.bubble_s},
-           {"optimizer", p.optimizer_s},
-           {"data loading", p.data_s},
-           {"host dispatch", p.host_s}}};
+  std::array<NamedPart, kNumStepParts> out{};
+  for (std::size_t k = 0; k < kNumStepParts; ++k) out[k] = {kPartFields[k].name, p.*kPartFields[k].part};
+  return out;
 }
 
 StepParts excess_over_linear(const StepParts& base, const StepParts& now, double r) {
   StepParts e;
-  e.forward_s = now.forward_s - r * base.forward_s;
-  e.backward_s = now.backward_s - r * base.backward_s;
-  e.recompute_s = now.recompute_s - r * base.recompute_s;
-  e.tp_s = now.tp_s - r * base.tp_s;
-  e.cp_s = now.cp_s - r * base.cp_s;
-  e.ep_s = now.ep_s - r * base.ep_s;
-  e.pp_s = now.pp_s - r * base.pp_s;
-  e.dp_s = now.dp_s - r * base.dp_s;
-  e.bubble_s = now.bubble_s - r * base.bubble_s;
-  e.optimizer_s = now.optimizer_s - r * base.optimizer_s;
-  e.data_s = now.data_s - r * base.data_s;
-  e.host_s = now.host_s - r * base.host_s;
+  for (const PartField& f : kPartFields) e.*f.part = now.*f.part - r * base.*f.part;
   return e;
 }
 
