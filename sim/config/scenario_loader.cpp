@@ -17,6 +17,7 @@
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/model/model_check.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
 #include "validate.hpp"
@@ -343,16 +344,7 @@ ModelSpec fill_model(const Validated& v, const std::string& path) {
 void check_model(const ModelSpec& m, const Validated& v, const std::string& path, bool json,
                  std::vector<Diagnostic>& out) {
   auto at = [&](const std::string& key) { return v.has(key) ? v.values.at(key).where : SourceLocation{}; };
-  if (m.num_key_value_heads > 0 && m.num_attention_heads % m.num_key_value_heads != 0)
-    out.push_back({at("num_key_value_heads"), "num_key_value_heads",
-                   std::to_string(m.num_key_value_heads) + " does not divide num_attention_heads (" +
-                       std::to_string(m.num_attention_heads) + ")",
-                   "a divisor of " + std::to_string(m.num_attention_heads)});
-  if (!v.has("head_dim") && m.hidden_size % m.num_attention_heads != 0)
-    out.push_back({at("num_attention_heads"), "num_attention_heads",
-                   std::to_string(m.num_attention_heads) + " does not divide hidden_size (" +
-                       std::to_string(m.hidden_size) + "); give head_dim explicitly",
-                   ""});
+  const std::size_t problems_before = out.size();
   if (v.has("kv_lora_rank")) {
     for (const char* key : {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
       if (!v.has(key))
@@ -386,37 +378,17 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                    std::to_string(v.values.at("sliding_window_layers").list.size()) + " entries for " +
                        std::to_string(m.num_layers) + " layers",
                    "one 0 or 1 per layer (num_hidden_layers = " + std::to_string(m.num_layers) + ")"});
-  if (m.moe) {
-    if (m.moe->experts_per_token > m.moe->num_experts)
-      out.push_back({at("num_experts_per_tok"), "num_experts_per_tok",
-                     "top-k " + std::to_string(m.moe->experts_per_token) + " exceeds the number of experts (" +
-                         std::to_string(m.moe->num_experts) + ")",
-                     "1.." + std::to_string(m.moe->num_experts)});
-    if (m.moe->first_dense_layers > m.num_layers)
-      out.push_back({at("first_k_dense_replace"), "first_k_dense_replace", "exceeds num_hidden_layers", ""});
-    if (m.moe->num_groups > 0 && m.moe->num_experts % m.moe->num_groups != 0)
-      out.push_back({at("n_group"), "n_group",
-                     std::to_string(m.moe->num_groups) + " does not divide the " +
-                         std::to_string(m.moe->num_experts) + " experts",
-                     "a divisor of " + std::to_string(m.moe->num_experts)});
-    if (m.moe->groups_per_token > 0 && m.moe->num_groups > 0 && m.moe->groups_per_token > m.moe->num_groups)
-      out.push_back({at("topk_group"), "topk_group", "exceeds n_group (" + std::to_string(m.moe->num_groups) + ")",
-                     "1.." + std::to_string(m.moe->num_groups)});
-  } else if (v.has("num_experts_per_tok") && !json) {
+  if (!m.moe && v.has("num_experts_per_tok") && !json) {
     out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
                    "also set num_local_experts"});
   }
-  // Each key's bound leaves headroom over every published model, but their product does not
-  // bound the model: 16384 layers of h 2^18 and ffn 2^22 are 5e16 parameters, whose gradient
-  // buckets alone (one record per ~80 MB) exhaust memory. The largest published models have
-  // ~1.6e12 parameters (Switch-C 1.6T; Kimi K2 1.04T); 1e14 is 60x that.
-  constexpr double kMaxParameters = 1e14;
-  if (!out.empty()) return;  // count_parameters needs a consistent model
-  if (const double n = count_parameters(m).total; n > kMaxParameters)
-    out.push_back({SourceLocation{path, 0, 0}, "",
-                   "the model has " + format_number("%.3g", n) + " parameters",
-                   "at most " + format_number("%.0e", kMaxParameters) +
-                       " (60x the largest published model, Switch-C's 1.6e12)"});
+  if (out.size() != problems_before) return;  // the shape checks need the keys above consistent
+  for (auto& p : check_model_shape(m, v.has("head_dim"))) {
+    if (p.key.empty())
+      out.push_back({SourceLocation{path, 0, 0}, "", std::move(p.problem), std::move(p.valid)});
+    else
+      out.push_back({at(p.key), p.key, std::move(p.problem), std::move(p.valid)});
+  }
 }
 
 // The attention curve (issue 17): two lists of one length, spans strictly increasing.

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
+#include <string_view>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/config/schema.hpp"
 #include "trainsim/config/yaml_file.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/model/model_spec.hpp"
@@ -40,10 +43,32 @@ struct RowReader {
   // reach a division in the scenario (tp: 0 was a floating point exception).
   template <typename T>
   std::optional<T> at_least(const YAML::Node& parent, const char* key, const std::string& path, T minimum) const {
+    return within<T>(parent, key, path, minimum, std::numeric_limits<T>::max());
+  }
+
+  // A model dimension: null or within the model file's bounds for the same key (its schema,
+  // which leaves headroom over every published model). Without the upper bound, heads of 3e9
+  // reached the workload as a negative int.
+  std::optional<long long> model_dimension(const YAML::Node& parent, const char* key, const std::string& path,
+                                           const char* model_key) const {
+    for (const KeySpec& spec : key_schema(FileKind::model)) {
+      if (std::string_view(spec.path) == model_key)
+        return within<long long>(parent, key, path, static_cast<long long>(spec.min),
+                                 static_cast<long long>(spec.max));
+    }
+    throw SimError(std::string("measured runs: no model key ") + model_key + " in the schema");
+  }
+
+  template <typename T>
+  std::optional<T> within(const YAML::Node& parent, const char* key, const std::string& path, T minimum,
+                          T maximum) const {
     auto value = optional<T>(parent, key, path);
-    if (value && *value < minimum) {
+    if (value && (*value < minimum || *value > maximum)) {
+      const std::string valid = maximum == std::numeric_limits<T>::max()
+                                    ? ">= " + std::to_string(minimum)
+                                    : std::to_string(minimum) + " to " + std::to_string(maximum);
       problems.push_back(at(parent[key], path + "." + key,
-                            std::to_string(*value) + " is out of range; valid: >= " + std::to_string(minimum) +
+                            std::to_string(*value) + " is out of range; valid: " + valid +
                                 " (or null when the source does not say)"));
       return std::nullopt;
     }
@@ -107,13 +132,13 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     const YAML::Node model = row["model"];
     const std::string mp = where + ".model";
     run.model_name = read.text(model, "name");
-    run.layers = read.at_least<long long>(model, "layers", mp, 1);
-    run.hidden = read.at_least<long long>(model, "hidden", mp, 1);
-    run.heads = read.at_least<long long>(model, "heads", mp, 1);
-    run.kv_heads = read.at_least<long long>(model, "kv_heads", mp, 1);
-    run.ffn = read.at_least<long long>(model, "ffn", mp, 1);
-    run.vocab = read.at_least<long long>(model, "vocab", mp, 1);
-    run.seq_len = read.at_least<long long>(model, "seq_len", mp, 1);
+    run.layers = read.model_dimension(model, "layers", mp, "num_hidden_layers");
+    run.hidden = read.model_dimension(model, "hidden", mp, "hidden_size");
+    run.heads = read.model_dimension(model, "heads", mp, "num_attention_heads");
+    run.kv_heads = read.model_dimension(model, "kv_heads", mp, "num_key_value_heads");
+    run.ffn = read.model_dimension(model, "ffn", mp, "intermediate_size");
+    run.vocab = read.model_dimension(model, "vocab", mp, "vocab_size");
+    run.seq_len = read.model_dimension(model, "seq_len", mp, "max_position_embeddings");
     run.position_embedding = read.optional<std::string>(model, "position_embedding", mp);
     if (run.position_embedding && !parse_position_embedding(*run.position_embedding)) {
       problems.push_back(read.at(model["position_embedding"], mp + ".position_embedding",
@@ -122,10 +147,10 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     }
     if (model["moe"] && model["moe"].IsMap()) {
       const YAML::Node moe = model["moe"];
-      run.moe_experts = read.at_least<long long>(moe, "experts", mp + ".moe", 1);
-      run.moe_topk = read.at_least<long long>(moe, "topk", mp + ".moe", 1);
-      run.moe_ffn = read.at_least<long long>(moe, "moe_ffn", mp + ".moe", 1);
-      run.moe_shared_experts = read.at_least<long long>(moe, "shared_experts", mp + ".moe", 0);
+      run.moe_experts = read.model_dimension(moe, "experts", mp + ".moe", "num_local_experts");
+      run.moe_topk = read.model_dimension(moe, "topk", mp + ".moe", "num_experts_per_tok");
+      run.moe_ffn = read.model_dimension(moe, "moe_ffn", mp + ".moe", "moe_intermediate_size");
+      run.moe_shared_experts = read.model_dimension(moe, "shared_experts", mp + ".moe", "n_shared_experts");
     }
 
     const YAML::Node hardware = row["hardware"];

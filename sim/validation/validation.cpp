@@ -13,6 +13,7 @@
 #include "trainsim/common/version.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/model/model_check.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
 
@@ -648,6 +649,23 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
 
   apply_published_architecture(m);
+  // The plan counts tokens in an int: a longer sequence is refused, not wrapped negative.
+  if (*run.seq_len > std::numeric_limits<int>::max()) {
+    problems.push_back(problem(run, "model.seq_len", std::to_string(*run.seq_len) + " tokens is more than trainsim counts",
+                               "1 to " + std::to_string(std::numeric_limits<int>::max())));
+    throw ConfigError(std::move(problems));
+  }
+  // The model file's cross-key checks (a row's heads larger than its width gave a head of
+  // width 0 and a silent number; its top-k beyond int an internal error), named by the row's
+  // own fields. Thrown here: the plan's checks below divide by these dimensions.
+  for (auto& shape : check_model_shape(m, false)) {
+    const std::string field = shape.key == "num_attention_heads"   ? "model.heads"
+                              : shape.key == "num_key_value_heads" ? "model.kv_heads"
+                              : shape.key == "num_experts_per_tok" ? "model.moe.topk"
+                                                                   : "model";
+    problems.push_back(problem(run, field, shape.problem, shape.valid));
+  }
+  if (!problems.empty()) throw ConfigError(std::move(problems));
 
   // Plan.
   ParallelPlan& p = s.plan;
@@ -717,14 +735,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
   if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
   p.global_batch_size = run.global_batch.value_or(1);
-  // The plan counts tokens in an int: a longer sequence is refused, not wrapped negative.
-  if (*run.seq_len > std::numeric_limits<int>::max()) {
-    problems.push_back(problem(run, "model.seq_len", std::to_string(*run.seq_len) + " tokens is more than trainsim counts",
-                               "1 to " + std::to_string(std::numeric_limits<int>::max())));
-    p.seq_length = 1;
-  } else {
-    p.seq_length = static_cast<int>(*run.seq_len);
-  }
+  p.seq_length = static_cast<int>(*run.seq_len);  // checked against int above
   if (run.framework) {
     p.framework = parse_framework(*run.framework).value_or(Framework::megatron_core);
   } else {

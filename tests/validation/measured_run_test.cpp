@@ -233,8 +233,11 @@ TEST_CASE("a zero count, dimension or parallel size is refused at load with file
     std::string zeroed = c.line;
     zeroed.back() = '0';
     const std::string message = load_error(edit(run_yaml(), c.line, zeroed));
+    // A parallel size has no upper bound here (check_plan has its own); a model dimension has
+    // the model file's.
     CHECK_THAT(message, Catch::Contains("trainsim_measured_run_test.yaml:" + std::to_string(c.line_number) + ":") &&
-                            Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: >= 1"));
+                            (Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: >= 1") ||
+                             Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: 1 to 16384")));
   }
   CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: -2")), Catch::Contains("t.plan.tp: -2 is out of range"));
 }
@@ -607,4 +610,39 @@ TEST_CASE("a sequence longer than the plan's token count can hold is refused nam
     CHECK(std::string(e.what()).find("model.seq_len: 22147483647048 tokens is more than trainsim counts") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("a model dimension beyond the model file's bound is refused at load, not narrowed to a negative int "
+          "(fuzz finding: heads 3e9 reached the workload as an internal error)",
+          "[validation]") {
+  CHECK_THAT(load_error(edit(run_yaml(), "    heads: 8", "    heads: 3000000000")),
+             Catch::Contains("trainsim_measured_run_test.yaml:6:") &&
+                 Catch::Contains("t.model.heads: 3000000000 is out of range; valid: 1 to 16384"));
+  CHECK_THAT(load_error(edit(run_yaml(), "    layers: 2", "    layers: 2147483647")),
+             Catch::Contains("t.model.layers: 2147483647 is out of range; valid: 1 to 16384"));
+  CHECK_THAT(load_error(edit(run_yaml(), "    vocab: 51200", "    vocab: 3000000000")),
+             Catch::Contains("t.model.vocab: 3000000000 is out of range; valid: 1 to 16777216"));
+}
+
+TEST_CASE("a row whose heads do not divide its width, or whose top-k exceeds its experts, is refused naming the "
+          "row's field (it simulated heads of width 0)",
+          "[validation]") {
+  const auto refusal = [](const std::string& text) {
+    const std::vector<MeasuredRun> runs = load_measured_runs(write_temp("shape.yaml", text));
+    REQUIRE(runs.size() == 1);
+    try {
+      (void)scenario_for_run(runs[0], shipped_hardware());
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("simulated");
+  };
+  CHECK_THAT(refusal(edit(run_yaml(), "    heads: 8", "    heads: 2000")),
+             Catch::Contains("t.model.heads") && Catch::Contains("2000 does not divide hidden_size (1024)"));
+  CHECK_THAT(refusal(edit(edit(run_yaml(), "    heads: 8", "    heads: 16"), "    kv_heads: 8", "    kv_heads: 3")),
+             Catch::Contains("t.model.kv_heads") && Catch::Contains("3 does not divide num_attention_heads (16)"));
+  CHECK_THAT(refusal(edit(run_yaml(), "    seq_len: 1024\n",
+                          "    seq_len: 1024\n    moe:\n      experts: 8\n      topk: 9\n      moe_ffn: 1024\n")),
+             Catch::Contains("t.model.moe.topk") && Catch::Contains("top-k 9 exceeds the number of experts (8)"));
+  CHECK(refusal(run_yaml()) == "simulated");
 }
