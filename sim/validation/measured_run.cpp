@@ -151,6 +151,7 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
       run.moe_topk = read.model_dimension(moe, "topk", mp + ".moe", "num_experts_per_tok");
       run.moe_ffn = read.model_dimension(moe, "moe_ffn", mp + ".moe", "moe_intermediate_size");
       run.moe_shared_experts = read.model_dimension(moe, "shared_experts", mp + ".moe", "n_shared_experts");
+      run.moe_first_dense_layers = read.model_dimension(moe, "first_dense_layers", mp + ".moe", "first_k_dense_replace");
     }
 
     const YAML::Node hardware = row["hardware"];

@@ -355,6 +355,21 @@ void apply_published_architecture(ModelSpec& m) {
       m.moe->shared_intermediate_size = m.moe->expert_intermediate_size;
       m.moe->first_dense_layers = 1;
     }
+  } else if (starts_with(m.name, "DeepSeek-V3")) {
+    // deepseek-ai/DeepSeek-V3 config.json: the same multi-head latent attention as V2, one
+    // shared expert of moe_intermediate_size (n_shared_experts 1), the first three layers
+    // dense (first_k_dense_replace 3) unless the row says how many its launch kept.
+    m.q_lora_rank = 1536;
+    m.kv_lora_rank = 512;
+    m.qk_nope_head_dim = 128;
+    m.qk_rope_head_dim = 64;
+    m.v_head_dim = 128;
+    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    if (m.moe) {
+      m.moe->num_shared_experts = 1;
+      m.moe->shared_intermediate_size = m.moe->expert_intermediate_size;
+      m.moe->first_dense_layers = 3;
+    }
   } else if (starts_with(m.name, "Qwen3")) {
     m.head_dim = 128;  // Qwen/Qwen3-30B-A3B config.json: head_dim 128 (not hidden / heads = 64)
   }
@@ -649,6 +664,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
 
   apply_published_architecture(m);
+  // What the row says its launch ran wins over the published configuration.
+  if (m.moe && run.moe_shared_experts) m.moe->num_shared_experts = static_cast<int>(*run.moe_shared_experts);
+  if (m.moe && run.moe_first_dense_layers) m.moe->first_dense_layers = static_cast<int>(*run.moe_first_dense_layers);
   // The plan counts tokens in an int: a longer sequence is refused, not wrapped negative.
   if (*run.seq_len > std::numeric_limits<int>::max()) {
     problems.push_back(problem(run, "model.seq_len", std::to_string(*run.seq_len) + " tokens is more than trainsim counts",

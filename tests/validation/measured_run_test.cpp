@@ -646,3 +646,28 @@ TEST_CASE("a row whose heads do not divide its width, or whose top-k exceeds its
              Catch::Contains("t.model.moe.topk") && Catch::Contains("top-k 9 exceeds the number of experts (8)"));
   CHECK(refusal(run_yaml()) == "simulated");
 }
+
+TEST_CASE("a DeepSeek-V3 row takes the published architecture (MLA, one shared expert, three dense layers) unless "
+          "its moe section says how many dense layers its launch kept",
+          "[validation]") {
+  const std::string v3 = edit(edit(run_yaml(), "    name: test\n", "    name: DeepSeek-V3 (test)\n"), "    seq_len: 1024\n",
+                              "    seq_len: 1024\n    moe:\n      experts: 8\n      topk: 2\n      moe_ffn: 512\n");
+  const auto scenario_of = [](const std::string& text) {
+    const std::vector<MeasuredRun> runs = load_measured_runs(write_temp("v3.yaml", text));
+    REQUIRE(runs.size() == 1);
+    return scenario_for_run(runs[0], shipped_hardware());
+  };
+  const Scenario published = scenario_of(edit(v3, "    layers: 2\n", "    layers: 4\n"));
+  REQUIRE(published.model.moe);
+  CHECK(published.model.kv_lora_rank == 512);
+  CHECK(published.model.moe->num_shared_experts == 1);
+  CHECK(published.model.moe->shared_intermediate_size == 512);
+  CHECK(published.model.moe->first_dense_layers == 3);
+  const Scenario launched =
+      scenario_of(edit(edit(v3, "    layers: 2\n", "    layers: 4\n"), "      moe_ffn: 512\n",
+                       "      moe_ffn: 512\n      first_dense_layers: 1\n"));
+  CHECK(launched.model.moe->first_dense_layers == 1);
+  // More dense layers than layers is the model file's own refusal, named by the row's field.
+  CHECK_THROWS_AS(scenario_of(edit(v3, "      moe_ffn: 512\n", "      moe_ffn: 512\n      first_dense_layers: 3\n")),
+                  ConfigError);
+}

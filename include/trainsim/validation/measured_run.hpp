@@ -18,6 +18,9 @@ struct MeasuredRun {
   std::string model_name;
   std::optional<long long> layers, hidden, heads, kv_heads, ffn, vocab, seq_len;
   std::optional<long long> moe_experts, moe_topk, moe_ffn, moe_shared_experts;
+  // Leading dense layers where the run cut them from the published count (a layer-truncated
+  // DeepSeek-V3 launched with one); null: the published model's.
+  std::optional<long long> moe_first_dense_layers;
   // model.position_embedding: rope, learned, alibi or none, as the run's script says (null:
   // learned for a GPT-style row, rope for a LLaMA-style one).
   std::optional<std::string> position_embedding;
