@@ -215,7 +215,7 @@ const std::vector<KeySpec> kScenarioKeys = {
    "EP all-to-alls hidden under another micro-batch's compute (Megatron-Core combined 1F1B)"},
   {"plan.overlap_p2p_comm", T::boolean, D::none, "true", false, 0, 0, "", "Megatron's interleaved schedule: pipeline sends and receives overlap the next pass (false: both sides wait for each exchange, --no-overlap-p2p-communication); other schedules always wait"},
   {"plan.collective_algorithm", T::choice, D::none, "auto", false, 0, 0, "auto|ring|tree|hierarchical|full_mesh", "force a collective algorithm (auto: by size and group shape)"},
-  {"plan.collective_pipeline_tiers", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: pipeline the intra- and inter-server phases"},
+  {"plan.collective_pipeline_tiers", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: pipeline the intra- and inter-server phases at every size (false: HCCL's own choice, which pipelines from 2 MiB a rank)"},
   {"plan.collective_split_intra", T::boolean, D::none, "false", false, 0, 0, "", "HCCL: split an intra-server all-reduce between HCCS and RoCE"},
   {"plan.grad_bucket_size", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "DP gradient bucket; 0 = Megatron's max(40M, 1M x DP) parameters"},
   {"plan.layers_per_stage", T::int_list, D::none, "", false, 1, kMaxLayers, "", "explicit pipeline split, one entry per stage"},

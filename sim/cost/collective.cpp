@@ -9,8 +9,9 @@
 // NVLS/CollNet need switch or network reduction, PAT one rank per server). HCCL (a full-mesh
 // Ascend server) runs mesh inside a server and, between servers, ring, RHD (halving-doubling)
 // or NHR, NB (logarithmic steps), or pipeline (both tiers at once) (Huawei's HCCL_ALGO and
-// "Collective Communication Algorithms" pages, CANN 8.0). A forced algorithm the library does not
-// offer is still priced, as a what-if.
+// "Collective Communication Algorithms" pages, CANN 8.0); on its own it runs pipeline for big
+// buffers (hccl_default_pipeline below). A forced algorithm the library does not offer is still
+// priced, as a what-if.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -185,7 +186,9 @@ Phase intra_scatter(const Tiers& t, double bytes) {
 // The phase among the k servers, each rank on its own NIC with `bytes` of its own: a ring
 // of `steps` steps, or on a full-mesh (HCCL) server the fewer steps of NHR / RHD, ceil(log2 k)
 // per pass (`steps` / (k-1) passes), moving the same bytes (NHR is bandwidth-optimal for any
-// k; HCCL_ALGO: "NHR ... communication steps are few (logarithmic)").
+// k; HCCL_ALGO: "NHR ... communication steps are few (logarithmic)"). HCCL's own choice among
+// ring, NHR and H-D (GetDefaultAlgoLevel1V2: 60 us a step, 25 x 0.8 GB/s per NPU, same bytes for
+// all three at a power-of-2 k, more for RHD otherwise) is the same fewest-steps rule.
 Phase inter_ring(const Tiers& t, double bytes, double volume_per_byte, double steps) {
   if (t.k <= 1) return {};
   double latency_steps = steps;
@@ -210,6 +213,46 @@ double combine(const std::vector<Phase>& intra, const Phase& inter, const Collec
     best = std::min(best, a + b + (c - 1) * std::max(a, b));
   }
   return best;
+}
+
+// HCCL's own default on an Atlas A2 (full-mesh 910B) server for a group spanning servers with
+// several ranks in each: CollAlgOperator::GetDefaultAlgoLevel1V2 (cann-hccl, op-base mode, the
+// torch_npu path) picks the "pipeline" algorithm for all-gather, and for reduce-scatter and
+// all-reduce when the reduction runs inline (fp32/fp16/bf16 sum, HCCL_DETERMINISTIC off, the
+// default), once each rank's slice S/n reaches PIPELINE_MIN_SIZE_NO_LITE = 2 MiB (32 KiB for
+// all-gather / reduce-scatter and 1 MiB for all-reduce when the NIC supports "RDMA Lite"; whether
+// an A2's does is not published, so the larger threshold), and only while its task count fits one
+// FFTS+ graph: (5(g-1) + 7 + 1) per server step x k steps + 5, doubled for all-reduce, at most
+// 65535 (CalcContextNumForPipeline, HCCL_FFTS_CAPACITY). Below that, or when HCCL_ALGO names a
+// level-1 algorithm (a forced algorithm here), it runs the sequential hierarchical algorithm.
+// Source: yzh1703456/cann-hccl @ 9aeddc0 (a copy of Ascend's cann-hccl)
+// src/domain/collective_communication/algorithm/impl/operator/coll_alg_operator.cc and
+// all_reduce_operator.cc (SelectAlgfor910B: AllReduceMeshOpbasePipelineExecutor).
+constexpr double kHcclPipelineMinSliceBytes = 2.0 * 1024 * 1024;
+constexpr double kHcclFftsCapacity = 65535;
+
+bool hccl_default_pipeline(const Tiers& t, CollectiveKind kind, double bytes) {
+  if (!t.mesh || t.k <= 1 || t.g <= 1) return false;
+  if (kind != CollectiveKind::all_reduce && kind != CollectiveKind::reduce_scatter &&
+      kind != CollectiveKind::all_gather)
+    return false;
+  if (bytes / t.n < kHcclPipelineMinSliceBytes) return false;
+  double contexts = t.k * (5.0 * (t.g - 1) + 7 + 1) + 4 + 1;
+  if (kind == CollectiveKind::all_reduce) contexts *= 2;
+  return contexts <= kHcclFftsCapacity;
+}
+
+// HCCL's pipeline template (all_reduce_opbase_pipeline.cc in hcomm): the buffer is cut into one
+// S/n slice per rank; a pass (reduce-scatter or all-gather) is k steps, each sending one slice
+// to each of the g-1 server peers over HCCS at once, and k-1 steps of a ring across servers
+// (HCCL runs the ring in pipeline mode) sending one slice over the rank's NIC, the RDMA of step
+// s beside the HCCS copy of step s+1. A pass: one HCCS step + (k-1) x the slower of the two.
+double hccl_pipeline_time(const Tiers& t, CollectiveKind kind, double bytes) {
+  const double slice = bytes / t.n;
+  const double intra = slice / t.intra_bw + t.intra_alpha;
+  const double inter = slice / t.rank_nic_rate() + t.inter_alpha;
+  const double pass = intra + (t.k - 1) * std::max(intra, inter);
+  return kind == CollectiveKind::all_reduce ? 2 * pass : pass;
 }
 
 double hierarchical_time(const Tiers& t, CollectiveKind kind, double bytes, const CollectiveOptions& options) {
@@ -364,7 +407,17 @@ std::vector<Candidate> candidates(const HardwareSpec& hardware, const Tiers& t, 
     Candidate hierarchical{CollectiveAlgorithm::hierarchical, hierarchical_time(t, kind, bytes, options), 0,
                            (twice ? 2 : 1) * (g - 1) / g * bytes, inter_volume * bytes / g};
     hierarchical.offered = t.mesh;
+    // HCCL's default above its size threshold is the pipeline, whatever it costs; the sequential
+    // one stays first so that a forced "hierarchical" (HCCL_ALGO level1) still finds it.
+    const bool pipeline = !options.pipeline_tiers && hccl_default_pipeline(t, kind, bytes);
+    if (pipeline) hierarchical.offered = false;
     out.push_back(hierarchical);
+    if (pipeline) {
+      Candidate piped = hierarchical;
+      piped.time_s = hccl_pipeline_time(t, kind, bytes);
+      piped.offered = true;
+      out.push_back(piped);
+    }
     if (kind == CollectiveKind::all_reduce) {
       // NCCL's double binary tree; HCCL has none (its logarithmic algorithms are the
       // hierarchical candidate's NHR / RHD inter-server phase).

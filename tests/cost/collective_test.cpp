@@ -450,3 +450,56 @@ TEST_CASE("HCCL's inter-server phase takes NHR's ceil(log2 servers) steps per pa
   const CollectiveEstimate e = estimate_collective(h, CollectiveKind::all_reduce, contiguous_group_shape(512, 8), S);
   CHECK(e.algorithm != CollectiveAlgorithm::double_binary_tree);
 }
+
+// HCCL's default on an Atlas A2 server (coll_alg_operator.cc GetDefaultAlgoLevel1V2 and the
+// pipeline template all_reduce_opbase_pipeline.cc, cann-hccl / hcomm; README "Across servers"):
+// pipeline once each rank's slice S/n reaches 2 MiB, while its task count fits one FFTS+ graph.
+// No published multi-server HCCL measurement exists to gate (microbenchmarks.md 4f): these are
+// the library's own rules, reproduced exactly.
+TEST_CASE("HCCL pipelines big collectives across A2 servers: k HCCS steps beside k-1 RoCE ring steps", "[cost][hccl]") {
+  const HardwareSpec h = test::ascend_910b3();
+  const double B = intra_node_bandwidth(h), N = nic_bandwidth(h);
+  const double ai = h.node.link_latency_s, ae = inter_node_latency_s(h);
+  const auto pass = [&](int n, double S) {
+    const double k = n / 8.0, slice = S / n;
+    const double intra = slice / B + ai, inter = slice / N + ae;
+    return intra + (k - 1) * std::max(intra, inter);
+  };
+  CollectiveOptions forced;
+  forced.algorithm = CollectiveAlgorithm::hierarchical;  // HCCL_ALGO level1 set: no adaptive pipeline
+  for (int n : {16, 32, 128}) {
+    const GroupShape shape = contiguous_group_shape(n, 8);
+    for (double S : {256 * MiB, 1 * GiB}) {
+      const CollectiveEstimate ar = estimate_collective(h, CollectiveKind::all_reduce, shape, S, {});
+      CHECK(ar.algorithm == CollectiveAlgorithm::hierarchical);
+      CHECK(ar.time_s == Approx(2 * pass(n, S)).epsilon(1e-12));
+      CHECK(estimate_collective(h, CollectiveKind::all_gather, shape, S, {}).time_s == Approx(pass(n, S)).epsilon(1e-12));
+      CHECK(estimate_collective(h, CollectiveKind::reduce_scatter, shape, S, {}).time_s ==
+            Approx(pass(n, S)).epsilon(1e-12));
+      // The sequential hierarchical algorithm (what HCCL_ALGO=level1:NHR runs) is slower.
+      CHECK(estimate_collective(h, CollectiveKind::all_reduce, shape, S, forced).time_s > 1.3 * ar.time_s);
+    }
+  }
+  // The threshold: S/n = 2 MiB is pipelined, one KiB less is not.
+  const GroupShape four = contiguous_group_shape(32, 8);
+  const double at = 32 * 2 * MiB, below = 32 * (2 * MiB - 1024);
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, four, at, {}).time_s == Approx(2 * pass(32, at)).epsilon(1e-12));
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, four, below, {}).time_s ==
+        Approx(estimate_collective(h, CollectiveKind::all_reduce, four, below, forced).time_s).epsilon(1e-12));
+  // FFTS+ capacity: 800 servers need 2 x (800 x 43 + 5) = 68810 tasks for an all-reduce (> 65535: not
+  // pipelined), 34405 for an all-gather (pipelined).
+  const GroupShape huge = contiguous_group_shape(6400, 8);
+  const double S = 16 * GiB;
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, huge, S, {}).time_s ==
+        Approx(estimate_collective(h, CollectiveKind::all_reduce, huge, S, forced).time_s).epsilon(1e-12));
+  CHECK(estimate_collective(h, CollectiveKind::all_gather, huge, S, {}).time_s == Approx(pass(6400, S)).epsilon(1e-12));
+  // One rank per server (g = 1): HCCL needs several cards a server to pipeline.
+  GroupShape across;
+  across.ranks = 16, across.ranks_per_node = 1, across.nodes = 16;
+  CHECK(estimate_collective(h, CollectiveKind::all_reduce, across, S, {}).time_s ==
+        Approx(estimate_collective(h, CollectiveKind::all_reduce, across, S, forced).time_s).epsilon(1e-12));
+  // NVSwitch servers (NCCL) never take HCCL's pipeline.
+  const HardwareSpec nv = test::h100_dgx();
+  CHECK(estimate_collective(nv, CollectiveKind::all_reduce, four, 1 * GiB, {}).algorithm !=
+        CollectiveAlgorithm::hierarchical);
+}

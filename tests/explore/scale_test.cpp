@@ -143,7 +143,7 @@ TEST_CASE("scale names exposed DP communication when the gradient all-reduce acr
   const double dp = big.mean(&StageBreakdown::dp_exposed_s) - base.mean(&StageBreakdown::dp_exposed_s);
   CHECK(r.rows[1].grew_most == "exposed DP comm");
   CHECK(r.rows[1].grew_most_s == Approx(dp).epsilon(1e-9));
-  CHECK(dp > 0.05);
+  CHECK(dp > 0.025);  // 36 ms with HCCL's pipelined all-reduce across servers (> 50 ms sequential)
   CHECK(r.rows[1].excess.bubble_s ==
         Approx(big.mean(&StageBreakdown::bubble_s) - base.mean(&StageBreakdown::bubble_s)).margin(1e-12));
   CHECK(sum_of(r.rows[1].excess) == Approx((1 - r.rows[1].linearity) * big.m.step_time_s).epsilon(1e-9));
