@@ -53,6 +53,16 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
          format_number("%.1f", 100 * m.hfu) + " %   bubble " + format_number("%.1f", 100 * m.bubble_fraction) +
          " % mean over stages, " + format_number("%.1f", 100 * m.critical_stage_bubble_fraction) +
          " % on critical stage " + std::to_string(m.critical_stage) + "\n";
+  // MFU counts Megatron's model FLOPs, whose attention has no window or sparsity; where the
+  // model skips more of it than recompute adds back, MFU exceeds HFU. Said, not left to look
+  // like an error.
+  if (m.mfu > m.hfu && m.hfu > 0) {
+    out += "  note: MFU above HFU: MFU counts every attention key position, as Megatron's formula does; "
+           "this model computes " +
+           format_number("%.0f", 100 * m.hardware_flops_per_step / m.model_flops_per_step) +
+           " % of those FLOPs (recompute included): HFU is the share of peak the device computes; compare "
+           "tokens/s\n";
+  }
   if (confidence) {
     out += "  step time " + format_number("%.4f", m.step_time_s) + " s (" +
            describe_interval(m.step_time_s, confidence->interval) + ")\n";

@@ -146,3 +146,21 @@ TEST_CASE("Network bandwidth use counts the bytes a device moves on the tier, so
     CHECK(use <= 1.0);
   }
 }
+
+TEST_CASE("the summary says why MFU is above HFU when the model computes fewer FLOPs than Megatron's count, and "
+          "is silent otherwise",
+          "[report]") {
+  Synthetic a = synthetic_run(false);
+  StepMetrics& m = a.result.metrics;
+  // A sliding window: the model computes 62.5% of the counted FLOPs.
+  m.model_flops_per_step = 8e15;
+  m.hardware_flops_per_step = 5e15;
+  m.mfu = 0.8;
+  m.hfu = 0.5;
+  CHECK_THAT(format_summary(a.scenario, a.result),
+             Catch::Contains("note: MFU above HFU") && Catch::Contains("this model computes 62 % of those FLOPs"));
+  // Full recompute: HFU above MFU, the usual order, no note.
+  m.hardware_flops_per_step = 32e15 / 3;
+  m.hfu = 0.8 * 4 / 3;
+  CHECK_THAT(format_summary(a.scenario, a.result), !Catch::Contains("note: MFU above HFU"));
+}
