@@ -161,7 +161,7 @@ TEST_CASE("critical stage: the stage the replay's others wait for (least bubble)
   CHECK(critical_stage_of(got.stages) == 1);
   // The critical stage's work as replayed (step - its bubble) is m x 1.5 T: a floor for the step,
   // which the no-bubble counterfactual reads. The last stage's (m x 1.2 T) is under it: taking its
-  // bubble off the step would promise a step no schedule reaches.
+  // bubble off the step would promise a step below stage 1's own work.
   const auto work = [&](int s) { return got.step_time_s - got.stages[static_cast<std::size_t>(s)].bubble_s; };
   CHECK(work(1) == Approx(m * 1.5 * t).epsilon(1e-9));
   CHECK(work(p - 1) == Approx(m * 1.2 * t).epsilon(1e-9));

@@ -86,11 +86,11 @@ constexpr double kWaitRatioFlag = 0.2;
 
 // The stage the replay says bounds the step: the least bubble (StageBreakdown::bubble_s), i.e. the
 // most time with work in flight (compute, exposed communication, optimizer, data, host), the
-// first of equals (within 1 ps). The others wait for it, so "step - its bubble" is a floor no
-// schedule goes under, which explain's no-bubble counterfactual relies on; any other stage's
+// first of equals (within 1 ps). The others wait for it, so "step - its bubble" (its own work)
+// is a floor for the step while that work stays, which explain's no-bubble counterfactual
+// relies on; any other stage's
 // bubble includes its waits for this one. Not the most compute: a stage with less compute and
-// more exposed communication (or data loading, a slow card's collective waits) is the one the
-// others wait for. 0 with no stages.
+// more exposed communication (or data loading) is the one the others wait for. 0 with no stages.
 int critical_stage_of(const std::vector<StageBreakdown>& stages);
 
 // Step time, per-stage breakdown (mean over a stage's replayed ranks), throughput, MFU, HFU.
