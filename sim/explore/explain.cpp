@@ -131,14 +131,14 @@ Explanation explain(const Scenario& scenario) {
   out.baseline = simulate(scenario, options).metrics;
   const double step = out.baseline.step_time_s;
 
-  // The stage whose compute is largest sets the pace of the pipeline (critical_stage_of).
+  // The stage the replay says the others wait for (the least bubble, critical_stage_of).
   const auto& stages = out.baseline.stages;
-  out.critical_stage = out.baseline.critical_stage;
+  const int critical = out.baseline.critical_stage;
   if (!stages.empty()) {
     // The critical stage's parts, named as scale names them (data loading included).
-    for (const NamedPart& part : named_parts(step_parts({stages[static_cast<std::size_t>(out.critical_stage)]})))
+    for (const NamedPart& part : named_parts(step_parts({stages[static_cast<std::size_t>(critical)]})))
       out.shares.emplace_back(part.name, step > 0 ? part.s / step : 0);
-    cp_exchange(scenario, out.critical_stage, out);
+    cp_exchange(scenario, critical, out);
   }
 
   // Counterfactual replays: one lever at a time, everything else as the scenario says.
@@ -189,7 +189,7 @@ Explanation explain(const Scenario& scenario) {
   if (!stages.empty()) {
     // No bubble: the critical stage's idle time taken off the step, no replay (its saving is
     // baseline.critical_stage_bubble_fraction, not the run line's mean over stages).
-    const double bubble = stages[static_cast<std::size_t>(out.critical_stage)].bubble_s;
+    const double bubble = stages[static_cast<std::size_t>(critical)].bubble_s;
     out.counterfactuals.push_back({"no bubble on the critical stage (no replay)", step - bubble,
                                    out.baseline.critical_stage_bubble_fraction});
   }
@@ -246,10 +246,10 @@ std::string format_explanation(const Scenario& scenario, const Explanation& e) {
   std::string out;
   char line[256];
   std::snprintf(line, sizeof line, "%s: step %.4f s, MFU %.1f%%; critical stage %d\n", scenario.name.c_str(),
-                e.baseline.step_time_s, 100 * e.baseline.mfu, e.critical_stage);
+                e.baseline.step_time_s, 100 * e.baseline.mfu, e.baseline.critical_stage);
   out += line;
-  out += "where the step goes on critical stage " + std::to_string(e.critical_stage) +
-         " (the most compute), share of the step:\n";
+  out += "where the step goes on critical stage " + std::to_string(e.baseline.critical_stage) +
+         " (the least bubble: the stage the others wait for), share of the step:\n";
   for (const auto& [what, share] : e.shares) {
     if (share <= 0.0005) continue;
     std::snprintf(line, sizeof line, "  %-22s %5.1f%%\n", what.c_str(), 100 * share);
@@ -258,7 +258,7 @@ std::string format_explanation(const Scenario& scenario, const Explanation& e) {
   // The run line's bubble is the mean over stages; say both so neither reads as the other.
   std::snprintf(line, sizeof line,
                 "  (bubble: %.1f%% on critical stage %d; %.1f%% mean over stages, the figure `run` prints)\n",
-                100 * e.baseline.critical_stage_bubble_fraction, e.critical_stage, 100 * e.baseline.bubble_fraction);
+                100 * e.baseline.critical_stage_bubble_fraction, e.baseline.critical_stage, 100 * e.baseline.bubble_fraction);
   out += line;
   // The CP exchange as the graph prices it: a ring's sends hidden under its attention steps
   // are no part of the shares above (they run beside the compute).

@@ -175,7 +175,7 @@ std::string format_sweep_table(const SweepResult& result, const std::optional<Er
   std::size_t ok = 0;
   for (const auto& row : result.rows) ok += row.outcome.status == PlanStatus::ok;
   out += std::to_string(result.rows.size()) + " combinations, " + std::to_string(ok) + " simulated\n";
-  if (ok > 0) out += "bubble%: mean over stages of idle / step; crit_bubble%: on the critical stage (most compute)\n";
+  if (ok > 0) out += "bubble%: mean over stages of idle / step; crit_bubble%: on the critical stage (least bubble)\n";
   if (interval && ok >= 2) {
     // Rows are by tokens/s: the first two are the best and the runner-up; time per token
     // compares them when a grid axis changes the batch.

@@ -11,10 +11,13 @@ double time_to_train_s(const StepMetrics& metrics, double tokens) {
 }
 
 int critical_stage_of(const std::vector<StageBreakdown>& stages) {
-  auto compute = [](const StageBreakdown& b) { return b.forward_s + b.backward_s + b.recompute_s; };
+  // Every stage's parts add up to the step (busy + bubble = step), so the least bubble is the
+  // most work as replayed. Within a picosecond (the replay's clock; full mode's means over
+  // ranks round below it) stages are equals, so both replay modes pick the same one.
+  constexpr double kTie_s = 1e-12;
   int best = 0;
   for (std::size_t i = 1; i < stages.size(); ++i)
-    if (compute(stages[i]) > compute(stages[static_cast<std::size_t>(best)])) best = static_cast<int>(i);
+    if (stages[i].bubble_s < stages[static_cast<std::size_t>(best)].bubble_s - kTie_s) best = static_cast<int>(i);
   return best;
 }
 

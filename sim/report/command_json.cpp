@@ -43,7 +43,7 @@ nlohmann::ordered_json explanation_json(const Scenario& scenario, const Explanat
   j["step_time_s"] = e.baseline.step_time_s;
   j["mfu"] = e.baseline.mfu;
   j["tokens_per_s"] = e.baseline.tokens_per_s;
-  j["critical_stage"] = e.critical_stage;
+  j["critical_stage"] = e.baseline.critical_stage;
   // The two bubble figures by the names run's JSON gives them (README "Bubble: two figures").
   j["bubble_fraction"] = e.baseline.bubble_fraction;
   j["critical_stage_bubble_fraction"] = e.baseline.critical_stage_bubble_fraction;

@@ -773,7 +773,7 @@ std::vector<HtmlCard> key_cards(const Scenario& sc, const SimResult& r) {
       // The two bubble figures (README "Bubble: two figures").
       {format_number("%.1f", 100 * m.bubble_fraction) + " %", "bubble, mean over stages"},
       {format_number("%.1f", 100 * m.critical_stage_bubble_fraction) + " %",
-       "bubble on critical stage " + std::to_string(m.critical_stage) + " (most compute)"},
+       "bubble on critical stage " + std::to_string(m.critical_stage) + " (least bubble)"},
       {format_number("%.1f", m.peak_memory_bytes / kGiB) + " / " + format_number("%.0f", hbm / kGiB) + " GiB",
        fits ? "peak memory / HBM (fits)" : "peak memory / HBM: DOES NOT FIT", fits ? 1 : -1},
   };

@@ -92,7 +92,7 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
   }
   // What the bubble column is, and which row explain reads (README "Bubble: two figures").
   out += "  bubble: seconds the stage's ranks run nothing (no compute, no communication)";
-  out += m.stages.size() > 1 ? "; * critical stage (most compute)\n" : "\n";
+  out += m.stages.size() > 1 ? "; * critical stage (least bubble: the others wait for it)\n" : "\n";
   int flagged = 0;
   for (const auto& w : m.device_waits) flagged += w.flagged ? 1 : 0;
   if (flagged > 0) {

@@ -1,6 +1,7 @@
 #pragma once
 // `trainsim explain SCENARIO`: what limits this plan. The step's time on its critical
-// stage (the most compute, critical_stage_of) split into compute, each exposed communication kind, bubble and optimizer, and
+// stage (StepMetrics::critical_stage: the least bubble, the stage the replay's other stages wait
+// for) split into compute, each exposed communication kind, bubble and optimizer, and
 // for each lever the step time of a counterfactual replay in which it is removed or
 // made cheaper (TP communication hidden, links twice as fast, host dispatch free, ...),
 // plus the seeds' diagnoses where they apply.
@@ -45,8 +46,8 @@ std::vector<MeasurementAdvice> measurement_advice(const Scenario& a, const Scena
 
 struct Explanation {
   StepMetrics baseline;
-  int critical_stage = 0;                          // baseline.critical_stage: the most compute
-  // category -> fraction of the step on that stage; its "pipeline bubble" is
+  // category -> fraction of the step on baseline.critical_stage (critical_stage_of: the least
+  // bubble, the stage the others wait for); its "pipeline bubble" is
   // baseline.critical_stage_bubble_fraction, not the run line's mean over stages
   std::vector<std::pair<std::string, double>> shares;
   // The CP exchange of the critical stage in one step, as the graph prices it (uncontended):

@@ -64,7 +64,7 @@ struct StepMetrics {
   // Two bubble figures (README "Bubble: two figures"). They agree on a uniform pipeline, where
   // both are 1F1B's (p-1)/(m+p-1); they part when stages differ (embedding, loss, uneven splits).
   double bubble_fraction = 0;  // mean over stages of bubble_s / step time ("bubble, mean over stages")
-  int critical_stage = 0;      // critical_stage_of(stages)
+  int critical_stage = 0;      // critical_stage_of(stages): the least bubble, the most work
   double critical_stage_bubble_fraction = 0;  // that stage's bubble_s / step time
   int num_devices = 0;
   std::array<TierTraffic, 2> tiers{};  // [0] inside a server, [1] across servers
@@ -84,8 +84,13 @@ struct MetricInputs {
 
 constexpr double kWaitRatioFlag = 0.2;
 
-// The stage with the most compute (forward + backward + recompute), the first of equals: it
-// sets the pipeline's pace, so explain reads the step's shares there. 0 with no stages.
+// The stage the replay says bounds the step: the least bubble (StageBreakdown::bubble_s), i.e. the
+// most time with work in flight (compute, exposed communication, optimizer, data, host), the
+// first of equals (within 1 ps). The others wait for it, so "step - its bubble" (its own work)
+// is a floor for the step while that work stays, which explain's no-bubble counterfactual
+// relies on; any other stage's
+// bubble includes its waits for this one. Not the most compute: a stage with less compute and
+// more exposed communication (or data loading) is the one the others wait for. 0 with no stages.
 int critical_stage_of(const std::vector<StageBreakdown>& stages);
 
 // Step time, per-stage breakdown (mean over a stage's replayed ranks), throughput, MFU, HFU.
