@@ -313,9 +313,15 @@ void check_quoted_script(const MeasuredRun& run, const std::string& flags, std::
   }
   // Recomputation: Megatron's --recompute-granularity / -method / -num-layers.
   const RecomputeGranularity planned = run.recompute ? parse_recompute(*run.recompute) : RecomputeGranularity::none;
-  const RecomputeGranularity scripted = script_sets(flags, "--recompute-granularity full")        ? RecomputeGranularity::full
-                                        : script_sets(flags, "--recompute-granularity selective") ? RecomputeGranularity::selective
-                                                                                                   : RecomputeGranularity::none;
+  // Full recomputation by the block method of 0 layers recomputes nothing (Megatron-Core
+  // TransformerBlock._checkpointed_forward, block method: a layer is checkpointed only while its
+  // index is below recompute_num_layers): the SimuMax launchers pass exactly that.
+  const bool zero_block_layers = script_sets(flags, "--recompute-method block") &&
+                                 script_value(flags, "--recompute-num-layers").value_or(-1) == 0;
+  const RecomputeGranularity scripted =
+      script_sets(flags, "--recompute-granularity full") && !zero_block_layers ? RecomputeGranularity::full
+      : script_sets(flags, "--recompute-granularity selective")               ? RecomputeGranularity::selective
+                                                                                 : RecomputeGranularity::none;
   if (planned != scripted) {
     disagree("plan.recompute", std::string("recomputes ") + (scripted == RecomputeGranularity::full        ? "full"
                                                              : scripted == RecomputeGranularity::selective ? "selective"
@@ -813,7 +819,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
                                                      std::to_string(*quoted) + ", the plan " + std::to_string(*field),
                                    "the script's value in the plan, or the script's flags as it sets them"));
     }
-    if (run.sp && *run.sp != script_sets(*script, "--sequence-parallel"))
+    // Megatron turns --sequence-parallel off without tensor parallelism (megatron/training/
+    // arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled"):
+    // a TP-1 row may say sp false where its script passes the flag.
+    const bool scripted_sp = script_sets(*script, "--sequence-parallel");
+    const bool disabled_at_tp1 = scripted_sp && run.sp && !*run.sp && run.tp.value_or(1) == 1;
+    if (run.sp && *run.sp != scripted_sp && !disabled_at_tp1)
       problems.push_back(problem(run, "plan.sp",
                                  std::string(*run.sp ? "true" : "false") + ", but the quoted script " +
                                      (*run.sp ? "does not pass" : "passes") + " --sequence-parallel",

@@ -671,3 +671,27 @@ TEST_CASE("a DeepSeek-V3 row takes the published architecture (MLA, one shared e
   CHECK_THROWS_AS(scenario_of(edit(v3, "      moe_ffn: 512\n", "      moe_ffn: 512\n      first_dense_layers: 3\n")),
                   ConfigError);
 }
+
+TEST_CASE("the SimuMax B200 rows run their DP communication exposed, as their quoted launchers pass neither "
+          "--overlap-grad-reduce nor --overlap-param-gather, and read TP-1 --sequence-parallel and 0 block "
+          "layers of recompute as Megatron does",
+          "[validation]") {
+  const auto runs = load_measured_runs(kCalibration);
+  for (const char* id : {"simumax-b200-llama3_70b_l12_tp1_pp2_dp4_mbc4_cef", "simumax-b200-llama3_70b_l12_tp4_pp1_dp2_mbc4_cef",
+                         "simumax-b200-deepseekv2_tp1_ep8_pp1_dp8_l4_mbc4_cef"}) {
+    CAPTURE(id);
+    const MeasuredRun& run = find(runs, id);
+    const Scenario s = scenario_for_run(run, shipped_hardware());
+    CHECK_FALSE(s.plan.overlap_grad_reduce);
+    CHECK_FALSE(s.plan.overlap_param_gather);
+    CHECK(s.plan.use_distributed_optimizer);
+    CHECK(s.plan.use_flash_attn);
+    CHECK(s.plan.recompute_granularity == RecomputeGranularity::none);
+    CHECK(s.plan.sequence_parallel == (s.plan.tensor_model_parallel_size > 1));
+  }
+  // The same row claiming TP-1 sequence parallelism off is accepted only at TP 1: at TP 4 the
+  // script's --sequence-parallel and a row's sp false disagree.
+  MeasuredRun tp4 = find(runs, "simumax-b200-llama3_70b_l12_tp4_pp1_dp2_mbc4_cef");
+  tp4.sp = false;
+  CHECK_THROWS_AS(scenario_for_run(tp4, shipped_hardware()), ConfigError);
+}

@@ -3,7 +3,9 @@
 // The gate is what the model reaches today rounded up to the next whole percent, so a regression
 // fails and an improvement tightens it. Reproduce with
 //   ./build-test/tools/trainsim validate tests/validation/simumax_b200_holdout.yaml
-// (2026-12-02: 4.4% step time, 1.3% peak memory over 15 rows; 4.3% with b200.yaml before its GEMM
+// (2026-12-02: Llama-3 405B 3.3% step time, 1.3% peak memory over 15 rows since the rows' DP
+// communication runs exposed as their launchers ran it and the fraction was refit 0.865 -> 0.90;
+// 4.4% before that, and 4.3% with b200.yaml before its GEMM
 // and attention came from the machine's own sweeps and the fraction was refit 0.565 -> 0.865: the
 // in-sample gain, 5.5% -> 5.0%, does not carry over to these rows, and no loss does either).
 #include <catch2/catch.hpp>
@@ -50,10 +52,10 @@ TEST_CASE("held-out SimuMax B200 rows: every row simulates, step-time and memory
   const auto runs = load_measured_runs(kDir + "/tests/validation/simumax_b200_holdout.yaml");
   // Every llama3_405b and deepseekv3 row of docs/b200/b200_release_v1.2_summary.json.
   REQUIRE(runs.size() == 21);
-  check_holdout(validate_family(runs, "Llama3-405B"), 15, 0.05, 0.02);  // 4.4%, 1.3%
+  check_holdout(validate_family(runs, "Llama3-405B"), 15, 0.04, 0.02);  // 3.3%, 1.3%
   // The DeepSeek-V3 rows run 3-15% fast, the most at the fewest micro-batches (a per-step
   // cost of 60-90 ms the replay lacks), as calibration.yaml's DeepSeek-V2 rows of the same
-  // table do: 9.3% step time, 0.3% peak memory.
+  // table do: 9.8% step time, 0.3% peak memory.
   check_holdout(validate_family(runs, "DeepSeek-V3"), 6, 0.10, 0.01);
   // Held out: no fitted value names any of these rows.
   for (const auto& fitted : fit_registry())
