@@ -344,38 +344,31 @@ double narayanan_eq3_flops(const Scenario& s) {
   return 96.0 * B * seq * l * h * h * (1.0 + seq / (6.0 * h) + V / (16.0 * l * h));
 }
 
+// DeepSeek-V2 and -V3 config.json: the same multi-head latent attention (q_lora_rank 1536,
+// kv_lora_rank 512, qk_nope / qk_rope / v head dims 128 / 64 / 128); `shared` shared experts of
+// moe_intermediate_size (n_shared_experts) and `dense_layers` leading dense layers
+// (first_k_dense_replace): V2 2 and 1, V3 1 and 3.
+void apply_deepseek_architecture(ModelSpec& m, int shared, int dense_layers) {
+  m.q_lora_rank = 1536;
+  m.kv_lora_rank = 512;
+  m.qk_nope_head_dim = 128;
+  m.qk_rope_head_dim = 64;
+  m.v_head_dim = 128;
+  m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+  if (m.moe) {
+    m.moe->num_shared_experts = shared;
+    m.moe->shared_intermediate_size = m.moe->expert_intermediate_size;
+    m.moe->first_dense_layers = dense_layers;
+  }
+}
+
 // Architecture details the calibration schema has no field for, from the models'
 // published Hugging Face configs (by model name, whatever the row).
 void apply_published_architecture(ModelSpec& m) {
   if (starts_with(m.name, "DeepSeek-V2")) {
-    // deepseek-ai/DeepSeek-V2 config.json: multi-head latent attention, 2 shared
-    // experts of moe_intermediate_size, the first layer dense.
-    m.q_lora_rank = 1536;
-    m.kv_lora_rank = 512;
-    m.qk_nope_head_dim = 128;
-    m.qk_rope_head_dim = 64;
-    m.v_head_dim = 128;
-    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
-    if (m.moe) {
-      m.moe->num_shared_experts = 2;
-      m.moe->shared_intermediate_size = m.moe->expert_intermediate_size;
-      m.moe->first_dense_layers = 1;
-    }
+    apply_deepseek_architecture(m, 2, 1);
   } else if (starts_with(m.name, "DeepSeek-V3")) {
-    // deepseek-ai/DeepSeek-V3 config.json: the same multi-head latent attention as V2, one
-    // shared expert of moe_intermediate_size (n_shared_experts 1), the first three layers
-    // dense (first_k_dense_replace 3) unless the row says how many its launch kept.
-    m.q_lora_rank = 1536;
-    m.kv_lora_rank = 512;
-    m.qk_nope_head_dim = 128;
-    m.qk_rope_head_dim = 64;
-    m.v_head_dim = 128;
-    m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
-    if (m.moe) {
-      m.moe->num_shared_experts = 1;
-      m.moe->shared_intermediate_size = m.moe->expert_intermediate_size;
-      m.moe->first_dense_layers = 3;
-    }
+    apply_deepseek_architecture(m, 1, 3);
   } else if (starts_with(m.name, "Qwen3")) {
     m.head_dim = 128;  // Qwen/Qwen3-30B-A3B config.json: head_dim 128 (not hidden / heads = 64)
   }
@@ -686,7 +679,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     const std::string field = shape.key == "num_attention_heads"   ? "model.heads"
                               : shape.key == "num_key_value_heads" ? "model.kv_heads"
                               : shape.key == "num_experts_per_tok" ? "model.moe.topk"
-                                                                   : "model";
+                              : shape.key == "first_k_dense_replace" ? "model.moe.first_dense_layers"
+                                                                     : "model";
     problems.push_back(problem(run, field, shape.problem, shape.valid));
   }
   if (!problems.empty()) throw ConfigError(std::move(problems));
