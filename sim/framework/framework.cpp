@@ -396,6 +396,27 @@ FrameworkEntry megatron_core() {
                                 "distributed/distributed_data_parallel.py DistributedDataParallel.__init__: "
                                 "bucket_size = max(40000000, 1000000 * dp_size)")};
   e.param_persistence_threshold = {0, at(kMcore, "Megatron-FSDP shards every parameter of an FSDP unit")};
+  // 2 every step: zero_grad_buffer writes the whole buffer (training.py train_step ->
+  // _ParamAndGradBuffer.reset: grad_data.zero_()) and the NaN/Inf check reads it for a norm
+  // before the DP collective (check_for_nan_in_loss_and_grad, default on: arguments.py
+  // --no-check-for-nan-in-loss-and-grad is store_false; _ParamAndGradBucketGroup.check_grads).
+  // Then start_grad_sync pre-scales (grad_data *= gradient_scaling_factor, read and write) when
+  // the factor, 1 / (DP x CP) unless average_in_collective, is not 1. Read at NVIDIA/Megatron-LM
+  // @ d98e8a64 and 23e00ed0; hardware/sources/megatron-moe-step-costs.md A1.
+  e.step_grad_buffer_passes = {2, at(kMcore, "param_and_grad_buffer.py _ParamAndGradBuffer.reset (zero_), "
+                                              "_ParamAndGradBucketGroup.check_grads (grad_data.norm), "
+                                              "training.py train_step zero_grad_buffer")};
+  e.grad_prescale_passes = {2, at(kMcore, "param_and_grad_buffer.py start_grad_sync: if gradient_scaling_factor "
+                                           "!= 1.0: grad_data *= gradient_scaling_factor; distributed_data_parallel.py: "
+                                           "1 / data_parallel_world_size unless average_in_collective (default off)")};
+  e.step_grad_shard_passes = {1, at(kMcore, "optimizer.py get_grad_norm -> clip_grads.py get_grad_norm_fp32 "
+                                             "(multi-tensor l2norm over the main-grad shard; --clip-grad default 1.0)")};
+  e.chained_optimizers_gather_all_buckets = {
+      true, at(kMcore, "optimizer/__init__.py get_megatron_optimizer builds a dense and an expert "
+                       "DistributedOptimizer on the same model chunks; ChainedOptimizer._step calls each one's "
+                       "step_with_ready_grads, which without overlap_param_gather starts the param sync of every "
+                       "bucket group, dense and expert (distrib_optimizer.py start_param_sync_for_bucket_group_subset, "
+                       "formerly model_chunk.start_param_sync); SimuMax perf_llm.py doubles the gather for MoE")};
   e.prefetch_bucket_params = {0, at(kMcore, "Megatron-FSDP: the next FSDP unit is gathered while one computes")};
   e.zero3_gather_unit = {GatherUnit::layer, at(kMcore,
                                                "Megatron-FSDP fully_shard(fsdp_unit_modules=[TransformerLayer], "
@@ -565,6 +586,13 @@ FrameworkEntry megatron_lm() {
   e.id = Framework::megatron_lm;
   e.name = "megatron-lm";
   e.versions = "Megatron-LM 2021-22 (Narayanan et al. 2021, Korthikanti et al. 2022)";
+  e.step_grad_buffer_passes = {3, "Megatron-LM 2021-22 megatron/model/distributed.py: zero_grad_buffer zeroes the "
+                                  "contiguous main-grad buffer, allreduce_gradients divides it by the DP size (read "
+                                  "and write, DP 1 included); no NaN check of the gradients before the reduction"};
+  e.grad_prescale_passes = {0, "Megatron-LM 2021-22: the division by the DP size is counted in step_grad_buffer_passes"};
+  e.step_grad_shard_passes = {1, "Megatron-LM 2021-22 megatron/optimizer/clip_grads.py clip_grad_norm_fp32: the "
+                                 "gradient norm over every local fp32 main gradient (--clip-grad default 1.0)"};
+  e.chained_optimizers_gather_all_buckets = {false, "Megatron-LM 2021-22 has no distributed optimizer"};
   e.grad_bucket_params.source =
       "Megatron-LM 2021-22 megatron/model/distributed.py: one contiguous buffer per "
       "model chunk, all-reduced after backward (taken as Megatron-Core's buckets)";
@@ -1521,6 +1549,10 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("host_dispatch_per_kernel_s", e.host_dispatch_per_kernel_s.source);
     add("layers_graph_captured", e.layers_graph_captured.source);
     add("loss_check_syncs_host", e.loss_check_syncs_host.source);
+    add("step_grad_buffer_passes", e.step_grad_buffer_passes.source);
+    add("grad_prescale_passes", e.grad_prescale_passes.source);
+    add("step_grad_shard_passes", e.step_grad_shard_passes.source);
+    add("chained_optimizers_gather_all_buckets", e.chained_optimizers_gather_all_buckets.source);
     add("reuse_fp32_param_saved_bytes", e.reuse_fp32_param_saved_bytes.source);
     add("optimizer_offload", e.optimizer_offload.source);
     add("sharded_param_gather_bytes", e.sharded_param_gather_bytes.source);

@@ -614,8 +614,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const int ranks_per_host = std::min(scenario.hardware.node.devices_per_node, scenario.num_devices);
       sc.optimizer_s = offload_step(shard, framework, scenario.hardware, ranks_per_host).total_s();
     } else {
-      sc.optimizer_s = cost.memory_bound_s(shard * 30.0);
+      sc.optimizer_s = cost.memory_bound_s(shard * (30.0 + 4.0 * framework.step_grad_shard_passes.value));
     }
+    // The framework's own passes over the whole local gradient buffer (zeroing, checks,
+    // pre-scaling), every element of every local parameter, not only the shard.
+    const double buffer_passes =
+        framework.step_grad_buffer_passes.value + (dp_total > 1 ? framework.grad_prescale_passes.value : 0.0);
+    if (buffer_passes > 0) sc.optimizer_s += cost.memory_bound_s(params * grad_bytes_per_param * buffer_passes);
     if (zero3 && dp_total > 1) {
       // Every unit gathered on its own (DeepSpeed: each sub-module, fetch_sub_module; FSDP:
       // each wrapped layer), forward and again for backward unless the framework keeps the
@@ -679,8 +684,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const GroupCollective gather = sharded_collective(CollectiveKind::all_gather, bytes.dense, bytes.expert);
       // ZeRO-3 (DeepSpeed, FSDP) frees gathered weights after use: every micro-batch
       // gathers them again for its forward and its backward. The distributed optimizer
-      // gathers once per step.
-      const double gathers = plan.zero_stage >= 3 ? 2.0 * m : 1.0;
+      // gathers once per step, twice where Megatron-Core's chained dense and expert
+      // optimizers each gather every bucket.
+      const bool chained = experts > 0 && framework.chained_optimizers_gather_all_buckets.value;
+      const double gathers = plan.zero_stage >= 3 ? 2.0 * m : chained ? 2.0 : 1.0;
       sc.sharded_state_comm_s = gathers * gather.time_s;
       sc.sharded_state_comm_bytes = gathers * gather.tier_bytes;
     }

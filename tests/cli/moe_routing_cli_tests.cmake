@@ -6,5 +6,5 @@ trainsim_cli_test(moe_load_cv_above_model_bound 2 "moe\\.expert_load_cv: 3 excee
   run scenarios/mixtral-8x7b-a100-64.yaml --set moe.expert_load_cv=3)
 trainsim_cli_test(moe_load_cv_on_dense_model 2 "moe\\.expert_load_cv: the model .* has no experts"
   run scenarios/default.yaml --set moe.expert_load_cv=0.2)
-trainsim_cli_test(moe_imbalanced_scenario_runs 0 "mixtral-8x7b-a100-64-imbalanced on 64 x A100.*step time 10\\.2"
+trainsim_cli_test(moe_imbalanced_scenario_runs 0 "mixtral-8x7b-a100-64-imbalanced on 64 x A100.*step time 10\\.1"
   run scenarios/mixtral-8x7b-a100-64-imbalanced.yaml)

@@ -143,7 +143,9 @@ TEST_CASE("Gradients go in fp32 buckets of the plan's size, the optimizer works 
     for (int k = 0; k < 2; ++k)
       if (s + k > 0) CHECK(c.stages[static_cast<std::size_t>(s)].chunks[static_cast<std::size_t>(k)].buckets.size() == 1);
   const double stage1_params = 2e6 + 2e6 + 5e6;
-  CHECK(c.stages[1].optimizer_s == Approx(stage1_params / 4 * 30 * 1e-12));
+  // Adam's 30 bytes and the gradient norm's 4 over the shard; Megatron-Core's zeroing, NaN
+  // check and 1/DP pre-scaling (2 + 2 passes) over the whole fp32 buffer.
+  CHECK(c.stages[1].optimizer_s == Approx((stage1_params / 4 * 34 + stage1_params * 4 * 4) * 1e-12));
   CHECK(stage_gather(c.stages[1]).first == Approx(stage1_params * 2 * 1e-9));
   // Activations crossing stages: s*b*h 16-bit values, scattered over TP by SP.
   CHECK(c.p2p_bytes == Approx(1024.0 * 1024 * 2 / 2));
@@ -164,7 +166,7 @@ TEST_CASE("Expert optimizer states shard over the expert data-parallel group (DP
   const auto c = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
   // Stage 1: four layers (2.4e6 expert, 1.6e6 dense parameters) and the 5e6 head.
   const double experts = 4 * 6e5, dense = 4 * 4e5 + 5e6;
-  CHECK(c.stages[1].optimizer_s == Approx((dense / 4 + experts / 2) * 30 * 1e-12));
+  CHECK(c.stages[1].optimizer_s == Approx(((dense / 4 + experts / 2) * 34 + (dense + experts) * 16) * 1e-12));
   CHECK(stage_gather(c.stages[1]).first == Approx(dense * 2 * 1e-9 + experts * 2 * 2e-9));
   // Megatron-Core gathers per bucket: one priced per stage and chunk (a chunk's buckets are alike).
   CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 4);
@@ -173,9 +175,57 @@ TEST_CASE("Expert optimizer states shard over the expert data-parallel group (DP
   fx.scenario.plan.expert_model_parallel_size = 4;
   gathered.clear();
   const auto full = build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory);
-  CHECK(full.stages[1].optimizer_s == Approx((dense / 4 + experts) * 30 * 1e-12));
+  CHECK(full.stages[1].optimizer_s == Approx(((dense / 4 + experts) * 34 + (dense + experts) * 16) * 1e-12));
   CHECK(stage_gather(full.stages[1]).first == Approx(dense * 2 * 1e-9));
   CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 0);
+}
+
+TEST_CASE("Megatron's per-step passes over the local gradient buffer: zeroing and the NaN check always, the 1/DP "
+          "pre-scaling only with DP x CP above 1",
+          "[graph][costs][framework]") {
+  Fixture fx;
+  const double stage1_params = 2e6 + 2e6 + 5e6;
+  const double adam_and_norm = stage1_params / 4 * (30 + 4);  // bytes over the DP shard
+  const auto dp4 = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(dp4.stages[1].optimizer_s == Approx((adam_and_norm + stage1_params * 4 * (2 + 2)) * 1e-12));
+
+  fx.scenario.plan.data_parallel_size = 1;  // gradient_scaling_factor 1: start_grad_sync skips it
+  fx.scenario.num_devices = 4;
+  const auto dp1 = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(dp1.stages[1].optimizer_s == Approx((stage1_params * 34 + stage1_params * 4 * 2) * 1e-12));
+
+  // Megatron-LM 2021-22 divides its contiguous buffer by the DP size even at DP 1 and has no
+  // NaN check of the gradients: 3 passes, and no distributed optimizer.
+  fx.scenario.plan.framework = Framework::megatron_lm;
+  fx.scenario.plan.use_distributed_optimizer = false;
+  const auto lm = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(lm.stages[1].optimizer_s == Approx((stage1_params * 34 + stage1_params * 4 * 3) * 1e-12));
+
+  // A framework that has none of these (DeepSpeed's entry prices none): Adam's 30 bytes alone.
+  fx.scenario.plan.framework = Framework::deepspeed;
+  const auto ds = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(ds.stages[1].optimizer_s == Approx(stage1_params * 30 * 1e-12));
+}
+
+TEST_CASE("Megatron-Core's chained dense and expert optimizers each all-gather every bucket when the gather is not "
+          "overlapped",
+          "[graph][costs][moe][framework]") {
+  Fixture fx;
+  fx.scenario.plan.overlap_param_gather = false;
+  const auto dense_model = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  const double stage1_params = 2e6 + 2e6 + 5e6;
+  CHECK(stage_gather(dense_model.stages[1]).first == Approx(stage1_params * 2 * 1e-9));
+
+  fx.scenario.plan.expert_model_parallel_size = 2;
+  fx.workload.layer_types[0].expert_parameters = 6e5;
+  const auto moe = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  const double experts = 4 * 6e5, dense = 4 * 4e5 + 5e6;
+  CHECK(stage_gather(moe.stages[1]).first == Approx(2 * (dense * 2 + experts * 2) * 1e-9));
+
+  // Overlapped, each bucket is gathered once, from the forward's pre-hooks.
+  fx.scenario.plan.overlap_param_gather = true;
+  const auto overlapped = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(stage_gather(overlapped.stages[1]).first == Approx((dense * 2 + experts * 2) * 1e-9));
 }
 
 TEST_CASE("Overlapped TP communication slows the compute it hides under by the device's overlap slowdown",

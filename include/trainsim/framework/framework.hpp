@@ -193,6 +193,20 @@ struct FrameworkEntry {
   // synchronizes with the device after the last stage's forward), so the host cannot run
   // ahead of the device across it.
   Sourced<bool> loss_check_syncs_host{false, "no host read of the loss within the step"};
+  // Passes the framework makes every step over the device's whole local gradient buffer
+  // besides the optimizer's own (each a read or a write of every element, in the gradient
+  // reduction's dtype), memory-bound after the backward; 0: none priced.
+  Sourced<double> step_grad_buffer_passes{0, "not read from this framework's code yet: none priced"};
+  // Passes over the whole local gradient buffer that pre-scale it by 1 / (DP x CP) before the
+  // reduction, made only when that factor is not 1 (DP x CP > 1).
+  Sourced<double> grad_prescale_passes{0, "not read from this framework's code yet: none priced"};
+  // Passes over the optimizer's shard of fp32 gradients besides Adam's own read (the gradient
+  // norm for clipping), memory-bound in the step.
+  Sourced<double> step_grad_shard_passes{0, "not read from this framework's code yet: none priced"};
+  // A model with experts is stepped by two chained optimizers (dense and expert), and without
+  // overlapped parameter gathers each all-gathers every bucket of the model: the distributed
+  // optimizer's parameter all-gather runs twice a step.
+  Sourced<bool> chained_optimizers_gather_all_buckets{false, "one parameter all-gather a step"};
   // plan.reuse_fp32_param: bytes per parameter of the optimizer state (sharded as the optimizer
   // is) that reusing the 16-bit parameters for the fp32 master copy saves; 0: the framework has
   // no such feature (plan_check refuses the key).
