@@ -10,7 +10,9 @@
 
 namespace trainsim {
 
-// 2: `network_tiers` count each direction (`bytes_sent`, `bytes_received`,
+// 2: `critical_stage` is the stage the others wait for (critical_stage_of: the least bubble),
+// in the Monte Carlo's per-sample list too (`monte_carlo.critical_stage`, was `slowest_stage`,
+// the most compute); `network_tiers` count each direction (`bytes_sent`, `bytes_received`,
 // `busier_direction_bytes`, `busier_direction_bytes_per_s` replace `bytes` and
 // `effective_bandwidth_bytes_per_s`, which summed both directions) and `bandwidth_use` is the
 // busier direction's (README "Network use").
