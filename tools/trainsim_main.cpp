@@ -176,7 +176,7 @@ int main(int argc, char** argv) {
   long long run_seed = -1;
   run->add_option("--samples", run_samples,
                   "also replay this many steps drawing the variability. keys (jitter per step; the cluster's slow cards "
-                  "and spread from the seed): p50/p90/p99 step time, linearity, slowest stage and card");
+                  "and spread from the seed): p50/p90/p99 step time, linearity, critical stage and slowest card");
   run->add_option("--seed", run_seed, "with --samples: seed of the draws (default: variability.seed)");
   run->add_option("--threads", run_threads, "with --samples: worker threads (0: all cores); the result does not depend on it")
       ->capture_default_str();

@@ -538,11 +538,12 @@ struct alignas(64) DeviceState {
   // next compute task.
   SimTime host_at = 0;
   // DeviceAccount's sums kept here, beside what the same events read (copied at the end).
-  std::array<double, 2> tier_bytes{};
+  std::array<double, 2> tier_bytes_sent{};
   double collective_s = 0;
   // -- lines 3 to 5 --
   double collective_wait_s = 0;
   double peak_activation_bytes = 0;
+  std::array<double, 2> tier_bytes_received{};  // with tier_busy_ps: a tier transfer's end adds to both
   // Where the device's time went, in exact picoseconds (DeviceAccount's seconds are these
   // over 1e12, converted once at the end: no division per event, no rounding per interval).
   std::array<SimTime, kNumCategories> compute_ps{};
@@ -839,7 +840,8 @@ class Replayer {
       a.hidden_comm_s = static_cast<double>(s.hidden_ps) / kPsPerS;
       a.idle_s = static_cast<double>(s.idle_ps) / kPsPerS;
       for (std::size_t k = 0; k < 2; ++k) a.tier_busy_s[k] = static_cast<double>(s.tier_busy_ps[k]) / kPsPerS;
-      a.tier_bytes = s.tier_bytes;
+      a.tier_bytes_sent = s.tier_bytes_sent;
+      a.tier_bytes_received = s.tier_bytes_received;
       a.collective_s = s.collective_s;
       a.collective_wait_s = s.collective_wait_s;
       a.peak_activation_bytes = s.peak_activation_bytes;
@@ -1243,7 +1245,11 @@ class Replayer {
       st.end_comm(f.comm);
       if (f.tier >= 0) {
         st.end_tier(f.tier);
-        st.tier_bytes[static_cast<std::size_t>(f.tier)] += f.bytes;
+        // The directions the transfer's flow takes (the NIC links of start_flow): a send only
+        // sends, a receive only receives, a collective does both.
+        const auto k = static_cast<std::size_t>(f.tier);
+        if (f.stream != static_cast<std::uint8_t>(Stream::pp_recv)) st.tier_bytes_sent[k] += f.bytes;
+        if (f.stream != static_cast<std::uint8_t>(Stream::pp_send)) st.tier_bytes_received[k] += f.bytes;
       }
     }
     const bool rendezvous_span = f.rendezvous >= 0 || f.collective;

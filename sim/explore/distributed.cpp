@@ -152,7 +152,7 @@ void gather_samples(const Distribution& distribution, MonteCarloResult& result) 
       [&](std::size_t k) {
         ByteWriter w;
         w.put(result.step_s[k]);
-        w.put(result.slowest_stage[k]);
+        w.put(result.critical_stage[k]);
         w.put(result.slowest_device[k]);
         w.put(result.slowest_speed[k]);
         return w.take();
@@ -160,7 +160,7 @@ void gather_samples(const Distribution& distribution, MonteCarloResult& result) 
       [&](std::size_t k, std::string_view bytes) {
         ByteReader r(bytes);
         result.step_s[k] = r.get<double>();
-        result.slowest_stage[k] = r.get<int>();
+        result.critical_stage[k] = r.get<int>();
         result.slowest_device[k] = r.get<int>();
         result.slowest_speed[k] = r.get<double>();
         if (!r.done()) throw SimError("distributed: bytes left after a sample");

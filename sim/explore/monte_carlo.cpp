@@ -230,7 +230,7 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
 
 struct SampleStep {
   double step_s = 0;
-  int slowest_stage = 0;
+  int critical_stage = 0;
   int slowest_device = 0;
   double slowest_speed = 1;
 };
@@ -303,9 +303,7 @@ SampleStep sample_step(const PreparedSteps& p, std::uint64_t k) {
     m = simulate(*p.scenario, o).metrics;
   }
   out.step_s = m.step_time_s;
-  for (std::size_t s = 1; s < m.stages.size(); ++s)
-    if (busy_compute_s(m.stages[s]) > busy_compute_s(m.stages[static_cast<std::size_t>(out.slowest_stage)]))
-      out.slowest_stage = static_cast<int>(s);
+  out.critical_stage = m.critical_stage;  // critical_stage_of, as `run` names it
   return out;
 }
 
@@ -332,7 +330,7 @@ MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& 
 
   const std::size_t n = static_cast<std::size_t>(options.samples);
   out.step_s.assign(n, 0);
-  out.slowest_stage.assign(n, 0);
+  out.critical_stage.assign(n, 0);
   out.slowest_device.assign(n, 0);
   out.slowest_speed.assign(n, 1);
   // Each sample writes its own slots: any thread count gives the same vectors.
@@ -340,7 +338,7 @@ MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& 
     for (std::size_t k = range.begin(); k != range.end(); ++k) {
       const SampleStep s = sample_step(prepared, k);
       out.step_s[k] = s.step_s;
-      out.slowest_stage[k] = s.slowest_stage;
+      out.critical_stage[k] = s.critical_stage;
       out.slowest_device[k] = s.slowest_device;
       out.slowest_speed[k] = s.slowest_speed;
     }
@@ -384,7 +382,8 @@ std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult&
          num("%.4f", r.p50_s) + " s   p90 " + num("%.4f", r.p90_s) + " s   p99 " + num("%.4f", r.p99_s) + " s\n";
   out += "  expected linearity from variability " + num("%.4f", r.linearity) +
          " (mean throughput / the uniform cluster's; multiply `trainsim scale`'s linearity by it)\n";
-  out += "  slowest stage (most compute): " + frequency_text(r.slowest_stage, "stage", 4) + "\n";
+  out += "  critical stage (least bubble: the others wait for it): " + frequency_text(r.critical_stage, "stage", 4) +
+         "\n";
   out += "  slowest card: " + frequency_text(r.slowest_device, "rank", 5) + "\n";
   return out;
 }
@@ -401,7 +400,7 @@ nlohmann::ordered_json monte_carlo_json(const MonteCarloResult& r) {
   j["p99_step_time_s"] = r.p99_s;
   j["linearity"] = r.linearity;
   j["step_time_s"] = r.step_s;
-  j["slowest_stage"] = r.slowest_stage;
+  j["critical_stage"] = r.critical_stage;
   j["slowest_device"] = r.slowest_device;
   return j;
 }

@@ -48,8 +48,11 @@ StepMetrics compute_step_metrics(const ReplayResult& replay, const MetricInputs&
     b.bubble_s += d.idle_s;
     b.peak_activation_bytes_replay = std::max(b.peak_activation_bytes_replay, d.peak_activation_bytes);
     for (std::size_t k = 0; k < 2; ++k) {
-      m.tiers[k].busy_s += d.tier_busy_s[k] / static_cast<double>(replay.devices.size());
-      m.tiers[k].bytes += d.tier_bytes[k] / static_cast<double>(replay.devices.size());
+      const double n = static_cast<double>(replay.devices.size());
+      m.tiers[k].busy_s += d.tier_busy_s[k] / n;
+      m.tiers[k].bytes_sent += d.tier_bytes_sent[k] / n;
+      m.tiers[k].bytes_received += d.tier_bytes_received[k] / n;
+      m.tiers[k].busier_direction_bytes += std::max(d.tier_bytes_sent[k], d.tier_bytes_received[k]) / n;
     }
     if (in.report_device_waits) {
       DeviceWait w;

@@ -41,7 +41,7 @@ double tier_bandwidth(const HardwareSpec& hw, int tier) {
 double tier_bandwidth_use(const Scenario& sc, const StepMetrics& m, int tier) {
   const auto& t = m.tiers[static_cast<std::size_t>(tier)];
   const double bw = tier_bandwidth(sc.hardware, tier);
-  return t.busy_s > 0 && bw > 0 ? t.bytes / (t.busy_s * bw) : 0.0;
+  return t.busy_s > 0 && bw > 0 ? t.busier_direction_bytes / (t.busy_s * bw) : 0.0;
 }
 
 std::string format_summary(const Scenario& sc, const SimResult& r, const SummaryConfidence* confidence) {
@@ -76,7 +76,7 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
          " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n";
   out += "  network (DP+PP, per device): intra-node busy " + format_number("%.4f", m.tiers[0].busy_s) + " s, use " +
          format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 0)) + " %   inter-node busy " + format_number("%.4f", m.tiers[1].busy_s) +
-         " s, use " + format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 1)) + " % of peak\n\n";
+         " s, use " + format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 1)) + " % of peak (busier direction)\n\n";
   out +=
       "  stage   fwd s   bwd s  recomp    tp s    cp s    ep s    pp s    dp s  hidden  bubble   optim   "
       "data   host  mem GiB\n";
@@ -174,19 +174,20 @@ std::string json_summary(const Scenario& sc, const SimResult& r, const SummaryCo
                                  {"collective_wait_ratio", w.collective_wait_ratio},
                                  {"flagged", w.flagged}});
   j["device_waits"] = std::move(waits);
-  // DP and PP transfers per network tier, mean per device (TP/CP/EP not counted yet).
+  // DP and PP transfers per network tier, mean per device (TP/CP/EP not counted yet), by
+  // direction: the peak is one direction's, and the use the busier direction's (TierTraffic).
   ordered_json tiers = ordered_json::array();
-  for (int k = 0; k < 2; ++k)
-    tiers.push_back(
-        ordered_json{{"tier", kTierNames[k]},
-                     {"busy_s", m.tiers[static_cast<std::size_t>(k)].busy_s},
-                     {"bytes", m.tiers[static_cast<std::size_t>(k)].bytes},
-                     {"effective_bandwidth_bytes_per_s",
-                      m.tiers[static_cast<std::size_t>(k)].busy_s > 0
-                          ? m.tiers[static_cast<std::size_t>(k)].bytes / m.tiers[static_cast<std::size_t>(k)].busy_s
-                          : 0.0},
-                     {"peak_bandwidth_bytes_per_s", tier_bandwidth(sc.hardware, k)},
-                     {"bandwidth_use", tier_bandwidth_use(sc, m, k)}});
+  for (int k = 0; k < 2; ++k) {
+    const TierTraffic& t = m.tiers[static_cast<std::size_t>(k)];
+    tiers.push_back(ordered_json{{"tier", kTierNames[k]},
+                                 {"busy_s", t.busy_s},
+                                 {"bytes_sent", t.bytes_sent},
+                                 {"bytes_received", t.bytes_received},
+                                 {"busier_direction_bytes", t.busier_direction_bytes},
+                                 {"busier_direction_bytes_per_s", t.busy_s > 0 ? t.busier_direction_bytes / t.busy_s : 0.0},
+                                 {"peak_bandwidth_bytes_per_s", tier_bandwidth(sc.hardware, k)},
+                                 {"bandwidth_use", tier_bandwidth_use(sc, m, k)}});
+  }
   j["network_tiers"] = std::move(tiers);
   if (confidence) {
     // The measured step time's 80% interval (confidence.hpp); nulls when no measured run backs it.

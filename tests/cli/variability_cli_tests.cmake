@@ -9,8 +9,8 @@ trainsim_cli_test(run_slow_rank_out_of_range 2 "variability.slow_devices.rank: r
                   run scenarios/default.yaml "--set" "variability.slow_devices=[{rank: 8, speed_factor: 0.5}]")
 trainsim_cli_test(explain_names_slow_card 0 "slow cards at nominal speed.*slow card: rank 3 \\(stage 0\\) runs at 0.5 of nominal speed"
                   explain scenarios/default.yaml "--set" "variability.slow_devices=[{rank: 3, speed_factor: 0.5}]")
-trainsim_cli_test(run_samples_prints_percentiles 0 "Monte Carlo: 20 steps, seed 1.*p50 .*p90 .*p99 .*expected linearity from variability 0\\.[0-9]+.*slowest stage.*slowest card: rank"
+trainsim_cli_test(run_samples_prints_percentiles 0 "Monte Carlo: 20 steps, seed 1.*p50 .*p90 .*p99 .*expected linearity from variability 0\\.[0-9]+.*critical stage \\(least bubble: the others wait for it\\): stage [0-9].*slowest card: rank"
                   run scenarios/default.yaml --samples 20 --seed 1 --set variability.step_jitter_cv=0.05)
 trainsim_cli_test(run_samples_out_of_range 2 "--samples: 0 is out of range" run scenarios/default.yaml --samples 0 --seed 1)
-trainsim_cli_test(run_samples_json 0 "\"monte_carlo\": \\{.*\"samples\": 5,.*\"seed\": 2,.*\"p99_step_time_s\".*\"step_time_s\": \\["
+trainsim_cli_test(run_samples_json 0 "\"monte_carlo\": \\{.*\"samples\": 5,.*\"seed\": 2,.*\"p99_step_time_s\".*\"step_time_s\": \\[.*\"critical_stage\": \\[.*\"slowest_device\": \\["
                   run scenarios/default.yaml --samples 5 --seed 2 --set variability.step_jitter_cv=0.05 --json -)

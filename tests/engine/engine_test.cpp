@@ -450,18 +450,23 @@ TEST_CASE("Flows on different devices, inside a server, or with sharing off keep
   }
 }
 
-TEST_CASE("Each device reports busy time and bytes per network tier", "[engine][nic]") {
+TEST_CASE("Each device reports busy time and bytes sent and received per network tier", "[engine][nic]") {
   const auto r = replay(dp_and_pp(0, 0, 1, kFlow / 2));
   REQUIRE(r.devices.size() == 2);
-  // Stage 0: DP from 0 to 1.5, PP send from 0.5 to 2.0 -> the NIC is busy 0 to 2.0 and moved 2 GB.
+  // Stage 0: DP from 0 to 1.5, PP send from 0.5 to 2.0 -> the NIC is busy 0 to 2.0; it sent the
+  // DP bucket's 1 GB and the PP message's, and received the DP bucket's (a collective goes both ways).
   CHECK(r.devices[0].tier_busy_s[1] == Approx(2 * kFlow));
-  CHECK(r.devices[0].tier_bytes[1] == Approx(2e9));
+  CHECK(r.devices[0].tier_bytes_sent[1] == Approx(2e9));
+  CHECK(r.devices[0].tier_bytes_received[1] == Approx(1e9));
   CHECK(r.devices[1].tier_busy_s[1] == Approx(1.5 * kFlow));  // the receive, 0.5 to 2.0
-  CHECK(r.devices[1].tier_bytes[1] == Approx(1e9));
+  CHECK(r.devices[1].tier_bytes_sent[1] == 0);
+  CHECK(r.devices[1].tier_bytes_received[1] == Approx(1e9));
   CHECK(r.devices[0].tier_busy_s[0] == 0);
   const auto intra = replay(dp_and_pp(0, 0, 1, 0, 0));
   CHECK(intra.devices[0].tier_busy_s[0] == Approx(kFlow));
-  CHECK(intra.devices[0].tier_bytes[0] == Approx(2e9));
+  CHECK(intra.devices[0].tier_bytes_sent[0] == Approx(2e9));
+  CHECK(intra.devices[0].tier_bytes_received[0] == Approx(1e9));
+  CHECK(intra.devices[1].tier_bytes_received[0] == Approx(1e9));
 }
 
 TEST_CASE("NIC sharing is deterministic and representative and full mode agree on a uniform cluster",
@@ -496,7 +501,10 @@ TEST_CASE("Step metrics report each network tier's busy time and bytes as the me
   in.num_devices = 2;
   const StepMetrics m = compute_step_metrics(r, in);
   CHECK(m.tiers[1].busy_s == Approx((2 * kFlow + 1.5 * kFlow) / 2));
-  CHECK(m.tiers[1].bytes == Approx((2e9 + 1e9) / 2));
+  CHECK(m.tiers[1].bytes_sent == Approx((2e9 + 0) / 2));
+  CHECK(m.tiers[1].bytes_received == Approx((1e9 + 1e9) / 2));
+  // Each device's busier direction: stage 0 sent 2 GB, stage 1 received 1 GB.
+  CHECK(m.tiers[1].busier_direction_bytes == Approx((2e9 + 1e9) / 2));
   CHECK(m.tiers[0].busy_s == 0);
 }
 

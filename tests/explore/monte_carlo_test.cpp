@@ -221,6 +221,7 @@ TEST_CASE("variability: the Monte Carlo is the same for a seed whatever the thre
   o.max_threads = 4;
   const MonteCarloResult four = monte_carlo(s, o);
   CHECK(one.step_s == four.step_s);
+  CHECK(one.critical_stage == four.critical_stage);
   CHECK(one.slowest_device == four.slowest_device);
   CHECK(format_monte_carlo(s, one) == format_monte_carlo(s, four));
   o.seed = 12;
@@ -229,4 +230,31 @@ TEST_CASE("variability: the Monte Carlo is the same for a seed whatever the thre
   const MonteCarloResult flat = monte_carlo(load("default.yaml", {{"variability.step_jitter_cv", "0"}}), o);
   for (double t : flat.step_s) CHECK(t == flat.uniform_step_s);
   CHECK(flat.linearity == 1.0);
+}
+
+TEST_CASE("variability: the Monte Carlo's per-sample stage is run's critical stage (least bubble), not the most "
+          "compute",
+          "[variability]") {
+  // DeepSeek-V3's DualPipe (README "Bubble: two figures"): stage 0 computes most, stage 15 idles
+  // least, so the others wait for stage 15. With nothing drawn every sample is the uniform step
+  // and names the stage `run` names.
+  const Scenario s = load("deepseek-v3-h800-2048.yaml", {{"variability.step_jitter_cv", "0"}, {"moe.expert_load_cv", "0"}});
+  SimOptions so;
+  so.record_timeline = false;
+  const StepMetrics m = simulate(s, so).metrics;
+  std::size_t most_compute = 0;
+  for (std::size_t i = 1; i < m.stages.size(); ++i)
+    if (compute_of(m.stages[i]) > compute_of(m.stages[most_compute])) most_compute = i;
+  REQUIRE(m.critical_stage == critical_stage_of(m.stages));
+  REQUIRE(m.critical_stage != static_cast<int>(most_compute));  // the case that tells the two apart
+  MonteCarloOptions o;
+  o.samples = 3;
+  o.seed = 5;
+  const MonteCarloResult r = monte_carlo(s, o);
+  for (int c : r.critical_stage) CHECK(c == m.critical_stage);
+  CHECK_THAT(format_monte_carlo(s, r), Catch::Contains("critical stage (least bubble: the others wait for it): stage " +
+                                                       std::to_string(m.critical_stage) + " 100 %"));
+  const auto j = monte_carlo_json(r);
+  CHECK(j["critical_stage"] == r.critical_stage);
+  CHECK_FALSE(j.contains("slowest_stage"));  // schema 1's name, for the most compute
 }

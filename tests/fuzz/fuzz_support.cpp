@@ -164,7 +164,9 @@ void check_result(const Scenario& scenario, const SimResult& result) {
     need_finite(x, "step metric");
   for (const auto& t : m.tiers) {
     need_finite(t.busy_s, "tier busy time");
-    need_finite(t.bytes, "tier bytes");
+    need_finite(t.bytes_sent, "tier bytes sent");
+    need_finite(t.bytes_received, "tier bytes received");
+    need_finite(t.busier_direction_bytes, "tier busier direction bytes");
   }
   for (const auto& st : m.stages)
     for (double x : {st.forward_s, st.backward_s, st.recompute_s, st.tp_exposed_s, st.cp_exposed_s, st.ep_exposed_s,

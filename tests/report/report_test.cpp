@@ -147,6 +147,97 @@ TEST_CASE("Network bandwidth use counts the bytes a device moves on the tier, so
   }
 }
 
+namespace {
+
+// Two pipeline stages on different servers send each other one message (Megatron's
+// send_forward_recv_backward in 1F1B's steady state), the second `delay_s` after the first, each
+// message `bytes` over `flow_s` alone. The two flows take different NIC links (0's send and 1's
+// receive; 1's send and 0's receive), so neither slows the other. `back` false: only the first.
+ReplayResult pp_exchange(double bytes, double flow_s, double delay_s, bool back = true) {
+  auto transfer = [&](int stage, Stream stream) {
+    Task t;
+    t.stage = stage;
+    t.stream = stream;
+    t.category = SpanCategory::pp_comm;
+    t.group = RankGroup::pp;
+    t.duration_s = flow_s;
+    t.tier = 1;
+    t.bytes = bytes;
+    return t;
+  };
+  std::vector<Task> tasks = {transfer(0, Stream::pp_send), transfer(1, Stream::pp_recv), transfer(1, Stream::pp_send),
+                             transfer(0, Stream::pp_recv)};
+  tasks[0].rendezvous = tasks[1].rendezvous = 0;
+  tasks[2].rendezvous = tasks[3].rendezvous = 1;
+  std::vector<std::array<int, 2>> rendezvous = {{0, 1}, {2, 3}};
+  if (!back) {
+    tasks.resize(2);
+    rendezvous.resize(1);
+  }
+  std::vector<std::pair<int, int>> edges;
+  if (back && delay_s > 0) {
+    Task c;  // stage 1's compute before its send
+    c.stage = 1;
+    c.duration_s = delay_s;
+    tasks.push_back(c);
+    edges.emplace_back(4, 2);
+  }
+  TaskGraph g = make_task_graph(tasks, edges);
+  g.rendezvous = rendezvous;
+  g.stages = 2;
+  return replay(g);
+}
+
+}  // namespace
+
+TEST_CASE("Network bandwidth use is the busier direction's: a PP exchange across servers at 90% of the NIC "
+          "shows 90%, not the sum of both directions",
+          "[report][network]") {
+  // A link is full duplex and tier_bandwidth is one direction's. Each device sends one message
+  // and receives one, each at 0.9 of the NIC's per-direction peak while it runs: the busier
+  // direction carried 0.9 x bw x flow over the busy time flow + delay. Summing sent and received
+  // bytes against one direction (the old figure) gave 1.8 and 1.2.
+  const std::string root = TRAINSIM_SOURCE_DIR;
+  Scenario sc = load_scenario(root + "/scenarios/llama2-70b-910b3-1024.yaml");
+  const double bw = tier_bandwidth(sc.hardware, 1);
+  REQUIRE(bw > 0);
+  constexpr double kFlow = 1e-2;
+  const double bytes = 0.9 * bw * kFlow;
+  for (double delay : {0.0, kFlow / 2}) {
+    CAPTURE(delay);
+    MetricInputs in;
+    in.num_devices = 2;
+    SimResult r;
+    r.metrics = compute_step_metrics(pp_exchange(bytes, kFlow, delay), in);
+    const TierTraffic& t = r.metrics.tiers[1];
+    CHECK(t.busy_s == Approx(kFlow + delay));  // each device: its send and receive, overlapped
+    CHECK(t.bytes_sent == Approx(bytes));
+    CHECK(t.bytes_received == Approx(bytes));
+    CHECK(t.busier_direction_bytes == Approx(bytes));
+    const double use = tier_bandwidth_use(sc, r.metrics, 1);
+    CHECK(use == Approx(0.9 * kFlow / (kFlow + delay)));
+    CHECK(use <= 1.0);
+    const auto j = nlohmann::json::parse(json_summary(sc, r));
+    const auto& tier = j["network_tiers"][1];
+    CHECK(tier["tier"] == "inter_node");
+    CHECK(tier["bytes_sent"].get<double>() == Approx(bytes));
+    CHECK(tier["bytes_received"].get<double>() == Approx(bytes));
+    CHECK(tier["busier_direction_bytes_per_s"].get<double>() == Approx(bytes / (kFlow + delay)));
+    CHECK(tier["peak_bandwidth_bytes_per_s"].get<double>() == Approx(bw));
+    CHECK(tier["bandwidth_use"].get<double>() == Approx(use));
+    CHECK_FALSE(tier.contains("bytes"));  // schema 1's sum of both directions
+  }
+  // One direction only (pipeline fill): the sender's busier direction is its sends, the
+  // receiver's its receives; the mean over devices of each one's busier direction keeps 0.9,
+  // where the busier of the mean directions would give 0.45.
+  MetricInputs in;
+  in.num_devices = 2;
+  const StepMetrics m = compute_step_metrics(pp_exchange(bytes, kFlow, 0, false), in);
+  CHECK(m.tiers[1].bytes_sent == Approx(bytes / 2));
+  CHECK(m.tiers[1].bytes_received == Approx(bytes / 2));
+  CHECK(tier_bandwidth_use(sc, m, 1) == Approx(0.9));
+}
+
 TEST_CASE("the summary says why MFU is above HFU when the model computes fewer FLOPs than Megatron's count, and "
           "is silent otherwise",
           "[report]") {

@@ -56,7 +56,7 @@ void gather_to_root(const Distribution& distribution, std::size_t n,
 std::string encode_outcome(const PlanOutcome& outcome);
 PlanOutcome decode_outcome(std::string_view bytes);
 
-// The per-sample vectors of a Monte Carlo (step time, slowest stage, device and speed) of
+// The per-sample vectors of a Monte Carlo (step time, critical stage, slowest device and its speed) of
 // the other processes' samples to rank 0 (gather_to_root on the sample index).
 void gather_samples(const Distribution& distribution, MonteCarloResult& result);
 

@@ -40,7 +40,9 @@ struct MonteCarloResult {
   ReplayMode mode = ReplayMode::representative;
   double uniform_step_s = 0;           // the same plan with every device at nominal speed
   std::vector<double> step_s;          // per sample, in sample order
-  std::vector<int> slowest_stage;      // per sample: the stage with the most compute time
+  // Per sample: the stage the others wait for that step (critical_stage_of, the least bubble:
+  // what `run` calls the critical stage), not the one with the most compute.
+  std::vector<int> critical_stage;
   std::vector<int> slowest_device;     // per sample: the device with the lowest speed that step
   std::vector<double> slowest_speed;   // per sample: its speed factor
   double mean_s = 0, p50_s = 0, p90_s = 0, p99_s = 0;  // nearest-rank percentiles
@@ -55,7 +57,7 @@ MonteCarloResult monte_carlo(const Scenario& scenario, const MonteCarloOptions& 
 std::string format_monte_carlo(const Scenario& scenario, const MonteCarloResult& result);
 // The same for `run --json`: {"samples", "seed", "mode", "uniform_step_time_s", "mean_step_time_s",
 // "p50_step_time_s", "p90_step_time_s", "p99_step_time_s", "linearity", "step_time_s": [...],
-// "slowest_stage": [...], "slowest_device": [...]} (the lists per sample, in sample order).
+// "critical_stage": [...], "slowest_device": [...]} (the lists per sample, in sample order).
 nlohmann::ordered_json monte_carlo_json(const MonteCarloResult& result);
 
 // Per-step MoE routing in the samples (issue 19).

@@ -38,11 +38,19 @@ struct DeviceWait {
 };
 
 // One network tier's traffic from DP and PP transfers (TP/CP/EP collectives are not counted yet),
-// mean per replayed device. Bandwidth use = bytes / (busy_s x the tier's bandwidth per device)
-// (seed 000's bandwidth share; report/summary computes it from the hardware).
+// mean per replayed device. A link is full duplex and a tier's bandwidth is one direction's, so
+// bandwidth use (seed 000's bandwidth share; report/summary computes it from the hardware) is
+// busier_direction_bytes / (busy_s x the tier's bandwidth per device): over the time the tier
+// ran, the share of its capacity the device's busier direction used. It is at most 1 whenever
+// the replay keeps each direction within the tier's bandwidth (across servers, where transfers
+// share the NIC links); schema 1 summed both directions against one and could pass 1.
 struct TierTraffic {
-  double busy_s = 0;  // time some transfer of the tier ran
-  double bytes = 0;   // message bytes of those transfers
+  double busy_s = 0;          // time some transfer of the tier ran
+  double bytes_sent = 0;      // message bytes those transfers sent
+  double bytes_received = 0;  // and received
+  // Mean over devices of max(sent, received), each device's busier direction (a mean of
+  // maxima: one device's sends and another's receives do not cancel).
+  double busier_direction_bytes = 0;
 };
 
 struct StepMetrics {

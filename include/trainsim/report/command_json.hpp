@@ -13,7 +13,9 @@
 
 namespace trainsim {
 
-constexpr int kExplainSchemaVersion = 1;
+// 2: `critical_stage` is the stage the others wait for (critical_stage_of: the least bubble);
+// schema 1 named the stage with the most compute (README "Bubble: two figures").
+constexpr int kExplainSchemaVersion = 2;
 // {"schema_version", "trainsim_version", "scenario", "plan", "step_time_s", "mfu", "tokens_per_s",
 //  "critical_stage", "shares": [{"category", "fraction"}], "counterfactuals": [{"what",
 //  "step_time_s", "saving"}], "heaviest_ops": [{"op", "layer", "share", "bound", "tflops"}],

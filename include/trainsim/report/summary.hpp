@@ -10,12 +10,20 @@
 
 namespace trainsim {
 
-constexpr int kSummarySchemaVersion = 1;
+// 2: `critical_stage` is the stage the others wait for (critical_stage_of: the least bubble),
+// in the Monte Carlo's per-sample list too (`monte_carlo.critical_stage`, was `slowest_stage`,
+// the most compute); `network_tiers` count each direction (`bytes_sent`, `bytes_received`,
+// `busier_direction_bytes`, `busier_direction_bytes_per_s` replace `bytes` and
+// `effective_bandwidth_bytes_per_s`, which summed both directions) and `bandwidth_use` is the
+// busier direction's (README "Network use").
+constexpr int kSummarySchemaVersion = 2;
 
 // Peak bandwidth per device per direction of network tier 0 (inside a server: the switch port,
 // or all mesh links together) or 1 (across servers: the server's NICs over its devices), bytes/s.
 double tier_bandwidth(const HardwareSpec& hardware, int tier);
-// Bytes moved / (busy time x tier_bandwidth); 0 when the tier never ran.
+// The busier direction's bytes / (busy time x tier_bandwidth) (TierTraffic, step_metrics.hpp):
+// at most 1 for a replay whose transfers each keep within the tier's bandwidth; 0 when the
+// tier never ran.
 double tier_bandwidth_use(const Scenario& scenario, const StepMetrics& metrics, int tier);
 
 // `confidence`: when given, the step time's interval from similar measured runs
