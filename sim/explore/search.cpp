@@ -330,12 +330,18 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
   const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
-  // As build_pipeline_costs prices the step: on the host's CPU when the optimizer is offloaded.
+  // As build_pipeline_costs prices the step: on the host's CPU when the optimizer is offloaded,
+  // the framework's passes over the shard and the local gradient buffer on the device.
+  const FrameworkEntry& stepping = framework_for(plan);
+  const OptimizerStepBytes step =
+      optimizer_step_bytes(stepping, plan.offload_optimizer, shard, params,
+                           grad_reduce_bytes_per_param(stepping, plan.precision), dp_total);
   optimizer_s = plan.offload_optimizer
-                    ? offload_step(shard, framework_for(plan), scenario.hardware,
+                    ? offload_step(shard, stepping, scenario.hardware,
                                    std::min(scenario.hardware.node.devices_per_node, scenario.num_devices))
                           .total_s()
-                    : cost.memory_bound_s(shard * 30.0);
+                    : cost.memory_bound_s(step.shard);
+  if (step.buffer > 0) optimizer_s += cost.memory_bound_s(step.buffer);
   // A per-parameter transfer: the dense part over DP, the expert part over expert DP.
   auto transfer_s = [&](CollectiveKind kind, double bytes_per_param) {
     double t = cost.collective_s(kind, CommGroup::dp, dense * bytes_per_param);
@@ -345,8 +351,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   if (dp_total > 1) {
     // What the framework reduces in and how often it gathers (trainsim/framework, as the replay prices it).
     const FrameworkEntry& framework = framework_entry(plan.framework);
-    const double grad_bytes = framework.grad_reduce_bytes.value > 0          ? framework.grad_reduce_bytes.value
-                              : plan.precision == Precision::fp16 ? 2.0 : 4.0;
+    const double grad_bytes = grad_reduce_bytes_per_param(framework, plan.precision);
     const int zero3_gathers = pp > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
                                      : framework.zero3_gathers_per_microbatch.value;
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;

@@ -804,6 +804,20 @@ FrameworkEntry deepspeed() {
              "megatron/model/__init__.py imports MixedFusedLayerNorm as LayerNorm, fused_mix_prec_layer_norm_cuda "
              "(megatron/model/fused_layer_norm.py; read at bigscience-workshop/Megatron-DeepSpeed @ ae6277f5, a fork "
              "of microsoft/Megatron-DeepSpeed)"};
+  // The ZeRO optimizer's step over its shard of 16-bit gradients besides Adam's own 30 bytes
+  // (read at deepspeedai/DeepSpeed @ edaa7221, 0.19.6, runtime/zero/stage_1_and_2.py step; stage3.py
+  // step makes the same norm, cast, unscale and copy): the overflow check (bf16 too:
+  // precision_config.py DeepSpeedBF16Config.check_grad_overflow = True) reads each gradient
+  // through _has_inf_or_nan (float() 2 + 4, isnan 4 + 1, isinf 4 + 1, logical_or 2 + 1,
+  // float() 1 + 4, max 4: 28 bytes); scaled_global_norm -> get_grad_norm_direct casts to double
+  // for the norm (2 + 8, then 8 read: 18); the shard is cast to fp32 (.to: 2 + 4);
+  // unscale_and_clip_grads multiplies it in place (4 + 4); the fp32 partition is read again
+  // for the 16-bit copy (4; its 2-byte write is Adam's). 64 bytes: 16 passes of 4 bytes.
+  e.step_grad_shard_passes = {16, at(kDeepSpeed,
+                                     "deepspeed/runtime/zero/stage_1_and_2.py step: check_overflow "
+                                     "(_has_inf_or_nan, 28 B), scaled_global_norm (g.double() norm, 18 B), "
+                                     "flat partition .to(fp32) (6 B), unscale_and_clip_grads mul_ (8 B), "
+                                     "bit16 copy_ from the fp32 partition (4 B read): 64 B per shard parameter")};
   e.launch = deepspeed_launch();
   return e;
 }
@@ -877,6 +891,16 @@ FrameworkEntry deepspeed_2021() {
                                      "_synchronize_communication: comm_stream.synchronize(); "
                                      "torch.cuda.synchronize(); prefetch_next_sub_modules only when no gather "
                                      "is in flight (#1188: 'the async version is not async at all')")};
+  // DeepSpeed 0.5.4 runtime/zero/stage2.py step (read at its tag v0.5.4), fp16: check_overflow
+  // always, _has_inf_or_nan as float(x.float().sum()) (2 + 4, then 4 read: 10 bytes);
+  // get_grad_norm_direct's g.double().norm(2) (18); flatten of the per-parameter gradients and
+  // .to(fp32) (2 + 2, 2 + 4: 10); unscale_and_clip_grads' mul_ (8); the fp32 read of the fp16
+  // copy (4). 50 bytes: 12.5 passes of 4 bytes.
+  e.step_grad_shard_passes = {12.5, at(kDeepSpeed2021,
+                                       "deepspeed/runtime/zero/stage2.py step (v0.5.4): check_overflow "
+                                       "(x.float().sum(), 10 B), get_grad_norm_direct (double norm, 18 B), "
+                                       "flatten(...).to(fp32) (10 B), unscale_and_clip_grads (8 B), fp16 copy_ "
+                                       "from the fp32 partition (4 B read): 50 B per shard parameter")};
   return e;
 }
 
@@ -989,6 +1013,16 @@ FrameworkEntry fsdp() {
                                  "SHARD_GRAD_OP (2), FULL_SHARD (3), no optimizer-only sharding; FSDP2 "
                                  "fully_shard(reshard_after_forward=False (2) / True (3)), "
                                  "torchtitan/distributed/fsdp.py get_fsdp_reshard_after_forward_policy")};
+  // torchtitan clips every step (max_norm 1.0): get_total_norm reads the sharded fp32
+  // gradients once (foreach norm) and clip_grads_with_norm_ multiplies them in place by the
+  // clamped coefficient unconditionally (foreach_mul_, no host sync on the branch): 4 + 8 bytes.
+  // zero_grad sets them to None (no pass); the fused AdamW is Adam's own 30 bytes.
+  e.step_grad_shard_passes = {3, at(kTorchtitan,
+                                    "torchtitan/distributed/utils.py clip_grad_norm_: "
+                                    "torch.nn.utils.get_total_norm (read) then clip_grads_with_norm_ "
+                                    "(_foreach_mul_, read and write) on the sharded fp32 gradients; "
+                                    "torchtitan/config/configs.py max_norm = 1.0; "
+                                    "components/optimizer/optimizer.py implementation = 'fused'")};
   e.context_parallel = {true, at(kTorchtitan,
                                  "torchtitan/distributed/context_parallel/api.py (parallelism.context_parallel_degree, "
                                  "PyTorch's experimental context_parallel ring attention)")};
@@ -1454,6 +1488,24 @@ const FrameworkEntry& framework_for(const ParallelPlan& plan) {
   for (const FrameworkEntry& e : plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? pure : full)
     if (e.id == plan.framework) return e;
   throw SimError("framework_for: no entry for a framework value");
+}
+
+double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision) {
+  if (framework.grad_reduce_bytes.value > 0) return framework.grad_reduce_bytes.value;
+  return precision == Precision::fp16 ? 2.0 : 4.0;
+}
+
+OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, bool offloaded, double shard_params,
+                                        double local_params, double grad_bytes_per_param, int dp_total) {
+  // Adam: fp32 master, m and v read and written (24), the fp32 gradient read (4), the 16-bit
+  // parameter written (2).
+  constexpr double kAdamBytesPerParam = 30.0;
+  OptimizerStepBytes b;
+  if (!offloaded) b.shard = shard_params * (kAdamBytesPerParam + 4.0 * framework.step_grad_shard_passes.value);
+  const double buffer_passes =
+      framework.step_grad_buffer_passes.value + (dp_total > 1 ? framework.grad_prescale_passes.value : 0.0);
+  b.buffer = local_params * grad_bytes_per_param * buffer_passes;
+  return b;
 }
 
 const FrameworkEntry& framework_entry(Framework framework) {

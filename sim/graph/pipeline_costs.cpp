@@ -380,9 +380,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
   // fp16 runs reduce in fp16. Other frameworks say their own dtype.
-  const double grad_bytes_per_param = framework.grad_reduce_bytes.value > 0 ? framework.grad_reduce_bytes.value
-                                      : plan.precision == Precision::fp16  ? 2.0
-                                                                           : 4.0;
+  const double grad_bytes_per_param = grad_reduce_bytes_per_param(framework, plan.precision);
   // ZeRO-3 / FSDP: parameters gathered and gradients reduce-scattered at the framework's
   // granularity, each collective priced with the algorithms NCCL has for it (ring only).
   // FSDP's SHARD_GRAD_OP (ZeRO-2) takes the same per-unit path, gathering each unit once a
@@ -608,19 +606,19 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     const double experts = stage_expert_params[static_cast<std::size_t>(s)];
     const double dense = params - experts;
     const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
+    // The framework's own passes over the whole local gradient buffer (zeroing, checks,
+    // pre-scaling) run on the device, every element of every local parameter, offloaded or not.
+    const OptimizerStepBytes step =
+        optimizer_step_bytes(framework, plan.offload_optimizer, shard, params, grad_bytes_per_param, dp_total);
     if (plan.offload_optimizer) {
       // ZeRO-Offload: the shard's gradients go down to the host, the host CPU steps it, the
       // updated parameters come back (framework/offload.hpp), serial after the backward.
       const int ranks_per_host = std::min(scenario.hardware.node.devices_per_node, scenario.num_devices);
       sc.optimizer_s = offload_step(shard, framework, scenario.hardware, ranks_per_host).total_s();
     } else {
-      sc.optimizer_s = cost.memory_bound_s(shard * (30.0 + 4.0 * framework.step_grad_shard_passes.value));
+      sc.optimizer_s = cost.memory_bound_s(step.shard);
     }
-    // The framework's own passes over the whole local gradient buffer (zeroing, checks,
-    // pre-scaling), every element of every local parameter, not only the shard.
-    const double buffer_passes =
-        framework.step_grad_buffer_passes.value + (dp_total > 1 ? framework.grad_prescale_passes.value : 0.0);
-    if (buffer_passes > 0) sc.optimizer_s += cost.memory_bound_s(params * grad_bytes_per_param * buffer_passes);
+    if (step.buffer > 0) sc.optimizer_s += cost.memory_bound_s(step.buffer);
     if (zero3 && dp_total > 1) {
       // Every unit gathered on its own (DeepSpeed: each sub-module, fetch_sub_module; FSDP:
       // each wrapped layer), forward and again for backward unless the framework keeps the

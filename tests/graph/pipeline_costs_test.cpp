@@ -180,8 +180,8 @@ TEST_CASE("Expert optimizer states shard over the expert data-parallel group (DP
   CHECK(std::count(gathered.begin(), gathered.end(), CommGroup::expert_dp) == 0);
 }
 
-TEST_CASE("Megatron's per-step passes over the local gradient buffer: zeroing and the NaN check always, the 1/DP "
-          "pre-scaling only with DP x CP above 1",
+TEST_CASE("Per-step passes: Megatron's over the local gradient buffer (zeroing and the NaN check always, the 1/DP "
+          "pre-scaling only with DP x CP above 1), DeepSpeed's and torchtitan's over the optimizer's shard",
           "[graph][costs][framework]") {
   Fixture fx;
   const double stage1_params = 2e6 + 2e6 + 5e6;
@@ -201,10 +201,20 @@ TEST_CASE("Megatron's per-step passes over the local gradient buffer: zeroing an
   const auto lm = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
   CHECK(lm.stages[1].optimizer_s == Approx((stage1_params * 34 + stage1_params * 4 * 3) * 1e-12));
 
-  // A framework that has none of these (DeepSpeed's entry prices none): Adam's 30 bytes alone.
+  // DeepSpeed makes no pass over a whole gradient buffer; its ZeRO optimizer's step adds 64
+  // bytes per shard parameter to Adam's 30 (overflow check, double-precision norm, fp32 cast,
+  // unscale, the fp32 read of the 16-bit copy); ZeRO 0 here: the shard is every parameter.
   fx.scenario.plan.framework = Framework::deepspeed;
   const auto ds = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
-  CHECK(ds.stages[1].optimizer_s == Approx(stage1_params * 30 * 1e-12));
+  CHECK(ds.stages[1].optimizer_s == Approx(stage1_params * (30 + 64) * 1e-12));
+  // DeepSpeed 0.5's fp16 path: a cheaper overflow check, a flatten copy: 50 bytes.
+  fx.scenario.plan.framework = Framework::deepspeed_2021;
+  const auto ds21 = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(ds21.stages[1].optimizer_s == Approx(stage1_params * (30 + 50) * 1e-12));
+  // torchtitan's clipping: a norm read and an in-place multiply of the fp32 shard, 12 bytes.
+  fx.scenario.plan.framework = Framework::fsdp;
+  const auto fsdp = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(fsdp.stages[1].optimizer_s == Approx(stage1_params * (30 + 12) * 1e-12));
 }
 
 TEST_CASE("Megatron-Core's chained dense and expert optimizers each all-gather every bucket when the gather is not "

@@ -200,8 +200,9 @@ struct FrameworkEntry {
   // Passes over the whole local gradient buffer that pre-scale it by 1 / (DP x CP) before the
   // reduction, made only when that factor is not 1 (DP x CP > 1).
   Sourced<double> grad_prescale_passes{0, "not read from this framework's code yet: none priced"};
-  // Passes over the optimizer's shard of fp32 gradients besides Adam's own read (the gradient
-  // norm for clipping), memory-bound in the step.
+  // The optimizer step's traffic over its shard besides Adam's own 30 bytes per parameter
+  // (the gradient norm for clipping, overflow checks, casts, unscaling), in passes of 4 bytes
+  // per shard parameter (one read or write of an fp32 element), memory-bound in the step.
   Sourced<double> step_grad_shard_passes{0, "not read from this framework's code yet: none priced"};
   // A model with experts is stepped by two chained optimizers (dense and expert), and without
   // overlapped parameter gathers each all-gathers every bucket of the model: the distributed
@@ -289,6 +290,22 @@ const FrameworkEntry& framework_entry(Framework framework);
 // the policy's bytes in place of the standard ones). Read this, not framework_entry, where a
 // value the plan can select is priced.
 const FrameworkEntry& framework_for(const ParallelPlan& plan);
+
+// The bytes a gradient is reduced in: the framework's dtype where it names one, else the
+// model's (Megatron reduces bf16 and fp8 runs in fp32, fp16 runs in fp16).
+double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision);
+
+// The device memory traffic of one optimizer step, in bytes: over the optimizer's shard, Adam's
+// 30 per parameter and the framework's step_grad_shard_passes (nothing when the step runs on
+// the host: plan.offload_optimizer); over the whole local gradient buffer, the framework's
+// step_grad_buffer_passes and, when DP x CP > 1, its grad_prescale_passes. The replay
+// (build_pipeline_costs) and search's estimate both price the step from it.
+struct OptimizerStepBytes {
+  double shard = 0;
+  double buffer = 0;
+};
+OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, bool offloaded, double shard_params,
+                                        double local_params, double grad_bytes_per_param, int dp_total);
 
 // Each value's source, with its key ("deepspeed.grad_bucket_params"), for the fit check.
 std::vector<std::pair<std::string, std::string>> framework_sources();
