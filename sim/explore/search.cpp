@@ -264,6 +264,8 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 // It only ranks candidates; the replay decides.
 double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, const Workload& workload) {
   const CostModel cost(scenario.hardware, plan, scenario.num_devices);
+  // The framework as the replay reads it (with the plan's FSDP mixed-precision policy applied).
+  const FrameworkEntry& framework = framework_for(plan);
   const int pp = plan.pipeline_model_parallel_size;
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = std::max(1, plan.num_microbatches());
@@ -332,12 +334,11 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
   // As build_pipeline_costs prices the step: on the host's CPU when the optimizer is offloaded,
   // the framework's passes over the shard and the local gradient buffer on the device.
-  const FrameworkEntry& stepping = framework_for(plan);
+  const double grad_bytes = grad_reduce_bytes_per_param(framework, plan.precision);
   const OptimizerStepBytes step =
-      optimizer_step_bytes(stepping, plan.offload_optimizer, shard, params,
-                           grad_reduce_bytes_per_param(stepping, plan.precision), dp_total);
+      optimizer_step_bytes(framework, plan.offload_optimizer, shard, params, grad_bytes, dp_total);
   optimizer_s = plan.offload_optimizer
-                    ? offload_step(shard, stepping, scenario.hardware,
+                    ? offload_step(shard, framework, scenario.hardware,
                                    std::min(scenario.hardware.node.devices_per_node, scenario.num_devices))
                           .total_s()
                     : cost.memory_bound_s(step.shard);
@@ -349,9 +350,8 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     return t;
   };
   if (dp_total > 1) {
-    // What the framework reduces in and how often it gathers (trainsim/framework, as the replay prices it).
-    const FrameworkEntry& framework = framework_entry(plan.framework);
-    const double grad_bytes = grad_reduce_bytes_per_param(framework, plan.precision);
+    // What the framework reduces in (grad_bytes) and how often it gathers (trainsim/framework,
+    // as the replay prices it).
     const int zero3_gathers = pp > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
                                      : framework.zero3_gathers_per_microbatch.value;
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
