@@ -111,3 +111,44 @@ TEST_CASE("DeepSeek-V3's EP traffic across servers counts in its inter-node netw
   CHECK(tier_bandwidth_use(s, r.metrics, 1) >= ep_use);
   CHECK(tier_bandwidth_use(s, r.metrics, 1) <= 1.0);
 }
+
+TEST_CASE("A ring CP exchange over two servers counts every send/recv through the NIC, split between its hidden "
+          "and exposed tasks by their time",
+          "[report][network]") {
+  // Llama 3 8B at 128k on 16 devices of 8 per server, CP 16 as a ring (cp_comm_type p2p): the
+  // group spans both servers, so the cost model prices each rank's ring steps as send/recvs
+  // through its NIC (pairwise across servers: the whole message). The forward's r - 1 steps send
+  // one K, V block each and the backward's 2 (r - 1) blocks in all (cp_ring.cpp): the chunk's CP
+  // bytes, hidden and exposed, are the layers' CP buffers, each pass once.
+  const Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/llama3-8b-h100-64-128k-cp.yaml",
+                                   {{"num_devices", "16"},
+                                    {"plan.context_parallel_size", "16"},
+                                    {"plan.global_batch_size", "1"},
+                                    {"plan.recompute_granularity", "none"}});
+  REQUIRE(s.plan.cp_comm_type == CpCommType::p2p);
+  const Workload w = build_workload(s.model, s.plan);
+  const CostModel cost(s.hardware, s.plan, s.num_devices);
+  REQUIRE(cost.shape_of(CommGroup::cp).nodes == 2);
+  double buffer = 0;
+  auto add = [&](const LayerWorkload& layer) {
+    for (const CommOp& c : layer.comms) {
+      if (c.group != CommGroup::cp) continue;
+      CHECK(c.kind == CollectiveKind::send_recv);
+      buffer += c.bytes;
+    }
+  };
+  add(w.embedding);
+  for (int type : w.layer_type_of) add(w.layer_types[static_cast<std::size_t>(type)]);
+  add(w.head);
+  REQUIRE(buffer > 0);
+  const PipelineCosts costs = build_pipeline_costs(s, w, cost, estimate_memory(s, w));
+  REQUIRE(costs.cp_inter_node);
+  const ChunkCosts& c = costs.stages[0].chunks[0];
+  CHECK(c.cp_forward_bytes + c.cp_backward_bytes + c.cp_hidden_forward_bytes + c.cp_hidden_backward_bytes ==
+        Approx(buffer));
+  REQUIRE(c.cp_hidden_forward_s > 0);
+  CHECK(c.cp_hidden_forward_bytes / (c.cp_hidden_forward_bytes + c.cp_forward_bytes) ==
+        Approx(c.cp_hidden_forward_s / (c.cp_hidden_forward_s + c.cp_forward_s)));
+  CHECK(c.cp_hidden_backward_bytes / (c.cp_hidden_backward_bytes + c.cp_backward_bytes) ==
+        Approx(c.cp_hidden_backward_s / (c.cp_hidden_backward_s + c.cp_backward_s)));
+}
