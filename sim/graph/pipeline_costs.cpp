@@ -33,9 +33,39 @@ struct LayerCost {
   double forward_s = 0, backward_s = 0, weight_s = 0, selective_recompute_s = 0;
   double tp_f = 0, tp_b = 0, cp_f = 0, cp_b = 0, ep_f = 0, ep_b = 0;
   double cp_hidden_f = 0, cp_hidden_b = 0;  // ring CP sends beside the attention steps
+  // The bytes one rank moves on the tier of each of the above (ChunkCosts::tp_forward_bytes).
+  double tp_f_bytes = 0, tp_b_bytes = 0, cp_f_bytes = 0, cp_b_bytes = 0, ep_f_bytes = 0, ep_b_bytes = 0;
+  double cp_hidden_f_bytes = 0, cp_hidden_b_bytes = 0;
   double kernels = 0;
   double activation_bytes = 0;
 };
+
+// The group whose task (task_graph.cpp) carries a layer collective: CP's inner and outer
+// groups run on CP's task, anything else on TP's.
+CommGroup task_group(CommGroup group) {
+  switch (group) {
+    case CommGroup::cp:
+    case CommGroup::cp_inner:
+    case CommGroup::cp_outer:
+      return CommGroup::cp;
+    case CommGroup::ep:
+      return CommGroup::ep;
+    default:
+      return CommGroup::tp;
+  }
+}
+
+// The bytes one rank moves on the network tier of the task that carries `comm` (the NICs when
+// the task's group spans servers, else the server fabric): the tier bytes of the estimate that
+// prices it (CostFunctions::group_collective, the same algorithm and group shape), a ring CP
+// exchange's summed over its send/recvs as ring_sends_s sums their times. A sub-group inside a
+// server (CP's inner all-to-all) on the NIC tier's task moves nothing through the NICs.
+double comm_tier_bytes(const CommOp& comm, const CostFunctions& cost) {
+  if (!cost.group_collective) return 0;
+  const auto crosses = [&cost](CommGroup g) { return cost.crosses_nodes && cost.crosses_nodes(g); };
+  if (crosses(comm.group) != crosses(task_group(comm.group))) return 0;
+  return ring_sends_s(comm, [&](double bytes) { return cost.group_collective(comm.kind, comm.group, bytes).tier_bytes; });
+}
 
 LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, const ParallelPlan& plan) {
   LayerCost c;
@@ -55,20 +85,25 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, cons
     const bool f = comm.phase == Phase::forward;
     const double t = priced.exposed_s;
     (f ? c.cp_hidden_f : c.cp_hidden_b) += priced.hidden_s;
-    switch (comm.group) {
-      case CommGroup::tp:
-        (f ? c.tp_f : c.tp_b) += t;
-        break;
+    // A ring's bytes go with its sends' time: the share its attention steps hide on the hidden
+    // task, the rest on the exposed one (each counted once).
+    const double bytes = comm_tier_bytes(comm, cost);
+    const double sends_s = priced.exposed_s + priced.hidden_s;
+    const double hidden_bytes = sends_s > 0 ? bytes * priced.hidden_s / sends_s : 0.0;
+    (f ? c.cp_hidden_f_bytes : c.cp_hidden_b_bytes) += hidden_bytes;
+    const double b = bytes - hidden_bytes;
+    switch (task_group(comm.group)) {
       case CommGroup::cp:
-      case CommGroup::cp_inner:
-      case CommGroup::cp_outer:
         (f ? c.cp_f : c.cp_b) += t;
+        (f ? c.cp_f_bytes : c.cp_b_bytes) += b;
         break;
       case CommGroup::ep:
         (f ? c.ep_f : c.ep_b) += t;
+        (f ? c.ep_f_bytes : c.ep_b_bytes) += b;
         break;
       default:
         (f ? c.tp_f : c.tp_b) += t;
+        (f ? c.tp_f_bytes : c.tp_b_bytes) += b;
         break;
     }
   }
@@ -89,6 +124,14 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
   chunk.cp_hidden_backward_s += c.cp_hidden_b;
   chunk.ep_forward_s += c.ep_f;
   chunk.ep_backward_s += c.ep_b;
+  chunk.tp_forward_bytes += c.tp_f_bytes;
+  chunk.tp_backward_bytes += c.tp_b_bytes;
+  chunk.cp_forward_bytes += c.cp_f_bytes;
+  chunk.cp_backward_bytes += c.cp_b_bytes;
+  chunk.cp_hidden_forward_bytes += c.cp_hidden_f_bytes;
+  chunk.cp_hidden_backward_bytes += c.cp_hidden_b_bytes;
+  chunk.ep_forward_bytes += c.ep_f_bytes;
+  chunk.ep_backward_bytes += c.ep_b_bytes;
   chunk.host_forward_s += host.forward_s;
   chunk.host_backward_s += host.backward_s;
   if (recompute == RecomputeGranularity::full && recompute_this_layer) {
@@ -98,6 +141,10 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
     chunk.cp_backward_s += c.cp_f;
     chunk.cp_hidden_backward_s += c.cp_hidden_f;
     chunk.ep_backward_s += c.ep_f;
+    chunk.tp_backward_bytes += c.tp_f_bytes;
+    chunk.cp_backward_bytes += c.cp_f_bytes;
+    chunk.cp_hidden_backward_bytes += c.cp_hidden_f_bytes;
+    chunk.ep_backward_bytes += c.ep_f_bytes;
     chunk.recompute_bytes = std::max(chunk.recompute_bytes, c.activation_bytes);
   } else if (recompute == RecomputeGranularity::selective) {
     chunk.recompute_s += c.selective_recompute_s;

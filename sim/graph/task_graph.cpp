@@ -383,6 +383,7 @@ class Builder {
       if (w.kind != WorkKind::backward_weight) {
         struct InLayer {
           double duration_s;
+          double bytes;  // on its tier, one rank (ChunkCosts::tp_forward_bytes)
           SpanCategory category;
           bool hidden;  // runs beside the compute whatever tp_comm_overlap says
         };
@@ -394,21 +395,27 @@ class Builder {
         // "KV all-gather between CP ranks is exposed") and Ulysses' all-to-alls
         // (flash_attn_a2a_communicate: the attention waits for every one) stay serial.
         const std::array<InLayer, 4> comms = {
-            InLayer{is_forward ? cc.tp_forward_s : cc.tp_backward_s, SpanCategory::tp_comm, false},
-            InLayer{is_forward ? cc.cp_forward_s : cc.cp_backward_s, SpanCategory::cp_comm, false},
-            InLayer{is_forward ? cc.ep_forward_s : cc.ep_backward_s, SpanCategory::ep_comm, false},
-            InLayer{is_forward ? cc.cp_hidden_forward_s : cc.cp_hidden_backward_s, SpanCategory::cp_comm, true}};
+            InLayer{is_forward ? cc.tp_forward_s : cc.tp_backward_s,
+                    is_forward ? cc.tp_forward_bytes : cc.tp_backward_bytes, SpanCategory::tp_comm, false},
+            InLayer{is_forward ? cc.cp_forward_s : cc.cp_backward_s,
+                    is_forward ? cc.cp_forward_bytes : cc.cp_backward_bytes, SpanCategory::cp_comm, false},
+            InLayer{is_forward ? cc.ep_forward_s : cc.ep_backward_s,
+                    is_forward ? cc.ep_forward_bytes : cc.ep_backward_bytes, SpanCategory::ep_comm, false},
+            InLayer{is_forward ? cc.cp_hidden_forward_s : cc.cp_hidden_backward_s,
+                    is_forward ? cc.cp_hidden_forward_bytes : cc.cp_hidden_backward_bytes, SpanCategory::cp_comm,
+                    true}};
         int last = last_piece;
         IdList beside;  // collectives running beside the compute
-        for (const auto& [dur, ccat, hidden] : comms) {
+        for (const auto& [dur, bytes, ccat, hidden] : comms) {
           if (dur <= 0) continue;
           Task& task = add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
           task.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
                        : ccat == SpanCategory::cp_comm ? RankGroup::cp
                                                        : RankGroup::ep;
           // A group across servers runs on the NICs and shares them (tier 1); inside a server
-          // it is not counted on a tier.
-          if (crosses_servers(task.group)) task.tier = 1;
+          // on the server fabric (tier 0, counted only: nothing shares it in the replay).
+          task.tier = crosses_servers(task.group) ? 1 : 0;
+          task.bytes = bytes;
           const int id = last_id();
           // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
           // Section 3.2.1); TP and CP collectives stay inside their own pass.

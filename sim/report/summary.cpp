@@ -74,7 +74,7 @@ std::string format_summary(const Scenario& sc, const SimResult& r, const Summary
   const double hbm = r.memory.hbm_bytes > 0 ? r.memory.hbm_bytes : sc.hardware.device.hbm_bytes;
   out += "  memory peak " + format_number("%.1f", m.peak_memory_bytes / kGiB) + " GiB of " + format_number("%.1f", hbm / kGiB) +
          " GiB HBM" + (r.memory.fits || r.memory.stages.empty() ? "" : "  DOES NOT FIT") + "\n";
-  out += "  network (DP+PP, per device): intra-node busy " + format_number("%.4f", m.tiers[0].busy_s) + " s, use " +
+  out += "  network (per device): intra-node busy " + format_number("%.4f", m.tiers[0].busy_s) + " s, use " +
          format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 0)) + " %   inter-node busy " + format_number("%.4f", m.tiers[1].busy_s) +
          " s, use " + format_number("%.1f", 100 * tier_bandwidth_use(sc, m, 1)) + " % of peak (busier direction)\n\n";
   out +=
@@ -174,7 +174,7 @@ std::string json_summary(const Scenario& sc, const SimResult& r, const SummaryCo
                                  {"collective_wait_ratio", w.collective_wait_ratio},
                                  {"flagged", w.flagged}});
   j["device_waits"] = std::move(waits);
-  // DP and PP transfers per network tier, mean per device (TP/CP/EP not counted yet), by
+  // DP, PP, TP, CP and EP transfers per network tier, mean per device, by
   // direction: the peak is one direction's, and the use the busier direction's (TierTraffic).
   ordered_json tiers = ordered_json::array();
   for (int k = 0; k < 2; ++k) {

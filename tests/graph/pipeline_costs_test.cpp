@@ -273,8 +273,10 @@ TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weight
   fx.memory.stages.resize(1);
   auto f = linear_prices();
   std::vector<CollectiveKind> kinds;
-  f.group_collective = [&](CollectiveKind kind, CommGroup, double bytes) {
-    kinds.push_back(kind);
+  // The gradients' collectives (the layers' TP all-reduces are priced through here too, for
+  // their tier bytes).
+  f.group_collective = [&](CollectiveKind kind, CommGroup group, double bytes) {
+    if (group == CommGroup::dp || group == CommGroup::expert_dp) kinds.push_back(kind);
     return GroupCollective{bytes * 1e-9, bytes};
   };
   const double params = 8 * 1e6 + 5e6 + 5e6;  // eight layers, embedding and head on one stage

@@ -15,3 +15,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/trace_ranks_test
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/op_table_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/output_file_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bubble_figures_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/network_collectives_test.cpp)

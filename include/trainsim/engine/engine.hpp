@@ -47,10 +47,10 @@ struct DeviceAccount {
   double collective_s = 0;                             // time held by TP/CP/EP/DP collectives (arrival to end)
   double collective_wait_s = 0;                        // of which waiting for the group's last member
   double peak_activation_bytes = 0;
-  std::array<double, 2> tier_busy_s{};  // time some DP/PP transfer of tier 0 (in server) / 1 (across) ran
-  // Message bytes of those transfers by direction (a link is full duplex): a PP send counts on
-  // the sent side, a PP receive on the received side, a collective (DP, the tied-embedding
-  // all-reduce) on both, as each rank sends and receives its tier bytes.
+  std::array<double, 2> tier_busy_s{};  // time some transfer of tier 0 (in server) / 1 (across) ran
+  // Task::bytes of those transfers by direction (a link is full duplex): a PP send counts on
+  // the sent side, a PP receive on the received side, a collective (DP, TP, CP, EP, the
+  // tied-embedding all-reduce) on both, as each rank sends and receives its tier bytes.
   std::array<double, 2> tier_bytes_sent{};
   std::array<double, 2> tier_bytes_received{};
 };

@@ -40,6 +40,14 @@ struct ChunkCosts {
   // part they do not hide is in cp_forward_s / cp_backward_s.
   double cp_hidden_forward_s = 0, cp_hidden_backward_s = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
+  // The bytes one rank moves on the network tier of each of the above (through its NIC when the
+  // group spans servers, else over the server fabric), from the estimate that prices it
+  // (CostFunctions::group_collective's tier_bytes): the replay counts them in the tier's
+  // bandwidth use; they change no time.
+  double tp_forward_bytes = 0, tp_backward_bytes = 0;
+  double cp_forward_bytes = 0, cp_backward_bytes = 0;
+  double cp_hidden_forward_bytes = 0, cp_hidden_backward_bytes = 0;
+  double ep_forward_bytes = 0, ep_backward_bytes = 0;
   // Host time issuing the chunk's kernels, one micro-batch (host_time below); the device waits
   // when it exceeds the compute.
   double host_forward_s = 0, host_backward_s = 0;

@@ -27,8 +27,8 @@ struct Task {
   Stream stream = Stream::compute;
   SpanCategory category = SpanCategory::forward;
   RankGroup group = RankGroup::none;
-  // Network tier of a transfer: -1 not counted (compute; TP/CP/EP inside a server), 0 inside
-  // the server (DP, PP), 1 across servers (DP, PP, and TP/CP/EP whose group spans servers).
+  // Network tier of a transfer: -1 none (compute), 0 inside the server, 1 across servers
+  // (DP, PP, TP, CP, EP: by whether the transfer's group spans servers).
   // Tier-1 transfers share their devices' NICs in the replay (engine.hpp): duration_s is then
   // the stand-alone time.
   std::int8_t tier = -1;
@@ -45,7 +45,7 @@ struct Task {
   // Activation bytes: a positive delta is allocated when the task starts, a negative
   // one freed when it ends.
   double memory_delta_bytes = 0;
-  double bytes = 0;  // message bytes of a tiered transfer (bandwidth use in the summary)
+  double bytes = 0;  // bytes one rank moves on the transfer's tier (bandwidth use in the summary)
   // Communication: the share of its device's compute units it holds while it transfers (and,
   // with share_from_arrival, while it waits for its peer); compute on the device runs at
   // (1 - the sum over the held shares) of its speed.

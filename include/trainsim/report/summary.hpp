@@ -16,7 +16,11 @@ namespace trainsim {
 // `busier_direction_bytes`, `busier_direction_bytes_per_s` replace `bytes` and
 // `effective_bandwidth_bytes_per_s`, which summed both directions) and `bandwidth_use` is the
 // busier direction's (README "Network use").
-constexpr int kSummarySchemaVersion = 2;
+// 3: `network_tiers` count the TP, CP and EP collectives inside the layers beside DP and PP
+// (schema 2 left them out: their time counted in a tier's `busy_s` across servers, their bytes
+// nowhere, and inside a server not at all), so `busy_s`, the bytes and `bandwidth_use` of both
+// tiers cover every transfer (README "Network use").
+constexpr int kSummarySchemaVersion = 3;
 
 // Peak bandwidth per device per direction of network tier 0 (inside a server: the switch port,
 // or all mesh links together) or 1 (across servers: the server's NICs over its devices), bytes/s.
