@@ -260,7 +260,9 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //             per micro-batch, twice unless it keeps the weights with PP) minus the first
 //             micro-batch's forward;
 //   PP      = 2 (p - 1) v sends of one boundary activation (the fill and drain);
-//   step    = compute / (1 - bubble) + DP + PP + the optimizer step over the local shard.
+//   step    = compute / (1 - bubble) + DP + PP + the optimizer step (optimizer_step_bytes:
+//             Adam and the framework's passes over the shard, its passes over the local
+//             gradient buffer; on the host when offloaded).
 // It only ranks candidates; the replay decides.
 double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, const Workload& workload) {
   const CostModel cost(scenario.hardware, plan, scenario.num_devices);
