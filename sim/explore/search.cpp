@@ -338,7 +338,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   // the framework's passes over the shard and the local gradient buffer on the device.
   const double grad_bytes = grad_reduce_bytes_per_param(framework, plan.precision);
   const OptimizerStepBytes step =
-      optimizer_step_bytes(framework, plan.offload_optimizer, shard, params, grad_bytes, dp_total);
+      optimizer_step_bytes(framework, shard, params, grad_bytes, dp_total);
   optimizer_s = plan.offload_optimizer
                     ? offload_step(shard, framework, scenario.hardware,
                                    std::min(scenario.hardware.node.devices_per_node, scenario.num_devices))

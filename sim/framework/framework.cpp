@@ -1495,13 +1495,13 @@ double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision pr
   return precision == Precision::fp16 ? 2.0 : 4.0;
 }
 
-OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, bool offloaded, double shard_params,
-                                        double local_params, double grad_bytes_per_param, int dp_total) {
+OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, double shard_params, double local_params,
+                                        double grad_bytes_per_param, int dp_total) {
   // Adam: fp32 master, m and v read and written (24), the fp32 gradient read (4), the 16-bit
   // parameter written (2).
   constexpr double kAdamBytesPerParam = 30.0;
   OptimizerStepBytes b;
-  if (!offloaded) b.shard = shard_params * (kAdamBytesPerParam + 4.0 * framework.step_grad_shard_passes.value);
+  b.shard = shard_params * (kAdamBytesPerParam + 4.0 * framework.step_grad_shard_passes.value);
   const double buffer_passes =
       framework.step_grad_buffer_passes.value + (dp_total > 1 ? framework.grad_prescale_passes.value : 0.0);
   b.buffer = local_params * grad_bytes_per_param * buffer_passes;

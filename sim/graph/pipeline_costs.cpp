@@ -656,7 +656,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     // The framework's own passes over the whole local gradient buffer (zeroing, checks,
     // pre-scaling) run on the device, every element of every local parameter, offloaded or not.
     const OptimizerStepBytes step =
-        optimizer_step_bytes(framework, plan.offload_optimizer, shard, params, grad_bytes_per_param, dp_total);
+        optimizer_step_bytes(framework, shard, params, grad_bytes_per_param, dp_total);
     if (plan.offload_optimizer) {
       // ZeRO-Offload: the shard's gradients go down to the host, the host CPU steps it, the
       // updated parameters come back (framework/offload.hpp), serial after the backward.

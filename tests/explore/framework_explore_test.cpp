@@ -299,7 +299,8 @@ TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 
   const int dp = tp8.data_parallel_size;
   auto passes_s = [&](Framework f) {
     const FrameworkEntry& e = framework_entry(f);
-    const OptimizerStepBytes b = optimizer_step_bytes(e, false, local / dp, local, grad_reduce_bytes_per_param(e, tp8.precision), dp);
+    const OptimizerStepBytes b =
+        optimizer_step_bytes(e, local / dp, local, grad_reduce_bytes_per_param(e, tp8.precision), dp);
     const CostModel cost(base.hardware, tp8, base.num_devices);
     return cost.memory_bound_s(b.shard) + (b.buffer > 0 ? cost.memory_bound_s(b.buffer) : 0.0);
   };

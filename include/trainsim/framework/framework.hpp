@@ -296,16 +296,17 @@ const FrameworkEntry& framework_for(const ParallelPlan& plan);
 double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision);
 
 // The device memory traffic of one optimizer step, in bytes: over the optimizer's shard, Adam's
-// 30 per parameter and the framework's step_grad_shard_passes (nothing when the step runs on
-// the host: plan.offload_optimizer); over the whole local gradient buffer, the framework's
-// step_grad_buffer_passes and, when DP x CP > 1, its grad_prescale_passes. The replay
-// (build_pipeline_costs) and search's estimate both price the step from it.
+// 30 per parameter and the framework's step_grad_shard_passes (the device's step: unused when
+// plan.offload_optimizer runs it on the host); over the whole local gradient buffer, the
+// framework's step_grad_buffer_passes and, when DP x CP > 1, its grad_prescale_passes (on the
+// device either way). The replay (build_pipeline_costs) and search's estimate both price the
+// step from it.
 struct OptimizerStepBytes {
   double shard = 0;
   double buffer = 0;
 };
-OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, bool offloaded, double shard_params,
-                                        double local_params, double grad_bytes_per_param, int dp_total);
+OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, double shard_params, double local_params,
+                                        double grad_bytes_per_param, int dp_total);
 
 // Each value's source, with its key ("deepspeed.grad_bucket_params"), for the fit check.
 std::vector<std::pair<std::string, std::string>> framework_sources();

@@ -37,7 +37,8 @@ struct DeviceWait {
   bool flagged = false;              // above 0.2 (seed 000's slow-card analysis)
 };
 
-// One network tier's traffic from DP, PP, TP, CP and EP transfers, mean per replayed device. A link is full duplex and a tier's bandwidth is one direction's, so
+// One network tier's traffic from DP, PP, TP, CP and EP transfers, mean per replayed device. A
+// link is full duplex and a tier's bandwidth is one direction's, so
 // bandwidth use (seed 000's bandwidth share; report/summary computes it from the hardware) is
 // busier_direction_bytes / (busy_s x the tier's bandwidth per device): over the time the tier
 // ran, the share of its capacity the device's busier direction used. It is at most 1 whenever
