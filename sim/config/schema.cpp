@@ -196,7 +196,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.recompute_method", T::choice, D::none, "uniform", false, 0, 0, "uniform|block", "full recompute: how layers are chosen"},
   {"plan.recompute_num_layers", T::integer, D::none, "0", false, 0, kMaxLayers, "", "full recompute: layers per stage (0: all)"},
   {"plan.use_distributed_optimizer", T::boolean, D::none, "false", false, 0, 0, "", "Megatron: shard optimizer state over DP"},
-  {"plan.framework", T::choice, D::none, "megatron-core", false, 0, 0, "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo|mindformers|bmtrain", "training framework whose mechanisms are priced (trainsim/framework)"},
+  {"plan.framework", T::choice, D::none, "megatron-core", false, 0, 0, "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo|mindformers|bmtrain|llm-foundry|llm-foundry-2022", "training framework whose mechanisms are priced (trainsim/framework)"},
   {"plan.zero_stage", T::integer, D::none, "0", false, 0, 3, "", "DeepSpeed ZeRO stage"},
   // Issue 14, optimizer offload: DeepSpeed's offload_optimizer.device (cpu; nvme is not priced),
   // Megatron-Core's --optimizer-cpu-offload. false / true: the key's earlier spelling.

@@ -328,8 +328,17 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     params += workload.layer_types[static_cast<std::size_t>(type)].parameters;
     experts += workload.layer_types[static_cast<std::size_t>(type)].expert_parameters;
   }
+  // The tensors a per-tensor optimizer loop steps (none counted for a fused one: its host time is 0).
+  double tensors = 0;
+  if (framework.optimizer_host_ops_per_tensor.value > 0) {
+    std::vector<const LayerWorkload*> layers = {&workload.embedding, &workload.head};
+    for (int type : workload.layer_type_of) layers.push_back(&workload.layer_types[static_cast<std::size_t>(type)]);
+    const bool sharded = plan.use_distributed_optimizer || plan.zero_stage >= 1;
+    tensors = optimizer_tensors(layers, framework.optimizer_tensors_are_flat_units.value, sharded ? dp_total : 1);
+  }
   params *= static_cast<double>(model_copies(plan.schedule)) / pp;
   experts *= static_cast<double>(model_copies(plan.schedule)) / pp;
+  tensors *= static_cast<double>(model_copies(plan.schedule)) / pp;
   const double dense = params - experts;
   const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_states = plan.use_distributed_optimizer || plan.zero_stage >= 1;
@@ -343,7 +352,10 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
                     ? offload_step(shard, framework, scenario.hardware,
                                    std::min(scenario.hardware.node.devices_per_node, scenario.num_devices))
                           .total_s()
-                    : cost.memory_bound_s(step.shard);
+                    : std::max(cost.memory_bound_s(step.shard),
+                               optimizer_host_s(framework, tensors,
+                                                scenario.hardware.device.kernel_launch_s +
+                                                    framework.host_dispatch_per_kernel_s.value));
   if (step.buffer > 0) optimizer_s += cost.memory_bound_s(step.buffer);
   // A per-parameter transfer: the dense part over DP, the expert part over expert DP.
   auto transfer_s = [&](CollectiveKind kind, double bytes_per_param) {

@@ -1451,13 +1451,92 @@ FrameworkEntry bmtrain() {
   return e;
 }
 
+// MosaicML's llm-foundry: Composer's trainer on PyTorch FSDP1 (the MPT benchmark tables,
+// tests/validation/llm_foundry.yaml). FSDP's own mechanisms are the fsdp entry's, which was read
+// for these runs where they differ from torchtitan's (FSDP1, Composer's mixed-precision policies,
+// MPT's norm and loss); what Composer adds is its optimizer and its gradient clipping.
+FrameworkEntry llm_foundry() {
+  constexpr const char* kFoundry = "mosaicml/llm-foundry @ b2a43a147 (2023-10-19: mosaicml[...]>=0.16.4,<0.17)";
+  constexpr const char* kComposer = "mosaicml/composer v0.16.4";
+  const auto composer = [&](const std::string& where) { return std::string(kComposer) + " " + where; };
+  const std::string no_pipeline = std::string(kFoundry) + " llmfoundry/: no pipeline or context parallelism (FSDP only)";
+  FrameworkEntry e = fsdp();
+  e.id = Framework::llm_foundry;
+  e.name = "llm-foundry";
+  e.versions = std::string(kFoundry) + " on " + kComposer +
+               " and PyTorch FSDP1 (use_orig_params True: composer/trainer/dist_strategy.py); its benchmark yamls "
+               "(scripts/train/yamls/pretrain/mpt-*.yaml) step decoupled_adamw and clip the gradient norm at 1.0";
+  // Per parameter tensor (FSDP1 use_orig_params: every original parameter's shard):
+  //   DecoupledAdamW.step: state['step'] += 1 on a device scalar (1 kernel);
+  //   DecoupledAdamW.adamw: state_steps[i].item() (a device-to-host copy that waits for the
+  //     device, 1), then exp_avg.mul_, .add_, exp_avg_sq.mul_, .addcmul_, .sqrt(), / sqrt(bc2),
+  //     .add_(eps), param.addcdiv_ (8); weight_decay 0 in the yamls skips param.mul_;
+  //   gradient_clipping (clipping_type norm): FSDP.clip_grad_norm_ takes a vector_norm of each
+  //     gradient and multiplies each in place by the clamped coefficient (2).
+  e.optimizer_host_ops_per_tensor = {
+      12, composer("composer/optim/decoupled_weight_decay.py DecoupledAdamW.step (state['step'] a "
+                   "torch.zeros((), device=p.device) since 0408b38a5, 2023-05-25, v0.15.0; += 1 per parameter) and "
+                   "DecoupledAdamW.adamw (a Python loop over the parameters: step = state_steps[i].item(), then "
+                   "exp_avg.mul_(beta1).add_(grad), exp_avg_sq.mul_(beta2).addcmul_(grad, grad), "
+                   "(exp_avg_sq.sqrt() / math.sqrt(bias_correction2)).add_(eps), param.addcdiv_); "
+                   "composer/algorithms/gradient_clipping/gradient_clipping.py _apply_gradient_clipping: "
+                   "FullyShardedDataParallel.clip_grad_norm_ on the root, whose _get_grad_norm takes "
+                   "torch.linalg.vector_norm of each gradient and whose loop runs grad.detach().mul_(clip_coef_clamped) "
+                   "(PyTorch torch/distributed/fsdp/fully_sharded_data_parallel.py). Composer before v0.15.0 (the "
+                   "A100 40GB table, Precision 'bf16') kept the step an int: 2 launches fewer, not told apart")};
+  // Bytes per shard parameter (fp32): mul_ 8, add_ 12, mul_ 8, addcmul_ 12, sqrt 8, div 8,
+  // add_ 8, addcdiv_ 16 = 80 against fused Adam's 28 (30 less the 16-bit copy, which FSDP
+  // makes at the next gather): 52 more, 13 passes; the clipping's norm (read 4) and mul_
+  // (read and write 8): 3 passes. 16 in all.
+  e.step_grad_shard_passes = {
+      16, composer("DecoupledAdamW.adamw's eight unfused passes (80 bytes per fp32 parameter against a fused Adam's "
+                   "28: 13 passes of 4 bytes) and FSDP.clip_grad_norm_'s vector_norm (read) and mul_ (read and "
+                   "write) of each sharded fp32 gradient (3)")};
+  e.schedules_with_pp = {{}, no_pipeline};
+  e.max_zero_stage_with_pp = {-1, no_pipeline};
+  e.context_parallel = {false, no_pipeline};
+  e.tp_comm_overlap = {false, std::string(kFoundry) + " llmfoundry/: no tensor parallelism (FSDP only)"};
+  e.async_checkpoint = {false, composer("composer/utils/checkpoint.py save_checkpoint: torch.save / "
+                                        "torch.distributed checkpoint, synchronously")};
+  e.launch = {};  // `composer train/train.py <yaml>`: the run is configured by its YAML, not by launcher arguments
+  return e;
+}
+
+// The same stack a year earlier, as the A100 40GB MPT table ran it (its precision column says
+// 'bf16', Composer's name before v0.12): PyTorch before 2.0 has no use_orig_params, so FSDP1
+// hands the optimizer one flat parameter per wrapped unit, and DecoupledAdamW's step is an int.
+FrameworkEntry llm_foundry_2022() {
+  constexpr const char* kComposer = "mosaicml/composer v0.11.1 (2022-11-15)";
+  const auto composer = [&](const std::string& where) { return std::string(kComposer) + " " + where; };
+  FrameworkEntry e = llm_foundry();
+  e.id = Framework::llm_foundry_2022;
+  e.name = "llm-foundry-2022";
+  e.versions = std::string(kComposer) +
+               " on PyTorch 1.13 FSDP1 (no use_orig_params: FullyShardedDataParallel flattens each wrapped unit's "
+               "parameters into one FlatParameter); MosaicML's MPT benchmark yamls of 2022-23 "
+               "(llm-foundry @ 300cc5c58 scripts/train/yamls/mosaic_gpt/*.yaml: decoupled_adamw, weight_decay 0, "
+               "gradient_clipping norm 1.0)";
+  e.optimizer_host_ops_per_tensor = {
+      10, composer("composer/optim/decoupled_weight_decay.py DecoupledAdamW: state['step'] = 0, an int (+= 1 on "
+                   "the host, no .item()), then the same eight unfused Adam kernels per parameter "
+                   "(exp_avg.mul_(beta1).add_(grad), exp_avg_sq.mul_(beta2).addcmul_(grad, grad), "
+                   "(exp_avg_sq.sqrt() / math.sqrt(bias_correction2)).add_(eps), param.addcdiv_); "
+                   "FullyShardedDataParallel.clip_grad_norm_'s norm and mul_ of each flat gradient (2)")};
+  e.optimizer_tensors_are_flat_units = {
+      true, "PyTorch 1.13 torch/distributed/fsdp/fully_sharded_data_parallel.py: each FSDP instance's parameters "
+            "are one FlatParameter (flat_param), which model.parameters() and so the optimizer see; llm-foundry's "
+            "MPT wraps each block (fsdp_wrap_fn: isinstance(module, MPTBlock)), the root the rest"};
+  return e;
+}
+
 }  // namespace
 
 const std::vector<FrameworkEntry>& framework_table() {
   static const std::vector<FrameworkEntry> table = {megatron_core(),  megatron_lm(),   deepspeed(),
                                                       fsdp(),           mindspeed(),     deepspeed_2021(),
                                                       bigscience_megatron_deepspeed(), nemo(),
-                                                      mindformers(),   bmtrain()};
+                                                      mindformers(),   bmtrain(),       llm_foundry(),
+                                                      llm_foundry_2022()};
   return table;
 }
 
@@ -1508,6 +1587,10 @@ OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, double 
   return b;
 }
 
+double optimizer_host_s(const FrameworkEntry& framework, double tensors, double per_kernel_s) {
+  return tensors * framework.optimizer_host_ops_per_tensor.value * per_kernel_s;
+}
+
 const FrameworkEntry& framework_entry(Framework framework) {
   for (const FrameworkEntry& e : framework_table())
     if (e.id == framework) return e;
@@ -1536,6 +1619,10 @@ const char* to_string(Framework framework) {
       return "mindformers";
     case Framework::bmtrain:
       return "bmtrain";
+    case Framework::llm_foundry:
+      return "llm-foundry";
+    case Framework::llm_foundry_2022:
+      return "llm-foundry-2022";
   }
   return "?";
 }
@@ -1604,6 +1691,8 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("step_grad_buffer_passes", e.step_grad_buffer_passes.source);
     add("grad_prescale_passes", e.grad_prescale_passes.source);
     add("step_grad_shard_passes", e.step_grad_shard_passes.source);
+    add("optimizer_host_ops_per_tensor", e.optimizer_host_ops_per_tensor.source);
+    add("optimizer_tensors_are_flat_units", e.optimizer_tensors_are_flat_units.source);
     add("chained_optimizers_gather_all_buckets", e.chained_optimizers_gather_all_buckets.source);
     add("reuse_fp32_param_saved_bytes", e.reuse_fp32_param_saved_bytes.source);
     add("optimizer_offload", e.optimizer_offload.source);

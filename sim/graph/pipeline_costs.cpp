@@ -664,6 +664,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.optimizer_s = offload_step(shard, framework, scenario.hardware, ranks_per_host).total_s();
     } else {
       sc.optimizer_s = cost.memory_bound_s(step.shard);
+      // A per-tensor optimizer loop issues its kernels slower than small shards stream.
+      if (framework.optimizer_host_ops_per_tensor.value > 0) {
+        const double tensors = optimizer_tensors(stage_layers[static_cast<std::size_t>(s)],
+                                                 framework.optimizer_tensors_are_flat_units.value,
+                                                 shard_states ? dp_total : 1);
+        sc.optimizer_s = std::max(
+            sc.optimizer_s, optimizer_host_s(framework, tensors, launch_s + framework.host_dispatch_per_kernel_s.value));
+      }
     }
     if (step.buffer > 0) sc.optimizer_s += cost.memory_bound_s(step.buffer);
     if (zero3 && dp_total > 1) {

@@ -185,6 +185,7 @@ Op gemm_op(const std::string& name, double m, double n, double k, double activat
   op.gemm_m = static_cast<std::int64_t>(m);
   op.gemm_n = static_cast<std::int64_t>(n);
   op.gemm_k = static_cast<std::int64_t>(k);
+  op.weight_tensors = 1;
   return op;
 }
 
@@ -207,6 +208,7 @@ Op grouped_gemm_op(const std::string& name, double m, double n, double k, double
   Op op = gemm_op(name, m, n, k, activation_bytes);
   const double g = std::max(1, groups);
   op.gemm_groups = groups;
+  op.weight_tensors = g;  // one weight per local expert (Megatron's grouped linear: weight0..weightN-1)
   op.forward_bytes = kHalf * (m * k + g * k * n + m * n);
   op.backward_bytes = kHalf * (m * n + g * k * n + m * k) + kHalf * (m * n + m * k) + 2.0 * kFp32 * g * k * n;
   return op;
@@ -234,7 +236,29 @@ Op memory_op(const std::string& name, double in, double out, double flops_per_el
 Op norm_op(const std::string& name, const ModelSpec& m, const ParallelPlan& p, double elements) {
   Op op = memory_op(name, elements, elements, 5.0, kHalf * elements);
   op.eager_layer_norm = m.norm == "layernorm" && framework_entry(p.framework).eager_layer_norm.value;
+  op.weight_tensors = norm_params(m) / d(m.hidden_size);  // LayerNorm: scale and shift; RMSNorm: scale
   return op;
+}
+
+// The parameter tensors of `layer`'s ops in module order, each its elements: a linear's weight
+// (k x n; a grouped GEMM's one per local expert), then its bias (n) where the model has biases
+// (GPT-2/3 style; not the MoE router or the LM head, which have none); a norm's scale (and
+// shift), hidden_size each.
+std::vector<double> parameter_tensor_sizes(const LayerWorkload& layer, const ModelSpec& m) {
+  std::vector<double> sizes;
+  for (const Op& op : layer.ops) {
+    if (op.weight_tensors <= 0) continue;
+    if (op.op_class != OpClass::gemm) {
+      for (int i = 0; i < static_cast<int>(op.weight_tensors); ++i) sizes.push_back(d(m.hidden_size));
+      continue;
+    }
+    const bool biased = m.use_bias && op.name != "moe_router" && op.name != "lm_head";
+    for (int i = 0; i < static_cast<int>(op.weight_tensors); ++i) {
+      sizes.push_back(d(op.gemm_k) * d(op.gemm_n));
+      if (biased) sizes.push_back(d(op.gemm_n));
+    }
+  }
+  return sizes;
 }
 
 // Megatron's vocab-parallel cross entropy over the local logits (tokens x V/t, bf16 from the LM
@@ -332,6 +356,55 @@ long long softmax_batches_per_block(long long row_length) {
 }
 
 }  // namespace
+
+namespace {
+
+// The most tensors of `sizes` (one flat parameter, in order) that meet any one of `shards` equal
+// contiguous pieces of it: each tensor marks the pieces its elements span.
+double busiest_piece_tensors(const std::vector<double>& sizes, int shards) {
+  double total = 0;
+  for (double n : sizes) total += n;
+  if (sizes.empty() || !(total > 0)) return 0;
+  const double piece = std::ceil(total / shards);
+  std::vector<int> starts(static_cast<std::size_t>(shards) + 1, 0);  // difference array over pieces
+  double offset = 0;
+  for (double n : sizes) {
+    if (n <= 0) continue;
+    const auto first = static_cast<std::size_t>(std::floor(offset / piece));
+    const auto last = static_cast<std::size_t>(std::floor((offset + n - 1) / piece));
+    starts[std::min(first, starts.size() - 1)] += 1;
+    starts[std::min(last + 1, starts.size() - 1)] -= 1;
+    offset += n;
+  }
+  int running = 0, most = 0;
+  for (std::size_t r = 0; r + 1 < starts.size(); ++r) most = std::max(most, running += starts[r]);
+  return most;
+}
+
+}  // namespace
+
+double optimizer_tensors(const std::vector<const LayerWorkload*>& layers, bool flat_units, int shards) {
+  double tensors = 0;
+  std::vector<double> root;  // the root unit: the embedding's and the head's tensors together
+  bool has_root = false;
+  for (const LayerWorkload* layer : layers) {
+    const bool outer = layer->kind == "embedding" || layer->kind == "head";
+    const std::vector<double>& sizes = layer->parameter_tensor_sizes;
+    if (outer) {
+      has_root = true;
+      root.insert(root.end(), sizes.begin(), sizes.end());
+    } else if (flat_units) {
+      tensors += 1;
+    } else {
+      tensors += shards > 1 ? busiest_piece_tensors(sizes, shards) : static_cast<double>(sizes.size());
+    }
+  }
+  if (has_root) {
+    if (flat_units) tensors += 1;
+    else tensors += shards > 1 ? busiest_piece_tensors(root, shards) : static_cast<double>(root.size());
+  }
+  return tensors;
+}
 
 CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
   CpTraffic t;
@@ -1080,6 +1153,7 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
   }
   layer.expert_parameters = expert;
   layer.parameters = params / t + replicated + expert;
+  layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }
@@ -1159,6 +1233,8 @@ LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::in
   // Korthikanti 4.3: the embedding dropout keeps its mask, sbh (/t with SP).
   if (m.hidden_dropout > 0) B.add(memory_op("embedding_dropout", sh.Tn * h, sh.Tn * h, 2.0, 1.0 * sh.Tn * h));
   layer.parameters = d(vp) * h / sh.t + (m.learned_position_embeddings() ? d(m.max_position_embeddings) * h : 0.0);
+  layer.parameter_tensor_sizes = {d(vp) * h / sh.t};  // the word table (and the position table)
+  if (m.learned_position_embeddings()) layer.parameter_tensor_sizes.push_back(d(m.max_position_embeddings) * h);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }
@@ -1190,7 +1266,10 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   }
   const bool holds_head = !m.tie_word_embeddings || p.pipeline_model_parallel_size > 1;
   layer.parameters = (holds_head ? d(vp) * h / sh.t : 0.0) + norm_params(m);
+  // Tied on one stage, the LM head's weight is the embedding table (counted there).
+  if (!holds_head) layer.ops[static_cast<std::size_t>(head)].weight_tensors = 0;
   add_mtp_modules(layer, m, p, vp);
+  layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }

@@ -60,7 +60,7 @@ namespace {
 //    ZeRO-3 rows of narayanan21-) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
 //    and 0.6.0, 2021-11 and 2022-01); BigScience (its own Megatron-DeepSpeed fork, 2022) ->
 //    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; NeMo performance-summary
-//    runs (ids nemo*) -> nemo; FSDP / torchtitan / llm-foundry -> fsdp; the 2021-22 Megatron papers
+//    runs (ids nemo*) -> nemo; llm-foundry -> llm-foundry (Composer on FSDP1); FSDP / torchtitan -> fsdp; the 2021-22 Megatron papers
 //    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
 //  - [attention_kernel=...]: from the notes' "Attention kernel: flash-attn <major>" (the
 //    llm-foundry rows name the flash-attn release their table installed): 1 -> flash1,
@@ -135,7 +135,8 @@ Framework infer_framework(const MeasuredRun& run) {
   if (says("bigscience") || says("bigsci-")) return Framework::bigscience_megatron_deepspeed;
   if (says("deepspeed")) return Framework::deepspeed;
   if (starts_with(run.id, "nemo")) return Framework::nemo;
-  if (says("fsdp") || says("torchtitan") || says("llm-foundry")) return Framework::fsdp;
+  if (says("llm-foundry")) return Framework::llm_foundry;
+  if (says("fsdp") || says("torchtitan")) return Framework::fsdp;
   if (run.id.rfind("narayanan21-", 0) == 0 || run.id.rfind("korthikanti22-", 0) == 0) return Framework::megatron_lm;
   return Framework::megatron_core;
 }
@@ -774,9 +775,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   if (reuse_fp32 && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0) p.reuse_fp32_param = true;
   // FSDP's mixed-precision policy as the llm-foundry tables state it (their mixed_precision
   // column, quoted in each row's notes: "FSDP mixed_precision PURE"); default otherwise.
-  if (p.framework == Framework::fsdp && contains(run.notes, "FSDP mixed_precision PURE"))
+  if (framework_entry(p.framework).fsdp_mixed_precision.value && contains(run.notes, "FSDP mixed_precision PURE"))
     p.fsdp_mixed_precision = FsdpMixedPrecision::pure;
-  if (p.framework == Framework::fsdp && contains(run.notes, "FSDP mixed_precision FULL"))
+  if (framework_entry(p.framework).fsdp_mixed_precision.value && contains(run.notes, "FSDP mixed_precision FULL"))
     p.fsdp_mixed_precision = FsdpMixedPrecision::full;
   // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
   // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.

@@ -162,7 +162,7 @@ elseif(CHECK STREQUAL "search_framework_fsdp_proposes_fsdp_with_pp")
   endif()
 
 elseif(CHECK STREQUAL "search_choose_compare_unknown_framework_is_one_line")
-  set(one_line "^--framework: unknown framework 'jax'; valid: megatron-core, megatron-lm, deepspeed, fsdp, mindspeed, deepspeed-2021, bigscience-megatron-deepspeed, nemo, mindformers, bmtrain\n$")
+  set(one_line "^--framework: unknown framework 'jax'; valid: megatron-core, megatron-lm, deepspeed, fsdp, mindspeed, deepspeed-2021, bigscience-megatron-deepspeed, nemo, mindformers, bmtrain, llm-foundry, llm-foundry-2022\n$")
   run(2 search scenarios/default.yaml --framework jax)
   expect_match("${output}" "${one_line}")
   run(2 choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --framework jax)

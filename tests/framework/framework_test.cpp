@@ -16,7 +16,8 @@ bool has(const std::string& text, const std::string& word) { return text.find(wo
 TEST_CASE("Every framework has one entry, named as plan.framework names it", "[framework]") {
   for (Framework f : {Framework::megatron_core, Framework::megatron_lm, Framework::deepspeed, Framework::fsdp,
                       Framework::mindspeed, Framework::deepspeed_2021, Framework::bigscience_megatron_deepspeed,
-                      Framework::nemo, Framework::mindformers, Framework::bmtrain}) {
+                      Framework::nemo, Framework::mindformers, Framework::bmtrain, Framework::llm_foundry,
+                      Framework::llm_foundry_2022}) {
     const FrameworkEntry& e = framework_entry(f);
     CHECK(e.id == f);
     CHECK(e.name == to_string(f));
@@ -25,7 +26,7 @@ TEST_CASE("Every framework has one entry, named as plan.framework names it", "[f
   CHECK_FALSE(parse_framework("jax"));
   CHECK(framework_choices() ==
         "megatron-core|megatron-lm|deepspeed|fsdp|mindspeed|deepspeed-2021|bigscience-megatron-deepspeed|nemo|"
-        "mindformers|bmtrain");
+        "mindformers|bmtrain|llm-foundry|llm-foundry-2022");
 }
 
 TEST_CASE("DeepSpeed's ZeRO buckets are its config defaults (DeepSpeedZeroConfig, 0.19.6)", "[framework]") {
@@ -60,7 +61,7 @@ TEST_CASE("FSDP (torchtitan) gathers per layer, reduces in fp32 and runs with PP
 
 TEST_CASE("No framework-table value is a fitted one: each names its source, none a fit", "[framework]") {
   const auto sources = framework_sources();
-  CHECK(sources.size() == framework_table().size() * 61);
+  CHECK(sources.size() == framework_table().size() * 63);
   for (const auto& [key, source] : sources) {
     INFO(key << ": " << source);
     CHECK(source.size() > 20);

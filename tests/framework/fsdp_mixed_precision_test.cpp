@@ -99,7 +99,7 @@ TEST_CASE("plan.fsdp_mixed_precision is refused on a framework without FSDP's po
     if (d.key_path != "plan.fsdp_mixed_precision") continue;
     found = true;
     CHECK(d.problem == "pure, but there are no FSDP mixed-precision policies in deepspeed");
-    CHECK(d.valid == "default, or framework fsdp");
+    CHECK(d.valid == "default, or framework fsdp, llm-foundry or llm-foundry-2022");
   }
   CHECK(found);
   // The policy leaves other frameworks' values as they are.

@@ -217,6 +217,33 @@ TEST_CASE("Per-step passes: Megatron's over the local gradient buffer (zeroing a
   CHECK(fsdp.stages[1].optimizer_s == Approx(stage1_params * (30 + 12) * 1e-12));
 }
 
+TEST_CASE("A per-tensor optimizer loop (Composer's DecoupledAdamW) costs at least its kernels' host time per stage",
+          "[graph][costs][framework]") {
+  Fixture fx;
+  fx.workload.layer_types[0].parameter_tensor_sizes.assign(8, 1.25e5);
+  fx.workload.embedding.kind = "embedding";
+  fx.workload.embedding.parameter_tensor_sizes.assign(2, 2.5e6);
+  fx.workload.head.kind = "head";
+  fx.workload.head.parameter_tensor_sizes.assign(2, 2.5e6);
+  fx.scenario.plan.use_distributed_optimizer = false;  // ZeRO 0: every rank steps every tensor
+  const double per_kernel = 1e-5 + 8.2e-6;  // the fixture's kernel_launch and PyTorch eager dispatch
+  const double stage1_params = 2e6 + 2e6 + 5e6;
+  // Stage 1 holds four layers and the head: 4 x 8 + 2 tensors, 12 kernels each, above the
+  // unsharded step's 94 bytes per parameter.
+  fx.scenario.plan.framework = Framework::llm_foundry;
+  const auto foundry = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(stage1_params * (30 + 64) * 1e-12 < (4 * 8 + 2) * 12 * per_kernel);
+  CHECK(foundry.stages[1].optimizer_s == Approx((4 * 8 + 2) * 12 * per_kernel));
+  // PyTorch 1.13's FSDP1: one flat parameter per layer and one for the root's head, 10 kernels.
+  fx.scenario.plan.framework = Framework::llm_foundry_2022;
+  const auto older = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(older.stages[1].optimizer_s == Approx((4 + 1) * 10 * per_kernel));
+  // Where the bytes take longer than the issue, the bytes price the step.
+  fx.workload.head.parameters = 5e8;
+  const auto big = build_pipeline_costs(fx.scenario, fx.workload, linear_prices(), fx.memory);
+  CHECK(big.stages[1].optimizer_s == Approx((4e6 + 5e8) * (30 + 64) * 1e-12));
+}
+
 TEST_CASE("Megatron-Core's chained dense and expert optimizers each all-gather every bucket when the gather is not "
           "overlapped",
           "[graph][costs][moe][framework]") {

@@ -204,6 +204,17 @@ struct FrameworkEntry {
   // (the gradient norm for clipping, overflow checks, casts, unscaling), in passes of 4 bytes
   // per shard parameter (one read or write of an fp32 element), memory-bound in the step.
   Sourced<double> step_grad_shard_passes{0, "not read from this framework's code yet: none priced"};
+  // Kernels the optimizer step (with its gradient clipping) issues from the host for every
+  // parameter tensor of the shard, where it loops over tensors in Python instead of launching
+  // fused or multi-tensor (foreach) kernels; a tensor's read of a device scalar to the host
+  // (.item()) counts as one more. The step then costs at least these kernels' host time (each
+  // device.kernel_launch + host_dispatch_per_kernel_s), beside its memory traffic. 0: fused or
+  // multi-tensor, priced by its bytes alone.
+  Sourced<double> optimizer_host_ops_per_tensor{0, "fused or multi-tensor optimizer: a few launches a step, not priced"};
+  // The optimizer's tensors are FSDP1's flat parameters, one per wrapped unit (each transformer
+  // layer, and the root's embedding, head and final norm), not the model's own tensors: FSDP
+  // before use_orig_params (PyTorch < 2.0) hands the optimizer its FlatParameters.
+  Sourced<bool> optimizer_tensors_are_flat_units{false, "the optimizer steps the model's own parameter tensors"};
   // A model with experts is stepped by two chained optimizers (dense and expert), and without
   // overlapped parameter gathers each all-gathers every bucket of the model: the distributed
   // optimizer's parameter all-gather runs twice a step.
@@ -307,6 +318,12 @@ struct OptimizerStepBytes {
 };
 OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, double shard_params, double local_params,
                                         double grad_bytes_per_param, int dp_total);
+
+// The host's time issuing an optimizer step that loops over the `tensors` parameter tensors a
+// device holds (optimizer_host_ops_per_tensor kernels each, at `per_kernel_s` of launch and
+// dispatch): the least the device's step can take, its kernels on small shards being quicker
+// than their issue. 0 for a fused or multi-tensor optimizer.
+double optimizer_host_s(const FrameworkEntry& framework, double tensors, double per_kernel_s);
 
 // Each value's source, with its key ("deepspeed.grad_bucket_params"), for the fit check.
 std::vector<std::pair<std::string, std::string>> framework_sources();

@@ -54,6 +54,10 @@ struct Op {
   // PyTorch's own layer_norm (FrameworkEntry::eager_layer_norm) instead of a fused kernel (Apex,
   // Megatron's, Transformer Engine): its traffic runs at device.eager_layer_norm_*_efficiency.
   bool eager_layer_norm = false;
+  // Parameter tensors the op owns on this device (a weight, a grouped GEMM's one per local
+  // expert, a norm's scale and shift), biases apart (LayerWorkload::parameter_tensor_sizes adds
+  // them): what an optimizer that steps one tensor at a time iterates over.
+  double weight_tensors = 0;
   // Added for long context (issue 17), fused attention only: the spans its FLOPs run at
   // (empty: the device's reference span), and the slowest data-parallel rank's attention work
   // over the mean under packed documents (each rank draws its own documents; the synchronous
@@ -120,6 +124,10 @@ struct LayerWorkload {
   std::vector<CommOp> comms;     // TP / CP / EP collectives inside the layer
   double parameters = 0;         // parameters held by one device (after TP / EP sharding)
   double expert_parameters = 0;  // the part of `parameters` that is expert weights (DP over expert_dp)
+  // The parameter tensors one device holds for this layer, the elements of each in module order
+  // (weights, biases, norm parameters): an optimizer that loops over tensors
+  // (FrameworkEntry::optimizer_host_ops_per_tensor) issues its kernels once per tensor it steps.
+  std::vector<double> parameter_tensor_sizes;
   double activation_bytes = 0;   // sum of ops' activation_bytes, per micro-batch
 
   double forward_flops() const;
@@ -176,6 +184,18 @@ ParameterCount count_parameters(const ModelSpec& model);
 double model_flops_per_step(const ModelSpec& model, const ParallelPlan& plan);
 
 Workload build_workload(const ModelSpec& model, const ParallelPlan& plan);
+
+// The parameter tensors an optimizer steps on a device holding `layers` (the embedding,
+// transformer layers and head the replay places on it), its states sharded over `shards` ranks
+// as FSDP1 shards them: each wrapped unit (a transformer layer; the root's embedding, head and
+// final norm) is one flat parameter cut into `shards` equal contiguous pieces, the pad at the end.
+//  - `flat_units` (FrameworkEntry::optimizer_tensors_are_flat_units, PyTorch < 2.0): one tensor
+//    per unit, the rank's piece of its flat parameter;
+//  - else (use_orig_params): the original tensors whose elements meet the rank's piece (the
+//    others' sharded views are empty and their gradients None, so the optimizer skips them); the
+//    busiest rank's count, summed over the units (the same pieces of every layer of a type
+//    fall to the same rank); with `shards` 1, every tensor.
+double optimizer_tensors(const std::vector<const LayerWorkload*>& layers, bool flat_units, int shards);
 
 // Attention without flash kernels on BigScience's Megatron-DeepSpeed fork (2021-10..2022-03):
 // whether FusedScaleMaskSoftmax runs its fused kernel (causal mask) for a micro-batch of

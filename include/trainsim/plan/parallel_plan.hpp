@@ -24,7 +24,7 @@ enum class PipelineSchedule {
 enum class Precision { bf16, fp16, fp8 };
 // The training framework that runs the plan (issue 14; its mechanisms: trainsim/framework).
 enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, deepspeed_2021, bigscience_megatron_deepspeed, nemo,
-                       mindformers, bmtrain };
+                       mindformers, bmtrain, llm_foundry, llm_foundry_2022 };
 // The fused attention kernel a run uses (plan.attention_kernel). device_default ("auto") is
 // the hardware file's device.attention_efficiency; the others are priced at their own
 // measured efficiency (device.attention_efficiency_<kernel>); eager is attention without
