@@ -240,6 +240,12 @@ Op norm_op(const std::string& name, const ModelSpec& m, const ParallelPlan& p, d
   return op;
 }
 
+// Only a framework whose optimizer loops over tensors reads their sizes (the others skip the
+// allocation: the analytical tier builds a workload per plan).
+bool steps_tensor_by_tensor(const ParallelPlan& p) {
+  return framework_entry(p.framework).optimizer_host_ops_per_tensor.value > 0;
+}
+
 // The parameter tensors of `layer`'s ops in module order, each its elements: a linear's weight
 // (k x n; a grouped GEMM's one per local expert), then its bias (n) where the model has biases
 // (GPT-2/3 style; not the MoE router or the LM head, which have none); a norm's scale (and
@@ -1153,7 +1159,7 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
   }
   layer.expert_parameters = expert;
   layer.parameters = params / t + replicated + expert;
-  layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
+  if (steps_tensor_by_tensor(p)) layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }
@@ -1233,8 +1239,10 @@ LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::in
   // Korthikanti 4.3: the embedding dropout keeps its mask, sbh (/t with SP).
   if (m.hidden_dropout > 0) B.add(memory_op("embedding_dropout", sh.Tn * h, sh.Tn * h, 2.0, 1.0 * sh.Tn * h));
   layer.parameters = d(vp) * h / sh.t + (m.learned_position_embeddings() ? d(m.max_position_embeddings) * h : 0.0);
-  layer.parameter_tensor_sizes = {d(vp) * h / sh.t};  // the word table (and the position table)
-  if (m.learned_position_embeddings()) layer.parameter_tensor_sizes.push_back(d(m.max_position_embeddings) * h);
+  if (steps_tensor_by_tensor(p)) {
+    layer.parameter_tensor_sizes = {d(vp) * h / sh.t};  // the word table (and the position table)
+    if (m.learned_position_embeddings()) layer.parameter_tensor_sizes.push_back(d(m.max_position_embeddings) * h);
+  }
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }
@@ -1269,7 +1277,7 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   // Tied on one stage, the LM head's weight is the embedding table (counted there).
   if (!holds_head) layer.ops[static_cast<std::size_t>(head)].weight_tensors = 0;
   add_mtp_modules(layer, m, p, vp);
-  layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
+  if (steps_tensor_by_tensor(p)) layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
   return layer;
 }

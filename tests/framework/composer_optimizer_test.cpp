@@ -41,12 +41,19 @@ double sum(const std::vector<double>& v) {
   return s;
 }
 
+// A plan of llm-foundry's: its workload carries the parameter tensors' sizes.
+ParallelPlan foundry_plan(int dp, int seq) {
+  ParallelPlan p = plan(1, 1, dp, 1, dp, seq);
+  p.framework = Framework::llm_foundry;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("Parameter tensors: a GPT block holds 12 (four weights, four biases, two LayerNorms' scale and shift), a "
           "LLaMA block 6",
           "[framework][optimizer]") {
-  const Workload mpt = build_workload(mpt_760m(), plan(1, 1, 8, 1, 8, 2048));
+  const Workload mpt = build_workload(mpt_760m(), foundry_plan(8, 2048));
   CHECK(count(mpt.layer_types[0]) == 12);  // Wqkv, out_proj, up_proj, down_proj with biases; norm_1, norm_2
   CHECK(sum(mpt.layer_types[0].parameter_tensor_sizes) == mpt.layer_types[0].parameters);
   CHECK(count(mpt.embedding) == 2);  // wte, wpe
@@ -55,16 +62,18 @@ TEST_CASE("Parameter tensors: a GPT block holds 12 (four weights, four biases, t
   // (760470528 at 2048 positions) counts the biases: 24 x 13824 of them.
   CHECK(model_tensors(mpt) == 292);
 
-  const Workload llama = build_workload(llama2_7b(), plan(1, 1, 8, 1, 8, 4096));
+  const Workload llama = build_workload(llama2_7b(), foundry_plan(8, 4096));
   CHECK(count(llama.layer_types[0]) == 6);  // qkv, out, gate_up, down, two RMSNorm scales
   CHECK(sum(llama.layer_types[0].parameter_tensor_sizes) == llama.layer_types[0].parameters);
   CHECK(count(llama.embedding) == 1);
   CHECK(count(llama.head) == 2);  // the untied LM head and the final norm
+  // A fused optimizer's plan leaves them out.
+  CHECK(build_workload(llama2_7b(), plan(1, 1, 8, 1, 8, 4096)).layer_types[0].parameter_tensor_sizes.empty());
 }
 
 TEST_CASE("FSDP1 before use_orig_params hands the optimizer one flat parameter per wrapped unit",
           "[framework][optimizer]") {
-  const Workload w = build_workload(mpt_760m(), plan(1, 1, 8, 1, 8, 2048));
+  const Workload w = build_workload(mpt_760m(), foundry_plan(8, 2048));
   std::vector<const LayerWorkload*> layers = {&w.embedding, &w.layer_types[0], &w.layer_types[0], &w.head};
   CHECK(optimizer_tensors(layers, false, 1) == 2 + 12 + 12 + 2);
   CHECK(optimizer_tensors(layers, true, 8) == 2 + 1);  // two blocks, and the root's embedding, head and norm
@@ -78,7 +87,7 @@ TEST_CASE("FSDP1 before use_orig_params hands the optimizer one flat parameter p
 // 10,624,320), meets Wqkv's bias, out_proj's weight and bias, norm_2's two and up_proj's weight.
 TEST_CASE("With use_orig_params a rank steps only the tensors that meet its piece of each flat parameter",
           "[framework][optimizer]") {
-  const Workload w = build_workload(mpt_760m(), plan(1, 1, 8, 1, 8, 2048));
+  const Workload w = build_workload(mpt_760m(), foundry_plan(8, 2048));
   const std::vector<const LayerWorkload*> block = {&w.layer_types[0]};
   CHECK(sum(w.layer_types[0].parameter_tensor_sizes) == 28331520);
   CHECK(optimizer_tensors(block, false, 8) == 6);

@@ -127,6 +127,7 @@ struct LayerWorkload {
   // The parameter tensors one device holds for this layer, the elements of each in module order
   // (weights, biases, norm parameters): an optimizer that loops over tensors
   // (FrameworkEntry::optimizer_host_ops_per_tensor) issues its kernels once per tensor it steps.
+  // Filled only when the plan's framework has such an optimizer (empty otherwise).
   std::vector<double> parameter_tensor_sizes;
   double activation_bytes = 0;   // sum of ops' activation_bytes, per micro-batch
 
