@@ -366,14 +366,19 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   if (dp_total > 1) {
     // What the framework reduces in (grad_bytes) and how often it gathers (trainsim/framework,
     // as the replay prices it).
-    const int zero3_gathers = pp > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
-                                     : framework.zero3_gathers_per_microbatch.value;
+    // A stage holding its units across micro-batches gathers once and reduces after its last
+    // backward, exposed (FrameworkEntry::pp_holds_units_unsharded_until_last_backward).
+    const bool units_held = pp > 1 && plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
+                            framework.pp_holds_units_unsharded_until_last_backward.value;
+    const int zero3_gathers = units_held ? 1
+                              : pp > 1   ? framework.zero3_gathers_per_microbatch_with_pp.value
+                                         : framework.zero3_gathers_per_microbatch.value;
     const bool sharded_grads = plan.use_distributed_optimizer || plan.zero_stage >= 1;
     const double grads =
         transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, grad_bytes);
     // Hidden under the last backward of a chunk: a DualPipe chunk is a whole stage of its copy.
     const double chunk_share = static_cast<double>(model_copies(plan.schedule)) / v;
-    dp_s += std::max(0.0, grads - bwd * chunk_share);
+    dp_s += units_held ? grads : std::max(0.0, grads - bwd * chunk_share);
     // The distributed optimizer's gather as pipeline_costs prices it: 2 bytes a parameter, FP8
     // GEMM weights at their own under fp8_param_gather (dp_param_gather_bytes, on the layers of
     // an average stage).

@@ -963,6 +963,15 @@ FrameworkEntry fsdp() {
                                                   "torchtitan/distributed/fsdp.py "
                                                   "get_fsdp_reshard_after_forward_policy: with PP, "
                                                   "reshard_after_forward = False")};
+  e.pp_holds_units_unsharded_until_last_backward = {
+      true, "PyTorch torch/distributed/pipelining/stage.py (as torchtitan's pipeline stages run): "
+            "backward_maybe_with_nosync sets set_reshard_after_backward(False) and "
+            "set_requires_gradient_sync(False) on the stage's FSDPModule before every micro-batch's backward, so "
+            "the units gathered for the first forward (reshard_after_forward False with PP, above) stay unsharded "
+            "and each backward accumulates the unsharded gradient (FSDPParam.to_accumulated_grad_if_needed: in "
+            "reduce_dtype, fp32); perform_reduce_grad, the REDUCE_GRAD action 'scheduled after all microbatches W, B "
+            "actions', sets them back to True and runs every param group's post_backward: one reduce-scatter per "
+            "unit after the stage's last backward, then the reshard"};
   e.zero2_gathers_per_unit = {
       true, "PyTorch torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP (FSDP1, as Composer / llm-foundry "
             "run it): 'this strategy unshards before the forward, does not reshard them after the forward, and only "
@@ -1494,6 +1503,7 @@ FrameworkEntry llm_foundry() {
                    "write) of each sharded fp32 gradient (3)")};
   e.schedules_with_pp = {{}, no_pipeline};
   e.max_zero_stage_with_pp = {-1, no_pipeline};
+  e.pp_holds_units_unsharded_until_last_backward = {false, no_pipeline};
   e.context_parallel = {false, no_pipeline};
   e.tp_comm_overlap = {false, std::string(kFoundry) + " llmfoundry/: no tensor parallelism (FSDP only)"};
   e.async_checkpoint = {false, composer("composer/utils/checkpoint.py save_checkpoint: torch.save / "
@@ -1655,6 +1665,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero3_gathers_per_microbatch", e.zero3_gathers_per_microbatch.source);
     add("zero3_gathers_per_microbatch_with_pp", e.zero3_gathers_per_microbatch_with_pp.source);
     add("zero2_gathers_per_unit", e.zero2_gathers_per_unit.source);
+    add("pp_holds_units_unsharded_until_last_backward", e.pp_holds_units_unsharded_until_last_backward.source);
     add("grad_reduce_bytes", e.grad_reduce_bytes.source);
     add("blocking_p2p", e.blocking_p2p.source);
     add("p2p_exchange_blocking", e.p2p_exchange_blocking.source);

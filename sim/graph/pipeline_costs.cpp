@@ -450,6 +450,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                                      grad_bytes_per_param;
   // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
+  // A pipeline stage that keeps its units gathered across micro-batches gathers each once a step
+  // and reduce-scatters each once, after its last backward (FrameworkEntry::
+  // pp_holds_units_unsharded_until_last_backward).
+  const bool units_held_across_microbatches =
+      zero3 && p > 1 && framework.pp_holds_units_unsharded_until_last_backward.value;
+  if (units_held_across_microbatches) costs.overlap_grad_reduce = false;
   // DeepSpeed's BF16_Optimizer (bf16 without ZeRO): after every micro-batch's backward, the
   // 16-bit gradients are folded into fp32 copies of the whole stage's parameters, on the
   // compute stream and before the gradient is sent back (the send is the next step's).
@@ -680,9 +686,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // weights (FSDP with PP); on the DP stream, prefetched under the compute. DeepSpeed's
       // recomputed forward fetches its sub-modules again, and their backward once more unless
       // the reuse distance keeps them (zero3_max_reuse_distance).
-      const int per_microbatch = plan.zero_stage == 2 ? 1
-                                 : p > 1             ? framework.zero3_gathers_per_microbatch_with_pp.value
-                                                     : framework.zero3_gathers_per_microbatch.value;
+      const int per_microbatch = plan.zero_stage == 2 || units_held_across_microbatches ? 1
+                                 : p > 1 ? framework.zero3_gathers_per_microbatch_with_pp.value
+                                         : framework.zero3_gathers_per_microbatch.value;
       const double reuse = framework.zero3_max_reuse_distance.value;
       // The list collectives launch one copy per rank of the group from the host.
       const double copies_s = framework.zero3_list_collectives.value ? dp_total * launch_s : 0.0;
@@ -716,8 +722,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
           to.backward_s += e.backward_s;
         }
       }
-      sc.sharded_state_comm_s = m * per_mb.time_s;
-      sc.sharded_state_comm_bytes = m * per_mb.tier_bytes;
+      const int gathering_microbatches = units_held_across_microbatches ? 1 : m;
+      sc.sharded_state_comm_s = gathering_microbatches * per_mb.time_s;
+      sc.sharded_state_comm_bytes = gathering_microbatches * per_mb.tier_bytes;
       // Blocking fetches: the device waits for the host at every sub-module, which the replay
       // prices as host-bound time (the host's span beyond the item's compute, issued from when
       // the device reaches the pass: ChunkCosts::host_waits_device).
@@ -752,7 +759,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       sc.after_step_comm_s = gather.time_s;
       sc.after_step_comm_bytes = gather.tier_bytes;
     }
-    if (zero3 && dp_total > 1 && m > 1) {
+    if (units_held_across_microbatches) {
+      // One reduction a step: the buckets above, after the last backward.
+    } else if (zero3 && dp_total > 1 && m > 1) {
       // The other m - 1 micro-batches reduce-scatter in the same buckets as the last.
       double t = 0, bytes = 0;
       for (const ChunkCosts& chunk : sc.chunks)

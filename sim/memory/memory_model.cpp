@@ -250,10 +250,17 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const double dp = std::max(1, plan.data_parallel_size) * std::max(1, plan.context_parallel_size);
   const double expert_dp = plan.expert_data_parallel_size();
   const bool shard_optimizer = plan.use_distributed_optimizer || plan.zero_stage >= 1;
-  const bool shard_grads = plan.zero_stage >= 2;
-  const bool shard_weights = plan.zero_stage >= 3;
   const FrameworkEntry& framework = framework_for(plan);  // with plan.fsdp_mixed_precision's dtypes
-  const double grad_bytes = gradient_bytes_per_param(plan, framework);
+  // A pipeline stage that keeps its gathered units across micro-batches holds its whole 16-bit
+  // weights and accumulates whole gradients in the reduction dtype until its last backward ends
+  // (FrameworkEntry::pp_holds_units_unsharded_until_last_backward): at its peak nothing of the
+  // stage is sharded but the optimizer state.
+  const bool units_held = p > 1 && plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
+                          framework.pp_holds_units_unsharded_until_last_backward.value;
+  const bool shard_grads = plan.zero_stage >= 2 && !units_held;
+  const bool shard_weights = plan.zero_stage >= 3 && !units_held;
+  const double grad_bytes =
+      units_held ? grad_reduce_bytes_per_param(framework, plan.precision) : gradient_bytes_per_param(plan, framework);
   const double bucket_buffers = reduce_bucket_buffer_bytes(plan, framework);
   // MindSpeed --reuse-fp32-param: the fp32 master copy shares the 16-bit parameters' memory plus a
   // 16-bit residual, sharded as the optimizer state is (the framework entry's saving).
@@ -454,6 +461,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // freed: it peaks instead of that set, not on top of it.
     if (shard_grads && sm.layers > 0)
       sm.transient = std::max(sm.transient, framework.unsharded_grad_bytes_per_param.value * max_layer_params);
+    // Held units: a unit's 16-bit gradient, before it is added into the accumulated one.
+    if (units_held && sm.layers > 0) sm.transient = std::max(sm.transient, kWeightBytes * max_layer_params);
     sm.communication_buffers = buffers;
     sm.communicator_buffers = communicators;
     // DeepEP's NVLink and RDMA buffers (moe.token_dispatcher flex): allocated by DeepEP outside the

@@ -13,3 +13,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fsdp_mixed_preci
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/mindformers_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bmtrain_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/composer_optimizer_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pipelined_fsdp_test.cpp)

@@ -54,6 +54,14 @@ struct FrameworkEntry {
   // gathered again for backward.
   Sourced<int> zero3_gathers_per_microbatch;
   Sourced<int> zero3_gathers_per_microbatch_with_pp;  // the same with pipeline parallelism
+  // With pipeline parallelism each stage's sharded units, once gathered for their first
+  // forward, stay unsharded until one reduction after the stage's last backward, and their
+  // gradients accumulate unsharded in the reduction dtype meanwhile (PyTorch's pipelining
+  // stages drive FSDP so): one gather and one reduce-scatter per unit and step, not per
+  // micro-batch, and the stage's whole weights and gradients held. false: the per-micro-batch
+  // counts above.
+  Sourced<bool> pp_holds_units_unsharded_until_last_backward{
+      false, "no pipeline stage of this framework holds sharded units gathered across micro-batches"};
   // ZeRO-2 keeps the parameters sharded between steps and gathers them per unit
   // (zero3_gather_unit) once a micro-batch, before its forward, freeing them after its
   // backward (PyTorch FSDP's SHARD_GRAD_OP): the ZeRO-3 path with one gather per unit and

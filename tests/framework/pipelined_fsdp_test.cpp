@@ -1,0 +1,116 @@
+// FSDP under PyTorch's pipelining stages (the `fsdp` entry, torchtitan): every micro-batch's
+// backward runs with reshard_after_backward and requires_gradient_sync off, and one
+// REDUCE_GRAD action after the stage's last backward reduce-scatters and reshards
+// (torch/distributed/pipelining/stage.py backward_maybe_with_nosync, perform_reduce_grad). So a
+// stage gathers each unit once a step, reduces each once a step, and holds its whole 16-bit
+// weights and its whole accumulated fp32 gradients at its peak.
+#include <catch2/catch.hpp>
+
+#include "../graph/test_prices.hpp"
+#include "../model/reference_models.hpp"
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/framework/framework.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/workload.hpp"
+
+using namespace trainsim;
+using namespace trainsim::testing;
+
+namespace {
+
+Op gemm() {
+  Op o;
+  o.op_class = OpClass::gemm;
+  o.forward_flops = 1e9;
+  o.backward_flops = 2e9;
+  o.backward_weight_flops = 1e9;
+  o.gemm_m = 2048, o.gemm_n = 1000, o.gemm_k = 1000;
+  return o;
+}
+
+// 8 layers on 2 stages, DP 4, m micro-batches, ZeRO-3 under `framework`.
+PipelineCosts costs_of(Framework framework, int pp, int microbatches) {
+  Scenario scenario;
+  auto& plan = scenario.plan;
+  plan.framework = framework;
+  plan.pipeline_model_parallel_size = pp;
+  plan.data_parallel_size = 4;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 4 * microbatches;
+  plan.seq_length = 2048;
+  plan.zero_stage = 3;
+  scenario.model.hidden_size = 1024;
+  scenario.num_devices = 4 * pp;
+  scenario.hardware.device.kernel_launch_s = 5e-6;
+  Workload workload;
+  LayerWorkload dense;
+  dense.kind = "dense";
+  dense.ops = {gemm(), gemm(), gemm(), gemm()};
+  dense.parameters = 4e6;
+  workload.layer_types = {dense};
+  workload.layer_type_of.assign(8, 0);
+  workload.embedding.parameters = 5e6;
+  workload.head.parameters = 5e6;
+  MemoryReport memory;
+  memory.stages.resize(static_cast<std::size_t>(pp));
+  return build_pipeline_costs(scenario, workload, counting_prices(), memory);
+}
+
+Scenario llama_fsdp(int pp, int zero_stage) {
+  Scenario sc;
+  sc.name = "pipelined-fsdp";
+  sc.model = llama2_7b();
+  sc.plan.framework = Framework::fsdp;
+  sc.plan.tensor_model_parallel_size = 1;
+  sc.plan.pipeline_model_parallel_size = pp;
+  sc.plan.data_parallel_size = 8;
+  sc.plan.micro_batch_size = 1;
+  sc.plan.global_batch_size = 64;
+  sc.plan.seq_length = 4096;
+  sc.plan.zero_stage = zero_stage;
+  sc.plan.use_distributed_optimizer = false;
+  sc.hardware.device.hbm_bytes = 80e9;
+  sc.num_devices = 8 * pp;
+  return sc;
+}
+
+}  // namespace
+
+TEST_CASE("Pipelined FSDP gathers and reduce-scatters each unit once a step, after the stage's last backward",
+          "[framework][zero3][pipeline]") {
+  CHECK(framework_entry(Framework::fsdp).pp_holds_units_unsharded_until_last_backward.value);
+  for (Framework f : {Framework::megatron_core, Framework::deepspeed, Framework::llm_foundry, Framework::mindspeed})
+    CHECK_FALSE(framework_entry(f).pp_holds_units_unsharded_until_last_backward.value);
+
+  // Stage 0 holds the embedding and 4 layers: 5 units, one ring collective each (1 s a unit).
+  for (int m : {1, 3, 8}) {
+    const PipelineCosts pipelined = costs_of(Framework::fsdp, 2, m);
+    const StageCosts& s = pipelined.stages[0];
+    CHECK(s.sharded_state_comm_s == Approx(5 * 1.0));  // not m x 5
+    CHECK(s.microbatch_grad_reduce_s == 0);
+    REQUIRE(s.chunks[0].buckets.size() == 5);
+    CHECK_FALSE(pipelined.overlap_grad_reduce);  // the reductions wait for the last backward
+  }
+  // Without PP the units are gathered per micro-batch (forward, and again for backward) and
+  // every micro-batch reduce-scatters, overlapped with its backward.
+  const PipelineCosts alone = costs_of(Framework::fsdp, 1, 3);
+  CHECK(alone.stages[0].sharded_state_comm_s == Approx(3 * 2 * 10 * 1.0));
+  CHECK(alone.stages[0].microbatch_grad_reduce_s == Approx(2 * 10 * 1.0));
+  CHECK(alone.overlap_grad_reduce);
+}
+
+TEST_CASE("Pipelined FSDP holds the stage's whole 16-bit weights and fp32 gradients, ZeRO-2 and ZeRO-3 alike",
+          "[framework][zero3][pipeline][memory]") {
+  for (int zero : {2, 3}) {
+    const Scenario sc = llama_fsdp(2, zero);
+    const StageMemory s = estimate_memory(sc, build_workload(sc.model, sc.plan)).stages.at(0);
+    CHECK(s.weights == Approx(2.0 * s.parameters));
+    CHECK(s.gradients == Approx(4.0 * s.parameters));  // torchtitan's reduce_dtype float32
+  }
+  // Without PP ZeRO-3 shards both over DP 8.
+  const Scenario flat = llama_fsdp(1, 3);
+  const StageMemory s = estimate_memory(flat, build_workload(flat.model, flat.plan)).stages.at(0);
+  CHECK(s.weights == Approx(2.0 * s.parameters / 8));
+  CHECK(s.gradients == Approx(4.0 * s.parameters / 8));
+}
