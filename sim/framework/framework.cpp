@@ -1008,12 +1008,25 @@ FrameworkEntry fsdp() {
           "(torch/distributed/_composable/fsdp/_fsdp_collectives.py) streams as much: foreach_reduce's copy-in "
           "(chunk_cat into the fp32 reduce-scatter input, 2 + 4) and foreach_all_gather_copy_out on the compute "
           "stream (split_with_sizes_copy out of the all-gather buffer, 2 + 2, in forward and again in backward)"};
-  e.schedules_with_pp = {{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved, PipelineSchedule::zero_bubble_h1},
+  e.schedules_with_pp = {{PipelineSchedule::gpipe, PipelineSchedule::one_f_one_b, PipelineSchedule::interleaved,
+                          PipelineSchedule::zero_bubble_h1, PipelineSchedule::zero_bubble_v},
                          at(kTorchtitan,
                             "torchtitan/distributed/pipeline_parallel.py: get_schedule_class("
                             "pipeline_parallel_schedule) from torch/distributed/pipelining/schedules.py "
                             "(ScheduleGPipe, Schedule1F1B, ScheduleInterleaved1F1B, "
-                            "ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble)")};
+                            "ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble: its stages placed in a V, "
+                            "style 'v' for ScheduleZBVZeroBubble and ScheduleDualPipeV in pipeline_llm)")};
+  e.pipeline_split_edge_layers = {
+      1, at(kTorchtitan,
+            "torchtitan/config/configs.py pipeline_parallel_first_stage_less_layers = 1 and "
+            "pipeline_parallel_last_stage_less_layers = 1; torchtitan/distributed/pipeline_parallel.py "
+            "generate_llm_fqn_per_model_part: num_layers + input_weight + output_weight spread over the stages, "
+            "layers_per_stage = effective // num_stages, the first effective % num_stages stages one more, the "
+            "first stage input_weight fewer (tok_embeddings), the last output_weight fewer (norm, lm_head)")};
+  e.default_chunks_per_stage = {
+      2, at(kTorchtitan,
+            "torchtitan/distributed/pipeline_parallel.py: without pipeline_parallel_layers_per_stage, "
+            "'For multi-stage schedules, default is 2 virtual stages per rank'")};
   e.distributed_optimizer = {false, at(kTorchtitan,
                                        "no Megatron distributed optimizer: the optimizer states are "
                                        "sharded with the parameters by fully_shard (plan.zero_stage)")};
@@ -1504,6 +1517,8 @@ FrameworkEntry llm_foundry() {
   e.schedules_with_pp = {{}, no_pipeline};
   e.max_zero_stage_with_pp = {-1, no_pipeline};
   e.pp_holds_units_unsharded_until_last_backward = {false, no_pipeline};
+  e.pipeline_split_edge_layers = {0, no_pipeline};
+  e.default_chunks_per_stage = {0, no_pipeline};
   e.context_parallel = {false, no_pipeline};
   e.tp_comm_overlap = {false, std::string(kFoundry) + " llmfoundry/: no tensor parallelism (FSDP only)"};
   e.async_checkpoint = {false, composer("composer/utils/checkpoint.py save_checkpoint: torch.save / "
@@ -1685,6 +1700,8 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("p2p_partitioned_over_tp", e.p2p_partitioned_over_tp.source);
     add("p2p_sends_attention_mask", e.p2p_sends_attention_mask.source);
     add("schedules_with_pp", e.schedules_with_pp.source);
+    add("pipeline_split_edge_layers", e.pipeline_split_edge_layers.source);
+    add("default_chunks_per_stage", e.default_chunks_per_stage.source);
     add("distributed_optimizer", e.distributed_optimizer.source);
     add("zero_stages", e.zero_stages.source);
     add("context_parallel", e.context_parallel.source);

@@ -188,7 +188,7 @@ LaunchArguments launch_arguments(const Scenario& scenario, const ParallelPlan& p
   if (sets_uneven_split(plan)) {
     for (const SplitProblem& p : layer_split_problems(plan, static_cast<int>(layers)))
       problems.push_back(Diagnostic({}, option, p.key + ": " + p.problem, p.valid));
-  } else if (chunks > 1 && layers % chunks != 0)
+  } else if (chunks > 1 && layers % chunks != 0 && framework_entry(plan.framework).pipeline_split_edge_layers.value == 0)
     problems.push_back(Diagnostic({}, option,
                                   std::to_string(layers) + " layers do not split evenly over " +
                                       std::to_string(chunks) + " pipeline chunks (PP x virtual stages)",

@@ -175,7 +175,10 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // Megatron's rules), each with virtual stages too.
   const bool uneven_keys = plan.decoder_first_pipeline_num_layers > 0 || plan.decoder_last_pipeline_num_layers > 0 ||
                            plan.account_for_embedding_in_pipeline_split || plan.account_for_loss_in_pipeline_split;
-  if (plan.layers_per_stage.empty() && !uneven_keys) {
+  // A framework with its own automatic split (torchtitan's) takes any count (layer_split_problems
+  // says when it leaves a chunk no layer).
+  const bool framework_split = framework_entry(plan.framework).pipeline_split_edge_layers.value > 0;
+  if (plan.layers_per_stage.empty() && !uneven_keys && !framework_split) {
     if (layers % (pp * vpp) != 0) {
       const std::string what = vpp > 1 ? "pipeline_model_parallel_size * virtual_pipeline_model_parallel_size (" +
                                              str(pp) + " * " + str(vpp) + ")"
@@ -268,7 +271,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // ZB-V runs two chunks per stage, stage s holding virtual stages s and 2p-1-s (Qi et al.
   // 2024): every one of the 2p chunks needs whole layers, as Megatron's virtual stages do.
   if (plan.schedule == PipelineSchedule::zero_bubble_v && plan.layers_per_stage.empty() && !uneven_keys &&
-      layers % (2 * pp) != 0)
+      !framework_split && layers % (2 * pp) != 0)
     add("plan.pipeline_model_parallel_size",
         "zb-v: 2 * pipeline_model_parallel_size (" + str(2 * pp) + " chunks) does not divide num_hidden_layers (" +
             str(layers) + ")",

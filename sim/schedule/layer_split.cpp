@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
@@ -24,6 +25,25 @@ std::vector<int> even_split(int layers, int parts) {
   std::vector<int> out(static_cast<std::size_t>(parts), layers / parts);
   for (int i = 0; i < layers % parts; ++i) ++out[static_cast<std::size_t>(i)];
   return out;
+}
+
+// The framework's own automatic split (FrameworkEntry::pipeline_split_edge_layers, torchtitan's):
+// the embedding and the head each weigh `edge` layers; empty when a first or last virtual stage
+// would be left fewer than none.
+std::vector<int> edge_weighted_split(int layers, int vstages, int edge) {
+  if (vstages <= 1) return {layers};
+  const int effective = layers + 2 * edge;
+  const int per = effective / vstages;
+  if (per == 0 || edge > per) return {};
+  std::vector<int> out(static_cast<std::size_t>(vstages), per);
+  for (int k = 0; k < effective % vstages; ++k) ++out[static_cast<std::size_t>(k)];
+  out.front() -= edge;
+  out.back() -= edge;
+  return out;
+}
+
+int framework_edge_layers(const ParallelPlan& plan) {
+  return framework_entry(plan.framework).pipeline_split_edge_layers.value;
 }
 
 bool first_or_last(const ParallelPlan& plan) {
@@ -81,6 +101,7 @@ std::vector<int> rule_split(const ParallelPlan& plan, int layers) {
     if (out.front() < 0 || out.back() < 0) return {};
     return out;
   }
+  if (framework_edge_layers(plan) > 0) return edge_weighted_split(layers, vstages, framework_edge_layers(plan));
   return even_split(layers, vstages);
 }
 
@@ -177,6 +198,17 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
     }
     return out;
   }
+  if (!embedding && !loss && framework_edge_layers(plan) > 0 && p * v > 1) {
+    const int edge = framework_edge_layers(plan);
+    if (edge_weighted_split(num_layers, p * v, edge).empty())
+      out.push_back({"plan.pipeline_model_parallel_size",
+                     framework_entry(plan.framework).name + " splits num_hidden_layers (" + str(num_layers) +
+                         ") + the embedding and the head (" + str(edge) + " layer(s) each) over " + str(p * v) +
+                         " pipeline chunks (PP x chunks per stage), which leaves the first or the last chunk no "
+                         "layer of its own",
+                     "at most " + str((num_layers + 2 * edge) / std::max(edge, 1)) + " chunks, or give plan.layers_per_stage"});
+    return out;
+  }
   if (embedding || loss) {
     const int total = num_layers + embedding + loss;
     const std::string what = std::string("num_hidden_layers (") + str(num_layers) + ")" +
@@ -197,6 +229,8 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
 }
 
 int default_virtual_stages(const ParallelPlan& plan, int num_layers) {
+  const int framework_default = framework_entry(plan.framework).default_chunks_per_stage.value;
+  if (framework_default > 0) return framework_default;
   const int p = stages_of(plan);
   std::vector<int> per_stage;
   if (static_cast<int>(plan.layers_per_stage.size()) == p) {

@@ -173,3 +173,40 @@ TEST_CASE("scenarios/llama3-405b-h100-16384.yaml: the 1F1B split as before, and 
   CHECK(load_scenario(path, {{"plan.schedule", "interleaved"}, {"plan.virtual_pipeline_model_parallel_size", "2"}})
             .plan.virtual_pipeline_model_parallel_size == 2);
 }
+
+TEST_CASE("torchtitan's own split: the embedding and the head weigh a layer each, the remainder to the first "
+          "chunks, two chunks a stage by default",
+          "[schedule][layer_split][framework]") {
+  // torchtitan/distributed/pipeline_parallel.py generate_llm_fqn_per_model_part with
+  // pipeline_parallel_first/last_stage_less_layers = 1: Llama 3.1 405B's 126 layers + 2 = 128.
+  ParallelPlan flat = pipeline(8, 1);
+  flat.framework = Framework::fsdp;
+  CHECK(layers_per_virtual_stage(flat, 126) == std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15});
+  CHECK(layer_split_problems(flat, 126).empty());
+  // Interleaved, its default two chunks a stage: 16 virtual stages of 8, the edges 7.
+  ParallelPlan looped = pipeline(8, 0);
+  looped.framework = Framework::fsdp;
+  looped.schedule = PipelineSchedule::interleaved;
+  derive_virtual_stages(looped, 126);
+  REQUIRE(looped.virtual_pipeline_model_parallel_size == 2);
+  std::vector<int> chunks(16, 8);
+  chunks.front() = chunks.back() = 7;
+  CHECK(layers_per_virtual_stage(looped, 126) == chunks);
+  CHECK(layers_per_device_stage(looped, 126) == std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15});
+  // A remainder goes to the first virtual stages: 30 + 2 = 32 over 6 is 6, 6, 5, 5, 5, 5, less
+  // the edges.
+  ParallelPlan six = pipeline(6, 1);
+  six.framework = Framework::fsdp;
+  CHECK(layers_per_virtual_stage(six, 30) == std::vector<int>{5, 6, 5, 5, 5, 4});
+  // Megatron's rules stay Megatron's: the same plan there is the even split.
+  six.framework = Framework::megatron_core;
+  CHECK(layers_per_virtual_stage(six, 30) == std::vector<int>(6, 5));
+  // torchtitan refuses a stage that would hold less than its embedding or head.
+  ParallelPlan thin = pipeline(4, 2);
+  thin.framework = Framework::fsdp;
+  const auto problems = layer_split_problems(thin, 4);  // 6 effective layers over 8 chunks
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].key == "plan.pipeline_model_parallel_size");
+  CHECK_THAT(problems[0].problem, Catch::Contains("fsdp splits num_hidden_layers (4)"));
+  CHECK(problems[0].valid == "at most 6 chunks, or give plan.layers_per_stage");
+}

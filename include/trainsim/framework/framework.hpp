@@ -154,6 +154,15 @@ struct FrameworkEntry {
   // Which plans the framework runs (plan_check refuses the rest, naming the framework):
   // the pipeline schedules it has with PP > 1;
   Sourced<std::vector<PipelineSchedule>> schedules_with_pp;
+  // How it splits the layers over the virtual stages when the plan gives no split of its own:
+  // 0, Megatron's rules (trainsim/schedule/layer_split.hpp); n > 0, the embedding and the
+  // output head each weigh n layers, the N + 2n spread evenly over the p x v virtual stages in
+  // model order with the first (N + 2n) mod (p v) one more, and the first and the last virtual
+  // stage build n transformer layers fewer.
+  Sourced<int> pipeline_split_edge_layers{0, "Megatron's split rules (no split of the framework's own)"};
+  // Model chunks per stage a multi-stage schedule takes when the plan gives none: 0, one layer
+  // per chunk (layer_split.hpp default_virtual_stages); k > 0, k.
+  Sourced<int> default_chunks_per_stage{0, "one layer per chunk (the zero-bubble reference's 1F1B-I)"};
   // whether it has Megatron's distributed optimizer (plan.use_distributed_optimizer);
   Sourced<bool> distributed_optimizer;
   // the ZeRO stages (plan.zero_stage) it has, ascending;

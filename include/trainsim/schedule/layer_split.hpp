@@ -19,6 +19,10 @@
 //    last stage only the output and loss (the Llama 3 paper, Section 3.3.2). The zero-bubble
 //    reference code's --allow-padding-num-layers (sail-sg/zero-bubble-pipeline-parallelism
 //    @ 39f2c186, megatron/legacy/model/transformer.py get_offset) is the same split.
+//  - no key, on a framework with its own automatic split (FrameworkEntry::
+//    pipeline_split_edge_layers, torchtitan's generate_llm_fqn_per_model_part): the embedding
+//    and the head each weigh n layers, (N + 2n) spread over the p v virtual stages with the
+//    first (N + 2n) mod (p v) one more, the first and last virtual stage n fewer.
 // Megatron refuses the first/last counts together with the account_for keys; so does
 // plan_check. Where the rules do not divide (a plan plan_check refuses), the even split is
 // returned so that estimates made before the check still get an answer.
@@ -52,7 +56,8 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
 // ("--num-layers-per-virtual-pipeline-stage 1" in the reference code's
 // examples/pretrain_zero_bubble.sh, INTERLEAVED_1F1B). With the account_for keys the embedding
 // and the loss count as layers: (N + e + l) / p; with decoder_first / last, the largest v
-// dividing the first, last and middle stages' layers. 1 when no v >= 2 splits the layers.
+// dividing the first, last and middle stages' layers. 1 when no v >= 2 splits the layers. A
+// framework with its own default (FrameworkEntry::default_chunks_per_stage) takes that.
 int default_virtual_stages(const ParallelPlan& plan, int num_layers);
 
 }  // namespace trainsim
