@@ -1617,7 +1617,12 @@ double optimizer_host_s(const FrameworkEntry& framework, double tensors, double 
 }
 
 const FrameworkEntry& framework_entry(Framework framework) {
-  for (const FrameworkEntry& e : framework_table())
+  // The table lists the entries in the enum's order: one index, checked, and a scan otherwise
+  // (the hot paths ask per plan, and an entry is kilobytes of sources apart from the next).
+  const std::vector<FrameworkEntry>& table = framework_table();
+  const auto at = static_cast<std::size_t>(framework);
+  if (at < table.size() && table[at].id == framework) return table[at];
+  for (const FrameworkEntry& e : table)
     if (e.id == framework) return e;
   throw SimError("framework_entry: no entry for a framework value");
 }

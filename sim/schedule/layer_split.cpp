@@ -101,8 +101,8 @@ std::vector<int> rule_split(const ParallelPlan& plan, int layers) {
     if (out.front() < 0 || out.back() < 0) return {};
     return out;
   }
-  if (framework_edge_layers(plan) > 0) return edge_weighted_split(layers, vstages, framework_edge_layers(plan));
-  return even_split(layers, vstages);
+  const int edge = framework_edge_layers(plan);
+  return edge > 0 ? edge_weighted_split(layers, vstages, edge) : even_split(layers, vstages);
 }
 
 }  // namespace
