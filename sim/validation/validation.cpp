@@ -865,9 +865,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.account_for_embedding_in_pipeline_split = true;
     p.account_for_loss_in_pipeline_split = true;
   } else if (p.virtual_pipeline_model_parallel_size == 1 && p.pipeline_model_parallel_size > 1 &&
-      m.num_layers % p.pipeline_model_parallel_size != 0) {
+             m.num_layers % p.pipeline_model_parallel_size != 0 &&
+             framework_entry(p.framework).pipeline_split_edge_layers.value == 0) {
     // An uneven split the source does not spell out: as even as possible, the extra
-    // layers on the stages after the first (which also holds the embedding).
+    // layers on the stages after the first (which also holds the embedding). A framework with
+    // its own split (torchtitan's) splits as it does.
     const int pp_size = p.pipeline_model_parallel_size;
     p.layers_per_stage.assign(static_cast<std::size_t>(pp_size), m.num_layers / pp_size);
     for (int extra = 0; extra < m.num_layers % pp_size; ++extra) ++p.layers_per_stage[static_cast<std::size_t>(1 + extra)];
