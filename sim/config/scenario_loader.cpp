@@ -487,6 +487,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.tensor_model_parallel_size = as_int(v, "plan.tensor_model_parallel_size");
   p.pipeline_model_parallel_size = as_int(v, "plan.pipeline_model_parallel_size");
   p.virtual_pipeline_model_parallel_size = as_int(v, "plan.virtual_pipeline_model_parallel_size");
+  p.microbatch_group_size_per_vp_stage = as_int(v, "plan.microbatch_group_size_per_vp_stage");
   p.context_parallel_size = as_int(v, "plan.context_parallel_size");
   // Long context (issue 17): the CP variant and packed documents (data.*, kept with the plan).
   const std::string& cp_comm = v.str("plan.cp_comm_type");
@@ -1153,6 +1154,8 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
   if (p.account_for_loss_in_pipeline_split) out.push_back({"plan.account_for_loss_in_pipeline_split", "true"});
   if (p.optimizer_post_validation) out.push_back({"plan.optimizer_post_validation", "true"});
   if (!p.overlap_p2p_comm) out.push_back({"plan.overlap_p2p_comm", "false"});
+  if (p.microbatch_group_size_per_vp_stage > 0)
+    out.push_back({"plan.microbatch_group_size_per_vp_stage", number(p.microbatch_group_size_per_vp_stage)});
   // Long context (issue 17).
   out.push_back({"plan.cp_comm_type", to_string(p.cp_comm_type)});
   if (p.cp_attention_mask_type != CpAttentionMask::causal)

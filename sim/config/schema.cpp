@@ -186,6 +186,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.tensor_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "TP"},
   {"plan.pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 4096, "", "PP"},
   {"plan.virtual_pipeline_model_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "model chunks per stage (interleaved; not given: one layer per chunk)"},
+  {"plan.microbatch_group_size_per_vp_stage", T::integer, D::none, "0", false, 0, 1e6, "", "interleaved: micro-batches a stage runs through one chunk before the next (Megatron-Core --microbatch-group-size-per-virtual-pipeline-stage; 0: the pipeline size)"},
   {"plan.context_parallel_size", T::integer, D::none, "1", false, 1, 1024, "", "CP"},
   {"plan.expert_model_parallel_size", T::integer, D::none, "1", false, 1, 4096, "", "EP"},
   {"plan.sequence_parallel", T::boolean, D::none, "false", false, 0, 0, "", "Megatron sequence parallelism (needs TP > 1)"},

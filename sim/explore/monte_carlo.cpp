@@ -209,7 +209,8 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
   const MemoryReport memory = estimate_memory(scenario, workload);
   const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, memory);
   const auto orders =
-      build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks());
+      build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks(),
+                     microbatch_groups(plan));
   p.graph = build_task_graph(costs, orders);
   p.replay.full = full;
   p.replay.record_spans = false;

@@ -131,12 +131,13 @@ bool launch_tables_list(PipelineSchedule schedule) {
 // plan's shape (the conditions build_schedule and check_plan ask for), that the launch tables
 // list. With one stage only 1F1B.
 std::vector<std::pair<PipelineSchedule, int>> schedules_for(int pp, int m, int layers,
-                                                            const std::vector<PipelineSchedule>& listed) {
+                                                            const std::vector<PipelineSchedule>& listed,
+                                                            const MicrobatchGroups& groups) {
   std::vector<std::pair<PipelineSchedule, int>> out{{PipelineSchedule::one_f_one_b, 1}};
   if (pp <= 1) return out;
   for (PipelineSchedule s : listed) {
     if (s == PipelineSchedule::one_f_one_b) continue;
-    for (int v : schedule_entry(s).search_depths(pp, m, layers)) out.push_back({s, v});
+    for (int v : schedule_entry(s).search_depths(pp, m, layers, groups)) out.push_back({s, v});
   }
   return out;
 }
@@ -192,7 +193,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
           for (int mbs : axis(keep.micro_batch, base.micro_batch_size, {1, 2, 4, 8})) {
             if (gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
             const int m = gbs / (mbs * dp);
-            std::vector<std::pair<PipelineSchedule, int>> schedules = schedules_for(pp, m, layers, listed);
+            std::vector<std::pair<PipelineSchedule, int>> schedules = schedules_for(pp, m, layers, listed, microbatch_groups(base));
             if (keep.schedule)
               schedules.assign(1, {base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size)});
             std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}, {false, 3}};

@@ -63,6 +63,9 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.pipeline_model_parallel_size", "*", "", "--pipeline-model-parallel-size {value}", ""},
       A{"plan.virtual_pipeline_model_parallel_size", "1", "", "", ""},
       A{"plan.virtual_pipeline_model_parallel_size", "*", "", "--num-virtual-stages-per-pipeline-rank {value}", ""},
+      // model_parallel_config.py microbatch_group_size_per_vp_stage (arg_names): absent unless set.
+      A{"plan.microbatch_group_size_per_vp_stage", "", "", "", ""},
+      A{"plan.microbatch_group_size_per_vp_stage", "*", "", "--microbatch-group-size-per-virtual-pipeline-stage {value}", ""},
       // The uneven split (layer_split.hpp): each key is absent ("") unless the plan sets it.
       A{"plan.decoder_first_pipeline_num_layers", "", "", "", ""},
       A{"plan.decoder_first_pipeline_num_layers", "*", "", "--decoder-first-pipeline-num-layers {value}", ""},
@@ -488,6 +491,13 @@ FrameworkEntry megatron_core() {
                             "pipeline_parallel/schedules.py get_forward_backward_func: "
                             "forward_backward_pipelining_with_interleaving / _without_interleaving (1F1B); "
                             "gpipe and zb-h1 are trainsim's replays, not refused here")};
+  e.interleaved_microbatch_groups = {
+      MicrobatchGrouping::megatron_core,
+      at(kMcore, "pipeline_parallel/schedules.py get_schedule_table: groups of microbatch_group_size_per_vp_stage "
+                 "(model_parallel_config.py: default pipeline_model_parallel_size) run chunk after chunk; "
+                 "get_pp_rank_microbatches: warm-up (p - rank - 1) * 2 + (v - 1) * N, capped at m * v; "
+                 "forward_backward_pipelining_with_interleaving refuses N outside [p, m] and a last group "
+                 "of 1..p-1 (since 4295be1a6c, 2024-11-01, core_r0.10.0)")};
   e.distributed_optimizer = {true, at(kMcore, "optimizer/distrib_optimizer.py DistributedOptimizer "
                                               "(--use-distributed-optimizer)")};
   e.zero_stages = {{0, 1, 2, 3}, at(kMcore,
@@ -590,6 +600,12 @@ FrameworkEntry megatron_lm() {
                                   "contiguous main-grad buffer, allreduce_gradients divides it by the DP size (read "
                                   "and write, DP 1 included); no NaN check of the gradients before the reduction"};
   e.grad_prescale_passes = {0, "Megatron-LM 2021-22: the division by the DP size is counted in step_grad_buffer_passes"};
+  e.interleaved_microbatch_groups = {
+      MicrobatchGrouping::megatron_2021,
+      "Megatron-LM 2021-22 megatron/schedules.py forward_backward_pipelining_with_interleaving: "
+      "get_model_chunk_id (k % (p * v)) // p, micro-batch (k // (p * v)) * p + k % p; 'number of "
+      "microbatches is not divisible by pipeline-parallel size' asserted; all_warmup_microbatches when "
+      "num_microbatches == pipeline_parallel_size"};
   e.step_grad_shard_passes = {1, "Megatron-LM 2021-22 megatron/optimizer/clip_grads.py clip_grad_norm_fp32: the "
                                  "gradient norm over every local fp32 main gradient (--clip-grad default 1.0)"};
   e.chained_optimizers_gather_all_buckets = {false, "Megatron-LM 2021-22 has no distributed optimizer"};
@@ -737,6 +753,8 @@ FrameworkEntry deepspeed() {
                              "(self.micro_batches + self.stages - 1)', one forward and one backward slot per "
                              "step (1F1B, no virtual stages, no split weight gradients); InferenceSchedule is "
                              "forward-only (no GPipe train schedule)"};
+  e.interleaved_microbatch_groups = {MicrobatchGrouping::megatron_2021,
+                                     "no interleaved schedule (schedules_with_pp): never used"};
   e.distributed_optimizer = {false, std::string(kDeepSpeedPipe) +
                                         "runtime/zero/config.py DeepSpeedZeroConfig.stage: the optimizer is "
                                         "sharded by ZeRO stage 1 (plan.zero_stage), no Megatron distributed "
@@ -1016,6 +1034,12 @@ FrameworkEntry fsdp() {
                             "(ScheduleGPipe, Schedule1F1B, ScheduleInterleaved1F1B, "
                             "ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble: its stages placed in a V, "
                             "style 'v' for ScheduleZBVZeroBubble and ScheduleDualPipeV in pipeline_llm)")};
+  e.interleaved_microbatch_groups = {
+      MicrobatchGrouping::torch_rounds,
+      "PyTorch torch/distributed/pipelining/schedules.py ScheduleInterleaved1F1B: number_of_rounds = max(1, "
+      "n_microbatches // pp_group_size), microbatches_per_round = n_microbatches // number_of_rounds (ValueError "
+      "unless it divides), forward_stage_index (step // microbatches_per_round) % n_local_stages; _get_warmup_ops: "
+      "(n_local_stages - 1) * microbatches_per_round + 2 * (pp_group_size - 1 - rank), capped at m * v"};
   e.pipeline_split_edge_layers = {
       1, at(kTorchtitan,
             "torchtitan/config/configs.py pipeline_parallel_first_stage_less_layers = 1 and "
@@ -1119,6 +1143,10 @@ FrameworkEntry mindspeed() {
   e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
                                     "none (the host runs ahead across micro-batches)"};
   e.versions = "MindSpeed (Ascend) over Megatron-Core";
+  e.interleaved_microbatch_groups.source =
+      "MindSpeed patches Megatron-Core and keeps its schedules.py (taken as megatron-core's; the core release a "
+      "MindSpeed version pairs with is not read here: before core_r0.10.0 it is megatron-lm's rule): " +
+      e.interleaved_microbatch_groups.source;
   e.sharded_collectives_ring_only = {false,
                                      "HCCL (CANN) all-gather / reduce-scatter: ring, mesh, recursive halving-"
                                      "doubling, NHR and NB algorithms, chosen by size and rank count: the cost "
@@ -1187,6 +1215,11 @@ FrameworkEntry nemo() {
   e.moe_expert_parallel_comm_overlap = {
       false, "the Megatron-Core of NeMo 24.07 predates overlap_moe_expert_parallel_comm (NVIDIA/Megatron-LM "
              "ae1c88296f, 2025-08-01)"};
+  e.interleaved_microbatch_groups = {
+      MicrobatchGrouping::megatron_2021,
+      "the Megatron-Core of NeMo 24.07 (core 0.8) predates the tunable schedule (NVIDIA/Megatron-LM 4295be1a6c, "
+      "2024-11-01, first in core_r0.10.0): its schedules.py groups p micro-batches, asserts m % p == 0 and runs "
+      "every forward first when m == p (all_warmup_microbatches)"};
   e.async_checkpoint = {
       true, "NVIDIA/NeMo nemo/collections/nlp/parts/megatron_trainer_builder.py MegatronTrainerBuilder._plugins: "
             "exp_manager.checkpoint_callback_params.async_save wraps the mcore models' DistributedCheckpointIO in "
@@ -1317,6 +1350,10 @@ FrameworkEntry mindformers() {
                              "pipeline_interleave with MindFormers' pp_interleave_num: " +
                              std::string(kMf) + " docs/feature_cards/Offset_Recompute.md); zero_bubble_v is in "
                              "later MindSpore releases' list, not read for 2.6"};
+  e.interleaved_microbatch_groups = {
+      MicrobatchGrouping::megatron_2021,
+      "MindSpore's interleaved scheduler not read: taken as Megatron-LM 2021's groups of p (pipeline_parallel.md "
+      "gives its figure, not its order)"};
   // Gradient reduction: not overlapped with the backward by default, never under PP.
   e.grad_reduce_after_pipeline = {
       true, std::string(kMsSetContext) +
@@ -1424,6 +1461,7 @@ FrameworkEntry bmtrain() {
       false, bmt("bmtrain/synchronize.py wait_loader synchronizes the host on an event of the calc stream (the "
                  "previous block's start), not the device: each block's gather still runs under the block before "
                  "it, as a one-unit-ahead prefetch")};
+  e.interleaved_microbatch_groups = {MicrobatchGrouping::megatron_2021, no_pipeline};
   e.schedules_with_pp = {{}, no_pipeline};
   e.distributed_optimizer = {false, bmt("no Megatron distributed optimizer: the optimizer steps each rank's "
                                         "partition of the blocks (plan.zero_stage 3)")};
@@ -1705,6 +1743,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("p2p_partitioned_over_tp", e.p2p_partitioned_over_tp.source);
     add("p2p_sends_attention_mask", e.p2p_sends_attention_mask.source);
     add("schedules_with_pp", e.schedules_with_pp.source);
+    add("interleaved_microbatch_groups", e.interleaved_microbatch_groups.source);
     add("pipeline_split_edge_layers", e.pipeline_split_edge_layers.source);
     add("default_chunks_per_stage", e.default_chunks_per_stage.source);
     add("distributed_optimizer", e.distributed_optimizer.source);

@@ -639,15 +639,21 @@ class Builder {
       auto& points = exchange_[static_cast<std::size_t>(s)];
       points.assign(static_cast<std::size_t>(n), {});
       auto forward = [&order](int i) { return order[static_cast<std::size_t>(i)].kind == WorkKind::forward; };
-      // The interleaved schedule with m = p runs every pass in its warmup (schedule.cpp
-      // interleaved: Megatron's all_warmup_microbatches): all forwards, each with its warmup
-      // exchange, then recv_backward (blocking) for the first backward, then the cooldown's
-      // backwards. Its last forward and first backward are no steady-state step, and the first
-      // backward's input is received after the last forward, not with it: posted with the last
-      // forward's exchange, on the stream it shares with that exchange's send to the same
-      // neighbour, the receive would wait for a gradient that needs the send behind it (the
-      // deadlock found at the end of issue 16's work, every interleaved plan with m = p).
-      const bool all_warmup = costs_.schedule == PipelineSchedule::interleaved && m_ == p_;
+      // A stage of the interleaved schedule whose warm-up holds every pass (schedule.cpp
+      // interleaved: Megatron-LM 2021's all_warmup_microbatches at m = p, Megatron-Core's
+      // are_all_microbatches_in_warmup where the warm-up count reaches m v) runs all forwards,
+      // each with its warmup exchange, then recv_backward (blocking) for the first backward,
+      // then the cooldown's backwards. Its last forward and first backward are no steady-state
+      // step, and the first backward's input is received after the last forward, not with it:
+      // posted with the last forward's exchange, on the stream it shares with that exchange's
+      // send to the same neighbour, the receive would wait for a gradient that needs the send
+      // behind it (the deadlock found at the end of issue 16's work, every interleaved plan
+      // with m = p). Read from the order: no backward before the last forward.
+      const auto first_backward = std::find_if(order.begin(), order.end(),
+                                               [](const WorkItem& w) { return w.kind != WorkKind::forward; });
+      const bool all_warmup = costs_.schedule == PipelineSchedule::interleaved &&
+                              std::none_of(first_backward, order.end(),
+                                           [](const WorkItem& w) { return w.kind == WorkKind::forward; });
       if (costs_.p2p_exchange == P2pExchange::blocking) {
         // Steps: one item each, but a forward followed by a backward in the interleaved
         // schedule is one (its steady state runs forward_k and backward_k, then

@@ -185,14 +185,14 @@ double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& pl
 namespace {
 
 // The closed form of the schedule's entry (schedule_entry.hpp), for a plan the schedule refuses
-// (interleaved with m not a multiple of p: check_plan reports it; estimates made before it still
+// (interleaved with a count of micro-batches its framework refuses: check_plan reports it; estimates made before it still
 // get an answer) and for the schedules whose closed form the schedule tests prove equal to the
 // count on their orders.
 double closed_form_in_flight(const ParallelPlan& plan, int stage) {
   const int m = std::max(1, plan.num_microbatches());
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
-  return schedule_entry(plan.schedule).in_flight(p, m, v, stage);
+  return schedule_entry(plan.schedule).in_flight(p, m, v, stage, microbatch_groups(plan));
 }
 
 // Per stage: the activations in flight counted on the order the replay runs, or the entry's
@@ -215,7 +215,8 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
   std::vector<InFlight> out;
   out.reserve(static_cast<std::size_t>(p));
   try {
-    for (const StageOrder& order : build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v))
+    for (const StageOrder& order :
+         build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v, microbatch_groups(plan)))
       out.push_back(activations_in_flight(order, v));
   } catch (const ConfigError&) {
     return closed_forms();

@@ -23,6 +23,7 @@
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 
 namespace trainsim {
 
@@ -260,13 +261,39 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       add("plan.schedule", "interleaved needs virtual_pipeline_model_parallel_size >= 2", one_chunk_schedules());
     if (pp < 2) add("plan.schedule", "interleaved needs pipeline_model_parallel_size >= 2", one_chunk_schedules());
     const int m = plan.num_microbatches();
-    if (devices_ok && m > 0 && m % pp != 0)
-      add("plan.global_batch_size",
-          "interleaved schedule: number of micro-batches (" + str(m) +
-              ") must be a multiple of pipeline_model_parallel_size (" + str(pp) + ")",
-          "global_batch_size multiple of micro_batch_size * DP * PP = " +
-              str(static_cast<long long>(plan.micro_batch_size) * dp * pp));
+    const MicrobatchGroups groups = microbatch_groups(plan);
+    if (groups.rule == MicrobatchGrouping::megatron_2021) {
+      if (devices_ok && m > 0 && m % pp != 0)
+        add("plan.global_batch_size",
+            "interleaved schedule: number of micro-batches (" + str(m) +
+                ") must be a multiple of pipeline_model_parallel_size (" + str(pp) + ")",
+            "global_batch_size multiple of micro_batch_size * DP * PP = " +
+                str(static_cast<long long>(plan.micro_batch_size) * dp * pp));
+    } else if (devices_ok && m > 0 && pp > 1) {
+      // The framework's own rule (its entry's interleaved_microbatch_groups).
+      if (const std::optional<Diagnostic> d =
+              schedule_entry(PipelineSchedule::interleaved).shape_problem(pp, m, std::max(2, vpp), groups))
+        add(d->key_path, d->problem, d->valid);
+    }
   }
+  // Megatron-Core's first and last stages keep N - p + 1 receive buffers when N > p
+  // (schedules.py fwd_recv_buffer_size / bwd_recv_buffer_size): their receives are posted ahead
+  // of use, which trainsim's exchange wiring (task_graph.cpp list_exchange_points) does not
+  // replay yet; replayed without them the pipeline deadlocks. The orders themselves exist
+  // (schedule.cpp interleaved_table).
+  if (interleaved && plan.microbatch_group_size_per_vp_stage > pp &&
+      framework_entry(plan.framework).interleaved_microbatch_groups.value == MicrobatchGrouping::megatron_core)
+    add("plan.microbatch_group_size_per_vp_stage",
+        str(plan.microbatch_group_size_per_vp_stage) + " > pipeline size " + str(pp) +
+            ": Megatron-Core's extra receive buffers (N - p + 1 on the first and last stage) are not replayed yet",
+        "leave it out, or " + str(pp) + " (the default)");
+  // Megatron-Core's option only: another framework's interleaving has no group size to set.
+  if (plan.microbatch_group_size_per_vp_stage > 0 &&
+      framework_entry(plan.framework).interleaved_microbatch_groups.value != MicrobatchGrouping::megatron_core)
+    add("plan.microbatch_group_size_per_vp_stage",
+        str(plan.microbatch_group_size_per_vp_stage) + ", but " + std::string(to_string(plan.framework)) +
+            " has no such option (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage)",
+        "leave it out, or plan.framework: megatron-core / mindspeed");
 
   // ZB-V runs two chunks per stage, stage s holding virtual stages s and 2p-1-s (Qi et al.
   // 2024): every one of the 2p chunks needs whole layers, as Megatron's virtual stages do.

@@ -119,6 +119,7 @@ std::string json_summary(const Scenario& sc, const SimResult& r, const SummaryCo
   j["plan"] = ordered_json{{"tensor_model_parallel_size", p.tensor_model_parallel_size},
                            {"pipeline_model_parallel_size", p.pipeline_model_parallel_size},
                            {"virtual_pipeline_model_parallel_size", p.virtual_pipeline_model_parallel_size},
+                           {"microbatch_group_size_per_vp_stage", p.microbatch_group_size_per_vp_stage},
                            {"context_parallel_size", p.context_parallel_size},
                            {"expert_model_parallel_size", p.expert_model_parallel_size},
                            {"data_parallel_size", p.data_parallel_size},

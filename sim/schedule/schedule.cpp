@@ -6,6 +6,7 @@
 
 #include "orders.hpp"
 #include "trainsim/common/error.hpp"
+#include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/schedule_entry.hpp"
 
 namespace trainsim {
@@ -40,32 +41,37 @@ StageOrder one_f_one_b(int p, int s, int m) {
   return order;
 }
 
-// Megatron's get_model_chunk_id / get_microbatch_id_in_model_chunk.
-WorkItem interleaved_item(int k, bool forward, int p, int v) {
-  const int in_group = k % (p * v);
-  int chunk = in_group / p;
-  if (!forward) chunk = v - chunk - 1;
-  const int microbatch = (k / (p * v)) * p + k % p;
-  return {forward ? WorkKind::forward : WorkKind::backward, microbatch, chunk};
+// Megatron-Core's get_schedule_table: micro-batches in groups of `group`, each group through
+// chunk 0, then chunk 1, ..., the last group whatever remains. The k-th forward of a stage runs
+// table[k]; the k-th backward the same micro-batch on the mirrored chunk v-1-c (each chunk's
+// backwards take its micro-batches in forward order). Groups of p give the 2021 schedule's
+// (k / (p v)) p + k % p and chunk (k % (p v)) / p.
+std::vector<WorkItem> interleaved_table(int m, int v, int group) {
+  std::vector<WorkItem> table;
+  table.reserve(static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
+  for (int first = 0; first < m; first += group) {
+    const int end = std::min(first + group, m);
+    for (int c = 0; c < v; ++c)
+      for (int i = first; i < end; ++i) table.push_back({WorkKind::forward, i, c});
+  }
+  return table;
 }
 
-StageOrder interleaved(int p, int s, int m, int v) {
-  const int total = m * v;
-  int warmup = 0;
-  if (m == p) {
-    warmup = total;  // Megatron: all_warmup_microbatches
-  } else {
-    warmup = std::min((p - s - 1) * 2 + (v - 1) * p, total);
-  }
+// forward_backward_pipelining_with_interleaving (and PyTorch's ScheduleInterleaved1F1B): warm-up
+// forwards 2(p-s-1) + (v-1)N, capped at m v; then one forward and one backward in turn.
+StageOrder interleaved(int p, int s, int v, const std::vector<WorkItem>& table, int group, bool all_warmup) {
+  const int total = static_cast<int>(table.size());
+  const int warmup = all_warmup ? total : std::min((p - s - 1) * 2 + (v - 1) * group, total);
   const int remaining = total - warmup;
+  const auto backward = [&](int k) { return WorkItem{WorkKind::backward, table[k].microbatch, v - 1 - table[k].chunk}; };
   StageOrder order;
   order.reserve(2 * static_cast<std::size_t>(total));
-  for (int k = 0; k < warmup; ++k) order.push_back(interleaved_item(k, true, p, v));
+  for (int k = 0; k < warmup; ++k) order.push_back(table[k]);
   for (int k = 0; k < remaining; ++k) {
-    order.push_back(interleaved_item(k + warmup, true, p, v));
-    order.push_back(interleaved_item(k, false, p, v));
+    order.push_back(table[k + warmup]);
+    order.push_back(backward(k));
   }
-  for (int k = remaining; k < total; ++k) order.push_back(interleaved_item(k, false, p, v));
+  for (int k = remaining; k < total; ++k) order.push_back(backward(k));
   return order;
 }
 
@@ -188,10 +194,13 @@ std::vector<StageOrder> one_f_one_b_orders(int p, int m) {
   return orders;
 }
 
-std::vector<StageOrder> interleaved_orders(int p, int m, int v) {
+std::vector<StageOrder> interleaved_orders(int p, int m, int v, const MicrobatchGroups& groups) {
+  const int group = microbatch_group_size(groups, p, m);
+  const std::vector<WorkItem> table = interleaved_table(m, v, group);
+  const bool all_warmup = interleaved_all_warmup(groups, p, m, v);
   std::vector<StageOrder> orders;
   orders.reserve(static_cast<std::size_t>(p));
-  for (int s = 0; s < p; ++s) orders.push_back(interleaved(p, s, m, v));
+  for (int s = 0; s < p; ++s) orders.push_back(interleaved(p, s, v, table, group, all_warmup));
   return orders;
 }
 
@@ -327,7 +336,37 @@ const char* to_string(WorkKind kind) {
   return "?";
 }
 
-std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks) {
+int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microbatches) {
+  switch (groups.rule) {
+    case MicrobatchGrouping::torch_rounds:
+      return std::max(1, microbatches / std::max(1, microbatches / std::max(1, stages)));
+    case MicrobatchGrouping::megatron_core:
+      if (groups.size > 0) return groups.size;
+      break;
+    case MicrobatchGrouping::megatron_2021:
+      break;
+  }
+  return std::max(1, stages);
+}
+
+bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks) {
+  if (groups.rule == MicrobatchGrouping::megatron_2021) return microbatches == stages;
+  // Stage 0's warm-up reaches m v: Megatron-Core and PyTorch run every pass there in the warm-up
+  // and the later stages a part of theirs. trainsim's exchange wiring (task_graph.cpp
+  // list_exchange_points) replays a pipeline whose stages all warm up with every pass, or none
+  // of them; the mixed one deadlocks it (p = 3, m = 3). Such a pipeline is run as the 2021
+  // schedule ran m = p: every stage all forwards first (a gap written down in issue 16's notes).
+  const long long first_stage_warmup =
+      2LL * (stages - 1) + static_cast<long long>(chunks - 1) * microbatch_group_size(groups, stages, microbatches);
+  return first_stage_warmup >= static_cast<long long>(microbatches) * chunks;
+}
+
+MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {
+  return {framework_entry(plan.framework).interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage};
+}
+
+std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,
+                                       const MicrobatchGroups& groups) {
   if (stages < 1) bad("plan.pipeline_model_parallel_size", std::to_string(stages) + " stages", ">= 1");
   if (microbatches < 1) bad("plan.global_batch_size", std::to_string(microbatches) + " micro-batches per step", ">= 1");
   if (chunks < 1) bad("plan.virtual_pipeline_model_parallel_size", std::to_string(chunks), ">= 1");
@@ -339,8 +378,9 @@ std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, in
   if (entry.chunks == 1 && chunks != 1)
     bad("plan.virtual_pipeline_model_parallel_size",
         std::to_string(chunks) + " model chunks need the interleaved schedule", "1, or plan.schedule: interleaved");
-  if (const std::optional<Diagnostic> d = entry.shape_problem(stages, microbatches, chunks)) throw ConfigError(*d);
-  return entry.orders(stages, microbatches, chunks);
+  if (const std::optional<Diagnostic> d = entry.shape_problem(stages, microbatches, chunks, groups))
+    throw ConfigError(*d);
+  return entry.orders(stages, microbatches, chunks, groups);
 }
 
 }  // namespace trainsim

@@ -340,7 +340,7 @@ TEST_CASE("scenario validation reports every problem at once with file:line:col"
   CHECK(msg == f + ":4:14: num_devices: expected an integer, got 'eight'; valid: integer in [1, 1048576]\n" + f +
                    ":6:3: plan.tensor_parallel_size: unknown key 'tensor_parallel_size', did you mean "
                    "'tensor_model_parallel_size'?; valid: tensor_model_parallel_size, pipeline_model_parallel_size, "
-                   "virtual_pipeline_model_parallel_size, context_parallel_size, expert_model_parallel_size, "
+                   "virtual_pipeline_model_parallel_size, microbatch_group_size_per_vp_stage, context_parallel_size, expert_model_parallel_size, "
                    "sequence_parallel, micro_batch_size, global_batch_size, seq_length, recompute_granularity, "
                    "recompute_method, recompute_num_layers, use_distributed_optimizer, framework, zero_stage, "
                    "offload_optimizer, fsdp_mixed_precision, reuse_fp32_param, schedule, precision, use_flash_attn, attention_kernel, overlap_grad_reduce, "

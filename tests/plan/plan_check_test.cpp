@@ -118,9 +118,29 @@ TEST_CASE("virtual stages need the interleaved schedule and micro-batches a mult
         "interleaved\n");
   p.schedule = PipelineSchedule::interleaved;
   p.global_batch_size = 20;  // 10 micro-batches, not a multiple of PP 4
+  // Megatron-Core (the default framework) groups N = p micro-batches unless told otherwise.
+  CHECK(check(llama70b(), a100(), 64, p) ==
+        "plan.global_batch_size: interleaved 1F1B's last group of micro-batches (10 % 4 = 2) is shorter than the "
+        "pipeline (4): Megatron-Core refuses it; valid: micro-batches a multiple of 4, or "
+        "plan.microbatch_group_size_per_vp_stage 5, 6 or 10\n");
+  p.microbatch_group_size_per_vp_stage = 5;  // taken by Megatron-Core; its receive buffers not replayed yet
+  CHECK(check(llama70b(), a100(), 64, p) ==
+        "plan.microbatch_group_size_per_vp_stage: 5 > pipeline size 4: Megatron-Core's extra receive buffers (N - p + "
+        "1 on the first and last stage) are not replayed yet; valid: leave it out, or 4 (the default)\n");
+  p.microbatch_group_size_per_vp_stage = 4;
+  p.global_batch_size = 24;
+  CHECK(check(llama70b(), a100(), 64, p).empty());
+  p.global_batch_size = 20;
+  p.microbatch_group_size_per_vp_stage = 0;
+  p.framework = Framework::megatron_lm;  // the 2021 schedule asserts m % p == 0
   CHECK(check(llama70b(), a100(), 64, p) ==
         "plan.global_batch_size: interleaved schedule: number of micro-batches (10) must be a multiple of "
         "pipeline_model_parallel_size (4); valid: global_batch_size multiple of micro_batch_size * DP * PP = 8\n");
+  p.microbatch_group_size_per_vp_stage = 5;  // Megatron-Core's option only
+  CHECK_THAT(check(llama70b(), a100(), 64, p),
+             Catch::Contains("plan.microbatch_group_size_per_vp_stage: 5, but megatron-lm has no such option"));
+  p.microbatch_group_size_per_vp_stage = 0;
+  p.framework = Framework::megatron_core;
   p.virtual_pipeline_model_parallel_size = 3;  // 4 * 3 = 12 does not divide 80
   p.global_batch_size = 24;
   CHECK_THAT(check(llama70b(), a100(), 64, p),

@@ -41,8 +41,39 @@ TEST_CASE("Interleaved 1F1B matches Megatron's forward_backward_pipelining_with_
 }
 
 TEST_CASE("Interleaved 1F1B with m == p warms up with every forward (Megatron's all_warmup)", "[schedule]") {
-  const auto orders = build_schedule(PipelineSchedule::interleaved, 2, 2, 2);
+  const MicrobatchGroups megatron_2021{MicrobatchGrouping::megatron_2021, 0};
+  const auto orders = build_schedule(PipelineSchedule::interleaved, 2, 2, 2, megatron_2021);
   CHECK(text(orders[1]) == "F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0");
+  // Megatron-Core (since 4295be1a6c) and PyTorch keep the warm-up rule, under which only the
+  // first stage would warm up with every pass (2 (p - 1) + (v - 1) N = 4 = m v); trainsim runs
+  // such a pipeline as the 2021 schedule did, every stage (interleaved_all_warmup).
+  for (const MicrobatchGroups& g : {MicrobatchGroups{}, MicrobatchGroups{MicrobatchGrouping::torch_rounds, 0}}) {
+    CHECK(interleaved_all_warmup(g, 2, 2, 2));
+    CHECK(build_schedule(PipelineSchedule::interleaved, 2, 2, 2, g) == orders);
+  }
+  // PyTorch's one round of m < p: every stage all forwards first too.
+  CHECK(interleaved_all_warmup({MicrobatchGrouping::torch_rounds, 0}, 4, 3, 2));
+  CHECK_FALSE(interleaved_all_warmup({}, 4, 8, 2));
+}
+
+TEST_CASE("Megatron-Core's tunable interleaving: groups of N micro-batches run chunk after chunk", "[schedule]") {
+  // model_parallel_config.py's own example: PP 2, VP 2, N 3, M 5 gives the table
+  // micro-batch 0 1 2 0 1 2 3 4 3 4, chunk 0 0 0 1 1 1 0 0 1 1 (schedules.py get_schedule_table).
+  const MicrobatchGroups n3{MicrobatchGrouping::megatron_core, 3};
+  const auto orders = build_schedule(PipelineSchedule::interleaved, 2, 5, 2, n3);
+  std::string forwards;
+  for (const WorkItem& w : orders[0])
+    if (w.kind == WorkKind::forward) forwards += std::to_string(w.microbatch) + "." + std::to_string(w.chunk) + " ";
+  CHECK(forwards == "0.0 1.0 2.0 0.1 1.1 2.1 3.0 4.0 3.1 4.1 ");
+  // Warm-up 2 (p - s - 1) + (v - 1) N: 5 on stage 0, 3 on stage 1; backwards mirror the chunks.
+  CHECK(text(orders[1]) == "F0.0 F1.0 F2.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.0 B0.0 F4.0 B1.0 F3.1 B2.0 F4.1 B3.1 B4.1 B3.0 B4.0");
+  // N = p with m a multiple of p is the 2021 schedule, item for item.
+  for (int m : {8, 12, 16}) {
+    CHECK(build_schedule(PipelineSchedule::interleaved, 4, m, 3, {}) ==
+          build_schedule(PipelineSchedule::interleaved, 4, m, 3, {MicrobatchGrouping::megatron_2021, 0}));
+    CHECK(build_schedule(PipelineSchedule::interleaved, 4, m, 3, {MicrobatchGrouping::torch_rounds, 0}) ==
+          build_schedule(PipelineSchedule::interleaved, 4, m, 3, {}));
+  }
 }
 
 TEST_CASE("Every schedule runs each micro-batch and chunk exactly once per kind", "[schedule]") {
@@ -83,9 +114,26 @@ TEST_CASE("ZB-H1 splits backward into B and W and defers W only after its B", "[
   }
 }
 
-TEST_CASE("Interleaving needs micro-batches in multiples of the pipeline size", "[schedule]") {
-  CHECK_THROWS_AS(build_schedule(PipelineSchedule::interleaved, 4, 6, 2), ConfigError);
-  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 6, 2),
+TEST_CASE("Interleaving takes the counts of micro-batches its framework takes", "[schedule]") {
+  const MicrobatchGroups megatron_2021{MicrobatchGrouping::megatron_2021, 0};
+  CHECK_THROWS_AS(build_schedule(PipelineSchedule::interleaved, 4, 6, 2, megatron_2021), ConfigError);
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 6, 2, megatron_2021),
                     Catch::Contains("multiple of the pipeline size (4)"));
+  // Megatron-Core: N in [p, m], the last group 0 or >= p (forward_backward_pipelining_with_interleaving).
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 6, 2),
+                    Catch::Contains("last group of micro-batches (6 % 4 = 2)"));
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 3, 2), Catch::Contains("at least as many"));
+  CHECK_NOTHROW(build_schedule(PipelineSchedule::interleaved, 4, 6, 2, {MicrobatchGrouping::megatron_core, 6}));
+  CHECK_NOTHROW(build_schedule(PipelineSchedule::interleaved, 4, 10, 2, {MicrobatchGrouping::megatron_core, 6}));
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 10, 2, {MicrobatchGrouping::megatron_core, 3}),
+                    Catch::Contains("outside [pipeline size 4, micro-batches 10]"));
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 10, 2, {MicrobatchGrouping::megatron_core, 8}),
+                    Catch::Contains("(10 % 8 = 2)"));
+  // PyTorch: rounds max(1, m / p) must divide m: 10 on 4 stages is 2 rounds of 5, 3 one of 3; 9 is not.
+  const MicrobatchGroups torch{MicrobatchGrouping::torch_rounds, 0};
+  CHECK_NOTHROW(build_schedule(PipelineSchedule::interleaved, 4, 10, 2, torch));
+  CHECK_NOTHROW(build_schedule(PipelineSchedule::interleaved, 4, 3, 2, torch));
+  CHECK_THROWS_WITH(build_schedule(PipelineSchedule::interleaved, 4, 9, 2, torch),
+                    Catch::Contains("multiple of its rounds, max(1, m / p) = 2"));
   CHECK_THROWS_AS(build_schedule(PipelineSchedule::one_f_one_b, 4, 8, 2), ConfigError);
 }

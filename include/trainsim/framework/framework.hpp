@@ -154,6 +154,9 @@ struct FrameworkEntry {
   // Which plans the framework runs (plan_check refuses the rest, naming the framework):
   // the pipeline schedules it has with PP > 1;
   Sourced<std::vector<PipelineSchedule>> schedules_with_pp;
+  // how its interleaved 1F1B groups the micro-batches over a device's chunks, and which counts
+  // of micro-batches it then takes (MicrobatchGrouping, trainsim/plan/parallel_plan.hpp);
+  Sourced<MicrobatchGrouping> interleaved_microbatch_groups;
   // How it splits the layers over the virtual stages when the plan gives no split of its own:
   // 0, Megatron's rules (trainsim/schedule/layer_split.hpp); n > 0, the embedding and the
   // output head each weigh n layers, the N + 2n spread evenly over the p x v virtual stages in

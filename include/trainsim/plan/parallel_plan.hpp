@@ -21,6 +21,14 @@ enum class PipelineSchedule {
   dualpipe,
   dualpipev
 };
+// How a framework's interleaved 1F1B takes micro-batches through a device's model chunks: a
+// group of N runs chunk 0, then chunk 1, ..., then the next group (its FrameworkEntry's
+// interleaved_microbatch_groups says which rule; sim/schedule/schedule.cpp applies it).
+enum class MicrobatchGrouping {
+  megatron_2021,  // N = p, m a multiple of p; m == p runs every forward first (all_warmup_microbatches)
+  megatron_core,  // N = plan.microbatch_group_size_per_vp_stage (default p); p <= N <= m; m % N 0 or >= p
+  torch_rounds,   // N = m / max(1, m / p) (microbatches_per_round); m a multiple of the round count
+};
 enum class Precision { bf16, fp16, fp8 };
 // The training framework that runs the plan (issue 14; its mechanisms: trainsim/framework).
 enum class Framework { megatron_core, megatron_lm, deepspeed, fsdp, mindspeed, deepspeed_2021, bigscience_megatron_deepspeed, nemo,
@@ -120,6 +128,9 @@ struct ParallelPlan {
   // Model chunks per stage (1: not interleaved; zb-v has its own 2). 0 only between loading and
   // derive_virtual_stages (plan_check.hpp): interleaved without a count takes the default rule.
   int virtual_pipeline_model_parallel_size = 1;
+  // Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage: the micro-batches an
+  // interleaved stage runs through one chunk before the next (0: not set, the pipeline size).
+  int microbatch_group_size_per_vp_stage = 0;
   int context_parallel_size = 1;
   CpCommType cp_comm_type = CpCommType::p2p;  // plan.cp_comm_type (issue 17)
   CpAttentionMask cp_attention_mask_type = CpAttentionMask::causal;  // plan.cp_attention_mask_type

@@ -128,11 +128,29 @@ struct InFlight {
 };
 InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share = kWeightGradActivationShare);
 
+// How interleaving groups the micro-batches for one plan: the framework's rule (its entry's
+// interleaved_microbatch_groups) and the plan's N (Megatron-Core's
+// microbatch_group_size_per_vp_stage; 0: not set). The default is Megatron-Core's with N = p.
+struct MicrobatchGroups {
+  MicrobatchGrouping rule = MicrobatchGrouping::megatron_core;
+  int size = 0;
+};
+MicrobatchGroups microbatch_groups(const ParallelPlan& plan);
+// N for this shape: the micro-batches a stage runs through one chunk before the next (Megatron-
+// Core: the plan's N or p; PyTorch: m / max(1, m / p); Megatron-LM 2021: p).
+int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microbatches);
+// Whether every stage runs all its forwards before any backward: Megatron-LM 2021 when m == p
+// (all_warmup_microbatches). Megatron-Core since 0.10 and PyTorch keep the warm-up rule there,
+// so that only their first stages warm up with every pass; trainsim runs such a pipeline as
+// the 2021 schedule did (every stage), its exchange wiring replaying no mixed one.
+bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks);
+
 // orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
 // for interleaved, 2 for ZB-V and DualPipe(V), 1 otherwise. Throws ConfigError when the
 // combination is impossible (interleaved with m % p != 0, DualPipe with p or m odd or
 // m < 2p, DualPipeV with m < 2p, a chunk count the schedule does not run, non-positive sizes).
-std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks);
+std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,
+                                       const MicrobatchGroups& groups = {});
 
 // "F3.1" style text of one item (kind, micro-batch, chunk) for tests and traces.
 const char* to_string(WorkKind kind);

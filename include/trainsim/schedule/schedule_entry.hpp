@@ -37,15 +37,16 @@ struct ScheduleEntry {
   // The same at this pipeline size where it is tighter than the bound (DualPipe); null: the bound.
   double (*idle_relative_at)(int stages, int chunks) = nullptr;
   // Activations in flight on `stage`, in micro-batch units (chunk activations / chunks), closed form.
-  double (*in_flight)(int stages, int microbatches, int chunks, int stage) = nullptr;
+  double (*in_flight)(int stages, int microbatches, int chunks, int stage, const MicrobatchGroups& groups) = nullptr;
   // What the pipeline's shape must satisfy for the orders to exist (micro-batches vs stages);
   // nullopt when it does.
-  std::optional<Diagnostic> (*shape_problem)(int stages, int microbatches, int chunks) = nullptr;
+  std::optional<Diagnostic> (*shape_problem)(int stages, int microbatches, int chunks,
+                                            const MicrobatchGroups& groups) = nullptr;
   // The interleaving depths the search tries for this shape (1 for schedules without depth);
   // empty when the search leaves the schedule out there.
-  std::vector<int> (*search_depths)(int stages, int microbatches, int layers) = nullptr;
+  std::vector<int> (*search_depths)(int stages, int microbatches, int layers, const MicrobatchGroups& groups) = nullptr;
   // The per-device orders; called only when shape_problem gives nullopt.
-  std::vector<StageOrder> (*orders)(int stages, int microbatches, int chunks) = nullptr;
+  std::vector<StageOrder> (*orders)(int stages, int microbatches, int chunks, const MicrobatchGroups& groups) = nullptr;
 };
 
 // Every schedule's entry, in the order the CLI and its error messages list them.
