@@ -520,7 +520,19 @@ class Builder {
     // Megatron's schedules and ZB-H1/H2 use each neighbour's outputs in the order it makes
     // them (a chunk's micro-batches in order, the loop's chunks in turn): the use order is
     // the send order and there is nothing to list.
-    if (costs_.schedule != PipelineSchedule::zero_bubble_v && !overlaps_forward_backward(costs_.schedule)) return;
+    // Interleaving in groups of N != p micro-batches (Megatron-Core's microbatch_group_size_per_vp_stage,
+    // PyTorch's rounds) does not: with N > p a stage makes a chunk's next outputs before the
+    // gradients its neighbour takes first (the first stage's leading chunk-0 forwards give N).
+    bool listed = costs_.schedule == PipelineSchedule::zero_bubble_v || overlaps_forward_backward(costs_.schedule);
+    if (costs_.schedule == PipelineSchedule::interleaved && v_ > 1) {
+      int group = 0;
+      for (const WorkItem& w : orders_[0]) {
+        if (w.kind != WorkKind::forward || w.chunk != 0) break;
+        ++group;
+      }
+      listed = group != p_;
+    }
+    if (!listed) return;
     sent_.assign(static_cast<std::size_t>(p_) * p_, {});
     posted_.assign(sent_.size(), 0);
     sent_index_.assign(items_.size(), -1);
@@ -633,12 +645,41 @@ class Builder {
   void list_exchange_points() {
     if (costs_.p2p_exchange == P2pExchange::streams) return;
     exchange_.assign(static_cast<std::size_t>(p_), {});
+    // Megatron-Core's leading stage (the first in forward, the last in backward) receives the
+    // input that wraps around from the other end of the pipeline in the iteration p - 1 after
+    // the one that made it there (schedules.py recv_tensor_from_previous_stage, into
+    // fwd_recv_buffer_size / bwd_recv_buffer_size = N - p + 1 buffers): every stage runs the
+    // same table, so that is p - 1 passes of that direction after its own pass of the
+    // neighbouring chunk. With groups of N = p that is the pass just before the use (the
+    // 2021 schedule); with N > p, and in a shorter last group, earlier.
+    const bool interleaved = costs_.schedule == PipelineSchedule::interleaved && v_ > 1;
+    auto wraps = [&](int s, const WorkItem& w) {
+      return interleaved && (w.kind == WorkKind::forward ? s == 0 && w.chunk > 0 : s == p_ - 1 && w.chunk < v_ - 1);
+    };
+    // The pass of the same direction after which a wrapping input is received: p - 1 after
+    // this stage's pass of the chunk it comes from (index among that direction's passes).
+    std::array<std::vector<int>, 2> index_of;  // [direction][micro-batch * v + chunk]
+    auto receive_after = [&](const WorkItem& w, int use) {
+      const int d = w.kind == WorkKind::forward ? 0 : 1;
+      const int from = index_of[static_cast<std::size_t>(d)][static_cast<std::size_t>(w.microbatch) * v_ + w.chunk +
+                                                             (d == 0 ? -1 : 1)];
+      return from < 0 ? use - 1 : std::min(use - 1, from + p_ - 1);
+    };
     for (int s = 0; s < p_; ++s) {
       const StageOrder& order = orders_[static_cast<std::size_t>(s)];
       const int n = static_cast<int>(order.size());
       auto& points = exchange_[static_cast<std::size_t>(s)];
       points.assign(static_cast<std::size_t>(n), {});
       auto forward = [&order](int i) { return order[static_cast<std::size_t>(i)].kind == WorkKind::forward; };
+      if (interleaved && (s == 0 || s == p_ - 1)) {
+        std::array<int, 2> count = {0, 0};
+        for (auto& list : index_of) list.assign(static_cast<std::size_t>(m_) * v_, -1);
+        for (const WorkItem& w : order) {
+          if (w.kind == WorkKind::backward_weight) continue;
+          const std::size_t d = w.kind == WorkKind::forward ? 0 : 1;
+          index_of[d][static_cast<std::size_t>(w.microbatch) * v_ + w.chunk] = count[d]++;
+        }
+      }
       // A stage of the interleaved schedule whose warm-up holds every pass (schedule.cpp
       // interleaved: Megatron-LM 2021's all_warmup_microbatches at m = p, Megatron-Core's
       // are_all_microbatches_in_warmup where the warm-up count reaches m v) runs all forwards,
@@ -671,6 +712,7 @@ class Builder {
         }
         const int steps = static_cast<int>(first.size());
         auto last_of = [&](int t) { return t + 1 < steps ? first[static_cast<std::size_t>(t) + 1] - 1 : n - 1; };
+        std::array<std::vector<int>, 2> seen;  // the items of each direction so far
         for (int i = 0; i < n; ++i) {
           const int t = step[static_cast<std::size_t>(i)];
           auto& e = points[static_cast<std::size_t>(i)];
@@ -678,18 +720,36 @@ class Builder {
           e.wait_send = t + 1 < steps ? first[static_cast<std::size_t>(t) + 1] : -1;
           e.post_recv = t > 0 ? last_of(t - 1) : -1;
           e.wait_recv = first[static_cast<std::size_t>(t)];
+          auto& mine = seen[forward(i) ? 0 : 1];
+          const WorkItem& w = order[static_cast<std::size_t>(i)];
+          if (wraps(s, w) && !mine.empty()) {
+            // Received in the exchange of the step holding that pass, and waited for there.
+            const int at = receive_after(w, static_cast<int>(mine.size()));
+            const int early = step[static_cast<std::size_t>(mine[static_cast<std::size_t>(at)])];
+            if (early < t) {
+              e.post_recv = last_of(early);
+              e.wait_recv = first[static_cast<std::size_t>(early + 1)];
+            }
+          }
+          mine.push_back(i);
         }
         continue;
       }
       // Overlapped: the previous and the next pass of the same direction (forward, or
       // backward) on the stage.
       std::array<int, 2> last = {-1, -1};
+      std::array<std::vector<int>, 2> seen;  // the items of each direction so far
       for (int i = 0; i < n; ++i) {
         if (order[static_cast<std::size_t>(i)].kind == WorkKind::backward_weight) continue;
         const int d = forward(i) ? 0 : 1;
         auto& e = points[static_cast<std::size_t>(i)];
         e.post_send = i;
         e.post_recv = last[static_cast<std::size_t>(d)];
+        auto& mine = seen[static_cast<std::size_t>(d)];
+        const WorkItem& w = order[static_cast<std::size_t>(i)];
+        if (wraps(s, w) && !mine.empty())
+          e.post_recv = mine[static_cast<std::size_t>(receive_after(w, static_cast<int>(mine.size())))];
+        mine.push_back(i);
         // The first backward's input is received with the last warmup forward's exchange
         // (send_backward_recv_backward after it), before the steady state's first forward;
         // the first forward's before the warmup (recv_forward).

@@ -276,17 +276,26 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         add(d->key_path, d->problem, d->valid);
     }
   }
-  // Megatron-Core's first and last stages keep N - p + 1 receive buffers when N > p
-  // (schedules.py fwd_recv_buffer_size / bwd_recv_buffer_size): their receives are posted ahead
-  // of use, which trainsim's exchange wiring (task_graph.cpp list_exchange_points) does not
-  // replay yet; replayed without them the pipeline deadlocks. The orders themselves exist
-  // (schedule.cpp interleaved_table).
-  if (interleaved && plan.microbatch_group_size_per_vp_stage > pp &&
-      framework_entry(plan.framework).interleaved_microbatch_groups.value == MicrobatchGrouping::megatron_core)
-    add("plan.microbatch_group_size_per_vp_stage",
-        str(plan.microbatch_group_size_per_vp_stage) + " > pipeline size " + str(pp) +
-            ": Megatron-Core's extra receive buffers (N - p + 1 on the first and last stage) are not replayed yet",
-        "leave it out, or " + str(pp) + " (the default)");
+  // Groups of N != p on a framework whose sends and receives run on their own streams
+  // (PyTorch's runtime): trainsim's two in-order pipeline streams per device deadlock or stall
+  // on the order such a pipeline sends to its two neighbours (tests/graph/
+  // interleaved_exchange_test.cpp keeps the shapes that replay). Megatron-Core's exchanges
+  // (blocking or overlapped) replay them.
+  if (interleaved && devices_ok && pp > 1 && plan.num_microbatches() > 0) {
+    const FrameworkEntry& fw = framework_entry(plan.framework);
+    const MicrobatchGroups groups = microbatch_groups(plan);
+    const int m = plan.num_microbatches(), v = std::max(2, vpp);
+    const int n = microbatch_group_size(groups, pp, m);
+    const bool on_streams = fw.blocking_p2p.value || !fw.p2p_exchange_blocking.value;
+    if (on_streams && n != pp && !interleaved_all_warmup(groups, pp, m, v) &&
+        !schedule_entry(PipelineSchedule::interleaved).shape_problem(pp, m, v, groups))
+      add("plan.global_batch_size",
+          str(m) + " micro-batches run in groups of " + str(n) + " on " + str(pp) + " stages (" +
+              std::string(to_string(plan.framework)) +
+              "'s interleaving): trainsim does not replay groups other than the pipeline size on its send and "
+              "receive streams yet",
+          "a global batch giving a multiple of " + str(pp) + " micro-batches, or fewer than " + str(2 * pp));
+  }
   // Megatron-Core's option only: another framework's interleaving has no group size to set.
   if (plan.microbatch_group_size_per_vp_stage > 0 &&
       framework_entry(plan.framework).interleaved_microbatch_groups.value != MicrobatchGrouping::megatron_core)

@@ -351,14 +351,15 @@ int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microb
 
 bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks) {
   if (groups.rule == MicrobatchGrouping::megatron_2021) return microbatches == stages;
-  // Stage 0's warm-up reaches m v: Megatron-Core and PyTorch run every pass there in the warm-up
-  // and the later stages a part of theirs. trainsim's exchange wiring (task_graph.cpp
-  // list_exchange_points) replays a pipeline whose stages all warm up with every pass, or none
-  // of them; the mixed one deadlocks it (p = 3, m = 3). Such a pipeline is run as the 2021
-  // schedule ran m = p: every stage all forwards first (a gap written down in issue 16's notes).
+  // Stage 0's warm-up reaches m v (or leaves one pass): Megatron-Core and PyTorch run every
+  // pass there in the warm-up and the later stages a part of theirs. trainsim's exchange wiring
+  // (task_graph.cpp list_exchange_points) replays a pipeline whose stages all warm up with
+  // every pass, or whose first stage has two passes or more after its warm-up; the others
+  // deadlock it (p = 3 and m = 3; one group of m = N = 2p - 1). Such a pipeline is run as the
+  // 2021 schedule ran m = p: every stage all forwards first (a gap written down in issue 16).
   const long long first_stage_warmup =
       2LL * (stages - 1) + static_cast<long long>(chunks - 1) * microbatch_group_size(groups, stages, microbatches);
-  return first_stage_warmup >= static_cast<long long>(microbatches) * chunks;
+  return first_stage_warmup + 1 >= static_cast<long long>(microbatches) * chunks;
 }
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {

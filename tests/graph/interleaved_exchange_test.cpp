@@ -14,6 +14,7 @@
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 #include "trainsim/simulation.hpp"
 
 using namespace trainsim;
@@ -159,3 +160,78 @@ TEST_CASE("Interleaved exchanges across servers beside overlapped DP buckets: fu
     }
   }
 }
+
+// Megatron-Core's groups of N > p micro-batches (and a shorter last group): the leading stage
+// receives each input that wraps around the pipeline p - 1 passes after it made its own pass of
+// that chunk (recv_tensor_from_previous_stage, N - p + 1 receive buffers), not just before its
+// use; received just before its use, the wrap sends of the last stage wait for receives the
+// first stage has not posted while it waits for its own sends: every such plan deadlocked.
+// The exchanges are Megatron-Core's (blocking, or overlapped with overlap_p2p_comm).
+TEST_CASE("Interleaved exchanges with groups of N > p micro-batches replay", "[graph][p2p][exchange][interleaved]") {
+  const double f = 1.0, b = 2.0, c = 0.25;
+  int replayed = 0;
+  for (int p : {2, 3, 4}) {
+    for (int v : {2, 3}) {
+      for (int m = p + 1; m <= 4 * p; ++m) {
+        for (int n = p + 1; n <= m; ++n) {
+          const MicrobatchGroups groups{MicrobatchGrouping::megatron_core, n};
+          if (schedule_entry(PipelineSchedule::interleaved).shape_problem(p, m, v, groups)) continue;
+          if (interleaved_all_warmup(groups, p, m, v)) continue;
+          INFO("p = " << p << ", v = " << v << ", m = " << m << ", N = " << n);
+          auto step = [&](P2pExchange exchange, double transfer, bool full = false) {
+            PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, passes(f, b, 0));
+            costs.p2p_s = transfer;
+            costs.p2p_bytes = transfer > 0 ? 1e6 : 0;
+            costs.p2p_exchange = exchange;
+            ReplayOptions options;
+            options.full = full;
+            return static_cast<double>(run(costs, options, groups).end) * kPs;
+          };
+          double overlapped = 0, blocking = 0;
+          REQUIRE_NOTHROW(overlapped = step(P2pExchange::overlapped, c));
+          REQUIRE_NOTHROW(blocking = step(P2pExchange::blocking, c));
+          CHECK(blocking >= overlapped - 1e-9);
+          // Without transfer time the exchanges change nothing and equal stages idle only in
+          // the warm-up and cool-down: (f + b)(v m + p - 1), as with groups of p.
+          const double free = (f + b) * (v * m + p - 1);
+          CHECK(step(P2pExchange::overlapped, 0) == Approx(free).epsilon(1e-12));
+          CHECK(step(P2pExchange::blocking, 0) == Approx(free).epsilon(1e-12));
+          CHECK(overlapped >= free + 2 * (v * p - 1) * c - 1e-9);  // at least the critical path's transfers
+          if (m <= 2 * p) CHECK(step(P2pExchange::overlapped, c, true) == Approx(overlapped).epsilon(1e-12));
+          ++replayed;
+        }
+      }
+    }
+  }
+  CHECK(replayed > 40);
+}
+
+// PyTorch's rounds (m / max(1, m / p) micro-batches a chunk runs in a row, between p and 2p - 1)
+// on the sends and receives of its runtime (streams): each stage's receives posted in the
+// order its neighbour sends them (task_graph.cpp list_transfers).
+TEST_CASE("PyTorch's interleaved rounds replay on streams", "[graph][p2p][interleaved]") {
+  const double f = 1.0, b = 2.0;
+  int replayed = 0;
+  for (int p : {2, 3, 4, 5, 8}) {
+    for (int v : {2, 3}) {
+      for (int m = 1; m <= 3 * p; ++m) {
+        const MicrobatchGroups groups{MicrobatchGrouping::torch_rounds, 0};
+        if (schedule_entry(PipelineSchedule::interleaved).shape_problem(p, m, v, groups)) continue;
+        // Groups of N != p not all warmed up: refused on streams (plan_check, and the note).
+        const bool all_warmup = interleaved_all_warmup(groups, p, m, v);
+        if (!all_warmup && microbatch_group_size(groups, p, m) != p) continue;
+        INFO("p = " << p << ", v = " << v << ", m = " << m);
+        PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, passes(f, b, 0));
+        double free = 0;
+        REQUIRE_NOTHROW(free = static_cast<double>(run(costs, {}, groups).end) * kPs);
+        if (!all_warmup) CHECK(free == Approx((f + b) * (v * m + p - 1)).epsilon(1e-12));
+        costs.p2p_s = 0.25;
+        costs.p2p_bytes = 1e6;
+        CHECK_NOTHROW(run(costs, {}, groups));
+        ++replayed;
+      }
+    }
+  }
+  CHECK(replayed > 30);
+}
+

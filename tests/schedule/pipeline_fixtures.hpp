@@ -18,8 +18,10 @@ inline ChunkCosts passes(double t_f, double t_b, double t_w) {
 }
 
 // The plan's schedule built for its costs, turned into a graph and replayed.
-inline ReplayResult run(const PipelineCosts& costs, const ReplayOptions& options = {}) {
-  const auto orders = build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks());
+inline ReplayResult run(const PipelineCosts& costs, const ReplayOptions& options = {},
+                        const MicrobatchGroups& groups = {}) {
+  const auto orders =
+      build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks(), groups);
   return replay(build_task_graph(costs, orders), options);
 }
 
