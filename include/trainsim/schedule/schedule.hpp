@@ -6,9 +6,11 @@
 //   min(p-s-1, m) warmup forwards, then one forward / one backward pairs, then the
 //   cooldown backwards.
 // Interleaved 1F1B (forward_backward_pipelining_with_interleaving): m*v forward
-//   "micro-batch chunks" per stage; the k-th forward runs chunk (k / p) % v on
-//   micro-batch (k / (p*v))*p + k % p; backwards run chunks in reverse order;
-//   warmup is (p-s-1)*2 + (v-1)*p (all of them when m == p); m must be a multiple of p.
+//   "micro-batch chunks" per stage, in groups of N micro-batches (the framework's rule,
+//   MicrobatchGroups): the k-th forward is entry k of Megatron-Core's get_schedule_table (each
+//   group through chunk 0, then chunk 1, ...; with N = p, chunk (k / p) % v on micro-batch
+//   (k / (p*v))*p + k % p); backwards run the same entries on the mirrored chunk; warmup is
+//   (p-s-1)*2 + (v-1)*N, every pass on every stage where interleaved_all_warmup says so.
 // ZB-H1 (Qi et al. 2023, "Zero Bubble Pipeline Parallelism"): backward split into B
 //   (input gradient, on the critical path) and W (weight gradient). Stage s keeps 1F1B's
 //   warmup and defers up to s weight-gradient passes, which fill the cooldown bubble;
@@ -147,7 +149,7 @@ bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int micr
 
 // orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
 // for interleaved, 2 for ZB-V and DualPipe(V), 1 otherwise. Throws ConfigError when the
-// combination is impossible (interleaved with m % p != 0, DualPipe with p or m odd or
+// combination is impossible (interleaved with an m its framework's grouping refuses, DualPipe with p or m odd or
 // m < 2p, DualPipeV with m < 2p, a chunk count the schedule does not run, non-positive sizes).
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,
                                        const MicrobatchGroups& groups = {});
