@@ -498,6 +498,10 @@ FrameworkEntry megatron_core() {
                  "get_pp_rank_microbatches: warm-up (p - rank - 1) * 2 + (v - 1) * N, capped at m * v; "
                  "forward_backward_pipelining_with_interleaving refuses N outside [p, m] and a last group "
                  "of 1..p-1 (since 4295be1a6c, 2024-11-01, core_r0.10.0)")};
+  e.moe_overlap_extra_warmup = {
+      1, at(kMcore, "pipeline_parallel/schedules.py get_pp_rank_microbatches: 'When enabling "
+                    "overlap_moe_expert_parallel_comm, we schedule one extra micro-batch forward step before the 1f1b "
+                    "stages', num_warmup_microbatches + 1 (combined_1f1b_schedule_for_interleaved_pipelining)")};
   e.distributed_optimizer = {true, at(kMcore, "optimizer/distrib_optimizer.py DistributedOptimizer "
                                               "(--use-distributed-optimizer)")};
   e.zero_stages = {{0, 1, 2, 3}, at(kMcore,
@@ -600,6 +604,7 @@ FrameworkEntry megatron_lm() {
                                   "contiguous main-grad buffer, allreduce_gradients divides it by the DP size (read "
                                   "and write, DP 1 included); no NaN check of the gradients before the reduction"};
   e.grad_prescale_passes = {0, "Megatron-LM 2021-22: the division by the DP size is counted in step_grad_buffer_passes"};
+  e.moe_overlap_extra_warmup = {0, "Megatron-LM 2021-22 has no combined 1F1B (moe_expert_parallel_comm_overlap)"};
   e.interleaved_microbatch_groups = {
       MicrobatchGrouping::megatron_2021,
       "Megatron-LM 2021-22 megatron/schedules.py forward_backward_pipelining_with_interleaving: "
@@ -1143,6 +1148,10 @@ FrameworkEntry mindspeed() {
   e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
                                     "none (the host runs ahead across micro-batches)"};
   e.versions = "MindSpeed (Ascend) over Megatron-Core";
+  e.moe_overlap_extra_warmup = {
+      0, "Ascend/MindSpeed @ 028de58ca6 docs/features/megatron_moe/megatron-moe-alltoall-overlap-comm.md: "
+         "--moe-alltoall-overlap-comm overlaps the all-to-alls inside each MoE layer's own forward and backward, "
+         "not Megatron-Core's combined 1F1B: no extra warm-up forward"};
   e.interleaved_microbatch_groups.source =
       "MindSpeed patches Megatron-Core and keeps its schedules.py (taken as megatron-core's; the core release a "
       "MindSpeed version pairs with is not read here: before core_r0.10.0 it is megatron-lm's rule): " +
@@ -1215,6 +1224,7 @@ FrameworkEntry nemo() {
   e.moe_expert_parallel_comm_overlap = {
       false, "the Megatron-Core of NeMo 24.07 predates overlap_moe_expert_parallel_comm (NVIDIA/Megatron-LM "
              "ae1c88296f, 2025-08-01)"};
+  e.moe_overlap_extra_warmup = {0, "the Megatron-Core of NeMo 24.07 predates the combined 1F1B (ae1c88296f)"};
   e.interleaved_microbatch_groups = {
       MicrobatchGrouping::megatron_2021,
       "the Megatron-Core of NeMo 24.07 (core 0.8) predates the tunable schedule (NVIDIA/Megatron-LM 4295be1a6c, "
@@ -1744,6 +1754,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("p2p_sends_attention_mask", e.p2p_sends_attention_mask.source);
     add("schedules_with_pp", e.schedules_with_pp.source);
     add("interleaved_microbatch_groups", e.interleaved_microbatch_groups.source);
+    add("moe_overlap_extra_warmup", e.moe_overlap_extra_warmup.source);
     add("pipeline_split_edge_layers", e.pipeline_split_edge_layers.source);
     add("default_chunks_per_stage", e.default_chunks_per_stage.source);
     add("distributed_optimizer", e.distributed_optimizer.source);

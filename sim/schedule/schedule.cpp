@@ -59,9 +59,10 @@ std::vector<WorkItem> interleaved_table(int m, int v, int group) {
 
 // forward_backward_pipelining_with_interleaving (and PyTorch's ScheduleInterleaved1F1B): warm-up
 // forwards 2(p-s-1) + (v-1)N, capped at m v; then one forward and one backward in turn.
-StageOrder interleaved(int p, int s, int v, const std::vector<WorkItem>& table, int group, bool all_warmup) {
+StageOrder interleaved(int p, int s, int v, const std::vector<WorkItem>& table, int group, int extra,
+                       bool all_warmup) {
   const int total = static_cast<int>(table.size());
-  const int warmup = all_warmup ? total : std::min((p - s - 1) * 2 + (v - 1) * group, total);
+  const int warmup = all_warmup ? total : std::min((p - s - 1) * 2 + (v - 1) * group + extra, total);
   const int remaining = total - warmup;
   const auto backward = [&](int k) { return WorkItem{WorkKind::backward, table[k].microbatch, v - 1 - table[k].chunk}; };
   StageOrder order;
@@ -200,7 +201,7 @@ std::vector<StageOrder> interleaved_orders(int p, int m, int v, const Microbatch
   const bool all_warmup = interleaved_all_warmup(groups, p, m, v);
   std::vector<StageOrder> orders;
   orders.reserve(static_cast<std::size_t>(p));
-  for (int s = 0; s < p; ++s) orders.push_back(interleaved(p, s, v, table, group, all_warmup));
+  for (int s = 0; s < p; ++s) orders.push_back(interleaved(p, s, v, table, group, groups.extra_warmup, all_warmup));
   return orders;
 }
 
@@ -359,11 +360,13 @@ bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int micr
   // 2021 schedule ran m = p: every stage all forwards first (a gap written down in issue 16).
   const long long first_stage_warmup =
       2LL * (stages - 1) + static_cast<long long>(chunks - 1) * microbatch_group_size(groups, stages, microbatches);
-  return first_stage_warmup + 1 >= static_cast<long long>(microbatches) * chunks;
+  return first_stage_warmup + groups.extra_warmup + 1 >= static_cast<long long>(microbatches) * chunks;
 }
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {
-  return {framework_entry(plan.framework).interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage};
+  const FrameworkEntry& framework = framework_entry(plan.framework);
+  return {framework.interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage,
+          plan.overlap_moe_expert_parallel_comm ? framework.moe_overlap_extra_warmup.value : 0};
 }
 
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,

@@ -132,7 +132,7 @@ constexpr ScheduleEntry interleaved() {
     v = std::max(1, v);
     const int warmup = interleaved_all_warmup(groups, p, m, v)
                            ? m * v
-                           : (p - s - 1) * 2 + (v - 1) * microbatch_group_size(groups, p, m);
+                           : (p - s - 1) * 2 + (v - 1) * microbatch_group_size(groups, p, m) + groups.extra_warmup;
     return static_cast<double>(std::min(warmup + 1, m * v));
   };
   e.shape_problem = interleaved_shape_problem;

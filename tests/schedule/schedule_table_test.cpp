@@ -54,6 +54,7 @@ std::vector<MicrobatchGroups> groupings(int p) {
   return {{MicrobatchGrouping::megatron_2021, 0},
           {MicrobatchGrouping::megatron_core, 0},
           {MicrobatchGrouping::megatron_core, p + 1},
+          {MicrobatchGrouping::megatron_core, 0, 1},  // the combined 1F1B's extra warm-up forward
           {MicrobatchGrouping::torch_rounds, 0}};
 }
 

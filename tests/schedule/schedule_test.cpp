@@ -67,6 +67,10 @@ TEST_CASE("Megatron-Core's tunable interleaving: groups of N micro-batches run c
   CHECK(forwards == "0.0 1.0 2.0 0.1 1.1 2.1 3.0 4.0 3.1 4.1 ");
   // Warm-up 2 (p - s - 1) + (v - 1) N: 5 on stage 0, 3 on stage 1; backwards mirror the chunks.
   CHECK(text(orders[1]) == "F0.0 F1.0 F2.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.0 B0.0 F4.0 B1.0 F3.1 B2.0 F4.1 B3.1 B4.1 B3.0 B4.0");
+  // overlap_moe_expert_parallel_comm: one more warm-up forward on every stage (get_pp_rank_microbatches).
+  const auto combined = build_schedule(PipelineSchedule::interleaved, 2, 5, 2, {MicrobatchGrouping::megatron_core, 3, 1});
+  CHECK(text(combined[1]) ==
+        "F0.0 F1.0 F2.0 F0.1 F1.1 B0.1 F2.1 B1.1 F3.0 B2.1 F4.0 B0.0 F3.1 B1.0 F4.1 B2.0 B3.1 B4.1 B3.0 B4.0");
   // N = p with m a multiple of p is the 2021 schedule, item for item.
   for (int m : {8, 12, 16}) {
     CHECK(build_schedule(PipelineSchedule::interleaved, 4, m, 3, {}) ==

@@ -157,6 +157,9 @@ struct FrameworkEntry {
   // how its interleaved 1F1B groups the micro-batches over a device's chunks, and which counts
   // of micro-batches it then takes (MicrobatchGrouping, trainsim/plan/parallel_plan.hpp);
   Sourced<MicrobatchGrouping> interleaved_microbatch_groups;
+  // warm-up forwards its interleaved 1F1B adds with plan.overlap_moe_expert_parallel_comm, so
+  // that each steady step's forward and backward are independent (the combined 1F1B);
+  Sourced<int> moe_overlap_extra_warmup{0, "no combined 1F1B: the warm-up is the schedule's own"};
   // How it splits the layers over the virtual stages when the plan gives no split of its own:
   // 0, Megatron's rules (trainsim/schedule/layer_split.hpp); n > 0, the embedding and the
   // output head each weigh n layers, the N + 2n spread evenly over the p x v virtual stages in

@@ -10,7 +10,7 @@
 //   MicrobatchGroups): the k-th forward is entry k of Megatron-Core's get_schedule_table (each
 //   group through chunk 0, then chunk 1, ...; with N = p, chunk (k / p) % v on micro-batch
 //   (k / (p*v))*p + k % p); backwards run the same entries on the mirrored chunk; warmup is
-//   (p-s-1)*2 + (v-1)*N, every pass on every stage where interleaved_all_warmup says so.
+//   (p-s-1)*2 + (v-1)*N (+1 under the combined 1F1B), every pass on every stage where interleaved_all_warmup says so.
 // ZB-H1 (Qi et al. 2023, "Zero Bubble Pipeline Parallelism"): backward split into B
 //   (input gradient, on the critical path) and W (weight gradient). Stage s keeps 1F1B's
 //   warmup and defers up to s weight-gradient passes, which fill the cooldown bubble;
@@ -136,6 +136,9 @@ InFlight activations_in_flight(const StageOrder& order, int chunks, double weigh
 struct MicrobatchGroups {
   MicrobatchGrouping rule = MicrobatchGrouping::megatron_core;
   int size = 0;
+  // Warm-up forwards added on every stage (FrameworkEntry::moe_overlap_extra_warmup with
+  // plan.overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B).
+  int extra_warmup = 0;
 };
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan);
 // N for this shape: the micro-batches a stage runs through one chunk before the next (Megatron-
