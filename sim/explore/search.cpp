@@ -152,6 +152,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
                                           long long* framework_skipped) {
   const ModelSpec& model = scenario.model;
   const ParallelPlan& base = scenario.plan;
+  const MicrobatchGroups base_groups = microbatch_groups(base);  // the framework's interleaving rule and N
   // Which ZeRO stages the framework combines with pipeline parallelism (its table, with the
   // source: DeepSpeed's pipeline engine and Megatron take 0-1, torchtitan runs FSDP with PP).
   const int max_zero_with_pp = framework_entry(base.framework).max_zero_stage_with_pp.value;
@@ -193,7 +194,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
           for (int mbs : axis(keep.micro_batch, base.micro_batch_size, {1, 2, 4, 8})) {
             if (gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
             const int m = gbs / (mbs * dp);
-            std::vector<std::pair<PipelineSchedule, int>> schedules = schedules_for(pp, m, layers, listed, microbatch_groups(base));
+            std::vector<std::pair<PipelineSchedule, int>> schedules = schedules_for(pp, m, layers, listed, base_groups);
             if (keep.schedule)
               schedules.assign(1, {base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size)});
             std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}, {false, 3}};

@@ -188,11 +188,11 @@ namespace {
 // (interleaved with a count of micro-batches its framework refuses: check_plan reports it; estimates made before it still
 // get an answer) and for the schedules whose closed form the schedule tests prove equal to the
 // count on their orders.
-double closed_form_in_flight(const ParallelPlan& plan, int stage) {
+double closed_form_in_flight(const ParallelPlan& plan, int stage, const MicrobatchGroups& groups) {
   const int m = std::max(1, plan.num_microbatches());
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
-  return schedule_entry(plan.schedule).in_flight(p, m, v, stage, microbatch_groups(plan));
+  return schedule_entry(plan.schedule).in_flight(p, m, v, stage, groups);
 }
 
 // Per stage: the activations in flight counted on the order the replay runs, or the entry's
@@ -201,11 +201,12 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage) {
 std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
+  const MicrobatchGroups groups = microbatch_groups(plan);
   auto closed_forms = [&] {
     std::vector<InFlight> out;
     for (int s = 0; s < p; ++s) {
       InFlight f;
-      f.units = closed_form_in_flight(plan, s);
+      f.units = closed_form_in_flight(plan, s, groups);
       f.per_chunk.assign(static_cast<std::size_t>(v), static_cast<int>(std::ceil(f.units / v)));
       out.push_back(std::move(f));
     }
@@ -216,7 +217,7 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
   out.reserve(static_cast<std::size_t>(p));
   try {
     for (const StageOrder& order :
-         build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v, microbatch_groups(plan)))
+         build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v, groups))
       out.push_back(activations_in_flight(order, v));
   } catch (const ConfigError&) {
     return closed_forms();

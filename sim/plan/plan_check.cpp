@@ -270,31 +270,26 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
             "global_batch_size multiple of micro_batch_size * DP * PP = " +
                 str(static_cast<long long>(plan.micro_batch_size) * dp * pp));
     } else if (devices_ok && m > 0 && pp > 1) {
+      const int v = std::max(2, vpp);
+      const int n = microbatch_group_size(groups, pp, m);
+      // Groups of N != p on a framework whose sends and receives run on their own streams
+      // (PyTorch's runtime): trainsim's two in-order pipeline streams per device deadlock or
+      // stall on the order such a pipeline sends to its two neighbours (tests/graph/
+      // interleaved_exchange_test.cpp keeps the shapes that replay). Megatron-Core's exchanges
+      // (blocking or overlapped) replay them.
+      const FrameworkEntry& fw = framework_entry(plan.framework);
+      const bool on_streams = fw.blocking_p2p.value || !fw.p2p_exchange_blocking.value;
       // The framework's own rule (its entry's interleaved_microbatch_groups).
-      if (const std::optional<Diagnostic> d =
-              schedule_entry(PipelineSchedule::interleaved).shape_problem(pp, m, std::max(2, vpp), groups))
+      if (const std::optional<Diagnostic> d = schedule_entry(PipelineSchedule::interleaved).shape_problem(pp, m, v, groups))
         add(d->key_path, d->problem, d->valid);
+      else if (on_streams && n != pp && !interleaved_all_warmup(groups, pp, m, v))
+        add("plan.global_batch_size",
+            str(m) + " micro-batches run in groups of " + str(n) + " on " + str(pp) + " stages (" +
+                std::string(to_string(plan.framework)) +
+                "'s interleaving): trainsim does not replay groups other than the pipeline size on its send and "
+                "receive streams yet",
+            "a global batch giving a multiple of " + str(pp) + " micro-batches, or fewer than " + str(2 * pp));
     }
-  }
-  // Groups of N != p on a framework whose sends and receives run on their own streams
-  // (PyTorch's runtime): trainsim's two in-order pipeline streams per device deadlock or stall
-  // on the order such a pipeline sends to its two neighbours (tests/graph/
-  // interleaved_exchange_test.cpp keeps the shapes that replay). Megatron-Core's exchanges
-  // (blocking or overlapped) replay them.
-  if (interleaved && devices_ok && pp > 1 && plan.num_microbatches() > 0) {
-    const FrameworkEntry& fw = framework_entry(plan.framework);
-    const MicrobatchGroups groups = microbatch_groups(plan);
-    const int m = plan.num_microbatches(), v = std::max(2, vpp);
-    const int n = microbatch_group_size(groups, pp, m);
-    const bool on_streams = fw.blocking_p2p.value || !fw.p2p_exchange_blocking.value;
-    if (on_streams && n != pp && !interleaved_all_warmup(groups, pp, m, v) &&
-        !schedule_entry(PipelineSchedule::interleaved).shape_problem(pp, m, v, groups))
-      add("plan.global_batch_size",
-          str(m) + " micro-batches run in groups of " + str(n) + " on " + str(pp) + " stages (" +
-              std::string(to_string(plan.framework)) +
-              "'s interleaving): trainsim does not replay groups other than the pipeline size on its send and "
-              "receive streams yet",
-          "a global batch giving a multiple of " + str(pp) + " micro-batches, or fewer than " + str(2 * pp));
   }
   // Megatron-Core's option only: another framework's interleaving has no group size to set.
   if (plan.microbatch_group_size_per_vp_stage > 0 &&

@@ -57,12 +57,10 @@ std::vector<WorkItem> interleaved_table(int m, int v, int group) {
   return table;
 }
 
-// forward_backward_pipelining_with_interleaving (and PyTorch's ScheduleInterleaved1F1B): warm-up
-// forwards 2(p-s-1) + (v-1)N, capped at m v; then one forward and one backward in turn.
-StageOrder interleaved(int p, int s, int v, const std::vector<WorkItem>& table, int group, int extra,
-                       bool all_warmup) {
+// forward_backward_pipelining_with_interleaving (and PyTorch's ScheduleInterleaved1F1B): the
+// warm-up forwards (interleaved_warmup), then one forward and one backward in turn.
+StageOrder interleaved(int v, const std::vector<WorkItem>& table, int warmup) {
   const int total = static_cast<int>(table.size());
-  const int warmup = all_warmup ? total : std::min((p - s - 1) * 2 + (v - 1) * group + extra, total);
   const int remaining = total - warmup;
   const auto backward = [&](int k) { return WorkItem{WorkKind::backward, table[k].microbatch, v - 1 - table[k].chunk}; };
   StageOrder order;
@@ -196,12 +194,10 @@ std::vector<StageOrder> one_f_one_b_orders(int p, int m) {
 }
 
 std::vector<StageOrder> interleaved_orders(int p, int m, int v, const MicrobatchGroups& groups) {
-  const int group = microbatch_group_size(groups, p, m);
-  const std::vector<WorkItem> table = interleaved_table(m, v, group);
-  const bool all_warmup = interleaved_all_warmup(groups, p, m, v);
+  const std::vector<WorkItem> table = interleaved_table(m, v, microbatch_group_size(groups, p, m));
   std::vector<StageOrder> orders;
   orders.reserve(static_cast<std::size_t>(p));
-  for (int s = 0; s < p; ++s) orders.push_back(interleaved(p, s, v, table, group, groups.extra_warmup, all_warmup));
+  for (int s = 0; s < p; ++s) orders.push_back(interleaved(v, table, interleaved_warmup(groups, p, m, v, s)));
   return orders;
 }
 
@@ -350,6 +346,20 @@ int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microb
   return std::max(1, stages);
 }
 
+namespace {
+// get_pp_rank_microbatches' warm-up before its cap.
+long long uncapped_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks, int stage) {
+  return 2LL * (stages - stage - 1) +
+         static_cast<long long>(chunks - 1) * microbatch_group_size(groups, stages, microbatches) + groups.extra_warmup;
+}
+}  // namespace
+
+int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks, int stage) {
+  const long long total = static_cast<long long>(microbatches) * chunks;
+  if (interleaved_all_warmup(groups, stages, microbatches, chunks)) return static_cast<int>(total);
+  return static_cast<int>(std::min(uncapped_warmup(groups, stages, microbatches, chunks, stage), total));
+}
+
 bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks) {
   if (groups.rule == MicrobatchGrouping::megatron_2021) return microbatches == stages;
   // Stage 0's warm-up reaches m v (or leaves one pass): Megatron-Core and PyTorch run every
@@ -358,9 +368,7 @@ bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int micr
   // every pass, or whose first stage has two passes or more after its warm-up; the others
   // deadlock it (p = 3 and m = 3; one group of m = N = 2p - 1). Such a pipeline is run as the
   // 2021 schedule ran m = p: every stage all forwards first (a gap written down in issue 16).
-  const long long first_stage_warmup =
-      2LL * (stages - 1) + static_cast<long long>(chunks - 1) * microbatch_group_size(groups, stages, microbatches);
-  return first_stage_warmup + groups.extra_warmup + 1 >= static_cast<long long>(microbatches) * chunks;
+  return uncapped_warmup(groups, stages, microbatches, chunks, 0) + 1 >= static_cast<long long>(microbatches) * chunks;
 }
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {

@@ -130,10 +130,7 @@ constexpr ScheduleEntry interleaved() {
   // the first backward frees one. Chunk units over v chunks.
   e.in_flight = [](int p, int m, int v, int s, const MicrobatchGroups& groups) {
     v = std::max(1, v);
-    const int warmup = interleaved_all_warmup(groups, p, m, v)
-                           ? m * v
-                           : (p - s - 1) * 2 + (v - 1) * microbatch_group_size(groups, p, m) + groups.extra_warmup;
-    return static_cast<double>(std::min(warmup + 1, m * v));
+    return static_cast<double>(std::min(interleaved_warmup(groups, p, m, v, s) + 1, m * v));
   };
   e.shape_problem = interleaved_shape_problem;
   // Every depth v >= 2 that gives each of the p*v virtual stages whole layers, for a count of

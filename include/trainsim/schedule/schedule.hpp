@@ -149,6 +149,10 @@ int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microb
 // so that only their first stages warm up with every pass; trainsim runs such a pipeline as
 // the 2021 schedule did (every stage), its exchange wiring replaying no mixed one.
 bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks);
+// Forwards `stage` runs before its first backward: 2(p-s-1) + (v-1)N (+ the extra warm-up),
+// capped at m v, and m v where interleaved_all_warmup holds (get_pp_rank_microbatches). The
+// orders, the closed-form activations in flight and the all-warm-up test all read it.
+int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks, int stage);
 
 // orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
 // for interleaved, 2 for ZB-V and DualPipe(V), 1 otherwise. Throws ConfigError when the
