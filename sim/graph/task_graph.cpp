@@ -689,15 +689,13 @@ class Builder {
       // posted with the last forward's exchange, on the stream it shares with that exchange's
       // send to the same neighbour, the receive would wait for a gradient that needs the send
       // behind it (the deadlock found at the end of issue 16's work, every interleaved plan
-      // with m = p). Read from the order: no backward before the last forward.
-      const auto first_backward = std::find_if(order.begin(), order.end(),
-                                               [](const WorkItem& w) { return w.kind != WorkKind::forward; });
+      // with m = p). Read from the order: no steady-state step (a stage whose warm-up leaves one
+      // pass runs the same passes in the same order, its last forward and first backward one step).
       const bool all_warmup = costs_.schedule == PipelineSchedule::interleaved &&
-                              std::none_of(first_backward, order.end(),
-                                           [](const WorkItem& w) { return w.kind == WorkKind::forward; });
+                              std::none_of(order.begin(), order.end(), [](const WorkItem& w) { return w.steady_forward; });
       if (costs_.p2p_exchange == P2pExchange::blocking) {
-        // Steps: one item each, but a forward followed by a backward in the interleaved
-        // schedule is one (its steady state runs forward_k and backward_k, then
+        // Steps: one item each, but a steady-state forward of the interleaved schedule and the
+        // backward after it are one (WorkItem::steady_forward: forward_k and backward_k, then
         // send_forward_backward_recv_forward_backward: schedules.py
         // forward_backward_pipelining_with_interleaving); a stage's warmup and cooldown, and
         // 1F1B (send_forward_recv_backward after each forward, send_backward_recv_forward
@@ -705,8 +703,7 @@ class Builder {
         std::vector<int> first;  // first item of each step
         std::vector<int> step(static_cast<std::size_t>(n));
         for (int i = 0; i < n; ++i) {
-          const bool joins = costs_.schedule == PipelineSchedule::interleaved && !all_warmup && i > 0 && forward(i - 1) &&
-                             !forward(i) && first.back() == i - 1;
+          const bool joins = i > 0 && order[static_cast<std::size_t>(i) - 1].steady_forward;
           if (!joins) first.push_back(i);
           step[static_cast<std::size_t>(i)] = static_cast<int>(first.size()) - 1;
         }

@@ -272,7 +272,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     } else if (devices_ok && m > 0 && pp > 1) {
       const int v = std::max(2, vpp);
       const int n = microbatch_group_size(groups, pp, m);
-      // Groups of N != p on a framework whose sends and receives run on their own streams
+      // More than one group of N != p on a framework whose sends and receives run on their own streams
       // (PyTorch's runtime): trainsim's two in-order pipeline streams per device deadlock or
       // stall on the order such a pipeline sends to its two neighbours (tests/graph/
       // interleaved_exchange_test.cpp keeps the shapes that replay). Megatron-Core's exchanges
@@ -282,7 +282,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       // The framework's own rule (its entry's interleaved_microbatch_groups).
       if (const std::optional<Diagnostic> d = schedule_entry(PipelineSchedule::interleaved).shape_problem(pp, m, v, groups))
         add(d->key_path, d->problem, d->valid);
-      else if (on_streams && n != pp && !interleaved_all_warmup(groups, pp, m, v))
+      else if (on_streams && n != pp && n < m)
         add("plan.global_batch_size",
             str(m) + " micro-batches run in groups of " + str(n) + " on " + str(pp) + " stages (" +
                 std::string(to_string(plan.framework)) +

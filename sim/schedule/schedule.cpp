@@ -68,6 +68,7 @@ StageOrder interleaved(int v, const std::vector<WorkItem>& table, int warmup) {
   for (int k = 0; k < warmup; ++k) order.push_back(table[k]);
   for (int k = 0; k < remaining; ++k) {
     order.push_back(table[k + warmup]);
+    order.back().steady_forward = true;
     order.push_back(backward(k));
   }
   for (int k = remaining; k < total; ++k) order.push_back(backward(k));
@@ -356,19 +357,14 @@ long long uncapped_warmup(const MicrobatchGroups& groups, int stages, int microb
 
 int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks, int stage) {
   const long long total = static_cast<long long>(microbatches) * chunks;
-  if (interleaved_all_warmup(groups, stages, microbatches, chunks)) return static_cast<int>(total);
+  if (groups.rule == MicrobatchGrouping::megatron_2021 && microbatches == stages) return static_cast<int>(total);
   return static_cast<int>(std::min(uncapped_warmup(groups, stages, microbatches, chunks, stage), total));
 }
 
 bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks) {
-  if (groups.rule == MicrobatchGrouping::megatron_2021) return microbatches == stages;
-  // Stage 0's warm-up reaches m v (or leaves one pass): Megatron-Core and PyTorch run every
-  // pass there in the warm-up and the later stages a part of theirs. trainsim's exchange wiring
-  // (task_graph.cpp list_exchange_points) replays a pipeline whose stages all warm up with
-  // every pass, or whose first stage has two passes or more after its warm-up; the others
-  // deadlock it (p = 3 and m = 3; one group of m = N = 2p - 1). Such a pipeline is run as the
-  // 2021 schedule ran m = p: every stage all forwards first (a gap written down in issue 16).
-  return uncapped_warmup(groups, stages, microbatches, chunks, 0) + 1 >= static_cast<long long>(microbatches) * chunks;
+  // The last stage warms up least.
+  return interleaved_warmup(groups, stages, microbatches, chunks, stages - 1) ==
+         static_cast<long long>(microbatches) * chunks;
 }
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {

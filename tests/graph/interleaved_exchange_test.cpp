@@ -1,6 +1,6 @@
 // Megatron's interleaved exchanges (PipelineCosts::p2p_exchange overlapped / blocking) with
-// m = p: every pass is in the warmup (schedule.cpp interleaved, Megatron's
-// all_warmup_microbatches), so the first backward's gradient is received by recv_backward after
+// m = p: every pass is in the warmup on every stage under Megatron-LM 2021 (schedule.cpp
+// interleaved, all_warmup_microbatches) and on the first stages under Megatron-Core, so the first backward's gradient is received by recv_backward after
 // the last forward, not with the last forward's exchange. Posted with it, the receive sat on the
 // stream it shares with that forward's send to the same neighbour, waiting for a gradient that
 // needs the send behind it: the replay deadlocked (every interleaved plan with m = p, found by
@@ -33,22 +33,27 @@ PipelineCosts interleaved(int p, int v, int m, P2pExchange exchange, double c) {
   return costs;
 }
 
-double step_s(const PipelineCosts& costs, bool full = false) {
+double step_s(const PipelineCosts& costs, bool full = false, const MicrobatchGroups& groups = {}) {
   ReplayOptions options;
   options.full = full;
-  return static_cast<double>(run(costs, options).end) * kPs;
+  return static_cast<double>(run(costs, options, groups).end) * kPs;
 }
+
+const MicrobatchGroups kMegatron2021{MicrobatchGrouping::megatron_2021, 0};
 
 }  // namespace
 
 TEST_CASE("Interleaved exchanges with every pass in the warmup (m = p) replay", "[graph][p2p][exchange][interleaved]") {
-  for (int p : {2, 4}) {
+  // Megatron-LM 2021 warms every stage up with every pass; Megatron-Core only the first stages
+  // (each caps its own warm-up at m v), the others run a steady state of one pass or more.
+  for (const MicrobatchGroups& groups : {kMegatron2021, MicrobatchGroups{}})
+  for (int p : {2, 3, 4}) {
     for (int v : {2, 4}) {
-      INFO("p = " << p << ", v = " << v << ", m = p");
-      const double streams = step_s(interleaved(p, v, p, P2pExchange::streams, 0.2));
+      INFO("p = " << p << ", v = " << v << ", m = p, rule " << static_cast<int>(groups.rule));
+      const double streams = step_s(interleaved(p, v, p, P2pExchange::streams, 0.2), false, groups);
       double overlapped = 0, blocking = 0;
-      REQUIRE_NOTHROW(overlapped = step_s(interleaved(p, v, p, P2pExchange::overlapped, 0.2)));
-      REQUIRE_NOTHROW(blocking = step_s(interleaved(p, v, p, P2pExchange::blocking, 0.2)));
+      REQUIRE_NOTHROW(overlapped = step_s(interleaved(p, v, p, P2pExchange::overlapped, 0.2), false, groups));
+      REQUIRE_NOTHROW(blocking = step_s(interleaved(p, v, p, P2pExchange::blocking, 0.2), false, groups));
       // Waiting for the transfers only ever lengthens the step; blocking waits for each step's
       // exchange before the next step, overlapped only before the next pass of a direction.
       CHECK(overlapped >= streams);
@@ -57,9 +62,9 @@ TEST_CASE("Interleaved exchanges with every pass in the warmup (m = p) replay", 
       // each of its warmup forwards but the last, the transfer after it.
       CHECK(blocking >= v * p * (1.0 + 2.0) + (v * p - 1) * 0.2 - 1e-9);
       // Without transfers the exchanges change nothing: the GPipe-like order of m = p.
-      const double free = step_s(interleaved(p, v, p, P2pExchange::streams, 0));
-      CHECK(step_s(interleaved(p, v, p, P2pExchange::overlapped, 0)) == Approx(free).epsilon(1e-12));
-      CHECK(step_s(interleaved(p, v, p, P2pExchange::blocking, 0)) == Approx(free).epsilon(1e-12));
+      const double free = step_s(interleaved(p, v, p, P2pExchange::streams, 0), false, groups);
+      CHECK(step_s(interleaved(p, v, p, P2pExchange::overlapped, 0), false, groups) == Approx(free).epsilon(1e-12));
+      CHECK(step_s(interleaved(p, v, p, P2pExchange::blocking, 0), false, groups) == Approx(free).epsilon(1e-12));
     }
   }
 }
@@ -76,25 +81,30 @@ TEST_CASE("Interleaved exchanges of equal stages in closed form", "[graph][p2p][
   //    its last backward; the gradient is back at stage 0 after (p - 1)(b + c):
   //    + 2 (v m + p - 2) c.
   //  - Overlapped (overlap_p2p_comm): each exchange hides under the other direction's pass,
-  //    so for k >= 2 it costs what streams do; with k = 1 every pass is in the warmup or the
-  //    cooldown, with no other direction's pass to hide under, and it costs what blocking does.
+  //    so it costs what streams do. At k = 1 Megatron-Core's later stages still run a steady
+  //    state (each caps its warm-up at m v), which hides them; Megatron-LM 2021 runs every
+  //    pass of every stage in the warm-up or the cool-down, with no other direction's pass to
+  //    hide under, and costs what blocking does. (At p = 3 the middle stage's warm-up leaves
+  //    one pass: a steady state of one step, not the all-forwards-first order.)
   const double f = 1.0, b = 2.0, c = 0.25;
+  for (const MicrobatchGroups& groups : {MicrobatchGroups{}, kMegatron2021})
   for (int p : {2, 3, 4}) {
     for (int v : {2, 3}) {
       for (int k : {1, 2, 3}) {
         const int m = k * p;
-        INFO("p = " << p << ", v = " << v << ", m = " << m);
+        INFO("p = " << p << ", v = " << v << ", m = " << m << ", rule " << static_cast<int>(groups.rule));
+        const bool all_warmup = groups.rule == MicrobatchGrouping::megatron_2021 && k == 1;
         const double base = (f + b) * (v * m + p - 1);
         const double streams = base + 2 * (v * p - 1) * c;
         const double blocking = base + 2 * (v * m + p - 2) * c;
         PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, passes(f, b, 0));
         costs.p2p_s = c;
         costs.p2p_bytes = 1e6;
-        CHECK(step_s(costs) == Approx(streams).epsilon(1e-12));
+        CHECK(step_s(costs, false, groups) == Approx(streams).epsilon(1e-12));
         costs.p2p_exchange = P2pExchange::blocking;
-        CHECK(step_s(costs) == Approx(blocking).epsilon(1e-12));
+        CHECK(step_s(costs, false, groups) == Approx(blocking).epsilon(1e-12));
         costs.p2p_exchange = P2pExchange::overlapped;
-        CHECK(step_s(costs) == Approx(k == 1 ? blocking : streams).epsilon(1e-12));
+        CHECK(step_s(costs, false, groups) == Approx(all_warmup ? blocking : streams).epsilon(1e-12));
       }
     }
   }
@@ -176,7 +186,6 @@ TEST_CASE("Interleaved exchanges with groups of N > p micro-batches replay", "[g
         for (int n = p + 1; n <= m; ++n) {
           const MicrobatchGroups groups{MicrobatchGrouping::megatron_core, n};
           if (schedule_entry(PipelineSchedule::interleaved).shape_problem(p, m, v, groups)) continue;
-          if (interleaved_all_warmup(groups, p, m, v)) continue;
           INFO("p = " << p << ", v = " << v << ", m = " << m << ", N = " << n);
           auto step = [&](P2pExchange exchange, double transfer, bool full = false) {
             PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, passes(f, b, 0));
@@ -208,7 +217,9 @@ TEST_CASE("Interleaved exchanges with groups of N > p micro-batches replay", "[g
 
 // PyTorch's rounds (m / max(1, m / p) micro-batches a chunk runs in a row, between p and 2p - 1)
 // on the sends and receives of its runtime (streams): each stage's receives posted in the
-// order its neighbour sends them (task_graph.cpp list_transfers).
+// order its neighbour sends them (task_graph.cpp list_transfers). Every stage caps its own
+// warm-up at m v (_get_warmup_ops), so one round of m < 2p micro-batches runs the first stages
+// all forwards first and the later ones a steady state.
 TEST_CASE("PyTorch's interleaved rounds replay on streams", "[graph][p2p][interleaved]") {
   const double f = 1.0, b = 2.0;
   int replayed = 0;
@@ -217,14 +228,20 @@ TEST_CASE("PyTorch's interleaved rounds replay on streams", "[graph][p2p][interl
       for (int m = 1; m <= 3 * p; ++m) {
         const MicrobatchGroups groups{MicrobatchGrouping::torch_rounds, 0};
         if (schedule_entry(PipelineSchedule::interleaved).shape_problem(p, m, v, groups)) continue;
-        // Groups of N != p not all warmed up: refused on streams (plan_check, and the note).
-        const bool all_warmup = interleaved_all_warmup(groups, p, m, v);
-        if (!all_warmup && microbatch_group_size(groups, p, m) != p) continue;
+        // More than one group of N != p: refused on streams (plan_check, and the note).
+        const int n = microbatch_group_size(groups, p, m);
+        if (n != p && n < m) continue;
         INFO("p = " << p << ", v = " << v << ", m = " << m);
         PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, p, v, m, passes(f, b, 0));
         double free = 0;
         REQUIRE_NOTHROW(free = static_cast<double>(run(costs, {}, groups).end) * kPs);
-        if (!all_warmup) CHECK(free == Approx((f + b) * (v * m + p - 1)).epsilon(1e-12));
+        // Equal stages idle only in the warm-up and the cool-down once a round fills the
+        // pipeline (m >= p); a round of m < p micro-batches also waits for each chunk's input
+        // to come round the pipeline.
+        if (m >= p)
+          CHECK(free == Approx((f + b) * (v * m + p - 1)).epsilon(1e-12));
+        else
+          CHECK(free > (f + b) * (v * m + p - 1));
         costs.p2p_s = 0.25;
         costs.p2p_bytes = 1e6;
         CHECK_NOTHROW(run(costs, {}, groups));

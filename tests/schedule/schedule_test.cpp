@@ -1,6 +1,7 @@
 #include "trainsim/schedule/schedule.hpp"
 #include "order_text.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
@@ -40,19 +41,33 @@ TEST_CASE("Interleaved 1F1B matches Megatron's forward_backward_pipelining_with_
   CHECK(text(orders[1]) == "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0");
 }
 
-TEST_CASE("Interleaved 1F1B with m == p warms up with every forward (Megatron's all_warmup)", "[schedule]") {
+TEST_CASE("Interleaved 1F1B with m == p warms up with every forward (Megatron 2021) or per stage (Megatron-Core)", "[schedule]") {
   const MicrobatchGroups megatron_2021{MicrobatchGrouping::megatron_2021, 0};
   const auto orders = build_schedule(PipelineSchedule::interleaved, 2, 2, 2, megatron_2021);
   CHECK(text(orders[1]) == "F0.0 F1.0 F0.1 F1.1 B0.1 B1.1 B0.0 B1.0");
-  // Megatron-Core (since 4295be1a6c) and PyTorch keep the warm-up rule, under which only the
-  // first stage would warm up with every pass (2 (p - 1) + (v - 1) N = 4 = m v); trainsim runs
-  // such a pipeline as the 2021 schedule did, every stage (interleaved_all_warmup).
+  CHECK(interleaved_all_warmup(megatron_2021, 2, 2, 2));
+  // Megatron-Core (since 4295be1a6c) and PyTorch keep the warm-up rule there, each stage capping
+  // its own at m v (are_all_microbatches_in_warmup, _get_warmup_ops): only the first stage
+  // (2 (p - 1) + (v - 1) N = 4 = m v) runs every forward first.
   for (const MicrobatchGroups& g : {MicrobatchGroups{}, MicrobatchGroups{MicrobatchGrouping::torch_rounds, 0}}) {
-    CHECK(interleaved_all_warmup(g, 2, 2, 2));
-    CHECK(build_schedule(PipelineSchedule::interleaved, 2, 2, 2, g) == orders);
+    CHECK_FALSE(interleaved_all_warmup(g, 2, 2, 2));
+    const auto core = build_schedule(PipelineSchedule::interleaved, 2, 2, 2, g);
+    CHECK(core[0] == orders[0]);
+    CHECK(text(core[1]) == "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 B0.0 B1.0");
   }
-  // PyTorch's one round of m < p: every stage all forwards first too.
-  CHECK(interleaved_all_warmup({MicrobatchGrouping::torch_rounds, 0}, 4, 3, 2));
+  // PyTorch's one round of m < p: warm-ups 9, 7, 5, 3 capped at 6. Stage 2's leaves one pass:
+  // the same order as warming up with every pass, but its last forward opens a steady step.
+  const auto round = build_schedule(PipelineSchedule::interleaved, 4, 3, 2, {MicrobatchGrouping::torch_rounds, 0});
+  CHECK_FALSE(interleaved_all_warmup({MicrobatchGrouping::torch_rounds, 0}, 4, 3, 2));
+  CHECK(text(round[2]) == text(round[1]));
+  CHECK(text(round[3]) == "F0.0 F1.0 F2.0 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 B0.0 B1.0 B2.0");
+  auto steady = [](const StageOrder& o) {
+    return std::count_if(o.begin(), o.end(), [](const WorkItem& w) { return w.steady_forward; });
+  };
+  CHECK(steady(round[1]) == 0);
+  CHECK(steady(round[2]) == 1);
+  CHECK(round[2][5].steady_forward);
+  CHECK(steady(round[3]) == 3);
   CHECK_FALSE(interleaved_all_warmup({}, 4, 8, 2));
 }
 

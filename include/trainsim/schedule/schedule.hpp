@@ -10,7 +10,9 @@
 //   MicrobatchGroups): the k-th forward is entry k of Megatron-Core's get_schedule_table (each
 //   group through chunk 0, then chunk 1, ...; with N = p, chunk (k / p) % v on micro-batch
 //   (k / (p*v))*p + k % p); backwards run the same entries on the mirrored chunk; warmup is
-//   (p-s-1)*2 + (v-1)*N (+1 under the combined 1F1B), every pass on every stage where interleaved_all_warmup says so.
+//   (p-s-1)*2 + (v-1)*N (+1 under the combined 1F1B), capped at m v on each stage (every pass on
+//   every stage where Megatron-LM 2021's m == p says so); each steady-state forward is marked
+//   (WorkItem::steady_forward).
 // ZB-H1 (Qi et al. 2023, "Zero Bubble Pipeline Parallelism"): backward split into B
 //   (input gradient, on the critical path) and W (weight gradient). Stage s keeps 1F1B's
 //   warmup and defers up to s weight-gradient passes, which fill the cooldown bubble;
@@ -58,6 +60,12 @@ struct WorkItem {
   // beside them, each hidden under the other's compute (DeepSeek-V3 3.2.1); TP and CP
   // collectives stay in their own pass. The pair then takes the table's F&B time.
   bool overlaps_next = false;
+  // The interleaved schedule's steady state: this forward and the backward after it are one
+  // step, whose transfers go in one exchange after both (forward_backward_pipelining_with_
+  // interleaving's steady loop: forward_k, backward_k, then send_forward_backward_recv_forward_
+  // backward). The graph reads the steps from it: a stage whose warm-up leaves one pass and one
+  // that warms up with every pass run the same passes in the same order, but exchange apart.
+  bool steady_forward = false;
   bool operator==(const WorkItem&) const = default;
 };
 
@@ -145,13 +153,13 @@ MicrobatchGroups microbatch_groups(const ParallelPlan& plan);
 // Core: the plan's N or p; PyTorch: m / max(1, m / p); Megatron-LM 2021: p).
 int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microbatches);
 // Whether every stage runs all its forwards before any backward: Megatron-LM 2021 when m == p
-// (all_warmup_microbatches). Megatron-Core since 0.10 and PyTorch keep the warm-up rule there,
-// so that only their first stages warm up with every pass; trainsim runs such a pipeline as
-// the 2021 schedule did (every stage), its exchange wiring replaying no mixed one.
+// (all_warmup_microbatches, for the whole pipeline); Megatron-Core since 0.10 and PyTorch where
+// the last stage's warm-up reaches m v (each rank caps its own: are_all_microbatches_in_warmup,
+// so with fewer micro-batches only the first stages warm up with every pass).
 bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks);
 // Forwards `stage` runs before its first backward: 2(p-s-1) + (v-1)N (+ the extra warm-up),
-// capped at m v, and m v where interleaved_all_warmup holds (get_pp_rank_microbatches). The
-// orders, the closed-form activations in flight and the all-warm-up test all read it.
+// capped at m v, and m v on every stage at Megatron-LM 2021's m == p (get_pp_rank_microbatches).
+// The orders, the closed-form activations in flight and the all-warm-up test all read it.
 int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks, int stage);
 
 // orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
