@@ -361,12 +361,6 @@ int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatc
   return static_cast<int>(std::min(uncapped_warmup(groups, stages, microbatches, chunks, stage), total));
 }
 
-bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks) {
-  // The last stage warms up least.
-  return interleaved_warmup(groups, stages, microbatches, chunks, stages - 1) ==
-         static_cast<long long>(microbatches) * chunks;
-}
-
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {
   const FrameworkEntry& framework = framework_entry(plan.framework);
   return {framework.interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage,

@@ -152,14 +152,10 @@ MicrobatchGroups microbatch_groups(const ParallelPlan& plan);
 // N for this shape: the micro-batches a stage runs through one chunk before the next (Megatron-
 // Core: the plan's N or p; PyTorch: m / max(1, m / p); Megatron-LM 2021: p).
 int microbatch_group_size(const MicrobatchGroups& groups, int stages, int microbatches);
-// Whether every stage runs all its forwards before any backward: Megatron-LM 2021 when m == p
-// (all_warmup_microbatches, for the whole pipeline); Megatron-Core since 0.10 and PyTorch where
-// the last stage's warm-up reaches m v (each rank caps its own: are_all_microbatches_in_warmup,
-// so with fewer micro-batches only the first stages warm up with every pass).
-bool interleaved_all_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks);
 // Forwards `stage` runs before its first backward: 2(p-s-1) + (v-1)N (+ the extra warm-up),
 // capped at m v, and m v on every stage at Megatron-LM 2021's m == p (get_pp_rank_microbatches).
-// The orders, the closed-form activations in flight and the all-warm-up test all read it.
+// Each stage caps its own (are_all_microbatches_in_warmup, PyTorch's _get_warmup_ops). The
+// orders and the closed-form activations in flight read it.
 int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatches, int chunks, int stage);
 
 // orders[stage] is the sequence of work that stage runs. `chunks` is chunks_per_stage: v
