@@ -29,6 +29,17 @@ namespace trainsim {
 
 namespace {
 
+// The most micro-batches a grouping runs as one group on p stages (PyTorch's rounds: 2p - 1;
+// Megatron-Core: its group size; Megatron-LM 2021: p). One group never holds more than
+// max(2p - 1, the set size), which bounds the search.
+int largest_single_group(const MicrobatchGroups& groups, int stages) {
+  int largest = 1;
+  const int bound = 2 * stages + std::max(0, groups.size);
+  for (int m = 1; m <= bound; ++m)
+    if (microbatch_group_size(groups, stages, m) >= m) largest = m;
+  return largest;
+}
+
 std::string divisors_text(long long n, int limit = 24) {
   std::string out;
   int count = 0;
@@ -288,7 +299,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
                 std::string(to_string(plan.framework)) +
                 "'s interleaving): trainsim does not replay groups other than the pipeline size on its send and "
                 "receive streams yet",
-            "a global batch giving a multiple of " + str(pp) + " micro-batches, or fewer than " + str(2 * pp));
+            "a global batch giving a multiple of " + str(pp) + " micro-batches, or at most " +
+                str(largest_single_group(groups, pp)) + " (one group)");
     }
   }
   // Megatron-Core's option only: another framework's interleaving has no group size to set.

@@ -136,6 +136,17 @@ TEST_CASE("virtual stages need the interleaved schedule and micro-batches a mult
   CHECK_THAT(check(llama70b(), a100(), 64, p),
              Catch::Contains("plan.microbatch_group_size_per_vp_stage: 5, but megatron-lm has no such option"));
   p.microbatch_group_size_per_vp_stage = 0;
+  // PyTorch's rounds (fsdp: torchtitan's PipelineScheduleMulti): 10 micro-batches on 4 stages run
+  // as two rounds of 5; trainsim's send and receive streams replay one round of any size (up to
+  // 2p - 1 = 7) or rounds of p.
+  p.virtual_pipeline_model_parallel_size = 4;
+  p.framework = Framework::fsdp;
+  CHECK(check(llama70b(), a100(), 64, p) ==
+        "plan.global_batch_size: 10 micro-batches run in groups of 5 on 4 stages (fsdp's interleaving): "
+        "trainsim does not replay groups other than the pipeline size on its send and receive streams yet; valid: "
+        "a global batch giving a multiple of 4 micro-batches, or at most 7 (one group)\n");
+  p.global_batch_size = 14;  // 7 micro-batches: one round
+  CHECK(check(llama70b(), a100(), 64, p).empty());
   p.framework = Framework::megatron_core;
   p.virtual_pipeline_model_parallel_size = 3;  // 4 * 3 = 12 does not divide 80
   p.global_batch_size = 24;
