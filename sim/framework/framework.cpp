@@ -994,7 +994,9 @@ FrameworkEntry fsdp() {
             "and each backward accumulates the unsharded gradient (FSDPParam.to_accumulated_grad_if_needed: in "
             "reduce_dtype, fp32); perform_reduce_grad, the REDUCE_GRAD action 'scheduled after all microbatches W, B "
             "actions', sets them back to True and runs every param group's post_backward: one reduce-scatter per "
-            "unit after the stage's last backward, then the reshard"};
+            "unit after the stage's last backward, then the reshard; schedules.py _add_reduce_grad puts one "
+            "REDUCE_GRAD per stage_index, so each of an interleaved rank's stages (trainsim's chunks) reduces after "
+            "its own last B or W"};
   e.zero2_gathers_per_unit = {
       true, "PyTorch torch/distributed/fsdp/api.py ShardingStrategy.SHARD_GRAD_OP (FSDP1, as Composer / llm-foundry "
             "run it): 'this strategy unshards before the forward, does not reshard them after the forward, and only "

@@ -455,7 +455,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // pp_holds_units_unsharded_until_last_backward).
   const bool units_held_across_microbatches =
       zero3 && p > 1 && framework.pp_holds_units_unsharded_until_last_backward.value;
-  if (units_held_across_microbatches) costs.overlap_grad_reduce = false;
+  // PyTorch's schedules reduce them per pipeline stage object (a chunk): its REDUCE_GRAD
+  // action follows that stage's last backward (FrameworkEntry::pp_holds_units_unsharded_until_last_backward).
+  if (units_held_across_microbatches) {
+    costs.overlap_grad_reduce = false;
+    costs.grad_reduce_after_chunk = true;
+  }
   // DeepSpeed's BF16_Optimizer (bf16 without ZeRO): after every micro-batch's backward, the
   // 16-bit gradients are folded into fp32 copies of the whole stage's parameters, on the
   // compute stream and before the gradient is sent back (the send is the next step's).
@@ -824,7 +829,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   costs.host_lead_s = layer_host_time(1, launch_s, framework).forward_s;
   costs.loss_syncs_host = framework.loss_check_syncs_host.value;
   // DeepSpeed's pipeline engine reduces the gradients as one instruction after the schedule.
-  if (p > 1 && framework.grad_reduce_after_pipeline.value) costs.overlap_grad_reduce = false;
+  if (p > 1 && framework.grad_reduce_after_pipeline.value) {
+    costs.overlap_grad_reduce = false;
+    costs.grad_reduce_after_chunk = false;
+  }
   return costs;
 }
 

@@ -278,6 +278,7 @@ class Builder {
     if (sc.data_s > 0) prev.set(add_id(s, -1, -1, Stream::compute, SpanCategory::data, WorkKind::forward, sc.data_s));
 
     const std::vector<int> last_grad = last_grad_item_index(costs_, order);
+    const bool reduce_after_chunk = !costs_.overlap_grad_reduce && costs_.grad_reduce_after_chunk;
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
       const WorkItem& w = order[static_cast<std::size_t>(i)];
       const auto& cc = sc.chunks[static_cast<std::size_t>(w.chunk)];
@@ -457,10 +458,18 @@ class Builder {
           stage_buckets_.push_back(id);
         }
       }
+      // Reduced per chunk: its buckets wait for the chunk's last backward as a whole.
+      if (reduce_after_chunk && last_grad[static_cast<std::size_t>(w.chunk)] == i) {
+        for (const auto& bucket : cc.buckets) {
+          const int id = add_dp(s, w.chunk, WorkKind::backward, bucket.time_s, bucket.moved_bytes());
+          edges_from(exits, id);
+          stage_buckets_.push_back(id);
+        }
+      }
     }
 
     // Without overlap every bucket waits for the whole backward.
-    if (!costs_.overlap_grad_reduce) {
+    if (!costs_.overlap_grad_reduce && !reduce_after_chunk) {
       for (const auto& cc : sc.chunks) {
         for (const auto& bucket : cc.buckets) {
           const int id = add_dp(s, -1, WorkKind::backward, bucket.time_s, bucket.moved_bytes());

@@ -8,6 +8,7 @@
 
 #include "../graph/test_prices.hpp"
 #include "../model/reference_models.hpp"
+#include "../schedule/pipeline_fixtures.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
@@ -113,4 +114,40 @@ TEST_CASE("Pipelined FSDP holds the stage's whole 16-bit weights and fp32 gradie
   const StageMemory s = estimate_memory(flat, build_workload(flat.model, flat.plan)).stages.at(0);
   CHECK(s.weights == Approx(2.0 * s.parameters / 8));
   CHECK(s.gradients == Approx(4.0 * s.parameters / 8));
+}
+
+TEST_CASE("Interleaved pipelined FSDP reduce-scatters each chunk after that chunk's last backward",
+          "[framework][zero3][pipeline][interleaved]") {
+  // PyTorch's REDUCE_GRAD is one action per pipeline stage object, after that stage's last
+  // backward (_add_reduce_grad): a device's later chunk reduces while its earlier chunk still
+  // runs the cool-down's backwards.
+  CHECK(costs_of(Framework::fsdp, 2, 4).grad_reduce_after_chunk);
+  CHECK_FALSE(costs_of(Framework::deepspeed, 2, 4).grad_reduce_after_chunk);
+  for (int m : {2, 4, 8}) {
+    INFO("p 2, v 2, m = " << m);
+    PipelineCosts costs = uniform_pipeline_costs(PipelineSchedule::interleaved, 2, 2, m, passes(1.0, 2.0, 0));
+    const double r = 0.5;  // one bucket per chunk
+    for (auto& stage : costs.stages)
+      for (auto& chunk : stage.chunks) chunk.buckets = {GradBucket{1e6, r}};
+    costs.overlap_grad_reduce = false;
+    costs.grad_reduce_after_chunk = true;
+    const ReplayResult per_chunk = run(costs);
+    for (int device = 0; device < 2; ++device) {
+      for (int c = 0; c < 2; ++c) {
+        SimTime last_backward = 0, reduce_start = -1;
+        for (const Span& span : per_chunk.timeline.spans) {
+          if (span.device != device || span.chunk != c) continue;
+          if (span.category == SpanCategory::backward) last_backward = std::max(last_backward, span.end);
+          if (span.category == SpanCategory::dp_comm) reduce_start = span.start;
+        }
+        INFO("device " << device << ", chunk " << c);
+        CHECK(reduce_start == last_backward);  // the DP stream is free: it starts at once
+      }
+    }
+    // The whole-schedule anchor (DeepSpeed's ReduceGrads) puts both reductions after the last
+    // backward; reducing chunk 1 under chunk 0's cool-down saves its whole time here (r < b).
+    costs.grad_reduce_after_chunk = false;
+    const ReplayResult whole = run(costs);
+    CHECK(static_cast<double>(whole.end - per_chunk.end) * 1e-12 == Approx(r));
+  }
 }

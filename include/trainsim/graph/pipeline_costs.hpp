@@ -119,6 +119,9 @@ struct PipelineCosts {
   bool tp_comm_overlap = false;      // TP collectives run under the chunk's compute (CP's do not)
   bool ep_comm_overlap = false;      // EP all-to-alls run under other compute (overlap_moe_expert_parallel_comm)
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
+  // Without overlap_grad_reduce: each chunk's buckets wait for that chunk's last backward (PyTorch
+  // pipelining's REDUCE_GRAD, one per pipeline stage object), not for the device's whole schedule.
+  bool grad_reduce_after_chunk = false;
   bool overlap_param_gather = true;  // parameter all-gather hidden under forward
   // DualPipe's F&B pairs hide their all-to-alls under each other's compute, which slows it by
   // this many seconds per second hidden (DeviceSpec::overlap_slowdown; 0 for other schedules).
