@@ -257,7 +257,10 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
 //             DualPipe's two copies of the model double the parameters a device reduces and steps;
 //   DP      = the gradient reduction (in the framework's reduction dtype, fp32 by default;
 //             reduce-scatter when sharded, else all-reduce)
-//             minus the last micro-batch's backward it hides under, plus the parameter
+//             minus the last micro-batch's backward it hides under (a pipelined FSDP stage,
+//             which reduces each chunk after its last backward: the first chunk's share,
+//             and what of the later chunks' outlasts min(m, p) of a chunk's backwards each),
+//             plus the parameter
 //             all-gather (distributed optimizer / ZeRO-3; for ZeRO-3 the framework's gathers
 //             per micro-batch, twice unless it keeps the weights with PP) minus the first
 //             micro-batch's forward;
@@ -380,7 +383,16 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
         transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, grad_bytes);
     // Hidden under the last backward of a chunk: a DualPipe chunk is a whole stage of its copy.
     const double chunk_share = static_cast<double>(model_copies(plan.schedule)) / v;
-    dp_s += units_held ? grads : std::max(0.0, grads - bwd * chunk_share);
+    if (units_held && !framework.grad_reduce_after_pipeline.value) {
+      // PyTorch reduces each chunk after its last backward (PipelineCosts::grad_reduce_after_chunk):
+      // the first chunk's share is exposed, each later chunk's runs under the backwards of the
+      // chunk before it in the cool-down, about min(m, p) passes of one chunk.
+      const double later_chunks = grads * (v - 1) / v;
+      const double cool_down = (v - 1) * std::min(m, pp) * bwd / v;
+      dp_s += grads / v + std::max(0.0, later_chunks - cool_down);
+    } else {
+      dp_s += units_held ? grads : std::max(0.0, grads - bwd * chunk_share);
+    }
     // The distributed optimizer's gather as pipeline_costs prices it: 2 bytes a parameter, FP8
     // GEMM weights at their own under fp8_param_gather (dp_param_gather_bytes, on the layers of
     // an average stage).

@@ -197,8 +197,9 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage, const Microbat
 
 // Per stage: the activations in flight counted on the order the replay runs, or the entry's
 // closed form where the schedule tests prove it equal to that count (building p orders of m
-// items for every estimate doubled the search's cost).
-std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
+// items for every estimate doubled the search's cost). `gradients_per_chunk`: the plan frees held
+// gradients per chunk, which only the order can place beside the activations.
+std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradients_per_chunk) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const MicrobatchGroups groups = microbatch_groups(plan);
@@ -208,11 +209,15 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
       InFlight f;
       f.units = closed_form_in_flight(plan, s, groups);
       f.per_chunk.assign(static_cast<std::size_t>(v), static_cast<int>(std::ceil(f.units / v)));
+      // Without the order, every chunk's gradients are taken to exist at the activations' peak.
+      f.units_with_held_gradients.assign(static_cast<std::size_t>(v) + 1, InFlight::kNever);
+      f.units_with_held_gradients.back() = f.units;
       out.push_back(std::move(f));
     }
     return out;
   };
-  if (!schedule_entry(plan.schedule).count_in_flight_on_orders) return closed_forms();
+  if (!schedule_entry(plan.schedule).count_in_flight_on_orders && !(gradients_per_chunk && v > 1))
+    return closed_forms();
   std::vector<InFlight> out;
   out.reserve(static_cast<std::size_t>(p));
   try {
@@ -230,7 +235,7 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan) {
 int microbatches_in_flight(const ParallelPlan& plan, int stage) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   if (stage < 0 || stage >= p) throw SimError("microbatches_in_flight: stage out of range");
-  return static_cast<int>(std::ceil(in_flight_per_stage(plan)[static_cast<std::size_t>(stage)].units - 1e-9));
+  return static_cast<int>(std::ceil(in_flight_per_stage(plan, false)[static_cast<std::size_t>(stage)].units - 1e-9));
 }
 
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload) {
@@ -239,7 +244,6 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const int m = std::max(1, plan.num_microbatches());
-  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan);
   // The stage holding the embedding's chunk (its micro-batches in flight); holds_vstage says which
   // stages hold the embedding and the head (the first and last, both the first for ZB-V's V, both
   // the first and the last for DualPipe).
@@ -259,6 +263,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // stage is sharded but the optimizer state.
   const bool units_held = p > 1 && plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
                           framework.pp_holds_units_unsharded_until_last_backward.value;
+  // PyTorch's schedules reduce-scatter a held stage object's gradients after its last backward
+  // (REDUCE_GRAD, one per chunk: PipelineCosts::grad_reduce_after_chunk) and FSDP frees them
+  // there; DeepSpeed's pipeline reduces once after the whole schedule.
+  const bool gradients_freed_per_chunk = units_held && !framework.grad_reduce_after_pipeline.value;
+  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk);
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;
   const double grad_bytes =
@@ -422,7 +431,22 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     if (model.is_moe() && sm.layers > 0 && plan.expert_model_parallel_size > 1)
       working = std::max(working, input_bytes + moe_dispatch_traffic(model, plan).working_bytes);
     sm.activations_per_microbatch = per_unit * v;
-    double act = flight.units * per_unit;
+    double units_at_peak = flight.units;
+    if (gradients_freed_per_chunk && v > 1) {
+      // Held gradients and activations peak together only where the order has both: the peak of
+      // their sum over the number of chunks holding gradients (chunks taken as equal shares).
+      const double chunk_gradients = sm.gradients / v;
+      double joint = -1, held_chunks = v;
+      for (std::size_t k = 0; k < flight.units_with_held_gradients.size(); ++k) {
+        const double units_k = flight.units_with_held_gradients[k];
+        if (units_k == InFlight::kNever) continue;
+        const double bytes = units_k * per_unit + static_cast<double>(k) * chunk_gradients;
+        if (bytes > joint) joint = bytes, units_at_peak = units_k, held_chunks = static_cast<double>(k);
+      }
+      sm.microbatches_in_flight = static_cast<int>(std::ceil(units_at_peak - 1e-9));
+      sm.gradients = held_chunks * chunk_gradients;
+    }
+    double act = units_at_peak * per_unit;
     double edge = 0;
     if (first) {
       // The embedding lives in the first virtual stage's chunk: micro-batches in flight through it.

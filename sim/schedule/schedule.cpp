@@ -292,17 +292,40 @@ bool overlaps_forward_backward(PipelineSchedule schedule) { return schedule_entr
 
 InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share) {
   InFlight out;
-  out.per_chunk.assign(static_cast<std::size_t>(std::max(1, chunks)), 0);
-  std::vector<int> alive(out.per_chunk.size(), 0);
+  const auto chunk_count = static_cast<std::size_t>(std::max(1, chunks));
+  out.per_chunk.assign(chunk_count, 0);
+  out.units_with_held_gradients.assign(chunk_count + 1, InFlight::kNever);
+  std::vector<int> alive(chunk_count, 0);
+  // Where each chunk's weight gradients exist: from its first B or W to the end of its last.
+  auto makes_weight_gradient = [](WorkKind kind) {
+    return kind == WorkKind::backward || kind == WorkKind::backward_weight;
+  };
+  std::vector<std::size_t> last_gradient_item(chunk_count, 0);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto c = static_cast<std::size_t>(order[i].chunk);
+    if (c >= chunk_count) throw SimError("activations_in_flight: chunk out of range");
+    if (makes_weight_gradient(order[i].kind)) last_gradient_item[c] = i;
+  }
+  std::vector<bool> holds_gradient(chunk_count, false);
+  std::size_t holding = 0;
   double units = 0;
-  for (const WorkItem& w : order) {
+  auto note_peak = [&] {
+    out.units_with_held_gradients[holding] = std::max(out.units_with_held_gradients[holding], units);
+  };
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const WorkItem& w = order[i];
     const auto c = static_cast<std::size_t>(w.chunk);
-    if (c >= alive.size()) throw SimError("activations_in_flight: chunk out of range");
+    if (makes_weight_gradient(w.kind) && !holds_gradient[c]) {
+      holds_gradient[c] = true;
+      ++holding;
+      note_peak();  // the gradient is allocated while the pass's activations still exist
+    }
     switch (w.kind) {
       case WorkKind::forward:
         units += 1;
         out.per_chunk[c] = std::max(out.per_chunk[c], ++alive[c]);
         out.units = std::max(out.units, units);
+        note_peak();
         break;
       case WorkKind::backward:
         units -= 1;
@@ -315,6 +338,10 @@ InFlight activations_in_flight(const StageOrder& order, int chunks, double weigh
         units -= weight_share;
         --alive[c];
         break;
+    }
+    if (makes_weight_gradient(w.kind) && i == last_gradient_item[c]) {
+      holds_gradient[c] = false;
+      --holding;
     }
   }
   return out;

@@ -151,3 +151,23 @@ TEST_CASE("Interleaved pipelined FSDP reduce-scatters each chunk after that chun
     CHECK(static_cast<double>(whole.end - per_chunk.end) * 1e-12 == Approx(r));
   }
 }
+
+TEST_CASE("Interleaved pipelined FSDP frees each chunk's gradients after its reduction: they peak with the activations only where the order has both",
+          "[framework][zero3][pipeline][interleaved][memory]") {
+  // m = p = 2, v = 2 under PyTorch's rounds: the first stage warms up with every pass
+  // (_get_warmup_ops: (v-1) m + 2 (p-1-s) = 4 = m v), then runs chunk 1's backwards and
+  // chunk 0's. Chunk 1 reduces and frees its gradients (REDUCE_GRAD, FSDP's post_backward) before
+  // chunk 0's exist: the first stage's peak holds one chunk's gradients beside the four passes.
+  Scenario sc = llama_fsdp(2, 3);
+  sc.plan.schedule = PipelineSchedule::interleaved;
+  sc.plan.virtual_pipeline_model_parallel_size = 2;
+  sc.plan.global_batch_size = sc.plan.micro_batch_size * sc.plan.data_parallel_size * 2;
+  const StageMemory s = estimate_memory(sc, build_workload(sc.model, sc.plan)).stages.at(0);
+  CHECK(s.microbatches_in_flight == 4);
+  CHECK(s.gradients == Approx(4.0 * s.parameters / 2));
+  // 1F1B has one chunk: its gradients all meet the activations' peak.
+  Scenario one_chunk = llama_fsdp(2, 3);
+  one_chunk.plan.global_batch_size = sc.plan.global_batch_size;
+  const StageMemory whole = estimate_memory(one_chunk, build_workload(one_chunk.model, one_chunk.plan)).stages.at(0);
+  CHECK(whole.gradients == Approx(4.0 * whole.parameters));
+}

@@ -159,3 +159,44 @@ TEST_CASE("Interleaving takes the counts of micro-batches its framework takes", 
                     Catch::Contains("multiple of its rounds, max(1, m / p) = 2"));
   CHECK_THROWS_AS(build_schedule(PipelineSchedule::one_f_one_b, 4, 8, 2), ConfigError);
 }
+
+TEST_CASE("A chunk holds its weight gradients from its first backward to the end of its last", "[schedule][memory]") {
+  auto item = [](WorkKind kind, int microbatch, int chunk) {
+    WorkItem w;
+    w.kind = kind, w.microbatch = microbatch, w.chunk = chunk;
+    return w;
+  };
+  const WorkKind F = WorkKind::forward, B = WorkKind::backward;
+  SECTION("every forward first: the later chunk's gradients are freed before the earlier chunk's exist") {
+    const StageOrder order = {item(F, 0, 0), item(F, 1, 0), item(F, 0, 1), item(F, 1, 1),
+                              item(B, 0, 1), item(B, 1, 1), item(B, 0, 0), item(B, 1, 0)};
+    const InFlight f = activations_in_flight(order, 2);
+    CHECK(f.units == 4);
+    REQUIRE(f.units_with_held_gradients.size() == 3u);
+    CHECK(f.units_with_held_gradients[0] == 4);  // the warm-up
+    CHECK(f.units_with_held_gradients[1] == 4);  // chunk 1's first backward allocates beside them
+    CHECK(f.units_with_held_gradients[2] == InFlight::kNever);
+  }
+  SECTION("a forward between the chunks' backwards: both hold gradients at once") {
+    const StageOrder order = {item(F, 0, 0), item(F, 0, 1), item(B, 0, 1), item(F, 1, 0),
+                              item(B, 0, 0), item(F, 1, 1), item(B, 1, 1), item(B, 1, 0)};
+    const InFlight f = activations_in_flight(order, 2);
+    CHECK(f.units_with_held_gradients[0] == 2);
+    CHECK(f.units_with_held_gradients[1] == 2);  // chunk 1's B, then the forward after it
+    CHECK(f.units_with_held_gradients[2] == 2);  // chunk 0's first B, then the forward of 1.1
+  }
+  SECTION("split backwards: W makes the weight gradient, B does not") {
+    const StageOrder order = {item(F, 0, 0), item(WorkKind::backward_input, 0, 0), item(F, 1, 0),
+                              item(WorkKind::backward_weight, 0, 0), item(WorkKind::backward_input, 1, 0),
+                              item(WorkKind::backward_weight, 1, 0)};
+    const InFlight f = activations_in_flight(order, 1, 0.5);
+    CHECK(f.units_with_held_gradients[0] == Approx(1.5));  // F1 beside B0's kept half
+    CHECK(f.units_with_held_gradients[1] == Approx(1.5));  // W0 starts with the same
+  }
+  SECTION("one chunk: the gradients meet the activations' peak, as the memory model counted them") {
+    for (int s = 0; s < 4; ++s) {
+      const InFlight f = activations_in_flight(build_schedule(PipelineSchedule::one_f_one_b, 4, 8, 1)[s], 1);
+      CHECK(f.units_with_held_gradients[1] == f.units);
+    }
+  }
+}

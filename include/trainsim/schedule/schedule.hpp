@@ -132,9 +132,16 @@ inline constexpr double kWeightGradActivationShare = 0.5;
 // forward adds one unit of its chunk, a fused backward frees it, B frees 1 - weight_share of
 // it and W the rest. `units` is the peak of the sum; `per_chunk[c]` the peak number of
 // micro-batches holding any activation of chunk c (the embedding or head rides on one chunk).
+// `units_with_held_gradients[k]` is the peak of the sum while exactly k chunks hold weight
+// gradients accumulated over micro-batches: a chunk's from the start of its first B (or W) to
+// the end of its last, where a framework that reduces and frees them per chunk does (PyTorch's
+// REDUCE_GRAD per stage object); kNever where the order never has k. The memory model adds k
+// chunks' gradients to each entry.
 struct InFlight {
+  static constexpr double kNever = -1.0;
   double units = 0;
   std::vector<int> per_chunk;
+  std::vector<double> units_with_held_gradients;
 };
 InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share = kWeightGradActivationShare);
 
