@@ -209,9 +209,6 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradien
       InFlight f;
       f.units = closed_form_in_flight(plan, s, groups);
       f.per_chunk.assign(static_cast<std::size_t>(v), static_cast<int>(std::ceil(f.units / v)));
-      // Without the order, every chunk's gradients are taken to exist at the activations' peak.
-      f.units_with_held_gradients.assign(static_cast<std::size_t>(v) + 1, InFlight::kNever);
-      f.units_with_held_gradients.back() = f.units;
       out.push_back(std::move(f));
     }
     return out;
@@ -223,7 +220,7 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradien
   try {
     for (const StageOrder& order :
          build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v, groups))
-      out.push_back(activations_in_flight(order, v));
+      out.push_back(activations_in_flight(order, v, kWeightGradActivationShare, gradients_per_chunk));
   } catch (const ConfigError&) {
     return closed_forms();
   }
@@ -432,7 +429,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       working = std::max(working, input_bytes + moe_dispatch_traffic(model, plan).working_bytes);
     sm.activations_per_microbatch = per_unit * v;
     double units_at_peak = flight.units;
-    if (gradients_freed_per_chunk && v > 1) {
+    if (gradients_freed_per_chunk && !flight.units_with_held_gradients.empty()) {
       // Held gradients and activations peak together only where the order has both: the peak of
       // their sum over the number of chunks holding gradients (chunks taken as equal shares).
       const double chunk_gradients = sm.gradients / v;

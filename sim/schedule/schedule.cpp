@@ -290,32 +290,38 @@ bool has_weight_passes(PipelineSchedule schedule) {
 
 bool overlaps_forward_backward(PipelineSchedule schedule) { return schedule_entry(schedule).overlaps_forward_backward; }
 
-InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share) {
+InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share, bool held_gradients) {
   InFlight out;
   const auto chunk_count = static_cast<std::size_t>(std::max(1, chunks));
   out.per_chunk.assign(chunk_count, 0);
-  out.units_with_held_gradients.assign(chunk_count + 1, InFlight::kNever);
   std::vector<int> alive(chunk_count, 0);
   // Where each chunk's weight gradients exist: from its first B or W to the end of its last.
   auto makes_weight_gradient = [](WorkKind kind) {
     return kind == WorkKind::backward || kind == WorkKind::backward_weight;
   };
-  std::vector<std::size_t> last_gradient_item(chunk_count, 0);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto c = static_cast<std::size_t>(order[i].chunk);
-    if (c >= chunk_count) throw SimError("activations_in_flight: chunk out of range");
-    if (makes_weight_gradient(order[i].kind)) last_gradient_item[c] = i;
+  std::vector<std::size_t> last_gradient_item;
+  std::vector<bool> holds_gradient;
+  if (held_gradients) {
+    out.units_with_held_gradients.assign(chunk_count + 1, InFlight::kNever);
+    last_gradient_item.assign(chunk_count, 0);
+    holds_gradient.assign(chunk_count, false);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const auto c = static_cast<std::size_t>(order[i].chunk);
+      if (c >= chunk_count) throw SimError("activations_in_flight: chunk out of range");
+      if (makes_weight_gradient(order[i].kind)) last_gradient_item[c] = i;
+    }
   }
-  std::vector<bool> holds_gradient(chunk_count, false);
   std::size_t holding = 0;
   double units = 0;
   auto note_peak = [&] {
-    out.units_with_held_gradients[holding] = std::max(out.units_with_held_gradients[holding], units);
+    if (held_gradients)
+      out.units_with_held_gradients[holding] = std::max(out.units_with_held_gradients[holding], units);
   };
   for (std::size_t i = 0; i < order.size(); ++i) {
     const WorkItem& w = order[i];
     const auto c = static_cast<std::size_t>(w.chunk);
-    if (makes_weight_gradient(w.kind) && !holds_gradient[c]) {
+    if (c >= chunk_count) throw SimError("activations_in_flight: chunk out of range");
+    if (held_gradients && makes_weight_gradient(w.kind) && !holds_gradient[c]) {
       holds_gradient[c] = true;
       ++holding;
       note_peak();  // the gradient is allocated while the pass's activations still exist
@@ -339,7 +345,7 @@ InFlight activations_in_flight(const StageOrder& order, int chunks, double weigh
         --alive[c];
         break;
     }
-    if (makes_weight_gradient(w.kind) && i == last_gradient_item[c]) {
+    if (held_gradients && makes_weight_gradient(w.kind) && i == last_gradient_item[c]) {
       holds_gradient[c] = false;
       --holding;
     }

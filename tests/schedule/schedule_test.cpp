@@ -170,7 +170,7 @@ TEST_CASE("A chunk holds its weight gradients from its first backward to the end
   SECTION("every forward first: the later chunk's gradients are freed before the earlier chunk's exist") {
     const StageOrder order = {item(F, 0, 0), item(F, 1, 0), item(F, 0, 1), item(F, 1, 1),
                               item(B, 0, 1), item(B, 1, 1), item(B, 0, 0), item(B, 1, 0)};
-    const InFlight f = activations_in_flight(order, 2);
+    const InFlight f = activations_in_flight(order, 2, kWeightGradActivationShare, true);
     CHECK(f.units == 4);
     REQUIRE(f.units_with_held_gradients.size() == 3u);
     CHECK(f.units_with_held_gradients[0] == 4);  // the warm-up
@@ -180,7 +180,7 @@ TEST_CASE("A chunk holds its weight gradients from its first backward to the end
   SECTION("a forward between the chunks' backwards: both hold gradients at once") {
     const StageOrder order = {item(F, 0, 0), item(F, 0, 1), item(B, 0, 1), item(F, 1, 0),
                               item(B, 0, 0), item(F, 1, 1), item(B, 1, 1), item(B, 1, 0)};
-    const InFlight f = activations_in_flight(order, 2);
+    const InFlight f = activations_in_flight(order, 2, kWeightGradActivationShare, true);
     CHECK(f.units_with_held_gradients[0] == 2);
     CHECK(f.units_with_held_gradients[1] == 2);  // chunk 1's B, then the forward after it
     CHECK(f.units_with_held_gradients[2] == 2);  // chunk 0's first B, then the forward of 1.1
@@ -189,13 +189,13 @@ TEST_CASE("A chunk holds its weight gradients from its first backward to the end
     const StageOrder order = {item(F, 0, 0), item(WorkKind::backward_input, 0, 0), item(F, 1, 0),
                               item(WorkKind::backward_weight, 0, 0), item(WorkKind::backward_input, 1, 0),
                               item(WorkKind::backward_weight, 1, 0)};
-    const InFlight f = activations_in_flight(order, 1, 0.5);
+    const InFlight f = activations_in_flight(order, 1, 0.5, true);
     CHECK(f.units_with_held_gradients[0] == Approx(1.5));  // F1 beside B0's kept half
     CHECK(f.units_with_held_gradients[1] == Approx(1.5));  // W0 starts with the same
   }
   SECTION("one chunk: the gradients meet the activations' peak, as the memory model counted them") {
     for (int s = 0; s < 4; ++s) {
-      const InFlight f = activations_in_flight(build_schedule(PipelineSchedule::one_f_one_b, 4, 8, 1)[s], 1);
+      const InFlight f = activations_in_flight(build_schedule(PipelineSchedule::one_f_one_b, 4, 8, 1)[s], 1, kWeightGradActivationShare, true);
       CHECK(f.units_with_held_gradients[1] == f.units);
     }
   }

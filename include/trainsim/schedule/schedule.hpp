@@ -135,15 +135,16 @@ inline constexpr double kWeightGradActivationShare = 0.5;
 // `units_with_held_gradients[k]` is the peak of the sum while exactly k chunks hold weight
 // gradients accumulated over micro-batches: a chunk's from the start of its first B (or W) to
 // the end of its last, where a framework that reduces and frees them per chunk does (PyTorch's
-// REDUCE_GRAD per stage object); kNever where the order never has k. The memory model adds k
-// chunks' gradients to each entry.
+// REDUCE_GRAD per stage object); kNever where the order never has k; counted only when asked
+// (`held_gradients`), else empty. The memory model adds k chunks' gradients to each entry.
 struct InFlight {
   static constexpr double kNever = -1.0;
   double units = 0;
   std::vector<int> per_chunk;
   std::vector<double> units_with_held_gradients;
 };
-InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share = kWeightGradActivationShare);
+InFlight activations_in_flight(const StageOrder& order, int chunks, double weight_share = kWeightGradActivationShare,
+                               bool held_gradients = false);
 
 // How interleaving groups the micro-batches for one plan: the framework's rule (its entry's
 // interleaved_microbatch_groups) and the plan's N (Megatron-Core's
