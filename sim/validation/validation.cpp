@@ -1112,6 +1112,15 @@ std::string format_rows(const std::vector<ValidationRow>& rows) {
       range = "  range " + low->submodel + ".." + high->submodel + ": " + format_value(row.metric, low->predicted) + ".." +
               format_value(row.metric, high->predicted);
     }
+    // The unstated micro-batch size's range: "mbs 1/2/4: a/b/c".
+    if (!row.micro_batch_candidates.empty()) {
+      std::string sizes, values;
+      for (const auto& c : row.micro_batch_candidates) {
+        sizes += (sizes.empty() ? "" : "/") + std::to_string(c.micro_batch);
+        values += (values.empty() ? "" : "/") + format_value(row.metric, c.predicted);
+      }
+      range += "  mbs " + sizes + ": " + values;
+    }
     std::string marks = range + (row.note.empty() ? "" : " +");
     if (!row.defaults.empty()) {
       marks += " *";
@@ -1183,6 +1192,12 @@ nlohmann::ordered_json row_json(const ValidationRow& row) {
       candidates.push_back({{"submodel", c.submodel}, {"hardware", c.hardware}, {"predicted", c.predicted}});
     j["submodel_candidates"] = candidates;
   }
+  if (!row.micro_batch_candidates.empty()) {
+    nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
+    for (const auto& c : row.micro_batch_candidates)
+      sizes.push_back({{"micro_batch", c.micro_batch}, {"predicted", c.predicted}});
+    j["micro_batch_candidates"] = sizes;
+  }
   return j;
 }
 
@@ -1239,6 +1254,34 @@ void price_candidates(ValidationRow& row, const MeasuredRun& run, const Candidat
   if (out.size() >= 2) row.candidates = std::move(out);
 }
 
+// A row whose source states no micro-batch size: its metric at each power of two up to 16 that
+// divides a replica's sequences (global batch / DP) and fits in memory. Two or more make a range.
+void price_micro_batches(ValidationRow& row, const MeasuredRun& run, const ValidationOptions& options) {
+  if (row.metric.empty() || !row.failure.empty() || !row.unsupported.empty() || run.micro_batch) return;
+  int per_replica = 0;
+  try {
+    const ParallelPlan plan = scenario_for_run(run, options).plan;
+    if (plan.data_parallel_size < 1 || plan.global_batch_size % plan.data_parallel_size != 0) return;
+    per_replica = plan.global_batch_size / plan.data_parallel_size;
+  } catch (const ConfigError&) {
+    return;
+  }
+  std::vector<MicroBatchPrediction> out;
+  for (int size = 1; size <= std::min(per_replica, 16); size *= 2) {
+    if (per_replica % size != 0) continue;
+    double predicted = row.predicted;
+    if (size != 1) {
+      MeasuredRun at = run;
+      at.micro_batch = size;
+      const ValidationRow priced = validate_run(at, options);
+      if (!priced.failure.empty() || priced.metric != row.metric || !priced.predicted_fits) continue;
+      predicted = priced.predicted;
+    }
+    out.push_back({size, predicted});
+  }
+  if (out.size() >= 2) row.micro_batch_candidates = std::move(out);
+}
+
 // The hardware files the runs need load from options.hardware_dir, or the whole validation
 // is bad input: a missing directory must not become "MAPE 0.0% over 0 runs".
 void check_hardware_dir(const std::vector<MeasuredRun>& runs, const ValidationOptions& options) {
@@ -1276,6 +1319,7 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const Valid
   for (const auto& run : runs) {
     ValidationRow row = validate_run(run, options);
     price_candidates(row, run, candidates, options);
+    if (!options.hardware_for) price_micro_batches(row, run, options);
     report.rows.push_back(std::move(row));
   }
   report.families = summarize(report.rows);
@@ -1285,7 +1329,8 @@ ValidationReport validate_runs(const std::vector<MeasuredRun>& runs, const Valid
 std::string format_validation(const ValidationReport& report) {
   std::string out = format_rows(report.rows);
   out += "(* the null fields filled with the documented defaults, named; + the metric is counted as the source counts\n"
-         " it; = the memory figure is another row's measurement (memory_of), compared but not counted again)\n";
+         " it; = the memory figure is another row's measurement (memory_of), compared but not counted again;\n"
+         " mbs a/b/c: the metric at each micro-batch size that fits, where the source states none and the row takes 1)\n";
   std::vector<const ValidationRow*> rows;
   for (const auto& row : report.rows) rows.push_back(&row);
   out += format_unsupported(rows);
@@ -1324,6 +1369,26 @@ std::string format_validation(const ValidationReport& report) {
                   to_string(f.family), 100 * f.memory_mape, f.memory_measurements, f.memory_runs,
                   f.memory_worst_id.c_str(), 100 * f.memory_worst_error);
     out += line;
+  }
+  // The unstated micro-batch size: how many of those rows' measurements its range contains.
+  int ranged = 0, inside = 0;
+  std::string outside;
+  for (const auto& row : report.rows) {
+    if (row.micro_batch_candidates.empty()) continue;
+    ++ranged;
+    const auto [low, high] = std::minmax_element(
+        row.micro_batch_candidates.begin(), row.micro_batch_candidates.end(),
+        [](const MicroBatchPrediction& a, const MicroBatchPrediction& b) { return a.predicted < b.predicted; });
+    if (row.measured >= low->predicted && row.measured <= high->predicted)
+      ++inside;
+    else
+      outside += (outside.empty() ? "" : ", ") + row.id;
+  }
+  if (ranged > 0) {
+    std::snprintf(line, sizeof line, "micro-batch range (rows stating none; the MAPEs above take 1): the measurement inside it for %d of %d rows",
+                  inside, ranged);
+    out += line;
+    out += outside.empty() ? "\n" : " (outside: " + outside + ")\n";
   }
   return out;
 }

@@ -41,6 +41,13 @@ struct CandidatePrediction {
   double predicted = 0;
 };
 
+// A row's metric predicted at one micro-batch size its source does not state (validate's
+// second uncertainty range).
+struct MicroBatchPrediction {
+  int micro_batch = 0;
+  double predicted = 0;
+};
+
 struct ValidationRow {
   std::string id;
   std::string group;
@@ -66,6 +73,11 @@ struct ValidationRow {
   // validate_runs only, rows whose source names no sub-model of a family that has them: the
   // metric predicted on each candidate sub-model (the row itself stays priced on `hardware`).
   std::vector<CandidatePrediction> candidates;
+  // validate_runs only, rows whose source states no micro-batch size (priced at the assumed 1):
+  // the metric at each power-of-two size that divides a replica's sequences and fits in memory,
+  // smallest first. Where the micro-batch count sets what a DP reduction hides, the row's
+  // error is this range's as much as the model's.
+  std::vector<MicroBatchPrediction> micro_batch_candidates;
 };
 
 // The one list of measured runs trainsim cannot simulate, each with the feature it needs.
