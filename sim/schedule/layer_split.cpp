@@ -174,6 +174,20 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
     if (per_stage.empty()) {
       const int middle = p - (first > 0) - (last > 0);
       const int rest = num_layers - first - last;
+      const char* key = first > 0 ? "plan.decoder_first_pipeline_num_layers" : "plan.decoder_last_pipeline_num_layers";
+      if (p < 2) {
+        out.push_back({key, "is set but pipeline_model_parallel_size is " + str(p) +
+                                ": one stage has no first or last stage to shorten",
+                       "leave it 0, or pipeline_model_parallel_size >= 2"});
+        return out;
+      }
+      if (rest < 0) {
+        out.push_back({key, "first (" + str(first) + ") + last (" + str(last) + ") exceed num_hidden_layers (" +
+                                str(num_layers) + ")",
+                       "first + last + a multiple of the " + str(std::max(middle, 0)) + " middle stages = " +
+                           str(num_layers)});
+        return out;
+      }
       out.push_back({first > 0 ? "plan.decoder_first_pipeline_num_layers" : "plan.decoder_last_pipeline_num_layers",
                      "leaves " + str(rest) + " of num_hidden_layers (" + str(num_layers) + ") for " + str(middle) +
                          " middle stage(s), which do not share them evenly (Megatron asserts they do)",

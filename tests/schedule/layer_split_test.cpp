@@ -96,6 +96,14 @@ TEST_CASE("decoder_first/last_pipeline_num_layers: the first and last stage's la
   CHECK_THAT(first_problem(30), Catch::Contains("do not share them evenly"));
   p.decoder_first_pipeline_num_layers = 3;  // 27 / 3 = 9 a middle stage: neither 3 nor 9 splits over 2 chunks
   CHECK_THAT(first_problem(30), Catch::Contains("stage 0's 3 layers do not split evenly over 2 model chunks"));
+  // More than the model has, and a first stage without a pipeline: each said as it is.
+  p.decoder_first_pipeline_num_layers = 31;
+  CHECK_THAT(first_problem(30), Catch::Contains("first (31) + last (0) exceed num_hidden_layers (30)"));
+  ParallelPlan flat = pipeline(1, 1);
+  flat.decoder_first_pipeline_num_layers = 6;
+  const auto flat_problems = layer_split_problems(flat, 30);
+  REQUIRE(flat_problems.size() == 1);
+  CHECK_THAT(flat_problems[0].problem, Catch::Contains("pipeline_model_parallel_size is 1"));
   p.decoder_first_pipeline_num_layers = 6;
   p.account_for_loss_in_pipeline_split = true;
   CHECK_THAT(first_problem(30), Catch::Contains("Megatron refuses"));
