@@ -540,6 +540,16 @@ struct Walker {
 
 }  // namespace
 
+std::string scalar_value_problem(FileKind kind, const std::string& path, const std::string& text, std::string& valid) {
+  for (const auto& spec : key_schema(kind)) {
+    if (path != spec.path) continue;
+    if (spec.type == ValueType::int_list) return "";
+    Value value;
+    return parse_scalar(spec, text, value, valid);
+  }
+  return "";
+}
+
 const std::vector<KeySpec>& key_schema(FileKind kind) {
   switch (kind) {
     case FileKind::model:

@@ -58,8 +58,18 @@ GridAxis parse_grid_axis(const std::string& text) {
     throw grid_error(axis.key_path,
                      "unknown key '" + axis.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"));
   }
+  // Each value as its key's type and range: a typo is bad input, not a row of the answer.
+  FileKind kind = FileKind::scenario;
+  std::string key = axis.key_path;
+  for (const auto& [prefix, file] : {std::pair<std::string, FileKind>{"model.", FileKind::model},
+                                     std::pair<std::string, FileKind>{"hardware.", FileKind::hardware}}) {
+    if (key.rfind(prefix, 0) == 0) kind = file, key = key.substr(prefix.size());
+  }
   for (auto& v : split(text.substr(eq + 1), ',')) {
     if (v.empty()) throw grid_error(axis.key_path, "empty value in '" + text + "'", "a comma-separated list");
+    std::string valid;
+    if (const std::string problem = scalar_value_problem(kind, key, v, valid); !problem.empty())
+      throw grid_error(axis.key_path, problem, valid);
     axis.values.push_back(v);
   }
   return axis;

@@ -34,6 +34,19 @@ TEST_CASE("parse_grid_axis splits KEY=V1,V2 and rejects unknown keys with a sugg
   CHECK_THROWS_AS(parse_grid_axis("plan.micro_batch_size"), ConfigError);
 }
 
+TEST_CASE("parse_grid_axis checks each value as its key's type and range before any replay", "[explore]") {
+  // A typo is bad input (exit 2), not a row of the answer; a plan the value makes impossible
+  // (TP not dividing the heads) stays a row.
+  CHECK_THROWS_WITH(parse_grid_axis("plan.micro_batch_size=1,x"),
+                    Catch::Contains("--grid: plan.micro_batch_size: expected an integer, got 'x'"));
+  CHECK_THROWS_WITH(parse_grid_axis("plan.micro_batch_size=0"), Catch::Contains("0 is out of range"));
+  CHECK_THROWS_WITH(parse_grid_axis("plan.schedule=1f1b,interleavd"), Catch::Contains("did you mean 'interleaved'"));
+  CHECK_THROWS_WITH(parse_grid_axis("hardware.cluster.nic_bandwidth=5"), Catch::Contains("missing unit"));
+  CHECK_THROWS_WITH(parse_grid_axis("model.hidden_size=abc"), Catch::Contains("model.hidden_size: expected an integer"));
+  CHECK(parse_grid_axis("plan.tensor_model_parallel_size=3,7").values.size() == 2);
+  CHECK(parse_grid_axis("hardware.cluster.nic_bandwidth=100Gb/s,400Gb/s").values.size() == 2);
+}
+
 TEST_CASE("sweep has one row per combination: the product of the axis sizes, each combination once", "[explore]") {
   const auto r = sweep(kDefault, {parse_grid_axis("plan.micro_batch_size=1,2,4"),
                                   parse_grid_axis("plan.tensor_model_parallel_size=1,2")});

@@ -55,6 +55,11 @@ std::vector<std::string> keys_under(FileKind kind, const std::string& section);
 // "" when no key starts with `prefix`.
 std::string describe_schema(FileKind kind, const std::string& prefix = "");
 
+// What is wrong with `text` as the value of the scalar key `path` of `kind`'s table, as the
+// loader would say it ("" when it parses and is in range, and for list keys and keys not in the
+// table); `valid` then says what would be. For --grid values, checked before any replay.
+std::string scalar_value_problem(FileKind kind, const std::string& path, const std::string& text, std::string& valid);
+
 // Levenshtein distance; suggestion among `candidates` or "" when none is close.
 int edit_distance(const std::string& a, const std::string& b);
 std::string closest_key(const std::string& key, const std::vector<std::string>& candidates);
