@@ -77,13 +77,17 @@ std::string measurement_for(const std::string& key, const Scenario& s) {
   if (key == "device.sustained_compute_fraction") return "measure " + one_server_plan(s) + ": its step time fixes " + key;
   if (key == "device.overlap_slowdown")
     return "measure " + one_server_plan(s) + " with tp_comm_overlap on and off: the difference fixes " + key;
-  if (key == "device.gemm.small" || key == "device.gemm.half_flops")
+  // Every GEMM key (large, small, half_flops, fixed_latency) is pinned by GEMMs, not collectives.
+  if (key.rfind("device.gemm.", 0) == 0)
     return "measure this plan's GEMM shapes on one device (hidden " + std::to_string(s.model.hidden_size) + " / TP " +
-           std::to_string(s.plan.tensor_model_parallel_size) + "), a square-size sweep: it fixes " + key;
+           std::to_string(s.plan.tensor_model_parallel_size) + "), a square-size sweep (tools/fit_gemm_sweep.py): it fixes " +
+           key;
   if (key == "device.eager_attention_memory_efficiency")
     return "measure the attention kernel at seq " + std::to_string(s.plan.seq_length) + " on one device: it fixes " + key;
   if (key == "cluster.nic_latency") return "measure an 8 B all-reduce across two servers (nccl-tests): it fixes " + key;
-  return "measure an all-reduce size sweep on one server (nccl-tests, 32 KiB-1 GiB): it fixes " + key;
+  if (key.rfind("node.", 0) == 0)
+    return "measure an all-reduce size sweep on one server (nccl-tests, 32 KiB-1 GiB): it fixes " + key;
+  return "measure the runs `trainsim calibrate` names for it: they fix " + key;
 }
 
 // Relative step-time change of each fitted key made 10% larger (one grid step when it is 0).

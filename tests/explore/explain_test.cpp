@@ -125,4 +125,13 @@ TEST_CASE("measurement_advice: the key a compute-bound plan leans on, and nothin
   CHECK(advice.front().measurement.find("on one Ascend-910B3 server (TP 1, PP 1, DP 8") != std::string::npos);
   // Every key moves a plan and itself alike: no measurement narrows that choice.
   CHECK(measurement_advice(plan, &plan).empty());
+  // A GEMM key is pinned by GEMMs: the H100 scenario leans on device.gemm.large second, which
+  // once got the catch-all advice of an all-reduce sweep.
+  for (const auto& a : measurement_advice(load("llama3-8b-h100-8.yaml"))) {
+    INFO(a.key << ": " << a.measurement);
+    if (a.key.rfind("device.gemm.", 0) == 0) {
+      CHECK(a.measurement.find("GEMM") != std::string::npos);
+      CHECK(a.measurement.find("all-reduce") == std::string::npos);
+    }
+  }
 }
