@@ -6,13 +6,12 @@
 #include <functional>
 
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/explore/evaluate.hpp"
 #include "trainsim/explore/monte_carlo.hpp"
 #include "trainsim/explore/scale.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
-#include "trainsim/model/workload.hpp"
-#include "trainsim/plan/plan_check.hpp"
 #include "trainsim/report/op_table.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/validation/fit_registry.hpp"
@@ -164,19 +163,6 @@ Explanation explain(const Scenario& scenario) {
       plan.recompute_granularity != RecomputeGranularity::full)
     levers.push_back({"EP all-to-alls hidden under another micro-batch's compute (overlap_moe_expert_parallel_comm)",
                       [](Scenario& s) { s.plan.overlap_moe_expert_parallel_comm = true; }});
-  // Twice the micro-batch, half as many of them (the global batch kept), where the replica runs
-  // an even number, the plan checks pass and it fits: a longer last backward hides more of a DP
-  // reduction that runs only during it (Megatron-Core's overlap_grad_reduce), fewer passes pay
-  // the host and larger GEMMs run better, while with PP the bubble grows.
-  if (const int m = plan.num_microbatches(); m >= 2 && m % 2 == 0) {
-    Scenario doubled = scenario;
-    doubled.plan.micro_batch_size *= 2;
-    if (check_plan(doubled.model, doubled.hardware, doubled.num_devices, doubled.plan).empty() &&
-        estimate_memory(doubled, build_workload(doubled.model, doubled.plan)).fits)
-      levers.push_back({"micro-batch " + std::to_string(doubled.plan.micro_batch_size) + ", " + std::to_string(m / 2) +
-                            " per replica (the global batch kept, it fits)",
-                        [](Scenario& s) { s.plan.micro_batch_size *= 2; }});
-  }
   levers.insert(levers.end(), {
       {"intra-server links twice as fast", [](Scenario& s) { s.hardware.node.link_bandwidth *= 2; }},
       {"inter-server network twice as fast", [](Scenario& s) { s.hardware.cluster.nic_bandwidth *= 2; }},
@@ -204,6 +190,19 @@ Explanation explain(const Scenario& scenario) {
     apply(changed);
     const double t = step_of(changed);
     out.counterfactuals.push_back({what, t, step > 0 ? 1 - t / step : 0});
+  }
+  // The plan lever: twice the micro-batch, half as many of them (the global batch kept), where
+  // the replica runs an even number, shown only where it passes the plan checks and fits
+  // (evaluate_plan, as sweep prices a plan). A longer last backward hides more of a DP reduction
+  // that runs only during it (Megatron-Core's overlap_grad_reduce); with PP the bubble grows.
+  if (const int m = plan.num_microbatches(); m >= 2 && m % 2 == 0) {
+    Scenario doubled = scenario;
+    doubled.plan.micro_batch_size *= 2;
+    const PlanOutcome outcome = evaluate_plan(doubled);
+    if (outcome.status == PlanStatus::ok)
+      out.counterfactuals.push_back({"micro-batch " + std::to_string(doubled.plan.micro_batch_size) + ", " +
+                                         std::to_string(m / 2) + " per replica (the global batch kept, it fits)",
+                                     outcome.step_time_s, step > 0 ? 1 - outcome.step_time_s / step : 0});
   }
   if (!stages.empty()) {
     // No bubble: the critical stage's idle time taken off the step, no replay (its saving is

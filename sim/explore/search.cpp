@@ -373,8 +373,8 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     // as the replay prices it).
     // A stage holding its units across micro-batches gathers once and reduces after its last
     // backward, exposed (FrameworkEntry::pp_holds_units_unsharded_until_last_backward).
-    const bool units_held = pp > 1 && plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
-                            framework.pp_holds_units_unsharded_until_last_backward.value;
+    const HeldUnits held_units = pipeline_held_units(plan, framework);
+    const bool units_held = held_units.held;
     const int zero3_gathers = units_held ? 1
                               : pp > 1   ? framework.zero3_gathers_per_microbatch_with_pp.value
                                          : framework.zero3_gathers_per_microbatch.value;
@@ -383,7 +383,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
         transfer_s(sharded_grads ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, grad_bytes);
     // Hidden under the last backward of a chunk: a DualPipe chunk is a whole stage of its copy.
     const double chunk_share = static_cast<double>(model_copies(plan.schedule)) / v;
-    if (units_held && !framework.grad_reduce_after_pipeline.value) {
+    if (held_units.reduced_per_chunk) {
       // PyTorch reduces each chunk after its last backward (PipelineCosts::grad_reduce_after_chunk):
       // the first chunk's share is exposed, each later chunk's runs under the backwards of the
       // chunk before it in the cool-down, about min(m, p) passes of one chunk.

@@ -1644,6 +1644,14 @@ const FrameworkEntry& framework_for(const ParallelPlan& plan) {
   throw SimError("framework_for: no entry for a framework value");
 }
 
+HeldUnits pipeline_held_units(const ParallelPlan& plan, const FrameworkEntry& framework) {
+  HeldUnits out;
+  out.held = plan.pipeline_model_parallel_size > 1 && plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
+             framework.pp_holds_units_unsharded_until_last_backward.value;
+  out.reduced_per_chunk = out.held && !framework.grad_reduce_after_pipeline.value;
+  return out;
+}
+
 double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision) {
   if (framework.grad_reduce_bytes.value > 0) return framework.grad_reduce_bytes.value;
   return precision == Precision::fp16 ? 2.0 : 4.0;

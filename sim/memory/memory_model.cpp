@@ -258,12 +258,12 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // weights and accumulates whole gradients in the reduction dtype until its last backward ends
   // (FrameworkEntry::pp_holds_units_unsharded_until_last_backward): at its peak nothing of the
   // stage is sharded but the optimizer state.
-  const bool units_held = p > 1 && plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
-                          framework.pp_holds_units_unsharded_until_last_backward.value;
   // PyTorch's schedules reduce-scatter a held stage object's gradients after its last backward
   // (REDUCE_GRAD, one per chunk: PipelineCosts::grad_reduce_after_chunk) and FSDP frees them
   // there; DeepSpeed's pipeline reduces once after the whole schedule.
-  const bool gradients_freed_per_chunk = units_held && !framework.grad_reduce_after_pipeline.value;
+  const HeldUnits held_units = pipeline_held_units(plan, framework);
+  const bool units_held = held_units.held;
+  const bool gradients_freed_per_chunk = held_units.reduced_per_chunk;
   const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk);
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;
@@ -388,7 +388,6 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // Activations of one micro-batch through one model chunk (layers / v), times the chunk
     // activations the stage's order holds at its peak (B frees part of one, W the rest).
     const InFlight& flight = in_flight_of[static_cast<std::size_t>(stage)];
-    sm.microbatches_in_flight = static_cast<int>(std::ceil(flight.units - 1e-9));
     double per_unit = 0;
     double working = 0;
     if (plan.recompute_granularity == RecomputeGranularity::full && sm.layers > 0) {
@@ -440,9 +439,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
         const double bytes = units_k * per_unit + static_cast<double>(k) * chunk_gradients;
         if (bytes > joint) joint = bytes, units_at_peak = units_k, held_chunks = static_cast<double>(k);
       }
-      sm.microbatches_in_flight = static_cast<int>(std::ceil(units_at_peak - 1e-9));
       sm.gradients = held_chunks * chunk_gradients;
     }
+    sm.microbatches_in_flight = static_cast<int>(std::ceil(units_at_peak - 1e-9));
     double act = units_at_peak * per_unit;
     double edge = 0;
     if (first) {

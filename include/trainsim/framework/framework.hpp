@@ -325,6 +325,18 @@ const FrameworkEntry& framework_entry(Framework framework);
 // value the plan can select is priced.
 const FrameworkEntry& framework_for(const ParallelPlan& plan);
 
+// A pipeline stage of this plan keeps its gathered units across micro-batches and accumulates
+// whole gradients until its last backward (FrameworkEntry::pp_holds_units_unsharded_until_last_
+// backward, with ZeRO-2/3 and PP), and whether it then reduces and frees them per model chunk
+// (PyTorch's REDUCE_GRAD per stage object) rather than once after the whole pipeline
+// (grad_reduce_after_pipeline, DeepSpeed's ReduceGrads). The memory model and the search's
+// estimate read this one rule.
+struct HeldUnits {
+  bool held = false;
+  bool reduced_per_chunk = false;
+};
+HeldUnits pipeline_held_units(const ParallelPlan& plan, const FrameworkEntry& framework);
+
 // The bytes a gradient is reduced in: the framework's dtype where it names one, else the
 // model's (Megatron reduces bf16 and fp8 runs in fp32, fp16 runs in fp16).
 double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision);
