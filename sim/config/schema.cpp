@@ -50,6 +50,7 @@ constexpr double kMaxHbmBandwidth = 1e15;      // 1 PB/s: 125x a B200's 8 TB/s
 constexpr double kMaxLinkBandwidth = 1e14;     // 100 TB/s: 110x NVLink 5, 1000x an 800 Gb/s NIC
 constexpr double kMaxPower = 1e6;              // 1 MW per device: 1000x a B200
 constexpr double kMaxPrice = 1e6;              // per device-hour: 1e5x cloud H100 prices (~$2-10)
+constexpr double kMaxKernelLaunch = 0.01;      // 10 ms: 2000x a launch when the CPU is ahead (2.5-5 us, microbenchmarks.md 5)
 
 // clang-format off
 const std::vector<KeySpec> kModelKeys = {
@@ -138,7 +139,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.eager_attention_memory_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth over the s x s score passes of attention without flash kernels; 0 = memory_bound_efficiency"},
   {"device.eager_layer_norm_forward_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth of PyTorch's own layer_norm forward (frameworks without a fused norm); 0 = memory_bound_efficiency"},
   {"device.eager_layer_norm_backward_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth of PyTorch's own layer_norm backward (input and weight/bias gradients) on 3 tensors' bytes; 0 = memory_bound_efficiency"},
-  {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, 1, "", "the driver's host time launching one kernel (the framework's eager dispatch per kernel is added from the framework table; a graph-captured layer pays one launch a pass)"},
+  {"device.kernel_launch", T::quantity, D::time, "5us", false, 0, kMaxKernelLaunch, "", "the driver's host time launching one kernel (the framework's eager dispatch per kernel is added from the framework table; a graph-captured layer pays one launch a pass)"},
   {"device.allocator_reserve", T::quantity, D::bytes, "0B", false, 0, kMaxBytes, "", "runtime context, workspace, fragmentation"},
   {"device.price_per_hour", T::number, D::none, "0", false, 0, kMaxPrice, "", "currency units per device-hour (0: unknown)"},
   {"device.power", T::quantity, D::power, "0W", false, 0, kMaxPower, "", "board power"},

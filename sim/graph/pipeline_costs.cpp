@@ -451,15 +451,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
   // A pipeline stage that keeps its units gathered across micro-batches gathers each once a step
-  // and reduce-scatters each once, after its last backward (FrameworkEntry::
-  // pp_holds_units_unsharded_until_last_backward).
-  const bool units_held_across_microbatches =
-      zero3 && p > 1 && framework.pp_holds_units_unsharded_until_last_backward.value;
-  // PyTorch's schedules reduce them per pipeline stage object (a chunk): its REDUCE_GRAD
-  // action follows that stage's last backward (FrameworkEntry::pp_holds_units_unsharded_until_last_backward).
+  // and reduce-scatters each once, after its last backward (pipeline_held_units, the rule the
+  // memory model and the search read): per pipeline stage object (a chunk) where PyTorch's
+  // REDUCE_GRAD follows that stage's last backward, else after the whole pipeline.
+  const HeldUnits held_units = pipeline_held_units(plan, framework);
+  const bool units_held_across_microbatches = zero3 && held_units.held;
   if (units_held_across_microbatches) {
     costs.overlap_grad_reduce = false;
-    costs.grad_reduce_after_chunk = true;
+    costs.grad_reduce_after_chunk = held_units.reduced_per_chunk;
   }
   // DeepSpeed's BF16_Optimizer (bf16 without ZeRO): after every micro-batch's backward, the
   // 16-bit gradients are folded into fp32 copies of the whole stage's parameters, on the

@@ -25,3 +25,8 @@ trainsim_cli_test(full_mode_past_the_task_instances_is_refused 2
   run scenarios/default.yaml --mode full --set num_devices=1048576 --set plan.global_batch_size=16777216)
 trainsim_cli_test(full_mode_on_131072_h100_runs 0 "131072 x H100.*step time"
   run scenarios/llama3-405b-h100-16384.yaml --mode full --set num_devices=131072)
+# A host lead past the replay's bound was an internal error (exit 3) before the loader bounded
+# kernel_launch; a launch is microseconds.
+trainsim_cli_test(one_second_kernel_launch_is_refused 2
+  "^--set: hardware.device.kernel_launch: 1s is out of range; valid: seconds in \\[0s, 10ms\\]\n$"
+  run scenarios/default.yaml --set hardware.device.kernel_launch=1s)

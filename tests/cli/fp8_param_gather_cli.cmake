@@ -11,10 +11,11 @@ trainsim_cli_test(fp8_param_gather_needs_a_framework_with_fp8_parameters 2
   run scenarios/llama3-8b-h100-8.yaml --set plan.framework=nemo --set plan.fp8_param_gather=true)
 trainsim_cli_test(fp8_param_gather_needs_the_distributed_optimizer 2
   "plan.fp8_param_gather: true without the distributed optimizer .*; valid: false, or plan.use_distributed_optimizer true"
-  run scenarios/llama3-8b-h100-8.yaml --set plan.use_distributed_optimizer=false --set plan.fp8_param_gather=true)
+  run scenarios/llama3-8b-h100-8.yaml --set plan.framework=megatron-core --set plan.use_distributed_optimizer=false
+  --set plan.fp8_param_gather=true)
 trainsim_cli_test(fp8_param_gather_not_a_boolean 2
   "plan.fp8_param_gather: expected true or false, got 'yes'"
   run scenarios/llama3-8b-h100-8.yaml --set plan.fp8_param_gather=yes)
 trainsim_cli_test(fp8_param_gather_runs_on_megatron_core 0
   "FP8 weights \\(in weights: .*GiB per device: stage 0: [0-9.]+"
-  memory scenarios/llama3-8b-h100-8.yaml --set plan.fp8_param_gather=true)
+  memory scenarios/llama3-8b-h100-8.yaml --set plan.framework=megatron-core --set plan.fp8_param_gather=true)

@@ -125,7 +125,8 @@ TEST_CASE("Host-bound small model: both replay modes give the same step", "[engi
 
 TEST_CASE("Megatron's blocking exchanges and its loss check synchronize the host", "[engine][host]") {
   const Scenario s = load_scenario(kRoot + "/scenarios/llama3-8b-h100-8.yaml",
-                                   {{"plan.context_parallel_size", "1"},
+                                   {{"plan.framework", "megatron-core"},
+                                    {"plan.context_parallel_size", "1"},
                                     {"plan.pipeline_model_parallel_size", "2"},
                                     {"plan.schedule", "1f1b"},
                                     {"plan.global_batch_size", "8"}});

@@ -106,8 +106,8 @@ TEST_CASE(
 
 TEST_CASE("advise_fit: when no single change fits, a combination that fits, with no change it does not need",
           "[explore][fit]") {
-  // LLaMA-3 8B on 8 H100s at 64k tokens a sequence.
-  const std::vector<Override> overrides{{"plan.seq_length", "65536"}};
+  // LLaMA-3 8B on 8 H100s at 64k tokens a sequence, with Megatron-Core's fp32 main_grad.
+  const std::vector<Override> overrides{{"plan.framework", "megatron-core"}, {"plan.seq_length", "65536"}};
   const Scenario s = load("llama3-8b-h100-8.yaml", overrides);
   const FitAdvice advice = advise_fit(s, memory_of(s));
   REQUIRE_FALSE(advice.fits);
