@@ -522,6 +522,7 @@ ParallelPlan fill_plan(const Validated& v) {
                            : mixed == "full" ? FsdpMixedPrecision::full
                                              : FsdpMixedPrecision::standard;
   p.reuse_fp32_param = as_bool(v, "plan.reuse_fp32_param");
+  p.torch_compile = as_bool(v, "plan.torch_compile");
   p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
@@ -1130,6 +1131,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
                                     : p.fsdp_mixed_precision == FsdpMixedPrecision::full ? "full"
                                                                                          : "default"},
       {"plan.reuse_fp32_param", flag(p.reuse_fp32_param)},
+      {"plan.torch_compile", flag(p.torch_compile)},
       {"plan.schedule", to_string(p.schedule)},
       {"plan.precision", to_string(p.precision)},
       {"plan.use_flash_attn", flag(p.use_flash_attn)},

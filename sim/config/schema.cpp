@@ -206,6 +206,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   // Issue 14: PyTorch FSDP's MixedPrecision by Composer / llm-foundry's names (fsdp_config.mixed_precision).
   {"plan.fsdp_mixed_precision", T::choice, D::none, "default", false, 0, 0, "default|pure|full", "FSDP: default reduces gradients in fp32, pure in the compute dtype, full gathers and reduces in fp32"},
   {"plan.reuse_fp32_param", T::boolean, D::none, "false", false, 0, 0, "", "MindSpeed --reuse-fp32-param: fp32 master copy rebuilt from the bf16 parameters"},
+  {"plan.torch_compile", T::boolean, D::none, "false", false, 0, 0, "", "torchtitan training.compile: each transformer block compiled with torch.compile, fusing the model's eager norm, rotary and activation ops (framework fsdp)"},
   {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, schedule_names(), "pipeline schedule (zb-2p: the zero-bubble reference's heuristic under a 2p memory limit)"},
   {"plan.precision", T::choice, D::none, "bf16", false, 0, 0, "bf16|fp16|fp8", "compute precision"},
   {"plan.use_flash_attn", T::boolean, D::none, "true", false, 0, 0, "", "fused attention (no s*s scores kept)"},

@@ -159,9 +159,12 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
   long long skipped = 0;
   std::vector<RecomputeGranularity> granularities{RecomputeGranularity::none, RecomputeGranularity::selective,
                                                   RecomputeGranularity::full};
-  // With flash attention no op is dropped by selective recompute (the workload keeps no
-  // s x s scores): the same plan as none, listed once.
-  if (base.use_flash_attn) granularities = {RecomputeGranularity::none, RecomputeGranularity::full};
+  // With flash attention no op is dropped by Megatron's selective recompute (the workload keeps
+  // no s x s scores): the same plan as none, listed once. torchtitan's per-op policy is a plan
+  // of its own (framework.hpp SelectiveRecompute).
+  if (base.use_flash_attn &&
+      framework_entry(base.framework).selective_recompute.value == SelectiveRecompute::megatron_modules)
+    granularities = {RecomputeGranularity::none, RecomputeGranularity::full};
   if (keep.recompute) granularities.assign(1, base.recompute_granularity);
   std::vector<ParallelPlan> out;
   const int kv = model.num_key_value_heads > 0 ? model.num_key_value_heads : model.num_attention_heads;
@@ -285,7 +288,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       const double fo = cost.forward_s(op);
       f += fo;
       b += cost.backward_s(op);
-      if (recompute && recomputed_in_backward(op, plan)) extra += fo;  // selective (activation_storage.hpp)
+      if (recompute) extra += recomputed_share(op, plan) * fo;  // selective (activation_storage.hpp)
     }
     for (const auto& listed : layer.comms) {
       // A ring CP exchange costs what its attention steps do not hide, and the hidden sends

@@ -14,6 +14,8 @@ constexpr const char* kDeepSpeedMirror = "DeepSpeed 0.16.5 (38327e0)";
 constexpr const char* kDeepSpeed2021 = "DeepSpeed 0.3.13 (2021-03-16; the same in 0.3.14-0.5.4)";
 constexpr const char* kMcore = "Megatron-LM (megatron/core)";
 constexpr const char* kTorchtitan = "torchtitan (2026-08-21) on PyTorch FSDP2";
+// The model code its 2024-12 benchmark tables ran (benchmarks/llama3_h100_202412_torchtitan.md).
+constexpr const char* kTorchtitan9dec370 = "pytorch/torchtitan @ 9dec370 (2024-12-26)";
 constexpr const char* kNccl =
     "NCCL src/graph/tuning.cc ncclTopoTuneModel: all-gather and reduce-scatter have ring (and NVLS/CollNet/PAT, "
     "which need NVSwitch multicast, SHARP or one rank per server), no tree";
@@ -1138,6 +1140,34 @@ FrameworkEntry fsdp() {
             "b2a43a14, 5e85bd62), llmfoundry/models/layers/norm.py LPLayerNorm.forward: torch.nn.functional.layer_norm "
             "on the autocast dtype with autocast off (weight and bias: no_bias False by default). torchtitan's models "
             "use RMSNorm, which this value does not cover"};
+  // torchtitan's Llama model code at 9dec370 (2024-12-26), what its benchmark tables of
+  // 2024-12 ran (benchmarks/llama3_h100_202412_torchtitan.md: torch 1963fc8, torchtitan 9dec370).
+  e.selective_recompute = {
+      SelectiveRecompute::torchtitan_op,
+      at(kTorchtitan9dec370,
+         "train_configs/llama3_8b.toml activation_checkpoint mode 'selective', selective_ac_option 'op'; "
+         "parallelisms/parallelize_llama.py _apply_ac_to_transformer_block: _save_list = {aten.mm, "
+         "_scaled_dot_product_efficient_attention, _scaled_dot_product_flash_attention, "
+         "reduce_scatter_tensor, abs, max}; _get_custom_policy: 'meta[mm_count_key] += 1' then "
+         "'to_save = func in _save_list and not (func == aten.mm and meta[mm_count_key] % 2 == 0)', "
+         "MUST_SAVE else PREFER_RECOMPUTE; selective_checkpointing_context_fn makes meta = defaultdict(int) per "
+         "checkpointed block call: wq, wv, w1, w2 and the attention output saved, wk, wo, w3 and every "
+         "elementwise op recomputed")};
+  e.eager_model_ops = {
+      true, at(kTorchtitan9dec370,
+               "models/norms.py RMSNorm (norm_type 'rmsnorm', llama3_8b.toml): '_norm(x.float()).type_as(x) * "
+               "self.weight', _norm = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps); models/llama/model.py "
+               "apply_rotary_emb: view_as_complex(xq.float().reshape(...)) * freqs_cis, view_as_real, type_as; "
+               "repeat_kv: unsqueeze, expand, reshape (a copy to n_heads); FeedForward: w2(F.silu(w1(x)) * w3(x)); "
+               "h = x + attention(...), out = h + feed_forward(...)")};
+  e.torch_compile = {true, at(kTorchtitan9dec370,
+                              "parallelisms/parallelize_llama.py apply_compile: torch.compile(transformer_block, "
+                              "fullgraph=True) for each block (training.compile); the embedding, final norm, "
+                              "output layer and loss stay eager")};
+  e.fp32_eager_cross_entropy = {
+      true, at(kTorchtitan9dec370,
+               "train.py loss_fn: torch.nn.functional.cross_entropy(pred.flatten(0, 1).float(), "
+               "labels.flatten(0, 1)), not compiled ('compiling loss function causes CUDA errors')")};
   e.launch = torchtitan_launch();
   return e;
 }
@@ -1535,6 +1565,14 @@ FrameworkEntry llm_foundry() {
   FrameworkEntry e = fsdp();
   e.id = Framework::llm_foundry;
   e.name = "llm-foundry";
+  // MPT's model code, not torchtitan's Llama (the fsdp entry's model-code values).
+  e.selective_recompute = {SelectiveRecompute::megatron_modules,
+                           std::string(kFoundry) + " llmfoundry: activation_checkpointing wraps whole MPTBlocks "
+                                                   "(full recompute; no per-op policy)"};
+  e.eager_model_ops = {false, std::string(kFoundry) + " MPT: its LayerNorm is priced by eager_layer_norm, its GELU "
+                                                      "MLP and fused loss as the fused ops; no rotary, no GQA copy"};
+  e.torch_compile = {false, std::string(kFoundry) + " benchmark yamls: no torch.compile of the model"};
+  e.fp32_eager_cross_entropy = {false, "its loss_fn fused_crossentropy (megatron_cross_entropy)"};
   e.versions = std::string(kFoundry) + " on " + kComposer +
                " and PyTorch FSDP1 (use_orig_params True: composer/trainer/dist_strategy.py); its benchmark yamls "
                "(scripts/train/yamls/pretrain/mpt-*.yaml) step decoupled_adamw and clip the gradient norm at 1.0";
@@ -1804,6 +1842,10 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("async_checkpoint", e.async_checkpoint.source);
     add("megatron_cross_entropy", e.megatron_cross_entropy.source);
     add("eager_layer_norm", e.eager_layer_norm.source);
+    add("selective_recompute", e.selective_recompute.source);
+    add("eager_model_ops", e.eager_model_ops.source);
+    add("torch_compile", e.torch_compile.source);
+    add("fp32_eager_cross_entropy", e.fp32_eager_cross_entropy.source);
   }
   return out;
 }

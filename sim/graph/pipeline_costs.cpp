@@ -73,7 +73,8 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, cons
     c.forward_s += cost.forward_s(op);
     c.backward_s += cost.backward_s(op);
     c.weight_s += cost.backward_weight_s(op);
-    if (recomputed_in_backward(op, plan)) c.selective_recompute_s += cost.forward_s(op);  // activation_storage.hpp
+    if (const double share = recomputed_share(op, plan); share > 0)
+      c.selective_recompute_s += share * cost.forward_s(op);  // activation_storage.hpp
     c.kernels += op.kernels;
   }
   for (const CommOp& listed : layer.comms) {

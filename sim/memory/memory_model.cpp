@@ -411,6 +411,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       }
     } else {
       per_unit = kept_act / v;
+      // torchtitan's per-op policy recomputes the block's unsaved ops before its backward: the
+      // whole block's activations exist again while it runs, as under full recompute.
+      if (plan.recompute_granularity == RecomputeGranularity::selective &&
+          framework.selective_recompute.value == SelectiveRecompute::torchtitan_op)
+        working = max_full_act;
     }
     // Backward working set: while an op runs backward, the gradient of its saved input
     // (same size as that input) exists next to the gradient flowing between layers
@@ -460,7 +465,10 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       // copy; the fused loss's gradient of the logits in backward).
       const double tokens =
           static_cast<double>(plan.micro_batch_size) * plan.seq_length / std::max(1, plan.context_parallel_size);
-      working = std::max(working, 2.0 * tokens * static_cast<double>(workload.padded_vocab_size) /
+      // torchtitan's eager loss casts the logits to fp32 first: the 16-bit logits and that copy
+      // (2 + 4 bytes a logit) beside the kept log-softmax (workload.cpp cross_entropy_op).
+      const double transient_per_logit = framework.fp32_eager_cross_entropy.value ? 6.0 : 2.0;
+      working = std::max(working, transient_per_logit * tokens * static_cast<double>(workload.padded_vocab_size) /
                                       std::max(1, plan.tensor_model_parallel_size));
     }
     sm.activations_embedding_head = edge;

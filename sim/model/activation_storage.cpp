@@ -81,6 +81,8 @@ bool fp8_linear(const Op& op) { return op.op_class == OpClass::gemm && !op.fp8_e
 }  // namespace
 
 double kept_activation_bytes(const Op& op, const ModelSpec& model, const ParallelPlan& plan) {
+  // torchtitan's per-op policy (workload.cpp mark_op_sac): the outputs it saves, nothing else.
+  if (op.op_sac) return op.op_sac_saved_bytes;
   const RecomputeModules& rm = plan.recompute_modules;
   double bytes = op.activation_bytes;
   // Megatron's defaults (at most core_attn, no FP8 cache, no flex unpermute): no name to look at.
@@ -120,7 +122,14 @@ double kept_ops_activation_bytes(const LayerWorkload& layer, const ModelSpec& mo
 
 double kept_layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan) {
   if (plan.recompute_granularity == RecomputeGranularity::full) return layer_input_bytes(model, plan);
-  return kept_ops_activation_bytes(layer, model, plan);
+  // A block checkpointed op by op keeps its input beside the outputs its policy saves.
+  const bool op_sac = !layer.ops.empty() && layer.ops.front().op_sac;
+  return kept_ops_activation_bytes(layer, model, plan) + (op_sac ? layer_input_bytes(model, plan) : 0.0);
+}
+
+double recomputed_share(const Op& op, const ParallelPlan& plan) {
+  if (op.op_sac) return op.op_sac_recompute_share;
+  return recomputed_in_backward(op, plan) ? 1.0 : 0.0;
 }
 
 bool recomputed_in_backward(const Op& op, const ParallelPlan& plan) {

@@ -230,11 +230,43 @@ Op memory_op(const std::string& name, double in, double out, double flops_per_el
   return op;
 }
 
+// The framework's model code runs its norms, rotary embedding and gated activation as chains of
+// PyTorch eager ops (FrameworkEntry::eager_model_ops) and the plan does not compile them
+// (plan.torch_compile: Inductor fuses each chain into the fused ops' traffic).
+bool eager_op_chains(const ParallelPlan& p) { return framework_entry(p.framework).eager_model_ops.value && !p.torch_compile; }
+
+// torchtitan's eager RMSNorm (models/norms.py @ 9dec370: _norm(x.float()).type_as(x) * weight,
+// _norm = x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)), bytes per element of its input,
+// one kernel per op (the mean, + eps and rsqrt run per row: their bytes are 1/h of these).
+//   Forward: x.float() r2 w4; pow r4 w4; mean r4; x * r r4 w4; type_as r4 w2; * weight r2 w2
+//   = 36 bytes, 8 kernels.
+//   Backward, PyTorch's autograd formulas (tools/autograd/derivatives.yaml) for each op:
+//     * weight: grad * w r2 w2, and the weight gradient (grad * y) r2 r2 w2 then its sum r2: 12
+//     type_as: the gradient cast back to fp32 r2 w4: 6
+//     x * r: grad * r r4 w4, and r's gradient (grad * x) r4 r4 w4 then its row sum r4: 24
+//     mean: grad.expand(...) / n written w4: 4
+//     pow: pow_backward grad * (2 * x.pow(1)): x.pow(1) r4 w4, * 2 r4 w4, * grad r4 r4 w4: 28
+//     the two gradients of the fp32 x summed r4 r4 w4: 12; x.float()'s backward r4 w2: 6
+//   = 92 bytes, 15 kernels (the op model launches 2x forward's in backward: 16).
+// The fused norm (Megatron, TE, Apex) moves 4 and 6.
+constexpr double kEagerRmsNormForwardBytes = 36.0;
+constexpr double kEagerRmsNormBackwardBytes = 92.0;
+constexpr int kEagerRmsNormKernels = 8;
+
 // A norm of the model's kind over `elements` (its input, and as many outputs), keeping its
 // input for backward. A LayerNorm the framework runs as PyTorch's own layer_norm is marked so
-// the cost model prices its traffic at the device's measured eager rate.
+// the cost model prices its traffic at the device's measured eager rate; an RMSNorm of eager
+// model code moves its op chain's bytes. Eager, autograd keeps the fp32 upcast (pow's and the
+// product's input) and the 16-bit normalized output (the weight product's), 4 + 2 bytes per
+// element, where the fused norm keeps its 16-bit input.
 Op norm_op(const std::string& name, const ModelSpec& m, const ParallelPlan& p, double elements) {
   Op op = memory_op(name, elements, elements, 5.0, kHalf * elements);
+  if (m.norm == "rmsnorm" && eager_op_chains(p)) {
+    op.forward_bytes = kEagerRmsNormForwardBytes * elements;
+    op.backward_bytes = kEagerRmsNormBackwardBytes * elements;
+    op.kernels = kEagerRmsNormKernels;
+    op.activation_bytes = (kFp32 + kHalf) * elements;
+  }
   op.eager_layer_norm = m.norm == "layernorm" && framework_entry(p.framework).eager_layer_norm.value;
   op.weight_tensors = norm_params(m) / d(m.hidden_size);  // LayerNorm: scale and shift; RMSNorm: scale
   return op;
@@ -308,6 +340,20 @@ bool runs_megatron_cross_entropy(Framework framework) { return framework_entry(f
 // CrossEntropyLossFunction: ctx.save_for_backward(logits, lse, labels)), 2 bytes per logit.
 Op cross_entropy_op(const std::string& name, double tokens, double v_local, Framework framework) {
   const double logits = tokens * v_local;
+  if (framework_entry(framework).fp32_eager_cross_entropy.value) {
+    // torchtitan's loss (train.py @ 9dec370): F.cross_entropy(pred.flatten(0, 1).float(), labels),
+    // eager, per logit. Forward: .float() r2 w4; log_softmax, whose kernel (cunn_SoftMaxForward:
+    // a row of 128k fp32 logits does not fit shared memory) reads the row for the max, again for
+    // the sum of exponentials and a third time to write the output, r12 w4; nll_loss per token
+    // = 22 bytes, 3 kernels. Backward: nll_loss_backward writes the zero-filled gradient w4;
+    // log_softmax_backward reads the gradient for its row sum, then gradient and output, and
+    // writes r12 w4; the cast back to 16 bit r4 w2 = 26 bytes. log_softmax keeps its fp32
+    // output (4 bytes a logit) for the backward.
+    Op op = memory_op(name, logits, tokens, 6.0, kFp32 * logits, 3);
+    op.forward_bytes = 22.0 * logits;
+    op.backward_bytes = 26.0 * logits;
+    return op;
+  }
   if (!runs_megatron_cross_entropy(framework))
     return memory_op(name, logits, tokens, 6.0, kHalf * logits + kFp32 * tokens, 3);
   Op op = memory_op(name, logits, tokens, 6.0, kFp32 * logits, kCrossEntropyForwardKernels);
@@ -709,7 +755,28 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     // Rotary: reads and writes Q and K; keeps nothing but the cached cos/sin tables.
     // (ALiBi has no rotary and no table: its cost is in the attention core below.)
     const double qk = sh.T * (a.q_width + a.k_width) / sh.t;
-    B.add(memory_op("rotary", qk, qk, 6.0, 0.0));
+    Op rotary = memory_op("rotary", qk, qk, 6.0, 0.0);
+    if (eager_op_chains(p)) {
+      // torchtitan's apply_rotary_emb (models/llama/model.py @ 9dec370), per element of Q and K:
+      // .float() r2 w4, the complex multiply by freqs_cis r4 w4 (the table is s x d/2, broadcast),
+      // .type_as() r4 w2 = 20 bytes, three kernels for each of Q and K; backward mirrors it
+      // (the cast back r2 w4, grad * conj(freqs_cis) r4 w4, the cast to 16 bit r4 w2).
+      rotary.forward_bytes = 20.0 * qk;
+      rotary.backward_bytes = 20.0 * qk;
+      rotary.kernels = 6;
+    }
+    B.add(rotary);
+  }
+  if (framework_entry(p.framework).eager_model_ops.value && a.k_width < a.q_width && !m.is_mla()) {
+    // Grouped-query attention in torchtitan's model code (repeat_kv @ 9dec370: unsqueeze, expand,
+    // reshape): K and V are copied out to the query heads before the attention kernel, compiled
+    // or not (the reshape of an expanded view is a copy), and the kernel keeps the copies for its
+    // backward; the backward sums the heads' gradients back (reads the copies' size, writes K, V).
+    const double kv = sh.T * (a.k_width + a.v_width) / sh.t;
+    const double expanded = sh.T * 2.0 * a.q_width / sh.t;
+    Op repeat = memory_op("gqa_repeat_kv", kv, expanded, 0.0, kHalf * (expanded - kv), 2);
+    repeat.backward_bytes = kHalf * (expanded + kv);
+    B.add(repeat);
   }
   const double qkv_keep =
       kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;  // Korthikanti: Q, K (4sbh/t) and V (2sbh/t)
@@ -943,8 +1010,20 @@ void add_dense_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const 
   const int up = B.add(gemm_op(m.gated_mlp ? "mlp_gate_up" : "mlp_up", sh.T, up_width, h, kHalf * sh.Tn * h));
   // Korthikanti: GeLU keeps its input 8sbh/t (= 2 x s x b x ffn/t); a gated activation
   // keeps both the gate and the up halves (2 x 2 x s x b x ffn/t).
-  B.add(memory_op(m.gated_mlp ? "mlp_gated_activation" : "mlp_activation", sh.T * up_width, sh.T * width / sh.t,
-                  m.gated_mlp ? 10.0 : 8.0, kHalf * sh.T * up_width));
+  Op activation = memory_op(m.gated_mlp ? "mlp_gated_activation" : "mlp_activation", sh.T * up_width,
+                            sh.T * width / sh.t, m.gated_mlp ? 10.0 : 8.0, kHalf * sh.T * up_width);
+  if (m.gated_mlp && eager_op_chains(p)) {
+    // torchtitan's FeedForward (models/llama/model.py @ 9dec370): F.silu(w1(x)) * w3(x) as two
+    // kernels, per element of the ffn/t wide output: silu r2 w2, * r2 r2 w2 = 10 bytes; backward:
+    // the product's two gradients (grad * each side) r2 r2 w2 twice, silu's r2 r2 w2 = 18 bytes,
+    // three kernels. The product keeps the silu output besides the two GEMM outputs.
+    const double out = sh.T * width / sh.t;
+    activation.forward_bytes = 10.0 * out;
+    activation.backward_bytes = 18.0 * out;
+    activation.kernels = 2;
+    activation.activation_bytes = kHalf * 3.0 * out;
+  }
+  B.add(activation);
   // The second linear keeps its input, 2 x s x b x ffn/t (8sbh/t for ffn = 4h).
   const int down = B.add(gemm_op("mlp_down", sh.T, h, width / sh.t, kHalf * sh.T * width / sh.t));
   if (tp) {
@@ -1121,6 +1200,49 @@ void tag_attention_head_dim(LayerWorkload& layer, const ModelSpec& m) {
 }
 
 // `layer` is one model layer of the type (its window decides the attention work).
+// torchtitan's per-op selective checkpointing (FrameworkEntry::selective_recompute torchtitan_op)
+// on one transformer block: its Linears in the model code's call order (a fused op's in order:
+// wq, wk, wv; w1 then w3), each aten.mm counted from 1 per block call and saved on odd counts;
+// the flash attention kernel's output and log-sum-exp saved; everything else recomputed before
+// the block's backward: the even Linears, every elementwise op, grouped GEMMs (torch._grouped_mm,
+// not aten.mm) and attention without flash kernels (bmm). The block also keeps its input
+// (activation_storage.cpp kept_layer_activation_bytes).
+void mark_op_sac(LayerWorkload& layer, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
+  if (p.recompute_granularity != RecomputeGranularity::selective ||
+      framework_entry(p.framework).selective_recompute.value != SelectiveRecompute::torchtitan_op)
+    return;
+  const AttentionDims a = attention_dims(m);
+  int mm_count = 0;
+  for (Op& op : layer.ops) {
+    op.op_sac = true;
+    op.op_sac_recompute_share = 1.0;
+    op.op_sac_saved_bytes = 0;
+    if (op.op_class == OpClass::attention && op.gemm_m == 0) {
+      op.op_sac_recompute_share = 0;
+      op.op_sac_saved_bytes =
+          kHalf * sh.T * a.out_width / sh.t + kFp32 * sh.b * (m.num_attention_heads / sh.t) * sh.s;
+      continue;
+    }
+    if (op.op_class != OpClass::gemm || op.gemm_groups > 1) continue;
+    std::vector<double> widths;
+    if (op.name == "qkv")
+      widths = {a.q_width / sh.t, a.k_width / sh.t, a.v_width / sh.t};
+    else if (op.name == "mlp_gate_up" || op.name == "shared_expert_gate_up")
+      widths = {d(op.gemm_n) / 2, d(op.gemm_n) / 2};
+    else
+      widths = {d(op.gemm_n)};
+    double total = 0, recomputed = 0;
+    for (double width : widths) {
+      total += width;
+      if (++mm_count % 2 == 1)
+        op.op_sac_saved_bytes += kHalf * d(op.gemm_m) * width;
+      else
+        recomputed += width;
+    }
+    op.op_sac_recompute_share = total > 0 ? recomputed / total : 1.0;
+  }
+}
+
 LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, int layer_index) {
   LayerWorkload layer;
   layer.kind = moe ? "moe" : "dense";
@@ -1157,6 +1279,7 @@ LayerWorkload build_layer(const ModelSpec& m, const ParallelPlan& p, bool moe, i
     add_dense_mlp(B, m, p, sh, d(m.intermediate_size));
     params += dense_mlp_params(m, d(m.intermediate_size));
   }
+  mark_op_sac(layer, m, p, sh);
   layer.expert_parameters = expert;
   layer.parameters = params / t + replicated + expert;
   if (steps_tensor_by_tensor(p)) layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
@@ -1473,7 +1596,8 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
       fraction = std::min(1.0, static_cast<double>(p.recompute_num_layers) / per_stage);
     for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
     if (skipped_per_token > 0) extra_per_token -= fraction * skipped_per_token;
-  } else if (p.recompute_granularity == RecomputeGranularity::selective) {
+  } else if (p.recompute_granularity == RecomputeGranularity::selective &&
+             framework_entry(p.framework).selective_recompute.value == SelectiveRecompute::megatron_modules) {
     // core_attn (Megatron's default module) recomputes the attention core; mla_up_proj the MLA up
     // projections of every layer and MTP module (activation_storage.hpp). Norms and activations
     // are elementwise: no matmul FLOPs.
@@ -1481,6 +1605,23 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
                       (m.num_layers + std::max(0, m.mtp_layers)) * recompute_module_flops_per_token(m, p);
   }
   w.recompute_flops_per_step = static_cast<double>(p.global_batch_size) * s * extra_per_token;
+  // torchtitan's per-op policy (mark_op_sac): each layer's marked share of its ops' forward, an
+  // op's FLOPs being one device's for one micro-batch (x TP x CP for the layer's, x the step's
+  // micro-batches of every replica, global batch / micro batch).
+  // (Only for plans under that policy: the search's analytical tier builds a workload per plan.)
+  double op_sac_flops = 0;
+  if (p.recompute_granularity == RecomputeGranularity::selective &&
+      framework_entry(p.framework).selective_recompute.value == SelectiveRecompute::torchtitan_op) {
+    std::vector<double> per_type(w.layer_types.size(), 0.0);
+    for (std::size_t t = 0; t < w.layer_types.size(); ++t)
+      for (const Op& op : w.layer_types[t].ops)
+        if (op.op_sac) per_type[t] += op.forward_flops * op.op_sac_recompute_share;
+    for (int type : w.layer_type_of) op_sac_flops += per_type[static_cast<std::size_t>(type)];
+  }
+  if (op_sac_flops > 0)
+    w.recompute_flops_per_step += op_sac_flops * std::max(1, p.tensor_model_parallel_size) *
+                                  std::max(1, p.context_parallel_size) * static_cast<double>(p.global_batch_size) /
+                                  std::max(1, p.micro_batch_size);
   const double skipped =
       skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
   w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step +

@@ -520,6 +520,9 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   if (plan.reuse_fp32_param && framework.reuse_fp32_param_saved_bytes.value <= 0)
     add("plan.reuse_fp32_param", "true, but there is no reuse of the fp32 parameters" + in,
         "false" + or_frameworks([](const FrameworkEntry& e) { return e.reuse_fp32_param_saved_bytes.value > 0; }));
+  if (plan.torch_compile && !framework.torch_compile.value)
+    add("plan.torch_compile", "true, but there is no torch.compile of the model" + in,
+        "false" + or_frameworks([](const FrameworkEntry& e) { return e.torch_compile.value; }));
   // MindSpeed's feature depends on bf16 (reuse_fp32_param.py validate_args: dependency_check(args, 'bf16')).
   if (plan.reuse_fp32_param && plan.precision != Precision::bf16)
     add("plan.reuse_fp32_param", std::string("true with precision ") + to_string(plan.precision) +

@@ -83,7 +83,10 @@ namespace {
 //  - dropout: Megatron's 0.1 attention and hidden dropout for the zero-bubble paper's runs
 //    (its fork's arguments.py defaults, which its launcher zeroes only for exact-numerics
 //    tests); none elsewhere
-//  - precision: fp8 / fp16 when the id or notes say so, else bf16; where the notes quote the
+//  - torch.compile: on where the source or notes say "torch.compile" and the framework has the
+//    option (torchtitan's tables); off otherwise
+//  - precision: fp8 / fp16 when the id or notes say so, else bf16; an fp8 row's recipe tensorwise
+//    where the notes say "dynamic tensorwise scaling" (torchao), Transformer Engine's delayed otherwise; where the notes quote the
 //    script's flags, its --fp16 or --bf16
 //  - quoted script flags and the plan: a quoted --tensor-model-parallel-size,
 //    --pipeline-model-parallel-size, --micro-batch-size, --global-batch-size or
@@ -179,6 +182,12 @@ bool counts_recompute_in_flops(const MeasuredRun& run) {
 // Megatron's --tp-comm-overlap does. The sources record it in the run's notes.
 // Where the notes quote the launch script, exactly when it passes --use-mc2.
 bool fuses_tp_comm_with_matmul(const MeasuredRun& run, AcceleratorFamily family) {
+  // torchtitan's async TP (its tables' "AsyncTP"), where the notes say it was on: the fsdp entry's
+  // tp_comm_overlap. Its mechanism (torch.distributed._symmetric_memory: each TP collective cut
+  // into TP-size pieces that copy engines move while the matmul runs on the previous piece) is
+  // priced as Transformer Engine's userbuffers, which hide more: 1.32x over the 2D row where
+  // torchtitan measured 1.057x (trends.yaml torchtitan-70b-256gpu-*).
+  if (contains(run.notes, "AsyncTP on")) return true;
   if (family != AcceleratorFamily::ascend_910b) return false;
   if (const std::optional<std::string> script = quoted_script_flags(run)) return script_sets(*script, "--use-mc2");
   return contains(run.notes, "mc2");
@@ -779,6 +788,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.fsdp_mixed_precision = FsdpMixedPrecision::pure;
   if (framework_entry(p.framework).fsdp_mixed_precision.value && contains(run.notes, "FSDP mixed_precision FULL"))
     p.fsdp_mixed_precision = FsdpMixedPrecision::full;
+  // torch.compile where the row's source or notes say the run compiled the model (torchtitan's
+  // benchmark tables: "+ torch.compile"), on a framework that has the option.
+  if (framework_entry(p.framework).torch_compile.value &&
+      (contains(run.notes, "torch.compile") || contains(run.source, "torch.compile")))
+    p.torch_compile = true;
   // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
   // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.
   if (contains(run.notes, "cp comm type a2a")) p.cp_comm_type = CpCommType::a2a;
@@ -853,6 +867,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
     p.precision = Precision::fp8;
+    // torchao's Float8 training (torchtitan's rows): dynamic scaling of each whole tensor from its
+    // current amax (torchao float8/config.py: ScalingType.DYNAMIC, ScalingGranularity.TENSORWISE),
+    // where the notes say so; Transformer Engine's delayed scaling otherwise (the recipe default).
+    if (contains(run.notes, "dynamic tensorwise scaling")) {
+      p.fp8_recipe = Fp8Recipe::tensorwise;
+      defaults.push_back("fp8_recipe=tensorwise (torchao)");
+    }
   } else if (script && (script_sets(*script, "--fp16") || script_sets(*script, "--bf16"))) {
     p.precision = script_sets(*script, "--fp16") ? Precision::fp16 : Precision::bf16;
   } else if (contains(run.notes, "fp16")) {

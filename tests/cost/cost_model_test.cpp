@@ -215,7 +215,7 @@ TEST_CASE("attention without flash kernels: batched GEMMs at the GEMM curve, ful
 
 namespace {
 // A GPT layer (h = 2048, micro-batch 2, s = 1024) with the given norm on the given framework.
-LayerWorkload norm_layer(Framework framework, const std::string& norm) {
+LayerWorkload norm_layer(Framework framework, const std::string& norm, bool compiled = false) {
   ModelSpec m;
   m.name = "gpt";
   m.hidden_size = 2048;
@@ -229,6 +229,7 @@ LayerWorkload norm_layer(Framework framework, const std::string& norm) {
   m.norm = norm;
   ParallelPlan p;
   p.framework = framework;
+  p.torch_compile = compiled;
   p.micro_batch_size = 2;
   p.global_batch_size = 2;
   p.seq_length = 1024;
@@ -258,11 +259,22 @@ TEST_CASE("a LayerNorm run as PyTorch's own layer_norm moves its bytes at the de
         Approx(3 * 2 * tokens * hidden / (h.device.hbm_bandwidth * 0.24)).epsilon(1e-12));
   const double elementwise = h.device.hbm_bandwidth * h.device.memory_bound_efficiency;
   for (const Op& op : {norm_of(norm_layer(Framework::megatron_core, "layernorm")),
-                       norm_of(norm_layer(Framework::fsdp, "rmsnorm"))}) {
+                       norm_of(norm_layer(Framework::megatron_core, "rmsnorm")),
+                       norm_of(norm_layer(Framework::fsdp, "rmsnorm", true))}) {
     CHECK_FALSE(op.eager_layer_norm);
     CHECK(op_backward_timing(op, h.device, Precision::bf16).memory_s ==
           Approx(3 * 2 * tokens * hidden / elementwise).epsilon(1e-12));
   }
+  // torchtitan's eager RMSNorm (its op chain, workload.cpp): 36 bytes an element forward, 92 in
+  // backward, 8 kernels, at the elementwise rate; compiled, the fused norm's 4 and 6 (above).
+  const Op rms = norm_of(norm_layer(Framework::fsdp, "rmsnorm"));
+  CHECK_FALSE(rms.eager_layer_norm);
+  CHECK(rms.kernels == 8);
+  CHECK(op_forward_timing(rms, h.device, Precision::bf16).memory_s ==
+        Approx(36 * tokens * hidden / elementwise).epsilon(1e-12));
+  CHECK(op_backward_timing(rms, h.device, Precision::bf16).memory_s ==
+        Approx(92 * tokens * hidden / elementwise).epsilon(1e-12));
+  CHECK(rms.activation_bytes == 6 * tokens * hidden);  // the fp32 upcast and the 16-bit output
   // 0: the device has no measurement of the eager kernel, the elementwise rate stands.
   h.device.eager_layer_norm_forward_efficiency = 0;
   h.device.eager_layer_norm_backward_efficiency = 0;

@@ -137,7 +137,6 @@ TEST_CASE("llm-foundry's step of Llama-3 8B on 64 H100 pays its optimizer's host
   auto run = [&](const std::string& framework) { return simulate(load_scenario(path, overrides(framework))); };
   const auto titan = run("fsdp");
   const auto foundry = run("llm-foundry");
-  CHECK(foundry.metrics.step_time_s > titan.metrics.step_time_s);
   const Scenario s = load_scenario(path, overrides("llm-foundry"));
   const Workload w = build_workload(s.model, s.plan);
   const double per_kernel =
@@ -150,7 +149,6 @@ TEST_CASE("llm-foundry's step of Llama-3 8B on 64 H100 pays its optimizer's host
   const double host = tensors * 12 * per_kernel;
   CHECK(foundry.metrics.stages[0].optimizer_s == Approx(host));
   CHECK(titan.metrics.stages[0].optimizer_s < 0.2 * host);
-  // The rest of the step is the same FSDP: only the optimizer differs.
-  CHECK(foundry.metrics.step_time_s - titan.metrics.step_time_s ==
-        Approx(host - titan.metrics.stages[0].optimizer_s).epsilon(1e-6));
+  // The rest of the step differs by the model code (torchtitan's eager op chains and loss,
+  // framework.hpp eager_model_ops, against MPT's fused ops): only the optimizers are compared.
 }

@@ -57,9 +57,9 @@ TEST_CASE("the loss is priced at the device's elementwise HBM rate", "[model][he
   CHECK(op_backward_s(op, d, Precision::bf16) == Approx(14 * kLogits / (3.35e12 * 0.75)).epsilon(1e-12));
 }
 
-TEST_CASE("FSDP stacks run a fused single-pass loss, not Megatron's eager passes", "[model][head][loss]") {
+TEST_CASE("llm-foundry runs a fused single-pass loss, not Megatron's eager passes", "[model][head][loss]") {
   ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
-  p.framework = Framework::fsdp;
+  p.framework = Framework::llm_foundry;
   const Op& op = loss_op(build_workload(llama3_70b(), p));
   const double logits = 4096.0 * 128256.0;
   CHECK(op.forward_bytes == 2 * (logits + 4096.0));       // read the 16-bit logits, write a loss per token
@@ -67,4 +67,20 @@ TEST_CASE("FSDP stacks run a fused single-pass loss, not Megatron's eager passes
   CHECK(op.kernels == 3);
   // flash-attn's CrossEntropyLossFunction saves its 16-bit input logits and an fp32 lse per token.
   CHECK(op.activation_bytes == 2 * logits + 4 * 4096.0);
+}
+
+TEST_CASE("torchtitan's loss is F.cross_entropy on an fp32 copy of the logits: 22 and 26 bytes a logit, the fp32 "
+          "log-softmax kept",
+          "[model][head][loss]") {
+  ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
+  p.framework = Framework::fsdp;
+  for (const bool compiled : {false, true}) {  // torchtitan compiles the blocks, never the loss
+    p.torch_compile = compiled;
+    const Op& op = loss_op(build_workload(llama3_70b(), p));
+    const double logits = 4096.0 * 128256.0;
+    CHECK(op.forward_bytes == 22 * logits);   // .float() 2 + 4, log_softmax's three reads and its write 16
+    CHECK(op.backward_bytes == 26 * logits);  // zero-filled gradient 4, log_softmax_backward 16, the cast 6
+    CHECK(op.kernels == 3);
+    CHECK(op.activation_bytes == 4 * logits);
+  }
 }

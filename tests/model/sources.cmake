@@ -10,3 +10,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cross_entropy_te
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/embedding_grad_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/long_context_op_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/alibi_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/torchtitan_ops_test.cpp)

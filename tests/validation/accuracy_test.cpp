@@ -69,14 +69,14 @@ TEST_CASE("step-time MAPE per family and peak-memory MAPE stay within their boun
   }
 }
 
-TEST_CASE("every trend row simulates or is listed unsupported, and exactly 13 groups are compared",
+TEST_CASE("every trend row simulates or is listed unsupported, and exactly 18 groups are compared",
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
   CHECK(report.rows_failed == 0);
   CHECK(report.rows_unsupported == 25);
-  CHECK(report.groups.size() == 17);
-  CHECK(report.groups_compared == 13);
+  CHECK(report.groups.size() == 22);
+  CHECK(report.groups_compared == 18);
   CHECK(report.groups_unsupported == 4);
   for (const auto& group : report.groups) {
     INFO(group.group);

@@ -28,6 +28,18 @@ enum class GatherUnit {
   layer,        // FSDP: every wrapped module (one transformer layer)
 };
 
+// What plan.recompute_granularity: selective saves and recomputes in the framework.
+enum class SelectiveRecompute {
+  // Megatron's selective recompute (Korthikanti et al. 2022): the attention core's internals,
+  // or the modules of plan.recompute_modules (activation_storage.hpp).
+  megatron_modules,
+  // torchtitan's per-op selective checkpointing (selective_ac_option 'op'): each transformer
+  // block keeps its input, the attention kernel's output and every other matmul's output (the
+  // 1st, 3rd, 5th, ... in the block's forward order), and recomputes everything else in
+  // backward (activation_storage.hpp op_sac_*).
+  torchtitan_op,
+};
+
 // The default source of the optimizer-offload values of a framework without it.
 inline constexpr const char* kNoOptimizerOffload = "no optimizer offload in this framework (plan_check refuses plan.offload_optimizer: cpu)";
 
@@ -294,6 +306,22 @@ struct FrameworkEntry {
   // Engine). Priced at device.eager_layer_norm_*_efficiency where the device has a measurement
   // (cost_model.cpp); RMSNorm is not covered (no measurement of an eager RMSNorm is stored).
   Sourced<bool> eager_layer_norm;
+  // What selective recompute does in this framework (SelectiveRecompute above).
+  Sourced<SelectiveRecompute> selective_recompute{SelectiveRecompute::megatron_modules,
+                                                  "Megatron's selective recompute (the attention core, or "
+                                                  "plan.recompute_modules)"};
+  // The model code's norms, rotary embedding and gated activation are chains of PyTorch eager
+  // ops (an fp32 upcast and one kernel per op, each a pass over the tensor) unless
+  // plan.torch_compile fuses them, and a grouped-query attention's K and V are copied out to the
+  // query heads before the attention kernel (workload.cpp eager_* ops). false: the framework's
+  // fused kernels (Megatron's, Transformer Engine's, Apex's, MindSpeed's).
+  Sourced<bool> eager_model_ops{false, "fused norm, rotary and activation kernels (Megatron / Transformer Engine)"};
+  // Whether plan.torch_compile exists: the framework compiles each transformer block with
+  // torch.compile (Inductor fuses the eager op chains above).
+  Sourced<bool> torch_compile{false, "no torch.compile option for the model"};
+  // The loss is PyTorch's F.cross_entropy on an fp32 copy of the 16-bit logits (log_softmax keeps
+  // its fp32 output for backward), in eager mode. false: megatron_cross_entropy says which.
+  Sourced<bool> fp32_eager_cross_entropy{false, "the loss kernel megatron_cross_entropy names"};
   // Whether the layers' Linears are Transformer Engine modules (Megatron-Core's TE layer spec):
   // each keeps a 16-bit dummy weight gradient for the step (the memory model's buffers).
   Sourced<bool> transformer_engine_linears{false, "its Linears are not Transformer Engine modules"};

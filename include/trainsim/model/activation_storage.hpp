@@ -34,6 +34,9 @@ double kept_layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& 
 // flagged dropped_by_selective_recompute; layernorm: the input and pre-MLP norms; mla_up_proj:
 // the q / kv norms, the up projections and MLA's rope; moe_act: the routed experts' activation).
 bool recomputed_in_backward(const Op& op, const ParallelPlan& plan);
+// The share of `op`'s forward the backward runs again: torchtitan's per-op policy's share where
+// it marked the op (Op::op_sac), else 1 or 0 by recomputed_in_backward.
+double recomputed_share(const Op& op, const ParallelPlan& plan);
 // Matmul FLOPs per token of one MLA layer that the recompute modules run again (HFU, not MFU):
 // mla_up_proj's q and kv up projections, 2 (q_lora_rank x heads x qk_head_dim + kv_lora_rank x
 // heads x (qk_nope_head_dim + v_head_dim)). 0 without mla_up_proj or MLA.

@@ -78,6 +78,13 @@ struct Op {
   // an MTP module); not the shared experts'. Its weights are expert parameters (sharded over EP,
   // gathered over expert DP: cost_model.cpp fp8_gemm_weights).
   bool routed_expert = false;
+  // Added for torchtitan's per-op selective checkpointing (FrameworkEntry::selective_recompute
+  // torchtitan_op, marked by workload.cpp mark_op_sac on a transformer block's ops): op_sac is
+  // set, the share of the op's forward its block's recompute runs again, and the bytes of its
+  // outputs the policy saves (MUST_SAVE) instead of what the op would keep.
+  bool op_sac = false;
+  double op_sac_recompute_share = 1.0;
+  double op_sac_saved_bytes = 0;
 };
 
 enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, send_recv };

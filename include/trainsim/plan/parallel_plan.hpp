@@ -153,6 +153,9 @@ struct ParallelPlan {
   // MindSpeed --reuse-fp32-param: the fp32 master copy is rebuilt from the bf16 parameters and a
   // 16-bit residual instead of being kept beside them (the framework entry's reuse_fp32_param).
   bool reuse_fp32_param = false;
+  // torchtitan's training.compile: each transformer block compiled with torch.compile, which
+  // fuses the model's eager op chains (FrameworkEntry::eager_model_ops, torch_compile).
+  bool torch_compile = false;
   FsdpMixedPrecision fsdp_mixed_precision = FsdpMixedPrecision::standard;  // framework fsdp only
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;
