@@ -163,6 +163,10 @@ Explanation explain(const Scenario& scenario) {
       plan.recompute_granularity != RecomputeGranularity::full)
     levers.push_back({"EP all-to-alls hidden under another micro-batch's compute (overlap_moe_expert_parallel_comm)",
                       [](Scenario& s) { s.plan.overlap_moe_expert_parallel_comm = true; }});
+  // torchtitan's training.compile: the blocks' eager op chains fused (framework.hpp eager_model_ops).
+  if (!plan.torch_compile && framework_entry(plan.framework).torch_compile.value &&
+      framework_entry(plan.framework).eager_model_ops.value)
+    levers.push_back({"each transformer block compiled (torch_compile)", [](Scenario& s) { s.plan.torch_compile = true; }});
   levers.insert(levers.end(), {
       {"intra-server links twice as fast", [](Scenario& s) { s.hardware.node.link_bandwidth *= 2; }},
       {"inter-server network twice as fast", [](Scenario& s) { s.hardware.cluster.nic_bandwidth *= 2; }},

@@ -33,3 +33,8 @@ trainsim_cli_test(search_keep_says_what_it_kept 0 "kept as the scenario sets the
   search scenarios/default.yaml --devices 8 --top 2 --keep sp,optimizer --set plan.global_batch_size=16)
 trainsim_cli_test(search_keep_unknown_axis_is_bad_input 2 "--keep: unknown plan axis 'zero'"
   search scenarios/default.yaml --devices 8 --keep zero)
+# explain on an eager torchtitan plan offers torch.compile as a replayed lever (framework.hpp
+# eager_model_ops); a compiled plan does not.
+trainsim_cli_test(explain_offers_torch_compile_on_an_eager_torchtitan_plan 0
+  "each transformer block compiled \\(torch_compile\\) +step +[0-9.]+ s +-[0-9.]+%"
+  explain scenarios/llama3-8b-h100-8-torchtitan.yaml)
