@@ -215,11 +215,20 @@ SplitRefit split_refit(const PredictionTable& table, const std::vector<double>& 
   std::vector<std::size_t> order;
   for (std::size_t r : all_rows(table))
     if (sizes[r] > 0) order.push_back(r);
-  // Ties in size are ordered by id so that the split depends on the runs alone.
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return sizes[a] != sizes[b] ? sizes[a] < sizes[b] : table.rows[a].id < table.rows[b].id;
   });
-  const std::size_t small_count = (order.size() + 1) / 2;
+  // The split nearest the median that keeps equal sizes on one side (rows of one model size in
+  // both halves would make a difference between the halves that no size explains); the smaller
+  // half takes the middle row when the count is odd, and the nearer split below the median wins
+  // a tie of distances. None when every row has the same size.
+  const std::size_t median = (order.size() + 1) / 2;
+  std::size_t small_count = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (sizes[order[i - 1]] == sizes[order[i]]) continue;
+    const auto distance = [&](std::size_t j) { return j > median ? j - median : median - j; };
+    if (small_count == 0 || distance(i) < distance(small_count)) small_count = i;
+  }
   const std::vector<std::size_t> small(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(small_count));
   const std::vector<std::size_t> large(order.begin() + static_cast<std::ptrdiff_t>(small_count), order.end());
   SplitRefit out;

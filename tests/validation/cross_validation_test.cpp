@@ -159,6 +159,14 @@ TEST_CASE("refit by model size: each half of the runs, split at the median size,
   CHECK(without_d.large_runs == 2);
   CHECK(without_d.split_size == 2e9);
   CHECK(split_refit(t, {0, 0, 0, 0, 5e9}).small_runs == 0);
+  // Rows of one size stay in one half: the split moves to the nearest change of size.
+  const SplitRefit tied = split_refit(t, {1e9, 9e9, 9e9, 9e9, 9e9});
+  CHECK(tied.small_runs == 1);
+  CHECK(tied.large_runs == 4);
+  CHECK(tied.split_size == 1e9);
+  CHECK(split_refit(t, {1e9, 1e9, 1e9, 9e9, 9e9}).small_runs == 3);
+  CHECK(split_refit(t, {1e9, 1e9, 9e9, 9e9, 9e9}).small_runs == 2);
+  CHECK(split_refit(t, {5e9, 5e9, 5e9, 5e9, 5e9}).small_runs == 0);  // one size: no split
 }
 
 TEST_CASE("dense size of a run: 12 layers hidden^2, 0 when the run leaves them out", "[validation][cross-validation]") {

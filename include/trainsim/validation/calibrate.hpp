@@ -64,7 +64,8 @@ OutOfSample cross_validate(const PredictionTable& table, int folds);
 // The keys refitted separately on a family's smaller and larger models (issue 15: a key
 // that absorbs a missing mechanism takes different values on the two halves). `sizes[r]`
 // is row r's size (<= 0: unknown, the row is left out); rows are split at the median size,
-// the smaller half taking the middle row when the count is odd.
+// the smaller half taking the middle row when the count is odd, moved to the nearest change of
+// size so that rows of one size stay in one half (no split when all are one size).
 struct SplitRefit {
   double split_size = 0;  // the largest size in the smaller half
   int small_runs = 0, large_runs = 0;  // 0 when fewer than two rows have a size
