@@ -413,9 +413,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       per_unit = kept_act / v;
       // torchtitan's per-op policy recomputes the block's unsaved ops before its backward: the
       // whole block's activations exist again while it runs, as under full recompute.
-      if (plan.recompute_granularity == RecomputeGranularity::selective &&
-          framework.selective_recompute.value == SelectiveRecompute::torchtitan_op)
-        working = max_full_act;
+      if (per_op_checkpointing(plan)) working = max_full_act;
     }
     // Backward working set: while an op runs backward, the gradient of its saved input
     // (same size as that input) exists next to the gradient flowing between layers

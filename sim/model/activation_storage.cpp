@@ -33,6 +33,8 @@
 
 #include <string_view>
 
+#include "trainsim/framework/framework.hpp"
+
 namespace trainsim {
 
 namespace {
@@ -123,8 +125,12 @@ double kept_ops_activation_bytes(const LayerWorkload& layer, const ModelSpec& mo
 double kept_layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan) {
   if (plan.recompute_granularity == RecomputeGranularity::full) return layer_input_bytes(model, plan);
   // A block checkpointed op by op keeps its input beside the outputs its policy saves.
-  const bool op_sac = !layer.ops.empty() && layer.ops.front().op_sac;
-  return kept_ops_activation_bytes(layer, model, plan) + (op_sac ? layer_input_bytes(model, plan) : 0.0);
+  return kept_ops_activation_bytes(layer, model, plan) + (per_op_checkpointing(plan) ? layer_input_bytes(model, plan) : 0.0);
+}
+
+bool per_op_checkpointing(const ParallelPlan& plan) {
+  return selective(plan) &&
+         framework_entry(plan.framework).selective_recompute.value == SelectiveRecompute::torchtitan_op;
 }
 
 double recomputed_share(const Op& op, const ParallelPlan& plan) {

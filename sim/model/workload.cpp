@@ -1208,9 +1208,7 @@ void tag_attention_head_dim(LayerWorkload& layer, const ModelSpec& m) {
 // not aten.mm) and attention without flash kernels (bmm). The block also keeps its input
 // (activation_storage.cpp kept_layer_activation_bytes).
 void mark_op_sac(LayerWorkload& layer, const ModelSpec& m, const ParallelPlan& p, const Shard& sh) {
-  if (p.recompute_granularity != RecomputeGranularity::selective ||
-      framework_entry(p.framework).selective_recompute.value != SelectiveRecompute::torchtitan_op)
-    return;
+  if (!per_op_checkpointing(p)) return;
   const AttentionDims a = attention_dims(m);
   int mm_count = 0;
   for (Op& op : layer.ops) {
@@ -1596,8 +1594,7 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
       fraction = std::min(1.0, static_cast<double>(p.recompute_num_layers) / per_stage);
     for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
     if (skipped_per_token > 0) extra_per_token -= fraction * skipped_per_token;
-  } else if (p.recompute_granularity == RecomputeGranularity::selective &&
-             framework_entry(p.framework).selective_recompute.value == SelectiveRecompute::megatron_modules) {
+  } else if (p.recompute_granularity == RecomputeGranularity::selective && !per_op_checkpointing(p)) {
     // core_attn (Megatron's default module) recomputes the attention core; mla_up_proj the MLA up
     // projections of every layer and MTP module (activation_storage.hpp). Norms and activations
     // are elementwise: no matmul FLOPs.
@@ -1609,19 +1606,16 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   // op's FLOPs being one device's for one micro-batch (x TP x CP for the layer's, x the step's
   // micro-batches of every replica, global batch / micro batch).
   // (Only for plans under that policy: the search's analytical tier builds a workload per plan.)
-  double op_sac_flops = 0;
-  if (p.recompute_granularity == RecomputeGranularity::selective &&
-      framework_entry(p.framework).selective_recompute.value == SelectiveRecompute::torchtitan_op) {
+  if (per_op_checkpointing(p)) {
     std::vector<double> per_type(w.layer_types.size(), 0.0);
     for (std::size_t t = 0; t < w.layer_types.size(); ++t)
-      for (const Op& op : w.layer_types[t].ops)
-        if (op.op_sac) per_type[t] += op.forward_flops * op.op_sac_recompute_share;
+      for (const Op& op : w.layer_types[t].ops) per_type[t] += op.forward_flops * op.op_sac_recompute_share;
+    double op_sac_flops = 0;
     for (int type : w.layer_type_of) op_sac_flops += per_type[static_cast<std::size_t>(type)];
-  }
-  if (op_sac_flops > 0)
     w.recompute_flops_per_step += op_sac_flops * std::max(1, p.tensor_model_parallel_size) *
                                   std::max(1, p.context_parallel_size) * static_cast<double>(p.global_batch_size) /
                                   std::max(1, p.micro_batch_size);
+  }
   const double skipped =
       skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
   w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step +

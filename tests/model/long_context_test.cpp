@@ -19,12 +19,6 @@ namespace {
 
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 
-const Op& op_named(const LayerWorkload& layer, const std::string& name) {
-  for (const auto& op : layer.ops)
-    if (op.name == name) return op;
-  FAIL("no op named " << name);
-  return layer.ops.front();
-}
 
 const CommOp* comm_named(const LayerWorkload& layer, const std::string& name) {
   for (const auto& c : layer.comms)

@@ -20,12 +20,6 @@ namespace {
 
 double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
-const Op& find_op(const LayerWorkload& layer, const std::string& name) {
-  for (const auto& op : layer.ops)
-    if (op.name == name) return op;
-  FAIL("no op named " << name);
-  return layer.ops.front();
-}
 
 const LayerWorkload& moe_layer(const Workload& w) {
   for (const auto& layer : w.layer_types)
@@ -165,13 +159,13 @@ TEST_CASE("MoE layer: balanced routing or EP 1 prices exactly as before, imbalan
   REQUIRE(f > 1.3);
   for (const char* name : {"expert_gate_up", "expert_down", "expert_activation"}) {
     CAPTURE(name);
-    CHECK(rel(find_op(ls, name).forward_flops, f * find_op(lb, name).forward_flops) < 1e-12);
-    CHECK(find_op(ls, name).activation_bytes == find_op(lb, name).activation_bytes);  // memory averages out
+    CHECK(rel(op_named(ls, name).forward_flops, f * op_named(lb, name).forward_flops) < 1e-12);
+    CHECK(op_named(ls, name).activation_bytes == op_named(lb, name).activation_bytes);  // memory averages out
   }
-  CHECK(find_op(ls, "expert_gate_up").gemm_m == static_cast<std::int64_t>(4096 * 2 * f));
+  CHECK(op_named(ls, "expert_gate_up").gemm_m == static_cast<std::int64_t>(4096 * 2 * f));
   // The rank's own tokens (router, permute) are not the busiest rank's.
-  CHECK(find_op(ls, "moe_permute").forward_bytes == find_op(lb, "moe_permute").forward_bytes);
-  CHECK(find_op(ls, "moe_router").forward_flops == find_op(lb, "moe_router").forward_flops);
+  CHECK(op_named(ls, "moe_permute").forward_bytes == op_named(lb, "moe_permute").forward_bytes);
+  CHECK(op_named(ls, "moe_router").forward_flops == op_named(lb, "moe_router").forward_flops);
   int all_to_alls = 0;
   for (std::size_t i = 0; i < ls.comms.size(); ++i)
     if (ls.comms[i].group == CommGroup::ep) {

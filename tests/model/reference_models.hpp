@@ -1,5 +1,6 @@
 #pragma once
 // Published model shapes used by the model and memory tests, built directly (no YAML).
+#include <stdexcept>
 #include <string>
 
 #include "trainsim/config/scenario.hpp"
@@ -170,5 +171,13 @@ inline Scenario scenario_on(const std::string& hardware_file, const ParallelPlan
 
 // The memory estimate of a whole scenario.
 inline MemoryReport memory_of(const Scenario& sc) { return estimate_memory(sc, build_workload(sc.model, sc.plan)); }
+
+// The op of `layer` named `name` (workload.cpp's op names); a test asking for one the layer
+// does not have fails.
+inline const Op& op_named(const LayerWorkload& layer, const std::string& name) {
+  for (const Op& op : layer.ops)
+    if (op.name == name) return op;
+  throw std::logic_error("no op named " + name);
+}
 
 }  // namespace trainsim::testing

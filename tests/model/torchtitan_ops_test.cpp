@@ -26,12 +26,6 @@ ParallelPlan titan(RecomputeGranularity recompute, bool compiled = false) {
   return p;
 }
 
-const Op& op_named(const LayerWorkload& layer, const std::string& name) {
-  for (const auto& op : layer.ops)
-    if (op.name == name) return op;
-  FAIL("no op " << name);
-  return layer.ops.front();
-}
 
 }  // namespace
 

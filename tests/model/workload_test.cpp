@@ -17,12 +17,6 @@ namespace {
 
 double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
-const Op& find_op(const LayerWorkload& layer, const std::string& name) {
-  for (const auto& op : layer.ops)
-    if (op.name == name) return op;
-  FAIL("no op named " << name);
-  return layer.ops.front();
-}
 
 int count_comms(const LayerWorkload& layer, CollectiveKind kind, CommGroup group, Phase phase) {
   return static_cast<int>(std::count_if(layer.comms.begin(), layer.comms.end(), [&](const CommOp& c) {
@@ -193,7 +187,7 @@ TEST_CASE("GQA keeps K and V kv_heads wide: smaller QKV GEMM and activations tha
   ModelSpec mqa = gqa;
   mqa.num_key_value_heads = 1;
   const ParallelPlan p = plan(1, 1, 1, 1, 1, 4096);
-  const auto qkv_n = [&](const ModelSpec& m) { return find_op(build_workload(m, p).layer_types[0], "qkv").gemm_n; };
+  const auto qkv_n = [&](const ModelSpec& m) { return op_named(build_workload(m, p).layer_types[0], "qkv").gemm_n; };
   CHECK(qkv_n(mha) == 3 * 8192);
   CHECK(qkv_n(gqa) == 8192 + 2 * 8 * 128);
   CHECK(qkv_n(mqa) == 8192 + 2 * 128);
@@ -212,8 +206,8 @@ TEST_CASE("gated MLP keeps both halves at the activation and has three matrices"
   const ParallelPlan p = plan(1, 1, 1, 1, 1, 2048);
   const LayerWorkload a = build_workload(gelu, p).layer_types[0];
   const LayerWorkload b = build_workload(gated, p).layer_types[0];
-  CHECK(find_op(b, "mlp_gate_up").gemm_n == 2 * find_op(a, "mlp_up").gemm_n);
-  CHECK(rel(find_op(b, "mlp_gated_activation").activation_bytes, 2 * find_op(a, "mlp_activation").activation_bytes) <
+  CHECK(op_named(b, "mlp_gate_up").gemm_n == 2 * op_named(a, "mlp_up").gemm_n);
+  CHECK(rel(op_named(b, "mlp_gated_activation").activation_bytes, 2 * op_named(a, "mlp_activation").activation_bytes) <
         1e-12);
   CHECK(b.parameters - a.parameters == 4096.0 * 16384 + 16384);  // one more h x ffn matrix and its bias
 }
@@ -261,7 +255,7 @@ TEST_CASE("context parallelism exchanges K and V c-1 times and divides the local
       CHECK(rel(c.bytes, 3 * local_kv) < 1e-12);
     }
   CHECK(found);
-  CHECK(find_op(layer, "qkv").gemm_m == 32768 / 4);
+  CHECK(op_named(layer, "qkv").gemm_m == 32768 / 4);
   ParallelPlan no_cp = p;
   no_cp.context_parallel_size = 1;
   no_cp.seq_length = 32768 / 4;
@@ -277,8 +271,8 @@ TEST_CASE("MoE layer: router, expert GEMMs on b*s*k*capacity tokens, two EP all-
   REQUIRE(w.layer_types.size() == 1);
   const LayerWorkload& layer = w.layer_types[0];
   CHECK(layer.kind == "moe");
-  CHECK(find_op(layer, "moe_router").gemm_n == 8);
-  CHECK(find_op(layer, "expert_gate_up").gemm_m == static_cast<std::int64_t>(4096 * 2 * 1.25));
+  CHECK(op_named(layer, "moe_router").gemm_n == 8);
+  CHECK(op_named(layer, "expert_gate_up").gemm_m == static_cast<std::int64_t>(4096 * 2 * 1.25));
   CHECK(count_comms(layer, CollectiveKind::all_to_all, CommGroup::ep, Phase::forward) == 2);
   CHECK(count_comms(layer, CollectiveKind::all_to_all, CommGroup::ep, Phase::backward) == 2);
   // One expert per device under EP 8: expert parameters are 1/8 of the 8 experts.
@@ -313,16 +307,16 @@ TEST_CASE("expert GEMMs are grouped over the E/EP local experts and read every l
   p.expert_model_parallel_size = 8;
   const Workload w = build_workload(m, p);
   const LayerWorkload& layer = w.layer_types[static_cast<std::size_t>(w.layer_type_of[1])];
-  const Op& up = find_op(layer, "expert_gate_up");
+  const Op& up = op_named(layer, "expert_gate_up");
   CHECK(up.gemm_groups == 160 / 8);
   CHECK(up.gemm_m == 4096 * 6);
   // Forward bytes: tokens in, 20 experts' 5120 x 3072 weights, tokens out (16-bit).
   const double m_rows = 4096.0 * 6, n = 2.0 * 1536, k = 5120;
   CHECK(rel(up.forward_bytes, 2.0 * (m_rows * k + 20 * k * n + m_rows * n)) < 1e-12);
   CHECK(rel(up.forward_flops, 2.0 * m_rows * n * k) < 1e-12);
-  CHECK(find_op(layer, "expert_down").gemm_groups == 20);
+  CHECK(op_named(layer, "expert_down").gemm_groups == 20);
   // Dense GEMMs stay single.
-  CHECK(find_op(layer, "shared_expert_gate_up").gemm_groups == 1);
+  CHECK(op_named(layer, "shared_expert_gate_up").gemm_groups == 1);
 }
 
 TEST_CASE("with several local experts the dispatcher sorts tokens by expert and back, with one it does not",
@@ -334,8 +328,8 @@ TEST_CASE("with several local experts the dispatcher sorts tokens by expert and 
   for (const auto& op : one.ops) CHECK(op.name.rfind("moe_sort", 0) == std::string::npos);
   p.expert_model_parallel_size = 2;  // four experts per device
   const LayerWorkload four = build_workload(m, p).layer_types[0];
-  const Op& sort = find_op(four, "moe_sort_by_local_expert");
-  const Op& back = find_op(four, "moe_sort_back_by_source_rank");
+  const Op& sort = op_named(four, "moe_sort_by_local_expert");
+  const Op& back = op_named(four, "moe_sort_back_by_source_rank");
   // One read and one write of the routed tokens (b*s*k x h, 16-bit), forward and backward.
   const double routed = 4096.0 * 2 * 4096 * 2;
   CHECK(rel(sort.forward_bytes, 2 * routed) < 1e-12);
@@ -354,16 +348,16 @@ TEST_CASE("routing and the load-balancing loss are counted as fp32 passes over t
   p.expert_model_parallel_size = 8;
   const Workload w = build_workload(m, p);
   const LayerWorkload& layer = w.layer_types[static_cast<std::size_t>(w.layer_type_of[1])];
-  const Op& aux = find_op(layer, "moe_aux_loss");
+  const Op& aux = op_named(layer, "moe_aux_loss");
   CHECK(rel(aux.forward_bytes, 5.0 * 4096 * 160) < 1e-12);  // fp32 probs + bool map
   CHECK(aux.kernels > 1);
-  CHECK(find_op(layer, "moe_topk").forward_bytes >= 4.0 * 4096 * 160);
+  CHECK(op_named(layer, "moe_topk").forward_bytes >= 4.0 * 4096 * 160);
 }
 
 TEST_CASE("MLA rotary rotates only the rope part: heads x 64 of Q and one shared 64-wide key", "[model][mla]") {
   ParallelPlan p = plan(2, 1, 4, 1, 32, 4096);
   const Workload w = build_workload(deepseek_v2(4), p);
-  const Op& rope = find_op(w.layer_types[0], "mla_rope_qkv");
+  const Op& rope = op_named(w.layer_types[0], "mla_rope_qkv");
   const double elements = 4096.0 * (128.0 * 64 / 2 + 64);
   CHECK(rel(rope.forward_flops, 6.0 * elements) < 1e-12);
   // Its bytes also assemble K and V at their head dims (mla_dispatch_test.cpp).
@@ -387,8 +381,8 @@ TEST_CASE("LM head shards the padded vocabulary over TP and keeps fp32 logits", 
   const ParallelPlan p = plan(8, 1, 1, 1, 1, 4096);
   const Workload w = build_workload(m, p);
   CHECK(w.padded_vocab_size == 129024);  // 128256 rounded up to a multiple of 128 x 8
-  CHECK(find_op(w.head, "lm_head").gemm_n == 129024 / 8);
-  CHECK(rel(find_op(w.head, "cross_entropy").activation_bytes, 4.0 * 4096 * 129024 / 8) < 1e-12);
+  CHECK(op_named(w.head, "lm_head").gemm_n == 129024 / 8);
+  CHECK(rel(op_named(w.head, "cross_entropy").activation_bytes, 4.0 * 4096 * 129024 / 8) < 1e-12);
 }
 
 TEST_CASE("tied embeddings: the head holds no copy with one stage, its own copy with PP > 1", "[model][tied]") {
@@ -430,8 +424,8 @@ TEST_CASE("MLA (DeepSeek-V2) layers: latent projections replace QKV, first layer
   CHECK(w.layer_types[0].kind == "dense");
   CHECK(w.layer_types[1].kind == "moe");
   CHECK(w.layer_type_of == std::vector<int>{0, 1, 1, 1});
-  CHECK(find_op(w.layer_types[0], "kv_up_proj").gemm_k == 512);
-  CHECK(find_op(w.layer_types[0], "q_up_proj").gemm_n == 128 * 192);
+  CHECK(op_named(w.layer_types[0], "kv_up_proj").gemm_k == 512);
+  CHECK(op_named(w.layer_types[0], "q_up_proj").gemm_n == 128 * 192);
 }
 
 TEST_CASE("unvalidated impossible inputs raise SimError instead of producing numbers", "[model][errors]") {
@@ -452,14 +446,14 @@ TEST_CASE("attention without flash kernels: score-matrix passes move 2+4+5+2 byt
   const double b = 4, heads = 32 / 2, s = 2048, d = 128;
   const double scores = b * heads * s * s;
   const double qk_bytes = 2.0 * b * s * 2 * 4096 / 2;  // Q and K, 16 bit, sharded by TP
-  const Op& score = find_op(layer, "attention_scores");
+  const Op& score = op_named(layer, "attention_scores");
   CHECK(rel(score.forward_bytes, 2 * scores + qk_bytes) < 1e-12);
   CHECK(rel(score.backward_bytes, 4 * scores + 2 * qk_bytes) < 1e-12);
-  const Op& softmax = find_op(layer, "attention_mask_softmax");
+  const Op& softmax = op_named(layer, "attention_mask_softmax");
   CHECK(rel(softmax.forward_bytes, 4 * scores) < 1e-12);
   CHECK(rel(softmax.backward_bytes, 6 * scores) < 1e-12);
   CHECK(softmax.kernels == 1);
-  const Op& drop = find_op(layer, "attention_dropout");
+  const Op& drop = op_named(layer, "attention_dropout");
   CHECK(rel(drop.forward_bytes, 5 * scores) < 1e-12);
   CHECK(rel(drop.backward_bytes, 5 * scores) < 1e-12);
   int passes = 0;
@@ -470,7 +464,7 @@ TEST_CASE("attention without flash kernels: score-matrix passes move 2+4+5+2 byt
   CHECK(score.gemm_m == 64 * 2048);
   CHECK(score.gemm_n == 2048);
   CHECK(score.gemm_k == 128);
-  const Op& pv = find_op(layer, "attention_over_v");
+  const Op& pv = op_named(layer, "attention_over_v");
   CHECK(pv.gemm_groups == 64);
   CHECK(pv.gemm_n == 128);
   CHECK(pv.gemm_k == 2048);
@@ -484,7 +478,7 @@ TEST_CASE("beyond 2048 keys Megatron's softmax runs unfused in fp32: 36 / 40 byt
   p.use_flash_attn = false;
   const LayerWorkload layer = build_workload(m, p).layer_types[0];
   const double scores = 1.0 * 16 * 4096.0 * 4096;
-  const Op& softmax = find_op(layer, "attention_mask_softmax_unfused");
+  const Op& softmax = op_named(layer, "attention_mask_softmax_unfused");
   CHECK(rel(softmax.forward_bytes, 36 * scores) < 1e-12);
   CHECK(rel(softmax.backward_bytes, 40 * scores) < 1e-12);
   CHECK(softmax.kernels == 5);

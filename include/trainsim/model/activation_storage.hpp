@@ -34,6 +34,10 @@ double kept_layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& 
 // flagged dropped_by_selective_recompute; layernorm: the input and pre-MLP norms; mla_up_proj:
 // the q / kv norms, the up projections and MLA's rope; moe_act: the routed experts' activation).
 bool recomputed_in_backward(const Op& op, const ParallelPlan& plan);
+// Whether the plan's selective recompute is torchtitan's per-op policy (the framework entry's
+// selective_recompute torchtitan_op under recompute_granularity selective): workload.cpp marks
+// the blocks' ops (Op::op_sac), and a block keeps its input beside what the policy saves.
+bool per_op_checkpointing(const ParallelPlan& plan);
 // The share of `op`'s forward the backward runs again: torchtitan's per-op policy's share where
 // it marked the op (Op::op_sac), else 1 or 0 by recomputed_in_backward.
 double recomputed_share(const Op& op, const ParallelPlan& plan);
