@@ -17,6 +17,7 @@
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/framework/launch.hpp"
 #include "trainsim/framework/offload.hpp"
+#include "trainsim/graph/tp_overlap.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/activation_storage.hpp"
 #include "trainsim/model/workload.hpp"
@@ -282,6 +283,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const std::function<double(const Op&)> forward_s = [&cost](const Op& op) { return cost.forward_s(op); };
   const std::function<double(const Op&)> backward_s = [&cost](const Op& op) { return cost.backward_s(op); };
   const std::function<double(const CommOp&)> collective_s = [&cost](const CommOp& c) { return cost.collective_s(c); };
+  const CostFunctions functions = plan.tp_comm_overlap ? cost_functions(cost) : CostFunctions{};
   auto layer_time = [&](const LayerWorkload& layer, bool recompute) {
     double f = 0, b = 0, extra = 0, comm = 0;
     for (const auto& op : layer.ops) {
@@ -293,13 +295,17 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     for (const auto& listed : layer.comms) {
       // A ring CP exchange costs what its attention steps do not hide, and the hidden sends
       // the compute they slow (cp_ring.cpp ring_exchange_cost, as the replay's layer costs).
-      const RingExchangeCost priced = ring_exchange_cost(layer, listed, plan, forward_s, backward_s, collective_s);
+      RingExchangeCost priced = ring_exchange_cost(layer, listed, plan, forward_s, backward_s, collective_s);
       const CommOp& c = priced.comm;
+      // What tp_comm_overlap hides of a TP collective (tp_overlap.hpp, as the replay's layer costs).
+      if (c.group == CommGroup::tp && plan.tp_comm_overlap) {
+        const TpOverlapCost tp = tp_overlap_cost(layer, c, priced.exposed_s, plan, functions);
+        priced.exposed_s = tp.exposed_s;
+        priced.hidden_s = tp.hidden_s;
+      }
       double t = priced.exposed_s + priced.hidden_s * scenario.hardware.device.overlap_slowdown;
       // Hidden under the GEMMs, at the price of the compute it slows.
-      if ((c.group == CommGroup::tp && plan.tp_comm_overlap) ||
-          (c.group == CommGroup::ep && plan.overlap_moe_expert_parallel_comm))
-        t *= scenario.hardware.device.overlap_slowdown;
+      if (c.group == CommGroup::ep && plan.overlap_moe_expert_parallel_comm) t *= scenario.hardware.device.overlap_slowdown;
       comm += t;
       if (recompute && plan.recompute_granularity == RecomputeGranularity::full && c.phase == Phase::forward)
         comm += t;

@@ -577,6 +577,13 @@ FrameworkEntry megatron_core() {
             "recipe gathers only row-wise data); Megatron-Core's TELinear / TELayerNormColumnParallelLinear / "
             "TEGroupedLinear are these modules (TELayerNormColumnParallelLinear saves its normalized output, "
             "quantized, likewise: layernorm_linear.py)"};
+  e.fp8_tp_all_gather = {
+      true, "NVIDIA/TransformerEngine v1.13 (e5edd6cc) transformer_engine/pytorch/module/layernorm_linear.py: "
+            "ln_out_dtype = torch.uint8 if fp8 (L129), gather_along_first_dim(ln_out, tp_group) under "
+            "sequence_parallel (L169), backward gathers the saved FP8 local shard again (L463 'Overlap input AG "
+            "with dgrad'); linear.py L154 / L429 likewise; module/base.py grad_output_preprocess: the output "
+            "gradient cast to FP8, then gather_along_first_dim (L842-854); reduce_scatter_along_first_dim in the "
+            "activation dtype (linear.py L362). TE 2.x gathers in the recipe's format (v2.3-2.4 blockwise in bf16)"};
   e.fp8_param_gather = {
       true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/training/arguments.py --fp8-param-gather ('Keep the compute "
             "param in fp8 (do not use any other intermediate dtype) and perform the param all-gather in fp8'; "
@@ -649,6 +656,8 @@ FrameworkEntry megatron_lm() {
       "today's Megatron-Core TELinear, which caches (" + e.fp8_weights_cached_per_step.source + ")";
   e.transformer_engine_linears = {false, "Megatron-LM 2021-22 megatron/mpu/layers.py ColumnParallelLinear / "
                                          "RowParallelLinear (Transformer Engine came to Megatron in 2023)"};
+  e.fp8_tp_all_gather.source = "Megatron-LM 2021-22 had no FP8: an FP8 plan on this entry runs today's Megatron-Core "
+                               "TE Linears (" + e.fp8_tp_all_gather.source + ")";
   e.fp8_linear_inputs_kept_in_fp8.source = "Megatron-LM 2021-22 had no FP8: an FP8 plan on this entry runs today's "
                                            "Megatron-Core TE Linears (" + e.fp8_linear_inputs_kept_in_fp8.source + ")";
   e.fp8_param_gather = {false, "Megatron-LM 2021-22 had no FP8 parameters (--fp8-param-gather arrived with "
@@ -1130,6 +1139,34 @@ FrameworkEntry fsdp() {
   e.tp_comm_overlap = {true, "pytorch/torchtitan @ b5bcd76c66 torchtitan/config/configs.py "
                              "compile.enable_async_tensor_parallel (async TP: the TP collectives decomposed and "
                              "overlapped with the matmuls, under torch.compile), what its launch line writes"};
+  e.tp_overlap = {
+      TpOverlap::decomposed_matmuls,
+      at(kTorchtitan9dec370,
+         "parallelisms/parallelize_llama.py apply_tp: enable_async_tp sets torch._inductor.config._micro_pipeline_tp "
+         "and enable_symm_mem_for_group(tp group), and needs training.compile. PyTorch "
+         "torch/_inductor/fx_passes/micro_pipeline_tp.py: fuse_all_gather_matmul (the gathered tensor the A operand "
+         "of mm/_scaled_mm) and fuse_matmul_reduce_scatter (the reduce-scatter input straight from one mm, one "
+         "user); the backward reduce-scatters are not matched ('in the backward graph, the reduce-scatters are "
+         "receiving as input the addition of various scaled_mms', pytorch PR #149946 review). "
+         "torch/distributed/_symmetric_memory/__init__.py _pipelined_all_gather_and_consume: the local shard "
+         "copied into the symmetric buffer and a barrier before the first matmul ('giving up the chance to overlap "
+         "mv and b'), then for each peer copy_() (cudaMemcpyAsync, the copy engine) and the piece's mm on two "
+         "alternating streams; _pipelined_produce_and_all2all: each peer's chunk produced, pulled, then the own "
+         "chunk and torch.sum over the tp partials")};
+  e.sp_input_regathered_for_weight_grad = {
+      false, at(kTorchtitan9dec370,
+                "parallelisms/parallelize_llama.py apply_tp: 'attention' and 'feed_forward' take "
+                "PrepareModuleInput(input_layouts Shard(1), desired Replicate()): the all-gather is an autograd "
+                "op whose gathered output wq/wk/wv and w1/w3 save; its backward is the reduce-scatter of the input "
+                "gradient, the rowwise output's the all-gather of the output gradient")};
+  e.fp8_tp_all_gather = {
+      true, at(kTorchtitan9dec370,
+               "apply_tp with float8: Float8ColwiseParallel, Float8RowwiseParallel, PrepareFloat8ModuleInput; "
+               "pytorch/ao @ eab345c torchao/float8/float8_tensor_parallel.py: _prepare_input_fn casts the input "
+               "(hp_tensor_to_float8_dynamic) before redistribute to Replicate (the all-gather moves e4m3); "
+               "_prepare_output_fn redistributes the rowwise output (16-bit reduce-scatter) then "
+               "NoopFwToFloat8BwDynamic ('fwd noop bwd cast'): the output gradient is cast before its backward "
+               "all-gather")};
   e.megatron_cross_entropy = {false, "llm-foundry's MPT (the FSDP rows, llm_foundry.yaml notes) runs flash-attn's "
                                      "fused xentropy kernel (loss_fn fused_crossentropy): one pass over the 16-bit "
                                      "logits, which it keeps (flash_attn/ops/triton/cross_entropy.py "
@@ -1205,6 +1242,8 @@ FrameworkEntry mindspeed() {
       false, "MindSpeed runs Megatron's tensor_parallel Linears on torch_npu, not Transformer Engine's (TE is "
              "CUDA-only): no FP8 weight cache"};
   e.fp8_param_gather = {false, "no FP8 parameters: Transformer Engine's fp8_model_init is CUDA-only"};
+  e.fp8_tp_all_gather = {false, "MindSpeed's Linears are Megatron's tensor_parallel layers on torch_npu "
+                                 "(Transformer Engine is CUDA-only): 16-bit all-gathers"};
   e.transformer_engine_linears = {false, "MindSpeed runs Megatron's local layer spec on torch_npu: "
                                          "core/tensor_parallel/layers.py ColumnParallelLinear / RowParallelLinear "
                                          "(Transformer Engine is CUDA-only)"};
@@ -1810,6 +1849,9 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("context_parallel", e.context_parallel.source);
     add("moe_expert_parallel_comm_overlap", e.moe_expert_parallel_comm_overlap.source);
     add("tp_comm_overlap", e.tp_comm_overlap.source);
+    add("tp_overlap", e.tp_overlap.source);
+    add("sp_input_regathered_for_weight_grad", e.sp_input_regathered_for_weight_grad.source);
+    add("fp8_tp_all_gather", e.fp8_tp_all_gather.source);
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);

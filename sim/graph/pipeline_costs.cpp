@@ -11,6 +11,7 @@
 #include "trainsim/engine/limits.hpp"
 #include "trainsim/framework/communicator.hpp"
 #include "trainsim/framework/offload.hpp"
+#include "trainsim/graph/tp_overlap.hpp"
 #include "trainsim/model/activation_storage.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
@@ -33,9 +34,11 @@ struct LayerCost {
   double forward_s = 0, backward_s = 0, weight_s = 0, selective_recompute_s = 0;
   double tp_f = 0, tp_b = 0, cp_f = 0, cp_b = 0, ep_f = 0, ep_b = 0;
   double cp_hidden_f = 0, cp_hidden_b = 0;  // ring CP sends beside the attention steps
+  double tp_hidden_f = 0, tp_hidden_b = 0;  // TP collectives beside the compute (tp_overlap.hpp)
   // The bytes one rank moves on the tier of each of the above (ChunkCosts::tp_forward_bytes).
   double tp_f_bytes = 0, tp_b_bytes = 0, cp_f_bytes = 0, cp_b_bytes = 0, ep_f_bytes = 0, ep_b_bytes = 0;
   double cp_hidden_f_bytes = 0, cp_hidden_b_bytes = 0;
+  double tp_hidden_f_bytes = 0, tp_hidden_b_bytes = 0;
   double kernels = 0;
   double activation_bytes = 0;
 };
@@ -80,18 +83,31 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, cons
   for (const CommOp& listed : layer.comms) {
     // A ring CP exchange runs one send/recv per attention step beside that step's kernels
     // (cp_ring.cpp): the step waits only for what its kernels do not hide.
-    const RingExchangeCost priced =
+    RingExchangeCost priced =
         ring_exchange_cost(layer, listed, plan, cost.forward_s, cost.backward_s, cost.collective_s);
     const CommOp& comm = priced.comm;
+    const bool on_tp = task_group(comm.group) == CommGroup::tp;
+    // A TP collective under plan.tp_comm_overlap: what the framework's overlap hides of it.
+    if (on_tp) {
+      const TpOverlapCost tp = tp_overlap_cost(layer, comm, priced.exposed_s, plan, cost);
+      priced.exposed_s = tp.exposed_s;
+      priced.hidden_s = tp.hidden_s;
+    }
     const bool f = comm.phase == Phase::forward;
     const double t = priced.exposed_s;
-    (f ? c.cp_hidden_f : c.cp_hidden_b) += priced.hidden_s;
+    if (on_tp)
+      (f ? c.tp_hidden_f : c.tp_hidden_b) += priced.hidden_s;
+    else
+      (f ? c.cp_hidden_f : c.cp_hidden_b) += priced.hidden_s;
     // A ring's bytes go with its sends' time: the share its attention steps hide on the hidden
-    // task, the rest on the exposed one (each counted once).
+    // task, the rest on the exposed one (each counted once); a TP collective's likewise.
     const double bytes = comm_tier_bytes(comm, cost);
     const double sends_s = priced.exposed_s + priced.hidden_s;
     const double hidden_bytes = sends_s > 0 ? bytes * priced.hidden_s / sends_s : 0.0;
-    (f ? c.cp_hidden_f_bytes : c.cp_hidden_b_bytes) += hidden_bytes;
+    if (on_tp)
+      (f ? c.tp_hidden_f_bytes : c.tp_hidden_b_bytes) += hidden_bytes;
+    else
+      (f ? c.cp_hidden_f_bytes : c.cp_hidden_b_bytes) += hidden_bytes;
     const double b = bytes - hidden_bytes;
     switch (task_group(comm.group)) {
       case CommGroup::cp:
@@ -119,6 +135,8 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
   chunk.backward_input_s += c.backward_s - c.weight_s;
   chunk.tp_forward_s += c.tp_f;
   chunk.tp_backward_s += c.tp_b;
+  chunk.tp_hidden_forward_s += c.tp_hidden_f;
+  chunk.tp_hidden_backward_s += c.tp_hidden_b;
   chunk.cp_forward_s += c.cp_f;
   chunk.cp_backward_s += c.cp_b;
   chunk.cp_hidden_forward_s += c.cp_hidden_f;
@@ -127,6 +145,8 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
   chunk.ep_backward_s += c.ep_b;
   chunk.tp_forward_bytes += c.tp_f_bytes;
   chunk.tp_backward_bytes += c.tp_b_bytes;
+  chunk.tp_hidden_forward_bytes += c.tp_hidden_f_bytes;
+  chunk.tp_hidden_backward_bytes += c.tp_hidden_b_bytes;
   chunk.cp_forward_bytes += c.cp_f_bytes;
   chunk.cp_backward_bytes += c.cp_b_bytes;
   chunk.cp_hidden_forward_bytes += c.cp_hidden_f_bytes;
@@ -139,10 +159,12 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
     chunk.recompute_s += c.forward_s;
     // The recomputed forward repeats the layer's forward collectives.
     chunk.tp_backward_s += c.tp_f;
+    chunk.tp_hidden_backward_s += c.tp_hidden_f;
     chunk.cp_backward_s += c.cp_f;
     chunk.cp_hidden_backward_s += c.cp_hidden_f;
     chunk.ep_backward_s += c.ep_f;
     chunk.tp_backward_bytes += c.tp_f_bytes;
+    chunk.tp_hidden_backward_bytes += c.tp_hidden_f_bytes;
     chunk.cp_backward_bytes += c.cp_f_bytes;
     chunk.cp_hidden_backward_bytes += c.cp_hidden_f_bytes;
     chunk.ep_backward_bytes += c.ep_f_bytes;
@@ -370,7 +392,6 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   costs.cp = plan.context_parallel_size;
   costs.dp = plan.data_parallel_size;
   costs.ep = plan.expert_model_parallel_size;
-  costs.tp_comm_overlap = plan.tp_comm_overlap;
   costs.ep_comm_overlap = plan.overlap_moe_expert_parallel_comm;
   costs.overlap_grad_reduce = plan.overlap_grad_reduce;
   costs.overlap_param_gather = plan.overlap_param_gather;
@@ -397,7 +418,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                       : 0.0;
   costs.p2p_inter_node = p > 1 && cost.p2p_crosses_nodes && cost.p2p_crosses_nodes();
   const CommComputeShare share = comm_compute_share(scenario, costs.p2p_inter_node);
-  costs.tp_compute_share = plan.tp_comm_overlap ? share.tp_overlap : share.tp;
+  costs.tp_compute_share = share.tp;
+  // PyTorch's decomposed collectives pull each piece with cudaMemcpyAsync (the copy engine, the
+  // profile's "Memcpy PtoP"): no SMs (tp_overlap.hpp); TE's userbuffers hold theirs.
+  costs.tp_hidden_compute_share =
+      pipe_framework.tp_overlap.value == TpOverlap::decomposed_matmuls ? 0.0 : share.tp_overlap;
   costs.cp_compute_share = share.cp;
   costs.ep_compute_share = share.ep;
   costs.dp_compute_share = share.dp;
@@ -537,16 +562,12 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (grad_fold_bytes_per_param > 0) chunk.backward_input_s += cost.memory_bound_s(params * grad_fold_bytes_per_param);
     // Overlapped collectives slow the compute they hide under (DeviceSpec::overlap_slowdown);
     // backward's collectives carry input gradients, so they slow its input-gradient part. The
-    // ring CP sends beside the attention steps always overlap; TP under tp_comm_overlap, EP
-    // under overlap_moe_expert_parallel_comm. The rest of the CP exchange is serial with or
-    // without them (task_graph.cpp).
+    // ring CP sends beside the attention steps always overlap; TP's hidden part under
+    // tp_comm_overlap (tp_overlap.hpp), EP under overlap_moe_expert_parallel_comm. The rest of
+    // the CP and TP collectives is serial with the compute (task_graph.cpp).
     const double slowdown = scenario.hardware.device.overlap_slowdown;
-    chunk.forward_s += slowdown * chunk.cp_hidden_forward_s;
-    chunk.backward_input_s += slowdown * chunk.cp_hidden_backward_s;
-    if (plan.tp_comm_overlap) {
-      chunk.forward_s += slowdown * chunk.tp_forward_s;
-      chunk.backward_input_s += slowdown * chunk.tp_backward_s;
-    }
+    chunk.forward_s += slowdown * (chunk.cp_hidden_forward_s + chunk.tp_hidden_forward_s);
+    chunk.backward_input_s += slowdown * (chunk.cp_hidden_backward_s + chunk.tp_hidden_backward_s);
     if (plan.overlap_moe_expert_parallel_comm) {
       chunk.forward_s += slowdown * chunk.ep_forward_s;
       chunk.backward_input_s += slowdown * chunk.ep_backward_s;

@@ -3,3 +3,4 @@ target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/pipeline_costs.cp
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/task_graph_bgl.cpp)
 target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/step_chain.cpp)
+target_sources(trainsim_core PRIVATE ${CMAKE_CURRENT_LIST_DIR}/tp_overlap.cpp)

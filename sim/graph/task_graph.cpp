@@ -389,13 +389,14 @@ class Builder {
           bool hidden;  // runs beside the compute whatever tp_comm_overlap says
         };
         // The ring CP's sends hidden under the attention steps (ChunkCosts::cp_hidden_forward_s)
-        // run beside the compute: they hold links and compute units, the step does not wait.
+        // and the TP collectives tp_comm_overlap hides (tp_hidden_forward_s, tp_overlap.hpp) run
+        // beside the compute: they hold links and compute units, the step does not wait.
         // tp_comm_overlap (Transformer Engine's userbuffers, ub_overlap_ag/rs of the TP GEMMs;
         // Megatron-Core passes it to its TE linears only) does not reach the CP exchange: the
         // ring's exposed part, the all-gather/reduce-scatter of K/V (AttnFuncWithCPAndKVAllGather:
         // "KV all-gather between CP ranks is exposed") and Ulysses' all-to-alls
         // (flash_attn_a2a_communicate: the attention waits for every one) stay serial.
-        const std::array<InLayer, 4> comms = {
+        const std::array<InLayer, 5> comms = {
             InLayer{is_forward ? cc.tp_forward_s : cc.tp_backward_s,
                     is_forward ? cc.tp_forward_bytes : cc.tp_backward_bytes, SpanCategory::tp_comm, false},
             InLayer{is_forward ? cc.cp_forward_s : cc.cp_backward_s,
@@ -404,6 +405,9 @@ class Builder {
                     is_forward ? cc.ep_forward_bytes : cc.ep_backward_bytes, SpanCategory::ep_comm, false},
             InLayer{is_forward ? cc.cp_hidden_forward_s : cc.cp_hidden_backward_s,
                     is_forward ? cc.cp_hidden_forward_bytes : cc.cp_hidden_backward_bytes, SpanCategory::cp_comm,
+                    true},
+            InLayer{is_forward ? cc.tp_hidden_forward_s : cc.tp_hidden_backward_s,
+                    is_forward ? cc.tp_hidden_forward_bytes : cc.tp_hidden_backward_bytes, SpanCategory::tp_comm,
                     true}};
         int last = last_piece;
         IdList beside;  // collectives running beside the compute
@@ -417,17 +421,18 @@ class Builder {
           // on the server fabric (tier 0, counted only: nothing shares it in the replay).
           task.tier = crosses_servers(task.group) ? 1 : 0;
           task.bytes = bytes;
+          if (hidden && ccat == SpanCategory::tp_comm) task.compute_share = costs_.tp_hidden_compute_share;
           const int id = last_id();
           // An F&B pair hides its expert all-to-alls under the partner's compute (DeepSeek-V3,
           // Section 3.2.1); TP and CP collectives stay inside their own pass.
           const bool paired = (opens_pair || closes_pair) && ccat == SpanCategory::ep_comm;
           // EP all-to-alls under Megatron-Core's combined 1F1B (overlap_moe_expert_parallel_comm)
           // run beside the other micro-batch's compute: priced beside this chunk's.
-          const bool overlapped = (costs_.tp_comm_overlap && ccat == SpanCategory::tp_comm) ||
-                                  (costs_.ep_comm_overlap && ccat == SpanCategory::ep_comm);
+          const bool overlapped = costs_.ep_comm_overlap && ccat == SpanCategory::ep_comm;
           if (overlapped || paired || hidden) {
             edges_from(paired ? pair_head : head, id);
-            // Inside the GEMMs (TE's userbuffers): not before the first layers' parameters are gathered.
+            // Inside the GEMMs (TE's userbuffers, the pieces of a decomposed collective): not before
+            // the first layers' parameters are gathered.
             if (!paired) edge(first_gather, id);
             it.entry.push(id);
             if (closes_pair && paired) pair_first_->entry.push(id);
@@ -879,9 +884,10 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
            : gather_split ? static_cast<std::int64_t>(cc.buckets.size())      // pieces after the gathers
                           : 1;
       if (!weight) {
-        n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0) + (cc.cp_hidden_forward_s > 0)
+        n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0) +
+                           (cc.cp_hidden_forward_s > 0) + (cc.tp_hidden_forward_s > 0)
                      : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0) +
-                           (cc.cp_hidden_backward_s > 0);
+                           (cc.cp_hidden_backward_s > 0) + (cc.tp_hidden_backward_s > 0);
       }
       // A send and a receive when the item's input comes from another stage (connect_stage).
       const bool has_input = forward ? vs != 0 : !weight && vs != vstages - 1;
@@ -906,7 +912,8 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
                       sc.data_per_microbatch_s + 4 * costs.host_lead_s) +
                  static_cast<double>(cc.buckets.size()) * (has_gathers(cc.buckets) ? 2 : 1) * costs.host_lead_s;
       data += m * sc.data_per_microbatch_s;
-      const double collectives = (cc.tp_forward_s + cc.tp_backward_s) * (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
+      const double collectives = (cc.tp_forward_s + cc.tp_backward_s + cc.tp_hidden_forward_s + cc.tp_hidden_backward_s) *
+                                     (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
                                  (cc.cp_forward_s + cc.cp_backward_s + cc.cp_hidden_forward_s + cc.cp_hidden_backward_s) *
                                      (costs.cp_inter_node ? kMaxFlowsPerLink : 1.0) +
                                  (cc.ep_forward_s + cc.ep_backward_s) * (costs.ep_inter_node ? kMaxFlowsPerLink : 1.0);

@@ -169,6 +169,19 @@ Shard make_shard(const ModelSpec&, const ParallelPlan& p) {
   return sh;
 }
 
+// Bytes per element of a sequence-parallel all-gather: FP8 where the framework gathers the
+// cast tensors (FrameworkEntry::fp8_tp_all_gather), else 16 bit.
+double sp_gather_element_bytes(const ParallelPlan& p) {
+  return p.precision == Precision::fp8 && framework_entry(p.framework).fp8_tp_all_gather.value ? 1.0 : kHalf;
+}
+
+// Tokens of the input a column-parallel Linear after a sequence-parallel all-gather keeps for its
+// weight gradient: the rank's shard where backward gathers it again, else the gathered whole
+// (FrameworkEntry::sp_input_regathered_for_weight_grad).
+double sp_kept_input_tokens(const Shard& sh, const ParallelPlan& p) {
+  return framework_entry(p.framework).sp_input_regathered_for_weight_grad.value ? sh.Tn : sh.T;
+}
+
 Op gemm_op(const std::string& name, double m, double n, double k, double activation_bytes) {
   Op op;
   op.name = name;
@@ -370,7 +383,9 @@ class Builder {
     return static_cast<int>(layer_.ops.size()) - 1;
   }
   int last() const { return static_cast<int>(layer_.ops.size()) - 1; }
-  void comm(const std::string& name, CollectiveKind kind, CommGroup group, Phase phase, int after, double bytes) {
+  // Returns the collective's index into the layer's comms.
+  int comm(const std::string& name, CollectiveKind kind, CommGroup group, Phase phase, int after, double bytes,
+           int matmul = -1) {
     CommOp c;
     c.name = name;
     c.kind = kind;
@@ -378,8 +393,12 @@ class Builder {
     c.phase = phase;
     c.after_op = after;
     c.bytes = bytes;
+    c.matmul_op = matmul;
     layer_.comms.push_back(std::move(c));
+    return static_cast<int>(layer_.comms.size()) - 1;
   }
+  // The GEMM an earlier collective feeds (it was listed before the GEMM was added).
+  void feeds(int comm_index, int matmul) { layer_.comms[static_cast<std::size_t>(comm_index)].matmul_op = matmul; }
 
  private:
   LayerWorkload& layer_;
@@ -707,9 +726,10 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
 
   // Korthikanti 4.1: each layer norm stores its input, 2sbh (/t with SP).
   const int norm = B.add(norm_op("input_norm", m, p, sh.Tn * h));
-  if (sp)
-    B.comm("tp_all_gather_qkv_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
-           kHalf * sh.T * h);
+  const int qkv_gather = sp ? B.comm("tp_all_gather_qkv_input", CollectiveKind::all_gather, CommGroup::tp,
+                                     Phase::forward, norm, sp_gather_element_bytes(p) * sh.T * h)
+                            : -1;
+  const double kept_input = kHalf * (sp ? sp_kept_input_tokens(sh, p) : sh.Tn) * h;
 
   int qkv_last = -1;  // op whose input gradient needs the TP reduction in backward
   int qkv_first = -1;
@@ -719,11 +739,11 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     const double qr = d(m.q_lora_rank), kvr = d(m.kv_lora_rank), rope = d(m.qk_rope_head_dim);
     // The norm output (2sbh, /t with SP) is the input both down projections keep.
     if (qr > 0) {
-      qkv_first = B.add(gemm_op("q_down_proj", sh.T, qr, h, kHalf * sh.Tn * h));
+      qkv_first = B.add(gemm_op("q_down_proj", sh.T, qr, h, kept_input));
       B.add(norm_op("q_norm", m, p, sh.T * qr));
       B.add(gemm_op("q_up_proj", sh.T, a.q_width / sh.t, qr, kHalf * sh.T * qr));
     } else {
-      qkv_first = B.add(gemm_op("q_proj", sh.T, a.q_width / sh.t, h, kHalf * sh.Tn * h));
+      qkv_first = B.add(gemm_op("q_proj", sh.T, a.q_width / sh.t, h, kept_input));
     }
     B.add(gemm_op("kv_down_proj", sh.T, kvr + rope, h, 0.0));  // same input tensor as q_down
     B.add(norm_op("kv_norm", m, p, sh.T * kvr));
@@ -732,9 +752,10 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   } else {
     // QKV: column parallel; K and V are kv_heads x head_dim wide (GQA / MQA).
     qkv_first = qkv_last =
-        B.add(gemm_op("qkv", sh.T, (a.q_width + a.k_width + a.v_width) / sh.t, h, kHalf * sh.Tn * h));
+        B.add(gemm_op("qkv", sh.T, (a.q_width + a.k_width + a.v_width) / sh.t, h, kept_input));
     // Bias adds are fused into the GEMM epilogue (Megatron): no extra op, nothing kept.
   }
+  if (qkv_gather >= 0) B.feeds(qkv_gather, qkv_first);
   if (m.is_mla()) {
     // MLA's rotary and the assembly of the attention inputs (Megatron MLASelfAttention with rope
     // fusion: fused_apply_mla_rope_for_q rotates the rope part of Q in place; fused_apply_mla_rope_for_kv
@@ -973,7 +994,7 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   if (tp) {
     B.comm(sp ? "tp_reduce_scatter_out_proj" : "tp_all_reduce_out_proj",
            sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, proj,
-           kHalf * sh.T * h);
+           kHalf * sh.T * h, proj);
   }
   // Bias + dropout + residual add (fused in Megatron): keeps the dropout mask sbh (/t with SP).
   const double mask = m.hidden_dropout > 0 ? 1.0 * sh.Tn * h : 0.0;
@@ -981,15 +1002,17 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   // Backward mirror (Megatron mappings.py): without SP the input gradient of the
   // column-parallel QKV is all-reduced; with SP the output gradient is all-gathered
   // before the row-parallel backward, the saved input is all-gathered again for the
-  // weight gradient and the input gradient is reduce-scattered.
+  // weight gradient (where the framework kept only its shard) and the input gradient is
+  // reduce-scattered.
   if (tp) {
     if (sp) {
       B.comm("tp_all_gather_out_proj_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, resid,
-             kHalf * sh.T * h);
-      B.comm("tp_all_gather_qkv_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, qkv_last,
-             kHalf * sh.T * h);
+             sp_gather_element_bytes(p) * sh.T * h, proj);
+      if (framework_entry(p.framework).sp_input_regathered_for_weight_grad.value)
+        B.comm("tp_all_gather_qkv_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward,
+               qkv_last, sp_gather_element_bytes(p) * sh.T * h);
       B.comm("tp_reduce_scatter_qkv_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, qkv_first,
-             kHalf * sh.T * h);
+             kHalf * sh.T * h, qkv_first);
     } else {
       B.comm("tp_all_reduce_qkv_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, qkv_first,
              kHalf * sh.T * h);
@@ -1003,11 +1026,13 @@ void add_dense_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const 
   const bool tp = sh.t > 1, sp = sh.tsp > 1;
   const double up_width = (m.gated_mlp ? 2.0 : 1.0) * width / sh.t;
   const int norm = B.add(norm_op("post_attention_norm", m, p, sh.Tn * h));
-  if (sp)
-    B.comm("tp_all_gather_mlp_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward, norm,
-           kHalf * sh.T * h);
-  // Korthikanti 4.1: the first linear keeps its input 2sbh (/t with SP).
-  const int up = B.add(gemm_op(m.gated_mlp ? "mlp_gate_up" : "mlp_up", sh.T, up_width, h, kHalf * sh.Tn * h));
+  const int gather = sp ? B.comm("tp_all_gather_mlp_input", CollectiveKind::all_gather, CommGroup::tp, Phase::forward,
+                                 norm, sp_gather_element_bytes(p) * sh.T * h)
+                        : -1;
+  // Korthikanti 4.1: the first linear keeps its input 2sbh (/t with SP, where backward gathers it again).
+  const int up = B.add(gemm_op(m.gated_mlp ? "mlp_gate_up" : "mlp_up", sh.T, up_width, h,
+                               kHalf * (sp ? sp_kept_input_tokens(sh, p) : sh.Tn) * h));
+  if (gather >= 0) B.feeds(gather, up);
   // Korthikanti: GeLU keeps its input 8sbh/t (= 2 x s x b x ffn/t); a gated activation
   // keeps both the gate and the up halves (2 x 2 x s x b x ffn/t).
   Op activation = memory_op(m.gated_mlp ? "mlp_gated_activation" : "mlp_activation", sh.T * up_width,
@@ -1029,18 +1054,19 @@ void add_dense_mlp(Builder& B, const ModelSpec& m, const ParallelPlan& p, const 
   if (tp) {
     B.comm(sp ? "tp_reduce_scatter_mlp_down" : "tp_all_reduce_mlp_down",
            sp ? CollectiveKind::reduce_scatter : CollectiveKind::all_reduce, CommGroup::tp, Phase::forward, down,
-           kHalf * sh.T * h);
+           kHalf * sh.T * h, down);
   }
   const double mask = m.hidden_dropout > 0 ? 1.0 * sh.Tn * h : 0.0;  // Korthikanti: dropout mask sbh
   const int resid = B.add(memory_op("mlp_dropout_residual", 2.0 * sh.Tn * h, sh.Tn * h, 3.0, mask));
   if (tp) {
     if (sp) {
       B.comm("tp_all_gather_mlp_down_grad", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, resid,
-             kHalf * sh.T * h);
-      B.comm("tp_all_gather_mlp_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward, up + 1,
-             kHalf * sh.T * h);
+             sp_gather_element_bytes(p) * sh.T * h, down);
+      if (framework_entry(p.framework).sp_input_regathered_for_weight_grad.value)
+        B.comm("tp_all_gather_mlp_input_backward", CollectiveKind::all_gather, CommGroup::tp, Phase::backward,
+               up + 1, sp_gather_element_bytes(p) * sh.T * h);
       B.comm("tp_reduce_scatter_mlp_up_grad", CollectiveKind::reduce_scatter, CommGroup::tp, Phase::backward, up,
-             kHalf * sh.T * h);
+             kHalf * sh.T * h, up);
     } else {
       B.comm("tp_all_reduce_mlp_up_grad", CollectiveKind::all_reduce, CommGroup::tp, Phase::backward, up,
              kHalf * sh.T * h);

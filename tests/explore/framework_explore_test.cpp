@@ -300,6 +300,9 @@ TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 
   // eager_layer_norm), slower than Transformer Engine's where the device has a measured rate;
   // and for the step's own passes, priced as the replay prices them (optimizer_step_bytes):
   // Megatron-Core's over its whole local fp32 gradient buffer, torchtitan's over the shard.
+  // Without sequence parallelism: with it, torchtitan's backward does not gather the Linears'
+  // inputs again (FrameworkEntry::sp_input_regathered_for_weight_grad, tests/graph/tp_overlap_test.cpp).
+  base.plan.sequence_parallel = false;
   const double fsdp_eager_norm = estimate(Framework::fsdp, 8, 1, 1, 3, false, 1);
   base.hardware.device.eager_layer_norm_forward_efficiency = 0;
   base.hardware.device.eager_layer_norm_backward_efficiency = 0;
@@ -313,6 +316,7 @@ TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 
   tp8.zero_stage = 3;
   tp8.use_distributed_optimizer = false;
   tp8.micro_batch_size = 1;
+  tp8.sequence_parallel = false;
   derive_plan(tp8, base.num_devices);
   const Workload w = build_workload(base.model, tp8);
   double local = w.embedding.parameters + w.head.parameters;

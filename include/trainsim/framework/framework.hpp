@@ -28,6 +28,21 @@ enum class GatherUnit {
   layer,        // FSDP: every wrapped module (one transformer layer)
 };
 
+// How plan.tp_comm_overlap hides the TP collectives of the layers (FrameworkEntry::tp_overlap).
+enum class TpOverlap {
+  // Every TP collective runs inside the GEMMs next to it, forward and backward (Transformer
+  // Engine's userbuffers in Megatron-Core, MindSpeed's CoC): the step does not wait for them.
+  whole_collectives,
+  // PyTorch's micro-pipeline TP (Inductor's _micro_pipeline_tp pass on symmetric memory): an
+  // all-gather whose output a matmul reads, or a reduce-scatter of a matmul's output, becomes
+  // one fused op over tp pieces of M/tp rows, each peer's piece pulled by the copy engine while
+  // the previous piece's matmul runs. Exposed: the staging copy of the local shard before the
+  // first matmul, each pull longer than its matmul, the reduce-scatter's final sum of the tp
+  // partials; and every collective the pattern does not match (the backward reduce-scatters,
+  // whose input is a sum of matmuls) runs whole (graph/tp_overlap.hpp).
+  decomposed_matmuls,
+};
+
 // What plan.recompute_granularity: selective saves and recomputes in the framework.
 enum class SelectiveRecompute {
   // Megatron's selective recompute (Korthikanti et al. 2022): the attention core's internals,
@@ -190,6 +205,22 @@ struct FrameworkEntry {
   // whether it hides the TP collectives under the GEMMs next to them (plan.tp_comm_overlap:
   // Transformer Engine's userbuffers in Megatron-Core, torchtitan's async TP, MindSpeed's CoC).
   Sourced<bool> tp_comm_overlap{false, "no tensor-parallel communication overlap option"};
+  // How that overlap hides them (TpOverlap above).
+  Sourced<TpOverlap> tp_overlap{TpOverlap::whole_collectives,
+                                "Transformer Engine's userbuffers: every TP collective inside its GEMMs"};
+  // Sequence parallelism: a column-parallel Linear keeps only its rank's shard of the input and
+  // all-gathers it again for the weight gradient (Megatron's LinearWithGradAccumulationAndAsync-
+  // Communication). false: autograd keeps the all-gathered input (PyTorch DTensor's
+  // PrepareModuleInput), so backward has no second all-gather and the layer keeps s x h, not s x h / t.
+  Sourced<bool> sp_input_regathered_for_weight_grad{
+      true, "megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication: "
+            "ctx.save_for_backward(input, weight) of the local shard; backward all-gathers it again "
+            "(_gather_along_first_dim / all_gather_into_tensor) when ctx.sequence_parallel"};
+  // FP8 plans: the sequence-parallel all-gathers move FP8 (the column-parallel input cast before
+  // it is gathered, and again where backward gathers the saved FP8 shard; the row-parallel
+  // output gradient cast before its backward all-gather); the reduce-scatters stay 16-bit.
+  // false: 16-bit all-gathers.
+  Sourced<bool> fp8_tp_all_gather{false, "16-bit TP all-gathers"};
   // whether it hides the EP all-to-alls under another micro-batch's compute
   // (plan.overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B, MindSpeed's own).
   Sourced<bool> moe_expert_parallel_comm_overlap{false, "no expert-parallel all-to-all overlap option"};

@@ -35,6 +35,9 @@ struct ChunkCosts {
   double recompute_s = 0;        // forward recomputed before backward (0: no recompute)
   // Collectives inside the chunk's layers, per micro-batch (sum over layers).
   double tp_forward_s = 0, tp_backward_s = 0;
+  // TP collectives under plan.tp_comm_overlap (graph/tp_overlap.hpp): the part beside the
+  // compute; the part the step waits for is in tp_forward_s / tp_backward_s.
+  double tp_hidden_forward_s = 0, tp_hidden_backward_s = 0;
   double cp_forward_s = 0, cp_backward_s = 0;
   // Ring CP (cp_ring.cpp): the send/recvs its attention steps hide, beside the compute; the
   // part they do not hide is in cp_forward_s / cp_backward_s.
@@ -45,6 +48,7 @@ struct ChunkCosts {
   // (CostFunctions::group_collective's tier_bytes): the replay counts them in the tier's
   // bandwidth use; they change no time.
   double tp_forward_bytes = 0, tp_backward_bytes = 0;
+  double tp_hidden_forward_bytes = 0, tp_hidden_backward_bytes = 0;
   double cp_forward_bytes = 0, cp_backward_bytes = 0;
   double cp_hidden_forward_bytes = 0, cp_hidden_backward_bytes = 0;
   double ep_forward_bytes = 0, ep_backward_bytes = 0;
@@ -116,7 +120,6 @@ struct PipelineCosts {
   // The TP, CP and EP groups span servers: their collectives run on the NICs (tier 1) and share
   // them with DP and PP transfers.
   bool tp_inter_node = false, cp_inter_node = false, ep_inter_node = false;
-  bool tp_comm_overlap = false;      // TP collectives run under the chunk's compute (CP's do not)
   bool ep_comm_overlap = false;      // EP all-to-alls run under other compute (overlap_moe_expert_parallel_comm)
   bool overlap_grad_reduce = true;   // DP buckets start during the last backward
   // Without overlap_grad_reduce: each chunk's buckets wait for that chunk's last backward (PyTorch
@@ -130,6 +133,9 @@ struct PipelineCosts {
   // tp_comm_overlap when set): compute overlapping it runs at (1 - share) of its speed in the
   // replay. 0: overlap is free.
   double tp_compute_share = 0, cp_compute_share = 0, ep_compute_share = 0, dp_compute_share = 0;
+  // What a TP collective beside the compute holds (tp_hidden_forward_s): Transformer Engine's
+  // userbuffers' SMs, none for PyTorch's copy-engine pulls (FrameworkEntry::tp_overlap).
+  double tp_hidden_compute_share = 0;
   double p2p_compute_share = 0;
   // Tied embeddings with the embedding and the head on two stages (Megatron's
   // _allreduce_word_embedding_grads over its embedding group): the word-embedding gradient is

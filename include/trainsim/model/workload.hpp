@@ -110,6 +110,10 @@ struct CommOp {
   // them where the layer's collectives are priced (trainsim/graph/pipeline_costs).
   int hidden_under_op = -1;
   int ring_size = 0;
+  // The GEMM (index into ops) a TP all-gather feeds as its left operand, or whose output a TP
+  // reduce-scatter reduces: where PyTorch's micro-pipeline TP cuts the collective into pieces
+  // beside that GEMM's (FrameworkEntry::tp_overlap, graph/tp_overlap.hpp). -1: none.
+  int matmul_op = -1;
 };
 
 // The part of a ring exchange `comm` (hidden_under_op >= 0) that its attention steps do not
