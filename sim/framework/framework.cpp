@@ -1090,6 +1090,19 @@ FrameworkEntry fsdp() {
   e.context_parallel = {true, at(kTorchtitan,
                                  "torchtitan/distributed/context_parallel/api.py (parallelism.context_parallel_degree, "
                                  "PyTorch's experimental context_parallel ring attention)")};
+  e.context_parallel_impl = {
+      CpImplementation::torch_experimental,
+      at(kTorchtitan9dec370,
+         "train.py: context_parallel(cp_mesh, buffers=[input_ids, labels, freqs_cis]) after "
+         "set_rotate_method(experimental.context_parallel_rotate_method, default 'allgather', config_manager.py); "
+         "PyTorch torch/distributed/tensor/experimental/_attention.py (torch 2.6): _templated_ring_attention runs "
+         "one SDPA call per step (step 0 causal, then half blocks), _AllGatherRotater all-gathers the local "
+         "[K|V] once at step 0, _AllToAllRotater permute_tensor each step; _SDPAMerger.step converts out and lse "
+         "to fp32 (convert_to_f32 True) and merges every step (partial steps torch.cat the halves); "
+         "_templated_ring_attention_backward: grad_key/grad_value zeros in fp32, dkv_rotater ALL_TO_ALL "
+         "exchanging torch.cat([grad_key, grad_value]) every step, the last next_buffer() after the loop; "
+         "models/llama/model.py repeat_kv before F.scaled_dot_product_attention: SDPA, hence the ring, gets "
+         "K and V at n_heads")};
   e.grad_buffer_bytes = {4, at(kTorchtitan,
                                "FSDP2 fully_shard keeps each parameter's sharded fp32 gradient "
                                "(MixedPrecisionPolicy reduce_dtype float32: the reduce-scatter output is the "
@@ -1847,6 +1860,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("distributed_optimizer", e.distributed_optimizer.source);
     add("zero_stages", e.zero_stages.source);
     add("context_parallel", e.context_parallel.source);
+    add("context_parallel_impl", e.context_parallel_impl.source);
     add("moe_expert_parallel_comm_overlap", e.moe_expert_parallel_comm_overlap.source);
     add("tp_comm_overlap", e.tp_comm_overlap.source);
     add("tp_overlap", e.tp_overlap.source);

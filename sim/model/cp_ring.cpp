@@ -7,16 +7,28 @@ namespace trainsim {
 
 namespace {
 
-// Sums `per_step(bytes)` over the ring's send/recvs as TE runs them. Forward, step i: wait for
-// block i, post the send/recv of block i + 1, run block i (r - 1 sends of one block). Backward,
-// step i: post the send/recv of p2p_comm_buffers (K, V of block i + 1 and the dK, dV accumulated
-// so far; only K, V at i = 0, only dK, dV at i = r - 1), run block i's backward, wait.
-template <typename F>
-double over_ring_steps(const CommOp& comm, F per_step) {
+// Sums the ring's transfers as the implementation runs them: `beside(bytes)` for one beside an
+// attention step, `alone(bytes)` for one nothing hides. Transformer Engine (RingShape::te),
+// forward, step i: wait for block i, post the send/recv of block i + 1, run block i (r - 1 sends
+// of one block). Backward, step i: post the send/recv of p2p_comm_buffers (K, V of block i + 1
+// and the dK, dV accumulated so far; only K, V at i = 0, only dK, dV at i = r - 1), run block i's
+// backward, wait. PyTorch's shapes: RingShape above.
+template <typename Beside, typename Alone>
+double over_ring_steps(const CommOp& comm, Beside beside, Alone alone) {
   const int r = comm.ring_size;
-  if (comm.phase == Phase::forward) return (r - 1) * per_step(comm.bytes / (r - 1));
+  switch (comm.ring_shape) {
+    case RingShape::gather_beside_first_step:
+      return beside(comm.bytes);
+    case RingShape::sends_beside_steps:
+      return (r - 1) * beside(comm.bytes / (r - 1));
+    case RingShape::grads_last_exposed:
+      return (r - 1) * beside(comm.bytes / r) + alone(comm.bytes / r);
+    case RingShape::te:
+      break;
+  }
+  if (comm.phase == Phase::forward) return (r - 1) * beside(comm.bytes / (r - 1));
   const double block = comm.bytes / (2.0 * (r - 1));
-  return 2 * per_step(block) + (r - 2) * per_step(2 * block);
+  return 2 * beside(block) + (r - 2) * beside(2 * block);
 }
 
 bool is_ring(const CommOp& comm) { return comm.hidden_under_op >= 0 && comm.ring_size >= 2; }
@@ -39,8 +51,10 @@ bool fused_attention(const Op& op) { return op.op_class == OpClass::attention &&
 
 CommOp as_ring_exchange(const LayerWorkload& layer, const CommOp& comm, const ParallelPlan& plan) {
   CommOp out = comm;
-  const bool cp_ring = comm.kind == CollectiveKind::send_recv &&
-                       (comm.group == CommGroup::cp || comm.group == CommGroup::cp_outer);
+  // PyTorch's allgather rotater is an all-gather beside the first step (RingShape).
+  const bool cp_ring =
+      (comm.kind == CollectiveKind::send_recv || comm.ring_shape == RingShape::gather_beside_first_step) &&
+      (comm.group == CommGroup::cp || comm.group == CommGroup::cp_outer);
   const int r = cp_ring ? ring_ranks(comm, plan) : 0;
   if (r < 2) return out;
   // Forward: the exchange is posted before the attention it feeds (the first attention op
@@ -63,12 +77,13 @@ CommOp as_ring_exchange(const LayerWorkload& layer, const CommOp& comm, const Pa
 double ring_exposed_s(const CommOp& comm, double under_op_s, const std::function<double(double)>& step_s) {
   if (!is_ring(comm)) return step_s(comm.bytes);
   const double step = under_op_s / comm.ring_size;  // one attention step's kernels
-  return over_ring_steps(comm, [&](double bytes) { return std::max(0.0, step_s(bytes) - step); });
+  return over_ring_steps(
+      comm, [&](double bytes) { return std::max(0.0, step_s(bytes) - step); }, step_s);
 }
 
 double ring_sends_s(const CommOp& comm, const std::function<double(double)>& step_s) {
   if (!is_ring(comm)) return step_s(comm.bytes);
-  return over_ring_steps(comm, step_s);
+  return over_ring_steps(comm, step_s, step_s);
 }
 
 RingExchangeCost ring_exchange_cost(const LayerWorkload& layer, const CommOp& listed, const ParallelPlan& plan,

@@ -399,6 +399,8 @@ class Builder {
   }
   // The GEMM an earlier collective feeds (it was listed before the GEMM was added).
   void feeds(int comm_index, int matmul) { layer_.comms[static_cast<std::size_t>(comm_index)].matmul_op = matmul; }
+  // How a ring exchange's transfers sit beside the attention steps (cp_ring.cpp).
+  void shape(int comm_index, RingShape ring) { layer_.comms[static_cast<std::size_t>(comm_index)].ring_shape = ring; }
 
  private:
   LayerWorkload& layer_;
@@ -477,6 +479,15 @@ double optimizer_tensors(const std::vector<const LayerWorkload*>& layers, bool f
   return tensors;
 }
 
+// How many times K and V are copied out before the attention kernel: the query heads over the
+// key/value heads where the model code repeats them (torchtitan's repeat_kv, the gqa_repeat_kv
+// op), else 1.
+double sdpa_kv_expansion(const ModelSpec& m, const ParallelPlan& p) {
+  const AttentionDims a = attention_dims(m);
+  const bool repeated = framework_entry(p.framework).eager_model_ops.value && a.k_width < a.q_width && !m.is_mla();
+  return repeated ? a.q_width / a.k_width : 1.0;
+}
+
 CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
   CpTraffic t;
   const double c = std::max(1, p.context_parallel_size);
@@ -486,6 +497,22 @@ CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
   const double kv = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;  // local K and V
   const double qkv = kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;
   const double out = kHalf * sh.T * a.out_width / sh.t;
+  if (framework_entry(p.framework).context_parallel_impl.value == CpImplementation::torch_experimental) {
+    // PyTorch's context_parallel (CpImplementation): K and V rotate as SDPA gets them, at the
+    // query heads where the model code repeats them (repeat_kv, eager_model_ops); allgather:
+    // the gathered buffer, c x the local K, V, forward and again in backward; alltoall: r - 1
+    // sends each way; dK and dV in fp32, one send per step (c of 2 x the local K, V bytes).
+    // Held while it runs: the gathered K, V (allgather) or the next block, and backward's fp32
+    // accumulators of dQ, dK, dV.
+    const double kv_x = kv * sdpa_kv_expansion(m, p);
+    const double q = kHalf * sh.T * a.q_width / sh.t;
+    const bool gather = p.cp_comm_type == CpCommType::all_gather;
+    t.forward_bytes = gather ? c * kv_x : (c - 1) * kv_x;
+    t.backward_bytes = t.forward_bytes;
+    t.backward_grad_bytes = c * 2.0 * kv_x;
+    t.working_bytes = (gather ? c * kv_x : kv_x) + 2.0 * (q + kv_x);
+    return t;
+  }
   switch (p.cp_comm_type) {
     case CpCommType::p2p:
       // The ring's two receive buffers of K and V are not counted (as before issue 17).
@@ -807,7 +834,17 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   const double pv_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.v_head_dim;
   const int before_core = B.last();
   const CpTraffic cp = cp_traffic(m, p);
-  if (sh.c > 1) {
+  const bool torch_cp = sh.c > 1 && framework_entry(p.framework).context_parallel_impl.value ==
+                                        CpImplementation::torch_experimental;
+  const bool torch_gather = torch_cp && p.cp_comm_type == CpCommType::all_gather;
+  if (torch_cp) {
+    // PyTorch's rotaters (CpImplementation): the all-gather posted with step 0, waited at step 1;
+    // or one permute to the next rank before each step's kernel, waited at the next.
+    const int k = B.comm(torch_gather ? "cp_all_gather_kv" : "cp_kv_exchange",
+                         torch_gather ? CollectiveKind::all_gather : CollectiveKind::send_recv, CommGroup::cp,
+                         Phase::forward, before_core, cp.forward_bytes);
+    B.shape(k, torch_gather ? RingShape::gather_beside_first_step : RingShape::sends_beside_steps);
+  } else if (sh.c > 1) {
     switch (p.cp_comm_type) {
       case CpCommType::p2p:
         // Ring context parallelism: c-1 exchanges of the local K and V (Megatron / TE
@@ -948,8 +985,37 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     pv.dropped_by_selective_recompute = true;
     B.add(pv);
   }
+  if (torch_cp) {
+    // _SDPAMerger: each step's output and log-sum-exp upcast to fp32 and merged into the running
+    // fp32 output (out - sigmoid(lse_i - lse) * (out - out_i), the lse by logsigmoid), a partial
+    // step's half written back by torch.cat; per element of the local output, steps 1 .. c - 1:
+    // eager, the cast r2 w4, sub, mul, sub r4 r4 w4 each = 42 bytes, 5 kernels; compiled (the
+    // block's graph traces the ring), r4 r2 w4 = 10 bytes, 1 kernel; the cat of half the steps r4
+    // w4. Backward, every step: dQ accumulated in fp32 (r4 r2 w4), dK and dV unpacked from the
+    // received fp32 ring buffer and accumulated (r4 r2 w4) and catted for the next send (r4 w4),
+    // a partial step's cat (r4 w4, half the steps), 4 kernels; the casts back to 16 bit at the
+    // end (r4 w2). The lse terms are 1/head_dim of these.
+    const double o = sh.T * a.out_width / sh.t, qe = sh.T * a.q_width / sh.t;
+    const double kve = sh.T * (a.k_width + a.v_width) / sh.t * sdpa_kv_expansion(m, p);
+    const double steps = sh.c - 1;
+    const bool eager = !p.torch_compile;
+    Op merge = memory_op("cp_output_merge", o, o, 0.0, 0.0, static_cast<int>(steps) * (eager ? 5 : 1) + 2);
+    merge.forward_bytes = steps * ((eager ? 42.0 : 10.0) + 4.0) * o + (6.0 + 6.0) * o;
+    merge.backward_bytes = sh.c * (10.0 * qe + 18.0 * kve + 4.0 * (qe + kve)) + 6.0 * (qe + kve);
+    merge.kernels = static_cast<int>(steps) * (eager ? 5 : 1) + 2;
+    B.add(merge);
+  }
   const int core = B.last();
-  if (sh.c > 1) {
+  if (torch_cp) {
+    // Backward rotates K and V again (the same rotater) and sends dK, dV round the ring in fp32.
+    const int k = B.comm(torch_gather ? "cp_all_gather_kv_backward" : "cp_kv_exchange_backward",
+                         torch_gather ? CollectiveKind::all_gather : CollectiveKind::send_recv, CommGroup::cp,
+                         Phase::backward, core, cp.backward_bytes);
+    B.shape(k, torch_gather ? RingShape::gather_beside_first_step : RingShape::sends_beside_steps);
+    const int g = B.comm("cp_dkv_ring_backward", CollectiveKind::send_recv, CommGroup::cp, Phase::backward, core,
+                         cp.backward_grad_bytes);
+    B.shape(g, RingShape::grads_last_exposed);
+  } else if (sh.c > 1) {
     switch (p.cp_comm_type) {
       case CpCommType::p2p:
         B.comm("cp_kv_exchange_backward", CollectiveKind::send_recv, CommGroup::cp, Phase::backward, core,

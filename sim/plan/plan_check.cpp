@@ -338,6 +338,15 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // variant has no packed (THD) layout (AttnFuncWithCPAndKVAllGather: qkv_format != "thd").
   if (cp > 1 && heads % tp == 0 && kv % tp == 0) {
     const std::string cp_kind = std::string("cp_comm_type ") + to_string(plan.cp_comm_type) + " with CP " + str(cp);
+    // PyTorch's context_parallel rotates K and V round a ring (rotate methods allgather and
+    // alltoall): no head-splitting all-to-all (framework.hpp CpImplementation).
+    const FrameworkEntry& cp_framework = framework_entry(plan.framework);
+    if (cp_framework.context_parallel_impl.value == CpImplementation::torch_experimental &&
+        (plan.cp_comm_type == CpCommType::a2a || plan.cp_comm_type == CpCommType::a2a_p2p))
+      add("plan.cp_comm_type",
+          cp_kind + ", but " + cp_framework.name +
+              " runs PyTorch's context_parallel, whose ring rotates K and V (no all-to-all of heads)",
+          "all_gather (rotate method allgather, torchtitan's default) or p2p (alltoall)");
     if (plan.cp_comm_type == CpCommType::a2a && ((heads / tp) % cp != 0 || (kv / tp) % cp != 0))
       add("plan.cp_comm_type",
           cp_kind + ": all-to-all CP splits heads, but CP does not divide the heads per TP rank (" + str(heads / tp) +

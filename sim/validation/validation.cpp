@@ -85,6 +85,9 @@ namespace {
 //    tests); none elsewhere
 //  - torch.compile: on where the source or notes say "torch.compile" and the framework has the
 //    option (torchtitan's tables); off otherwise
+//  - cp_comm_type: a2a where the notes say "cp comm type a2a"; on a framework that runs PyTorch's
+//    context_parallel (fsdp), its rotate method, torchtitan's default allgather (all_gather)
+//    unless the notes say "rotate method alltoall" (p2p); Megatron's p2p otherwise
 //  - precision: fp8 / fp16 when the id or notes say so, else bf16; an fp8 row's recipe tensorwise
 //    where the notes say "dynamic tensorwise scaling" (torchao), Transformer Engine's delayed otherwise; where the notes quote the
 //    script's flags, its --fp16 or --bf16
@@ -183,10 +186,8 @@ bool counts_recompute_in_flops(const MeasuredRun& run) {
 // Where the notes quote the launch script, exactly when it passes --use-mc2.
 bool fuses_tp_comm_with_matmul(const MeasuredRun& run, AcceleratorFamily family) {
   // torchtitan's async TP (its tables' "AsyncTP"), where the notes say it was on: the fsdp entry's
-  // tp_comm_overlap. Its mechanism (torch.distributed._symmetric_memory: each TP collective cut
-  // into TP-size pieces that copy engines move while the matmul runs on the previous piece) is
-  // priced as Transformer Engine's userbuffers, which hide more: 1.32x over the 2D row where
-  // torchtitan measured 1.057x (trends.yaml torchtitan-70b-256gpu-*).
+  // tp_comm_overlap, priced as the fsdp entry's tp_overlap says (decomposed_matmuls:
+  // graph/tp_overlap.hpp).
   if (contains(run.notes, "AsyncTP on")) return true;
   if (family != AcceleratorFamily::ascend_910b) return false;
   if (const std::optional<std::string> script = quoted_script_flags(run)) return script_sets(*script, "--use-mc2");
@@ -796,6 +797,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // The context-parallel communication the run's notes name (SimuMax's B200 launcher: "CP comm
   // type a2a (launcher default CP_COMM_TYPE=a2a)"); Megatron's default, p2p, otherwise.
   if (contains(run.notes, "cp comm type a2a")) p.cp_comm_type = CpCommType::a2a;
+  // PyTorch's context_parallel (torchtitan): its rotate method, torchtitan's default 'allgather'
+  // (config_manager.py experimental.context_parallel_rotate_method @ 9dec370) unless the notes
+  // name 'alltoall'.
+  if (framework_entry(p.framework).context_parallel_impl.value == CpImplementation::torch_experimental)
+    p.cp_comm_type = contains(run.notes, "rotate method alltoall") ? CpCommType::p2p : CpCommType::all_gather;
   if (run.recompute) {
     p.recompute_granularity = parse_recompute(*run.recompute);
     p.recompute_method = contains(*run.recompute, "block") ? RecomputeMethod::block : RecomputeMethod::uniform;

@@ -43,6 +43,20 @@ enum class TpOverlap {
   decomposed_matmuls,
 };
 
+// Whose context-parallel attention the framework runs (FrameworkEntry::context_parallel_impl).
+enum class CpImplementation {
+  // Transformer Engine's attention with CP (Megatron-Core, NeMo) or MindSpeed's ring: the
+  // kinds plan.cp_comm_type names, K and V exchanged at their own heads, 16-bit gradients.
+  transformer_engine,
+  // PyTorch's experimental context_parallel (torch.distributed.tensor.experimental, torchtitan):
+  // one SDPA kernel per ring step with an fp32 merge of the outputs; K and V rotate as the model
+  // hands them to SDPA (torchtitan's repeat_kv: at the query heads), by one all-gather beside the
+  // first step (plan.cp_comm_type all_gather: rotate method 'allgather', torchtitan's default) or
+  // one send per step (p2p: 'alltoall'), forward and again in backward; dK and dV go round the
+  // ring in fp32, one send per step, the last waited after the loop. No all-to-all (Ulysses) kind.
+  torch_experimental,
+};
+
 // What plan.recompute_granularity: selective saves and recomputes in the framework.
 enum class SelectiveRecompute {
   // Megatron's selective recompute (Korthikanti et al. 2022): the attention core's internals,
@@ -202,6 +216,9 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // whose context-parallel attention it runs (CpImplementation above).
+  Sourced<CpImplementation> context_parallel_impl{CpImplementation::transformer_engine,
+                                                  "Transformer Engine's attention with CP (Megatron-Core's)"};
   // whether it hides the TP collectives under the GEMMs next to them (plan.tp_comm_overlap:
   // Transformer Engine's userbuffers in Megatron-Core, torchtitan's async TP, MindSpeed's CoC).
   Sourced<bool> tp_comm_overlap{false, "no tensor-parallel communication overlap option"};

@@ -97,6 +97,20 @@ enum class Phase { forward, backward };
 // Placement: a forward CommOp runs after ops[after_op]'s forward (-1: before the first
 // op). A backward CommOp runs after ops[after_op]'s backward has finished (backward walks
 // the ops in reverse order, so "after op i's backward" is "before op i-1's backward").
+// How a ring CP exchange's transfers sit beside the attention steps (ring_exposed_s).
+enum class RingShape {
+  // Transformer Engine's AttnFuncWithCPAndKVP2P, MindSpeed's ring: forward r - 1 sends of one
+  // K, V block; backward K, V, then K, V and the running dK, dV, then dK, dV alone.
+  te,
+  // PyTorch's allgather rotater: the whole all-gather of K, V posted before step 0, waited at step 1.
+  gather_beside_first_step,
+  // PyTorch's alltoall rotater: r - 1 sends of one K, V block, each beside one of steps 0 .. r - 2.
+  sends_beside_steps,
+  // PyTorch's dK, dV ring: r sends of one block, each posted after a step's backward kernel and
+  // waited after the next; the last one after the loop, beside nothing.
+  grads_last_exposed,
+};
+
 struct CommOp {
   std::string name;
   CollectiveKind kind = CollectiveKind::all_reduce;
@@ -110,6 +124,7 @@ struct CommOp {
   // them where the layer's collectives are priced (trainsim/graph/pipeline_costs).
   int hidden_under_op = -1;
   int ring_size = 0;
+  RingShape ring_shape = RingShape::te;
   // The GEMM (index into ops) a TP all-gather feeds as its left operand, or whose output a TP
   // reduce-scatter reduces: where PyTorch's micro-pipeline TP cuts the collective into pieces
   // beside that GEMM's (FrameworkEntry::tp_overlap, graph/tp_overlap.hpp). -1: none.
@@ -124,6 +139,8 @@ struct CommOp {
 // dK, dV (twice the block) beside steps 1 .. r - 2, dK, dV alone beside step r - 1 (TE's
 // p2p_comm_buffers[i][0|1]; MindSpeed's KV ring and dKV ring), bytes = 2 (r - 1) blocks.
 // Each step waits for the slower of its kernels and its send/recv: exposed sum max(0, e_i - a).
+// PyTorch's shapes (RingShape): the all-gather (bytes) beside one step; r - 1 sends of
+// bytes / (r - 1) beside one step each; r sends of bytes / r, r - 1 beside a step, the last alone.
 double ring_exposed_s(const CommOp& comm, double under_op_s, const std::function<double(double)>& step_s);
 // The ring's send/recvs as run, one per step (ring_exposed_s's split), hidden or not: the time
 // they occupy beside the attention (the whole collective when `comm` is not a ring).
