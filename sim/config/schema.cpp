@@ -243,7 +243,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"data.document_lengths", T::int_list, D::none, "", false, 1, 1e8, "", "packed sequences: document lengths in tokens (attention per document, variable-length flash attention)"},
   {"data.document_weights", T::int_list, D::none, "", false, 1, 1e9, "", "relative number of documents of each length (default: equal)"},
   {"plan.cp_attention_mask_type", T::choice, D::none, "causal", false, 0, 0, "causal|general", "MindSpeed's --cp-attention-mask-type: general runs each CP ring step over its whole block with the full mask (twice causal attention's work)"},
-  {"plan.cp_comm_type", T::choice, D::none, "p2p", false, 0, 0, "p2p|all_gather|a2a|a2a+p2p", "context parallelism (Megatron-Core's words): p2p ring, all_gather of K/V (Llama 3), a2a (DeepSpeed-Ulysses), a2a+p2p (all-to-all inside, ring across)"},
+  {"plan.cp_comm_type", T::choice, D::none, "p2p", false, 0, 0, "p2p|all_gather|a2a|a2a+p2p", "context parallelism (Megatron-Core's words): p2p ring, all_gather of K/V (Llama 3), a2a (DeepSpeed-Ulysses), a2a+p2p (all-to-all inside, ring across); on fsdp (PyTorch's context_parallel) all_gather is its rotate method allgather (torchtitan's default), p2p alltoall"},
   {"plan.hierarchical_context_parallel_sizes", T::int_list, D::none, "", false, 1, 1e6, "", "a2a+p2p: [all-to-all size over consecutive CP ranks, ring size], product = context_parallel_size"},
   // MoE routing as it happens: properties of the run (router, balancing loss, data), not of
   // the architecture, so scenario keys (a what-if is one --set away). The CV of tokens per

@@ -479,6 +479,11 @@ double optimizer_tensors(const std::vector<const LayerWorkload*>& layers, bool f
   return tensors;
 }
 
+// The plan's framework runs PyTorch's context_parallel (FrameworkEntry::context_parallel_impl).
+bool torch_context_parallel(const ParallelPlan& p) {
+  return framework_entry(p.framework).context_parallel_impl.value == CpImplementation::torch_experimental;
+}
+
 // How many times K and V are copied out before the attention kernel: the query heads over the
 // key/value heads where the model code repeats them (torchtitan's repeat_kv, the gqa_repeat_kv
 // op), else 1.
@@ -497,7 +502,7 @@ CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
   const double kv = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;  // local K and V
   const double qkv = kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;
   const double out = kHalf * sh.T * a.out_width / sh.t;
-  if (framework_entry(p.framework).context_parallel_impl.value == CpImplementation::torch_experimental) {
+  if (torch_context_parallel(p)) {
     // PyTorch's context_parallel (CpImplementation): K and V rotate as SDPA gets them, at the
     // query heads where the model code repeats them (repeat_kv, eager_model_ops); allgather:
     // the gathered buffer, c x the local K, V, forward and again in backward; alltoall: r - 1
@@ -815,7 +820,7 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     }
     B.add(rotary);
   }
-  if (framework_entry(p.framework).eager_model_ops.value && a.k_width < a.q_width && !m.is_mla()) {
+  if (sdpa_kv_expansion(m, p) > 1) {
     // Grouped-query attention in torchtitan's model code (repeat_kv @ 9dec370: unsqueeze, expand,
     // reshape): K and V are copied out to the query heads before the attention kernel, compiled
     // or not (the reshape of an expanded view is a copy), and the kernel keeps the copies for its
@@ -834,8 +839,7 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   const double pv_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.v_head_dim;
   const int before_core = B.last();
   const CpTraffic cp = cp_traffic(m, p);
-  const bool torch_cp = sh.c > 1 && framework_entry(p.framework).context_parallel_impl.value ==
-                                        CpImplementation::torch_experimental;
+  const bool torch_cp = sh.c > 1 && torch_context_parallel(p);
   const bool torch_gather = torch_cp && p.cp_comm_type == CpCommType::all_gather;
   if (torch_cp) {
     // PyTorch's rotaters (CpImplementation): the all-gather posted with step 0, waited at step 1;
@@ -1002,7 +1006,6 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     Op merge = memory_op("cp_output_merge", o, o, 0.0, 0.0, static_cast<int>(steps) * (eager ? 5 : 1) + 2);
     merge.forward_bytes = steps * ((eager ? 42.0 : 10.0) + 4.0) * o + (6.0 + 6.0) * o;
     merge.backward_bytes = sh.c * (10.0 * qe + 18.0 * kve + 4.0 * (qe + kve)) + 6.0 * (qe + kve);
-    merge.kernels = static_cast<int>(steps) * (eager ? 5 : 1) + 2;
     B.add(merge);
   }
   const int core = B.last();
