@@ -167,6 +167,16 @@ Explanation explain(const Scenario& scenario) {
   if (!plan.torch_compile && framework_entry(plan.framework).torch_compile.value &&
       framework_entry(plan.framework).eager_model_ops.value)
     levers.push_back({"each transformer block compiled (torch_compile)", [](Scenario& s) { s.plan.torch_compile = true; }});
+  // PyTorch's context_parallel: the other rotate method (framework.hpp CpImplementation).
+  if (plan.context_parallel_size > 1 &&
+      framework_entry(plan.framework).context_parallel_impl.value == CpImplementation::torch_experimental) {
+    if (plan.cp_comm_type == CpCommType::all_gather)
+      levers.push_back({"K and V sent one block a step (cp_comm_type p2p: rotate method alltoall)",
+                        [](Scenario& s) { s.plan.cp_comm_type = CpCommType::p2p; }});
+    else
+      levers.push_back({"K and V all-gathered once (cp_comm_type all_gather: rotate method allgather)",
+                        [](Scenario& s) { s.plan.cp_comm_type = CpCommType::all_gather; }});
+  }
   levers.insert(levers.end(), {
       {"intra-server links twice as fast", [](Scenario& s) { s.hardware.node.link_bandwidth *= 2; }},
       {"inter-server network twice as fast", [](Scenario& s) { s.hardware.cluster.nic_bandwidth *= 2; }},

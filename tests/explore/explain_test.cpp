@@ -151,3 +151,29 @@ TEST_CASE("explain: twice the micro-batch where a replica runs an even number of
   const auto odd = explain(load("default.yaml", {{"plan.global_batch_size", "20"}}));
   for (const auto& c : odd.counterfactuals) CHECK(c.what.rfind("micro-batch", 0) != 0);
 }
+
+TEST_CASE("explain offers PyTorch's other rotate method on a torchtitan plan with context parallelism",
+          "[explore][cp][torch_cp]") {
+  // Table 4's plan at CP 2 over 32k tokens (scenarios/llama3-70b-h100-256-torchtitan.yaml).
+  const std::vector<Override> cp2 = {{"plan.context_parallel_size", "2"}, {"plan.seq_length", "32768"},
+                                     {"plan.micro_batch_size", "1"}, {"plan.global_batch_size", "64"}};
+  std::vector<Override> gather = cp2;
+  gather.push_back({"plan.cp_comm_type", "all_gather"});
+  const Scenario sc = load("llama3-70b-h100-256-torchtitan.yaml", gather);
+  const Explanation e = explain(sc);
+  const Counterfactual& lever = find(e, "K and V sent one block a step");
+  Scenario alltoall = sc;
+  alltoall.plan.cp_comm_type = CpCommType::p2p;
+  CHECK(lever.step_time_s == Approx(explain(alltoall).baseline.step_time_s));
+  std::vector<Override> p2p = cp2;
+  p2p.push_back({"plan.cp_comm_type", "p2p"});
+  find(explain(load("llama3-70b-h100-256-torchtitan.yaml", p2p)), "K and V all-gathered once");
+  // Megatron-Core's CP (Transformer Engine's) has no rotate method to offer.
+  std::vector<Override> mcore = gather;
+  mcore.push_back({"plan.framework", "megatron-core"});
+  mcore.push_back({"plan.zero_stage", "0"});
+  mcore.push_back({"plan.torch_compile", "false"});
+  mcore.push_back({"plan.fp8_recipe", "delayed"});
+  for (const auto& c : explain(load("llama3-70b-h100-256-torchtitan.yaml", mcore)).counterfactuals)
+    CHECK(c.what.find("rotate method") == std::string::npos);
+}

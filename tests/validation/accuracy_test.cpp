@@ -196,3 +196,31 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
   CHECK(mape <= 0.04);
   CHECK(std::abs(bias) <= 0.03);
 }
+
+// torchtitan's own benchmark tables (trends.yaml groups torchtitan-*, Llama 3.1 8B to 405B on
+// 8 to 512 H100 of 500 W, priced as the 700 W H100 SXM file): nothing is fitted to them, so they
+// are an out-of-sample yardstick for the fsdp entry. Bound just above the figure when the gate
+// was set: 18 rows, step-time MAPE 6.9%, bias -4.5% (throughput: 7.3%, +5.2%; torchtitan's model
+// code, its async TP decomposed by the micro-pipeline pass, PyTorch's context_parallel; in
+// throughput 14.7% / +9.5% before the model code).
+TEST_CASE("torchtitan's benchmark rows: absolute step-time error within its bound", "[validation][accuracy]") {
+  const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
+  int rows = 0;
+  double abs_sum = 0, bias_sum = 0;
+  for (const auto& group : report.groups) {
+    if (group.group.rfind("torchtitan-", 0) != 0) continue;
+    for (const auto& row : group.rows) {
+      if (!row.unsupported.empty() || !row.failure.empty() || row.metric.empty()) continue;
+      ++rows;
+      const double e = step_time_error(row.metric, row.error);
+      abs_sum += std::abs(e);
+      bias_sum += e;
+    }
+  }
+  REQUIRE(rows > 0);
+  const double mape = abs_sum / rows, bias = bias_sum / rows;
+  INFO("torchtitan rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
+  CHECK(rows == 18);
+  CHECK(mape <= 0.08);
+  CHECK(std::abs(bias) <= 0.06);
+}
