@@ -213,7 +213,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"plan.attention_kernel", T::choice, D::none, "auto", false, 0, 0, "auto|flash1|flash2|flash3|cudnn|eager", "attention kernel priced: auto = device.attention_efficiency; eager = use_flash_attn false"},
   {"plan.overlap_grad_reduce", T::boolean, D::none, "true", false, 0, 0, "", "DP reduction overlaps backward"},
   {"plan.overlap_param_gather", T::boolean, D::none, "true", false, 0, 0, "", "parameter all-gather overlaps forward"},
-  {"plan.tp_comm_overlap", T::boolean, D::none, "false", false, 0, 0, "", "TP collectives hidden under GEMMs"},
+  {"plan.tp_comm_overlap", T::boolean, D::none, "false", false, 0, 0, "", "TP collectives hidden under GEMMs: whole (Transformer Engine's userbuffers, MindSpeed's CoC), or on fsdp cut into TP pieces beside their matmuls (torchtitan's async TP; backward reduce-scatters exposed)"},
   {"plan.overlap_moe_expert_parallel_comm", T::boolean, D::none, "false", false, 0, 0, "",
    "EP all-to-alls hidden under another micro-batch's compute (Megatron-Core combined 1F1B)"},
   {"plan.overlap_p2p_comm", T::boolean, D::none, "true", false, 0, 0, "", "Megatron's interleaved schedule: pipeline sends and receives overlap the next pass (false: both sides wait for each exchange, --no-overlap-p2p-communication); other schedules always wait"},
