@@ -347,6 +347,13 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           cp_kind + ", but " + cp_framework.name +
               " runs PyTorch's context_parallel, whose ring rotates K and V (no all-to-all of heads)",
           "all_gather (rotate method allgather, torchtitan's default) or p2p (alltoall)");
+    // Its ring calls SDPA's flash or efficient kernel per step; any other attention raises "CP
+    // only supports flash attention and memory efficient attention now" (_attention.py).
+    if (cp_framework.context_parallel_impl.value == CpImplementation::torch_experimental && !plan.use_flash_attn)
+      add("plan.use_flash_attn",
+          "false with CP " + str(cp) + ", but " + cp_framework.name +
+              "'s context_parallel runs only SDPA's flash and memory-efficient attention kernels",
+          "true (attention_kernel auto, flash2 or another fused kernel), or context_parallel_size 1");
     if (plan.cp_comm_type == CpCommType::a2a && ((heads / tp) % cp != 0 || (kv / tp) % cp != 0))
       add("plan.cp_comm_type",
           cp_kind + ": all-to-all CP splits heads, but CP does not divide the heads per TP rank (" + str(heads / tp) +

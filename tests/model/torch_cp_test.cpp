@@ -102,7 +102,7 @@ TEST_CASE("torchtitan's context parallelism moves K and V at the query heads and
   for (const Op& op : te.ops) CHECK(op.name != "cp_output_merge");
 }
 
-TEST_CASE("PyTorch's context_parallel has no all-to-all kind: a2a on fsdp is bad input naming both rotate methods",
+TEST_CASE("PyTorch's context_parallel has no all-to-all kind and no eager attention: a2a or use_flash_attn false on fsdp with CP is bad input",
           "[model][cp][torch_cp][plan]") {
   const ModelSpec m = llama3_8b();
   HardwareSpec h;
@@ -116,4 +116,15 @@ TEST_CASE("PyTorch's context_parallel has no all-to-all kind: a2a on fsdp is bad
   out.clear();
   for (const auto& d : check_plan(m, h, 4, p)) out += d.str() + "\n";
   CHECK(out.find("plan.cp_comm_type") == std::string::npos);
+  CHECK(out.find("plan.use_flash_attn") == std::string::npos);
+  // Its ring runs SDPA's fused kernels only: eager attention with CP is bad input too.
+  p.use_flash_attn = false;
+  out.clear();
+  for (const auto& d : check_plan(m, h, 4, p)) out += d.str() + "\n";
+  CHECK_THAT(out, Catch::Contains("plan.use_flash_attn") && Catch::Contains("memory-efficient attention"));
+  p.context_parallel_size = 1;
+  p.data_parallel_size = 4;
+  out.clear();
+  for (const auto& d : check_plan(m, h, 4, p)) out += d.str() + "\n";
+  CHECK(out.find("plan.use_flash_attn") == std::string::npos);
 }
