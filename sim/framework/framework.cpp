@@ -1090,6 +1090,14 @@ FrameworkEntry fsdp() {
   e.context_parallel = {true, at(kTorchtitan,
                                  "torchtitan/distributed/context_parallel/api.py (parallelism.context_parallel_degree, "
                                  "PyTorch's experimental context_parallel ring attention)")};
+  e.pipeline_keeps_microbatch_tensors = {
+      true, "PyTorch torch/distributed/pipelining/stage.py (late 2024: after #138504, before #164329): "
+            "_prepare_forward_infra makes one receive buffer per chunk_id in range(num_microbatches) on a "
+            "non-first stage, _create_grad_recv_info one gradient receive buffer per micro-batch on a non-last "
+            "stage; forward_one_chunk appends every output to output_chunks, and stage_backward leaves each "
+            "input's .grad, until clear_runtime_states() at the start of the next step(); torchtitan 9dec370 "
+            "builds its stages with PipelineStage (parallelisms/pipeline_llama.py) and loss_parallel keeps the "
+            "last stage's logits vocabulary-sharded"};
   e.context_parallel_impl = {
       CpImplementation::torch_experimental,
       at(kTorchtitan9dec370,
@@ -1861,6 +1869,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("zero_stages", e.zero_stages.source);
     add("context_parallel", e.context_parallel.source);
     add("context_parallel_impl", e.context_parallel_impl.source);
+    add("pipeline_keeps_microbatch_tensors", e.pipeline_keeps_microbatch_tensors.source);
     add("moe_expert_parallel_comm_overlap", e.moe_expert_parallel_comm_overlap.source);
     add("tp_comm_overlap", e.tp_comm_overlap.source);
     add("tp_overlap", e.tp_overlap.source);

@@ -474,7 +474,22 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     sm.transient = working;
 
     double buffers = 0;
-    if (p > 1) buffers += input_bytes;  // received output-gradient of the stage boundary
+    if (p > 1 && framework.pipeline_keeps_microbatch_tensors.value) {
+      // PyTorch's pipeline stage objects, one per chunk this device holds: per micro-batch, the
+      // received input and the gradient it keeps (not the first), the gradient receive buffer and
+      // the kept output (not the last); the last keeps the logits (vocabulary-sharded by TP).
+      const double logits = kWeightBytes * static_cast<double>(plan.micro_batch_size) * plan.seq_length /
+                            std::max(1, plan.context_parallel_size) * static_cast<double>(workload.padded_vocab_size) /
+                            std::max(1, plan.tensor_model_parallel_size);
+      const int length = pipeline_length(plan.schedule, p, v);
+      for (int vs = 0; vs < length; ++vs) {
+        if (place_of(plan.schedule, p, v, vs).stage != stage) continue;
+        if (vs > 0) buffers += 2.0 * m * input_bytes;
+        buffers += vs < length - 1 ? 2.0 * m * input_bytes : m * logits;
+      }
+    } else if (p > 1) {
+      buffers += input_bytes;  // received output-gradient of the stage boundary
+    }
     buffers += bucket_buffers;
     // TE's dummy weight gradients: allocated at the first backward and kept, so alive at any peak
     // after it.

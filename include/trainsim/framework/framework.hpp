@@ -216,6 +216,12 @@ struct FrameworkEntry {
   Sourced<std::vector<int>> zero_stages;
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
+  // PyTorch's pipelining (torch.distributed.pipelining, end 2024): each pipeline stage object
+  // allocates a receive buffer per micro-batch for its input (not the first) and for its output
+  // gradient (not the last), keeps every micro-batch's output (the last stage's: the logits) and
+  // its input's gradient until the next step starts. false: Megatron's (and DeepSpeed's)
+  // exchanges, one boundary buffer at a time.
+  Sourced<bool> pipeline_keeps_microbatch_tensors{false, "Megatron's p2p_communication: one boundary tensor at a time"};
   // whose context-parallel attention it runs (CpImplementation above).
   Sourced<CpImplementation> context_parallel_impl{CpImplementation::transformer_engine,
                                                   "Transformer Engine's attention with CP (Megatron-Core's)"};
