@@ -4,6 +4,8 @@
 // with the feature it needs, and every count below is exact, so a dropped or newly
 // failing row fails a gate.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/validation/calibrate.hpp"
@@ -45,6 +47,27 @@ int calibration_rows(AcceleratorFamily family) {
     case AcceleratorFamily::unknown: return 0;
   }
   return 0;
+}
+// The step-time errors of the simulated rows of the trend groups whose name starts with `prefix`.
+struct TrendErrors {
+  int rows = 0;
+  double mape = 0, bias = 0;
+};
+TrendErrors trend_errors(const TrendsReport& report, const std::string& prefix) {
+  TrendErrors out;
+  double abs_sum = 0, bias_sum = 0;
+  for (const auto& group : report.groups) {
+    if (group.group.rfind(prefix, 0) != 0) continue;
+    for (const auto& row : group.rows) {
+      if (!row.unsupported.empty() || !row.failure.empty() || row.metric.empty()) continue;
+      ++out.rows;
+      const double e = step_time_error(row.metric, row.error);
+      abs_sum += std::abs(e);
+      bias_sum += e;
+    }
+  }
+  if (out.rows > 0) out.mape = abs_sum / out.rows, out.bias = bias_sum / out.rows;
+  return out;
 }
 }  // namespace
 
@@ -168,20 +191,8 @@ TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[va
 // 60 rows, MAPE 3.3%, bias +0.5% (below).
 TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within its bound", "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
-  int rows = 0;
-  double abs_sum = 0, bias_sum = 0;
-  for (const auto& group : report.groups) {
-    if (group.group.rfind("qi24-zb", 0) != 0) continue;
-    for (const auto& row : group.rows) {
-      if (!row.unsupported.empty() || !row.failure.empty() || row.metric.empty()) continue;
-      ++rows;
-      const double e = step_time_error(row.metric, row.error);
-      abs_sum += std::abs(e);
-      bias_sum += e;
-    }
-  }
+  const auto [rows, mape, bias] = trend_errors(report, "qi24-zb");
   REQUIRE(rows > 0);
-  const double mape = abs_sum / rows, bias = bias_sum / rows;
   INFO("zero-bubble rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
   // 1F1B, ZB-1p (ZB-H1), ZB-2p (ZB-H2 with post-validation) and ZB-V rows; 60 since the
   // appendix F 14.6B block printed with m=32 runs with its m=64 (trends.yaml): MAPE 5.4%, bias
@@ -205,20 +216,8 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
 // throughput 14.7% / +9.5% before the model code).
 TEST_CASE("torchtitan's benchmark rows: absolute step-time error within its bound", "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
-  int rows = 0;
-  double abs_sum = 0, bias_sum = 0;
-  for (const auto& group : report.groups) {
-    if (group.group.rfind("torchtitan-", 0) != 0) continue;
-    for (const auto& row : group.rows) {
-      if (!row.unsupported.empty() || !row.failure.empty() || row.metric.empty()) continue;
-      ++rows;
-      const double e = step_time_error(row.metric, row.error);
-      abs_sum += std::abs(e);
-      bias_sum += e;
-    }
-  }
+  const auto [rows, mape, bias] = trend_errors(report, "torchtitan-");
   REQUIRE(rows > 0);
-  const double mape = abs_sum / rows, bias = bias_sum / rows;
   INFO("torchtitan rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
   CHECK(rows == 18);
   CHECK(mape <= 0.08);
