@@ -321,6 +321,16 @@ ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_pa
   return out;
 }
 
+double zero3_layer_gather_bytes(const ParallelPlan& plan, const LayerWorkload& layer, double bytes_per_param) {
+  const double dense = layer.parameters - layer.expert_parameters;
+  double bytes = bytes_per_param * dense;
+  if (plan.fp8_param_gather && plan.precision == Precision::fp8) {
+    const double fp8 = std::min(fp8_gemm_weights(layer, plan.precision).dense, dense);
+    bytes -= std::max(0.0, bytes_per_param - fp8_param_gather_bytes(plan.fp8_recipe)) * fp8;
+  }
+  return bytes;
+}
+
 double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& fp8, GemmPass pass) {
   if (!runs_fp8(op, precision) || op.gemm_m <= 0) return 0;
   const double m = static_cast<double>(op.gemm_m), n = static_cast<double>(op.gemm_n),

@@ -168,8 +168,7 @@ Explanation explain(const Scenario& scenario) {
       framework_entry(plan.framework).eager_model_ops.value)
     levers.push_back({"each transformer block compiled (torch_compile)", [](Scenario& s) { s.plan.torch_compile = true; }});
   // PyTorch's context_parallel: the other rotate method (framework.hpp CpImplementation).
-  if (plan.context_parallel_size > 1 &&
-      framework_entry(plan.framework).context_parallel_impl.value == CpImplementation::torch_experimental) {
+  if (plan.context_parallel_size > 1 && runs_torch_context_parallel(plan.framework)) {
     if (plan.cp_comm_type == CpCommType::all_gather)
       levers.push_back({"K and V sent one block a step (cp_comm_type p2p: rotate method alltoall)",
                         [](Scenario& s) { s.plan.cp_comm_type = CpCommType::p2p; }});

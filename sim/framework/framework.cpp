@@ -585,7 +585,8 @@ FrameworkEntry megatron_core() {
             "gradient cast to FP8, then gather_along_first_dim (L842-854); reduce_scatter_along_first_dim in the "
             "activation dtype (linear.py L362). TE 2.x gathers in the recipe's format (v2.3-2.4 blockwise in bf16)"};
   e.fp8_param_gather = {
-      true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/training/arguments.py --fp8-param-gather ('Keep the compute "
+      Fp8ParamGather::distributed_optimizer,
+      "NVIDIA/Megatron-LM @ d98e8a64dd megatron/training/arguments.py --fp8-param-gather ('Keep the compute "
             "param in fp8 (do not use any other intermediate dtype) and perform the param all-gather in fp8'; "
             "asserted with the distributed optimizer or an FSDP); megatron/core/fp8_utils.py get_fp8_context(is_init="
             "True): transformer_engine.pytorch.fp8_model_init; core/distributed/param_and_grad_buffer.py: param_dtype "
@@ -660,7 +661,7 @@ FrameworkEntry megatron_lm() {
                                "TE Linears (" + e.fp8_tp_all_gather.source + ")";
   e.fp8_linear_inputs_kept_in_fp8.source = "Megatron-LM 2021-22 had no FP8: an FP8 plan on this entry runs today's "
                                            "Megatron-Core TE Linears (" + e.fp8_linear_inputs_kept_in_fp8.source + ")";
-  e.fp8_param_gather = {false, "Megatron-LM 2021-22 had no FP8 parameters (--fp8-param-gather arrived with "
+  e.fp8_param_gather = {Fp8ParamGather::none, "Megatron-LM 2021-22 had no FP8 parameters (--fp8-param-gather arrived with "
                                "Megatron-Core's distributed optimizer and Transformer Engine's fp8_model_init)"};
   // Narayanan et al. 2021, Section 4.1 ("scatter/gather communication optimization"): each of
   // the TP ranks sends 1/t of the activation across the pipeline and the receiver all-gathers it
@@ -1188,6 +1189,15 @@ FrameworkEntry fsdp() {
                "_prepare_output_fn redistributes the rowwise output (16-bit reduce-scatter) then "
                "NoopFwToFloat8BwDynamic ('fwd noop bwd cast'): the output gradient is cast before its backward "
                "all-gather")};
+  e.fp8_param_gather = {
+      Fp8ParamGather::fully_sharded,
+      at(kTorchtitan9dec370,
+         "float8.py: Float8LinearConfig(enable_fsdp_float8_all_gather=dp_shard_enabled and "
+         "float8.enable_fsdp_float8_all_gather), every Linear but 'output'; pytorch/ao @ eab345c "
+         "torchao/float8/fsdp_utils.py WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather casts the local shard "
+         "to FP8 (returns float8_tensor._data) and fsdp_post_all_gather wraps the gathered data as a Float8Tensor: "
+         "1 byte an element, one scale; config.py: 'enable_fsdp_float8_all_gather only supports tensorwise "
+         "scaling granularity'")};
   e.megatron_cross_entropy = {false, "llm-foundry's MPT (the FSDP rows, llm_foundry.yaml notes) runs flash-attn's "
                                      "fused xentropy kernel (loss_fn fused_crossentropy): one pass over the 16-bit "
                                      "logits, which it keeps (flash_attn/ops/triton/cross_entropy.py "
@@ -1262,7 +1272,7 @@ FrameworkEntry mindspeed() {
   e.fp8_weights_cached_per_step = {
       false, "MindSpeed runs Megatron's tensor_parallel Linears on torch_npu, not Transformer Engine's (TE is "
              "CUDA-only): no FP8 weight cache"};
-  e.fp8_param_gather = {false, "no FP8 parameters: Transformer Engine's fp8_model_init is CUDA-only"};
+  e.fp8_param_gather = {Fp8ParamGather::none, "no FP8 parameters: Transformer Engine's fp8_model_init is CUDA-only"};
   e.fp8_tp_all_gather = {false, "MindSpeed's Linears are Megatron's tensor_parallel layers on torch_npu "
                                  "(Transformer Engine is CUDA-only): 16-bit all-gathers"};
   e.transformer_engine_linears = {false, "MindSpeed runs Megatron's local layer spec on torch_npu: "
@@ -1357,7 +1367,7 @@ FrameworkEntry nemo() {
       "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.fp8_linear_inputs_kept_in_fp8.source;
   e.transformer_engine_linears.source =
       "NeMo 24.07 builds its GPT models from Megatron-Core's TE layers: " + e.transformer_engine_linears.source;
-  e.fp8_param_gather = {false, "not read from NeMo 24.07's code (model.fp8_params with Apex's DistributedFusedAdam): "
+  e.fp8_param_gather = {Fp8ParamGather::none, "not read from NeMo 24.07's code (model.fp8_params with Apex's DistributedFusedAdam): "
                                "refused until it is"};
   e.grad_buckets_first_stage_only = {false, std::string(kApex) + " buckets its gradients (bucket_cap_mb) on every "
                                                                  "stage: not read further"};
@@ -1633,6 +1643,8 @@ FrameworkEntry llm_foundry() {
                                                       "MLP and fused loss as the fused ops; no rotary, no GQA copy"};
   e.torch_compile = {false, std::string(kFoundry) + " benchmark yamls: no torch.compile of the model"};
   e.fp32_eager_cross_entropy = {false, "its loss_fn fused_crossentropy (megatron_cross_entropy)"};
+  e.fp8_param_gather = {Fp8ParamGather::none, std::string(kFoundry) + " on PyTorch FSDP1: its FP8 runs Transformer "
+                                                                     "Engine Linears, all-gathered in 16 bits"};
   e.versions = std::string(kFoundry) + " on " + kComposer +
                " and PyTorch FSDP1 (use_orig_params True: composer/trainer/dist_strategy.py); its benchmark yamls "
                "(scripts/train/yamls/pretrain/mpt-*.yaml) step decoupled_adamw and clip the gradient norm at 1.0";
@@ -1740,6 +1752,10 @@ const FrameworkEntry& framework_for(const ParallelPlan& plan) {
   for (const FrameworkEntry& e : plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? pure : full)
     if (e.id == plan.framework) return e;
   throw SimError("framework_for: no entry for a framework value");
+}
+
+bool runs_torch_context_parallel(Framework framework) {
+  return framework_entry(framework).context_parallel_impl.value == CpImplementation::torch_experimental;
 }
 
 HeldUnits pipeline_held_units(const ParallelPlan& plan, const FrameworkEntry& framework) {

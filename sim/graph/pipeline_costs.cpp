@@ -725,9 +725,15 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         const bool regathers = zl.recomputed && reuse > 0;
         const std::vector<bool> again = zero3_regathered_for_backward(units, regathers ? reuse : 0.0);
         std::vector<double> gather_s;
+        // Bytes a parameter: the framework's, less the FP8 GEMM weights' saving under
+        // plan.fp8_param_gather (FSDP's unit is the whole layer, so the layer's share is the unit's).
+        const double per_param = framework.sharded_param_gather_bytes.value;
+        const double dense_params = zl.layer->parameters - zl.layer->expert_parameters;
+        const double unit_bytes_per_param =
+            dense_params > 0 ? zero3_layer_gather_bytes(plan, *zl.layer, per_param) / dense_params : per_param;
         for (std::size_t j = 0; j < units.size(); ++j) {
-          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp,
-                                                 units[j] * framework.sharded_param_gather_bytes.value);
+          const GroupCollective g =
+              sharded_comm(CollectiveKind::all_gather, CommGroup::dp, units[j] * unit_bytes_per_param);
           gather_s.push_back(g.time_s);
           const double times = regathers ? 2.0 + (again[j] ? 1.0 : 0.0) : per_microbatch;
           per_mb.time_s += times * g.time_s;

@@ -311,12 +311,25 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const bool fp8_plan = plan.precision == Precision::fp8;
   const bool fp8_copies = fp8_plan && (plan.fp8_param_gather || framework.fp8_weights_cached_per_step.value);
   const bool non_tn = non_tn_fp8_gemm(scenario.hardware.device);
-  std::vector<double> fp8_bytes_per_type, fp8_params_per_type;
+  // torchao's FSDP2 float8 all-gather: a gathered weight is a Float8Tensor, its data alone (1 byte
+  // an element; the transpose a backward GEMM needs is made and dropped there), in place of the
+  // 16-bit unsharded weight; Transformer Engine's FP8 parameters keep their transpose where the
+  // device's FP8 GEMMs take only TN.
+  const bool torchao_fp8_weights =
+      fp8_plan && plan.fp8_param_gather && framework.fp8_param_gather.value == Fp8ParamGather::fully_sharded;
+  auto fp8_layer_bytes = [&](const LayerWorkload& layer) {
+    if (!fp8_copies) return 0.0;
+    return torchao_fp8_weights ? fp8_param_gather_bytes(plan.fp8_recipe) * fp8_gemm_parameters(layer, plan.precision)
+                               : te_fp8_layer_weight_bytes(layer, plan.fp8_recipe, non_tn);
+  };
+  std::vector<double> fp8_bytes_per_type, fp8_params_per_type, gather_bytes_per_type;
   for (const auto& type : workload.layer_types) {
-    fp8_bytes_per_type.push_back(fp8_copies ? te_fp8_layer_weight_bytes(type, plan.fp8_recipe, non_tn) : 0.0);
+    fp8_bytes_per_type.push_back(fp8_layer_bytes(type));
     fp8_params_per_type.push_back(plan.fp8_param_gather && fp8_plan ? fp8_gemm_parameters(type, plan.precision) : 0.0);
+    gather_bytes_per_type.push_back(zero3_layer_gather_bytes(plan, type, framework.sharded_param_gather_bytes.value) +
+                                    framework.sharded_param_gather_bytes.value * type.expert_parameters);
   }
-  const double fp8_head_bytes = fp8_copies ? te_fp8_layer_weight_bytes(workload.head, plan.fp8_recipe, non_tn) : 0.0;
+  const double fp8_head_bytes = fp8_layer_bytes(workload.head);
   const double fp8_head_params =
       plan.fp8_param_gather && fp8_plan ? fp8_gemm_parameters(workload.head, plan.precision) : 0.0;
 
@@ -328,7 +341,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     const std::vector<int>& held = stage_layer_list[static_cast<std::size_t>(stage)];
     sm.layers = static_cast<int>(held.size());
     double params = 0, expert = 0, full_act = 0, kept_act = 0, max_layer_params = 0, max_full_act = 0;
-    double max_op_act = 0, fp8_bytes = 0, fp8_params = 0;
+    double max_op_act = 0, fp8_bytes = 0, fp8_params = 0, max_layer_gather_bytes = 0;
     std::vector<const LayerWorkload*> stage_layers;
     for (int l : held) {
       const std::size_t type = static_cast<std::size_t>(workload.layer_type_of.at(static_cast<std::size_t>(l)));
@@ -343,6 +356,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       max_op_act = std::max(max_op_act, max_op_per_type[type]);
       fp8_bytes += fp8_bytes_per_type[type];
       fp8_params += fp8_params_per_type[type];
+      max_layer_gather_bytes = std::max(max_layer_gather_bytes, gather_bytes_per_type[type]);
     }
     const bool first = holds_vstage(plan, p, v, 0, stage);
     const bool last = holds_vstage(plan, p, v, pipeline_length(plan.schedule, p, v) - 1, stage);
@@ -361,6 +375,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // plan_check allows FP8 parameters only with the distributed optimizer, which does not shard
     // the weights). Under plan.fp8_param_gather they replace the 16-bit weights (fp8_model_init
     // creates the Linears' parameters as FP8 tensors; the DDP parameter buffer holds their FP8 data).
+    // Sharded by FSDP, torchao's FP8 weights exist only gathered (the units in flight, below).
+    if (torchao_fp8_weights && shard_weights) fp8_bytes = 0;
     sm.fp8_weights = fp8_bytes;
     sm.weights += fp8_bytes - (shard_weights ? 0.0 : kWeightBytes * fp8_params);
     sm.gradients = grad_bytes * (shard_grads ? dense / dp + expert / expert_dp : params);
@@ -498,7 +514,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     if (uses_te_linears(plan.framework) && library_buffers.library != "HCCL")
       buffers += te_dummy_wgrad_bytes(stage_layers);
     if (shard_weights)
-      buffers += framework.gathered_units_in_flight.value * framework.sharded_param_gather_bytes.value * max_layer_params;
+      buffers += framework.gathered_units_in_flight.value * max_layer_gather_bytes;
     // FSDP's unsharded gradient of a unit (and its copy in the reduction dtype) exists once the
     // unit's backward has computed it, when that unit's backward and recompute working set is
     // freed: it peaks instead of that set, not on top of it.

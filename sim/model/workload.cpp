@@ -479,11 +479,6 @@ double optimizer_tensors(const std::vector<const LayerWorkload*>& layers, bool f
   return tensors;
 }
 
-// The plan's framework runs PyTorch's context_parallel (FrameworkEntry::context_parallel_impl).
-bool torch_context_parallel(const ParallelPlan& p) {
-  return framework_entry(p.framework).context_parallel_impl.value == CpImplementation::torch_experimental;
-}
-
 // How many times K and V are copied out before the attention kernel: the query heads over the
 // key/value heads where the model code repeats them (torchtitan's repeat_kv, the gqa_repeat_kv
 // op), else 1.
@@ -502,7 +497,7 @@ CpTraffic cp_traffic(const ModelSpec& m, const ParallelPlan& p) {
   const double kv = kHalf * sh.T * (a.k_width + a.v_width) / sh.t;  // local K and V
   const double qkv = kHalf * sh.T * (a.q_width + a.k_width + a.v_width) / sh.t;
   const double out = kHalf * sh.T * a.out_width / sh.t;
-  if (torch_context_parallel(p)) {
+  if (runs_torch_context_parallel(p.framework)) {
     // PyTorch's context_parallel (CpImplementation): K and V rotate as SDPA gets them, at the
     // query heads where the model code repeats them (repeat_kv, eager_model_ops); allgather:
     // the gathered buffer, c x the local K, V, forward and again in backward; alltoall: r - 1
@@ -839,7 +834,7 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
   const double pv_flops = 2.0 * sh.b * heads_local * sh.s * sh.s_full * a.v_head_dim;
   const int before_core = B.last();
   const CpTraffic cp = cp_traffic(m, p);
-  const bool torch_cp = sh.c > 1 && torch_context_parallel(p);
+  const bool torch_cp = sh.c > 1 && runs_torch_context_parallel(p.framework);
   const bool torch_gather = torch_cp && p.cp_comm_type == CpCommType::all_gather;
   if (torch_cp) {
     // PyTorch's rotaters (CpImplementation): the all-gather posted with step 0, waited at step 1;

@@ -341,15 +341,15 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     // PyTorch's context_parallel rotates K and V round a ring (rotate methods allgather and
     // alltoall): no head-splitting all-to-all (framework.hpp CpImplementation).
     const FrameworkEntry& cp_framework = framework_entry(plan.framework);
-    if (cp_framework.context_parallel_impl.value == CpImplementation::torch_experimental &&
-        (plan.cp_comm_type == CpCommType::a2a || plan.cp_comm_type == CpCommType::a2a_p2p))
+    const bool torch_cp = runs_torch_context_parallel(plan.framework);
+    if (torch_cp && (plan.cp_comm_type == CpCommType::a2a || plan.cp_comm_type == CpCommType::a2a_p2p))
       add("plan.cp_comm_type",
           cp_kind + ", but " + cp_framework.name +
               " runs PyTorch's context_parallel, whose ring rotates K and V (no all-to-all of heads)",
           "all_gather (rotate method allgather, torchtitan's default) or p2p (alltoall)");
     // Its ring calls SDPA's flash or efficient kernel per step; any other attention raises "CP
     // only supports flash attention and memory efficient attention now" (_attention.py).
-    if (cp_framework.context_parallel_impl.value == CpImplementation::torch_experimental && !plan.use_flash_attn)
+    if (torch_cp && !plan.use_flash_attn)
       add("plan.use_flash_attn",
           "false with CP " + str(cp) + ", but " + cp_framework.name +
               "'s context_parallel runs only SDPA's flash and memory-efficient attention kernels",
@@ -557,17 +557,32 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         std::string(plan.fsdp_mixed_precision == FsdpMixedPrecision::pure ? "pure" : "full") +
             ", but there are no FSDP mixed-precision policies" + in,
         "default" + or_frameworks([](const FrameworkEntry& e) { return e.fsdp_mixed_precision.value; }));
-  // FP8 parameters (Megatron-Core --fp8-param-gather, issue 15; framework.hpp fp8_param_gather), as
-  // Megatron-LM megatron/training/arguments.py validate_args asserts them. One refusal, the first
+  // FP8 parameters (Megatron-Core --fp8-param-gather, torchao's FSDP2 float8 all-gather, issue 15;
+  // framework.hpp fp8_param_gather), as Megatron-LM megatron/training/arguments.py validate_args and
+  // torchao's Float8LinearConfig assert them. One refusal, the first
   // that applies: each names what would be valid with the rest of the plan as it is.
   if (plan.fp8_param_gather) {
     if (plan.precision != Precision::fp8)
       add("plan.fp8_param_gather", std::string("true on a ") + to_string(plan.precision) + " plan (no FP8 weights)",
           "false, or plan.precision fp8");
-    else if (!framework.fp8_param_gather.value)
+    else if (framework.fp8_param_gather.value == Fp8ParamGather::none)
       add("plan.fp8_param_gather", "true, but there are no FP8 parameters" + in,
-          "false" + or_frameworks([](const FrameworkEntry& e) { return e.fp8_param_gather.value; }));
-    else if (!plan.use_distributed_optimizer)
+          "false" + or_frameworks([](const FrameworkEntry& e) {
+            return e.fp8_param_gather.value != Fp8ParamGather::none;
+          }));
+    else if (framework.fp8_param_gather.value == Fp8ParamGather::fully_sharded) {
+      // torchao's FSDP2 float8 all-gather (config.py): a fully sharded weight, tensorwise scales.
+      if (plan.zero_stage != 3)
+        add("plan.fp8_param_gather",
+            "true with zero_stage " + str(plan.zero_stage) + ", but " + framework.name +
+                " all-gathers FP8 weights only under fully_shard (FSDP2's all-gather of each unit)",
+            "false, or zero_stage 3");
+      else if (plan.fp8_recipe != Fp8Recipe::tensorwise)
+        add("plan.fp8_param_gather",
+            std::string("true with fp8_recipe ") + to_string(plan.fp8_recipe) +
+                " (torchao: 'enable_fsdp_float8_all_gather only supports tensorwise scaling granularity')",
+            "false, or plan.fp8_recipe tensorwise");
+    } else if (!plan.use_distributed_optimizer)
       add("plan.fp8_param_gather",
           "true without the distributed optimizer (Megatron-Core: '--fp8-param-gather only supported with "
           "distributed optimizer, torch fsdp2, megatron fsdp'; trainsim prices the distributed optimizer's gather)",

@@ -800,7 +800,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // PyTorch's context_parallel (torchtitan): its rotate method, torchtitan's default 'allgather'
   // (config_manager.py experimental.context_parallel_rotate_method @ 9dec370) unless the notes
   // name 'alltoall'.
-  if (framework_entry(p.framework).context_parallel_impl.value == CpImplementation::torch_experimental)
+  if (runs_torch_context_parallel(p.framework))
     p.cp_comm_type = contains(run.notes, "rotate method alltoall") ? CpCommType::p2p : CpCommType::all_gather;
   if (run.recompute) {
     p.recompute_granularity = parse_recompute(*run.recompute);
@@ -904,6 +904,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   derive_virtual_stages(p, m.num_layers);
   derive_plan(p, s.num_devices);
+  // torchao's Float8 FSDP all-gather where the notes name it; torchtitan turns it on only when
+  // FSDP shards over data-parallel ranks (float8.py: dp_shard_enabled).
+  if (p.precision == Precision::fp8 && contains(run.notes, "Float8 FSDP all-gather") && p.data_parallel_size > 1 &&
+      framework_entry(p.framework).fp8_param_gather.value == Fp8ParamGather::fully_sharded) {
+    p.fp8_param_gather = true;
+    defaults.push_back("fp8_param_gather=true (torchao FSDP float8 all-gather)");
+  }
   if (run.dp && *run.dp != p.data_parallel_size) {
     problems.push_back(problem(run, "plan.dp", "dp " + std::to_string(*run.dp) + " disagrees with devices / (tp*pp*cp) = " +
                                                    std::to_string(p.data_parallel_size)));

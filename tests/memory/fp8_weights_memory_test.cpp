@@ -270,6 +270,64 @@ TEST_CASE("plan.fp8_param_gather: the distributed optimizer gathers the FP8 weig
   CHECK(with / without == Approx((2 * stage_params - 2 * per_layer) / (2 * stage_params)).epsilon(1e-9));
 }
 
+// torchao's FSDP2 float8 all-gather (framework fsdp, Fp8ParamGather::fully_sharded): each unit's
+// FP8 GEMM weights are gathered as FP8 data, 1 byte an element instead of 2, and the gathered
+// weight is that data alone (no transpose kept, on any device).
+ParallelPlan torchao_plan(int pp, int dp) {
+  ParallelPlan p = fp8_plan(1, pp, dp, Fp8Recipe::tensorwise);
+  p.framework = Framework::fsdp;
+  p.use_distributed_optimizer = false;
+  p.zero_stage = 3;
+  return p;
+}
+
+TEST_CASE("plan.fp8_param_gather on fsdp: every unit's all-gather moves its FP8 weights in 1 byte", "[cost][fp8]") {
+  ModelSpec m = llama2_7b();
+  m.num_layers = 2;
+  const double per_layer = 4096.0 * (12288 + 4096 + 22016 + 11008);  // the four Linears
+  ParallelPlan p = torchao_plan(1, 8);
+  const Workload w = build_workload(m, p);
+  const double layer_params = w.layer_types[0].parameters;
+  CHECK(zero3_layer_gather_bytes(p, w.layer_types[0], 2.0) == 2.0 * layer_params);
+  p.fp8_param_gather = true;
+  CHECK(zero3_layer_gather_bytes(p, w.layer_types[0], 2.0) == 2.0 * layer_params - per_layer);
+  CHECK(zero3_layer_gather_bytes(p, w.head, 2.0) == 2.0 * w.head.parameters);  // the LM head stays BF16
+
+  const Scenario off = on_hardware(test::h100_dgx(), m, torchao_plan(1, 8));
+  const Scenario on = on_hardware(test::h100_dgx(), m, p);
+  const double stage_params = estimate_memory(off, build_workload(m, off.plan)).stages[0].parameters;
+  const double without = costs_of(off).stages[0].sharded_state_comm_bytes;
+  const double with = costs_of(on).stages[0].sharded_state_comm_bytes;
+  REQUIRE(without > 0);
+  CHECK(with / without == Approx((2 * stage_params - 2 * per_layer) / (2 * stage_params)).epsilon(1e-9));
+}
+
+TEST_CASE("plan.fp8_param_gather on fsdp: gathered units hold FP8 data in place of 16-bit weights", "[memory][fp8]") {
+  ModelSpec m = llama2_7b();
+  m.num_layers = 4;
+  const double per_layer = 4096.0 * (12288 + 4096 + 22016 + 11008);
+  // Sharded (no pipeline): the whole weights are never held; the units in flight are lighter.
+  ParallelPlan sharded = torchao_plan(1, 8);
+  ParallelPlan sharded_fp8 = sharded;
+  sharded_fp8.fp8_param_gather = true;
+  const StageMemory a = memory_on(m, sharded).stages[0];
+  const StageMemory b = memory_on(m, sharded_fp8).stages[0];
+  const double in_flight = framework_entry(Framework::fsdp).gathered_units_in_flight.value;
+  CHECK(b.weights == a.weights);
+  CHECK(b.fp8_weights == 0);
+  CHECK(a.communication_buffers - b.communication_buffers == Approx(in_flight * per_layer).epsilon(1e-12));
+  // With a pipeline, FSDP keeps its units gathered across micro-batches: every FP8 Linear's
+  // weight is held as 1 byte of FP8 data, not 2 of BF16, with no transpose (H100 included).
+  ParallelPlan held = torchao_plan(2, 4);
+  ParallelPlan held_fp8 = held;
+  held_fp8.fp8_param_gather = true;
+  const StageMemory c = memory_on(m, held).stages[0];
+  const StageMemory d = memory_on(m, held_fp8).stages[0];
+  CHECK(d.fp8_weights == Approx(2 * per_layer).epsilon(1e-12));
+  CHECK(c.weights - d.weights == Approx(2 * per_layer).epsilon(1e-12));
+  CHECK(d.optimizer_states == c.optimizer_states);
+}
+
 TEST_CASE("plan.fp8_param_gather refusals name the key and what would be valid", "[plan][fp8]") {
   ModelSpec m = llama2_7b();
   m.num_layers = 2;
@@ -292,7 +350,22 @@ TEST_CASE("plan.fp8_param_gather refusals name the key and what would be valid",
   ds.use_distributed_optimizer = false;
   ds.zero_stage = 1;
   CHECK(only(ds).problem == "true, but there are no FP8 parameters in deepspeed");
-  CHECK(only(ds).valid == "false, or framework megatron-core");
+  CHECK(only(ds).valid == "false, or framework megatron-core or fsdp");
+  // torchao's FSDP2 float8 all-gather: fully_shard and tensorwise scales only.
+  ParallelPlan titan = p;
+  titan.framework = Framework::fsdp;
+  titan.use_distributed_optimizer = false;
+  titan.zero_stage = 3;
+  titan.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(check_plan(m, h100, 8, titan).empty());
+  ParallelPlan titan_zero2 = titan;
+  titan_zero2.zero_stage = 2;
+  CHECK(has(only(titan_zero2).problem, "true with zero_stage 2, but fsdp all-gathers FP8 weights only under fully_shard"));
+  CHECK(only(titan_zero2).valid == "false, or zero_stage 3");
+  ParallelPlan titan_delayed = titan;
+  titan_delayed.fp8_recipe = Fp8Recipe::delayed;
+  CHECK(has(only(titan_delayed).problem, "only supports tensorwise scaling granularity"));
+  CHECK(only(titan_delayed).valid == "false, or plan.fp8_recipe tensorwise");
   ParallelPlan ddp = p;
   ddp.use_distributed_optimizer = false;
   CHECK(has(only(ddp).problem, "true without the distributed optimizer"));
@@ -317,9 +390,11 @@ TEST_CASE("FP8 framework fields are sourced, not fitted", "[framework][fp8]") {
     CHECK_FALSE(has(fitted.key, "fp8_weights_cached_per_step"));
     CHECK_FALSE(has(fitted.key, "fp8_param_gather"));
   }
-  CHECK(framework_entry(Framework::megatron_core).fp8_param_gather.value);
-  CHECK_FALSE(framework_entry(Framework::nemo).fp8_param_gather.value);
-  CHECK_FALSE(framework_entry(Framework::megatron_lm).fp8_param_gather.value);
+  CHECK(framework_entry(Framework::megatron_core).fp8_param_gather.value == Fp8ParamGather::distributed_optimizer);
+  CHECK(framework_entry(Framework::fsdp).fp8_param_gather.value == Fp8ParamGather::fully_sharded);
+  CHECK(framework_entry(Framework::nemo).fp8_param_gather.value == Fp8ParamGather::none);
+  CHECK(framework_entry(Framework::megatron_lm).fp8_param_gather.value == Fp8ParamGather::none);
+  CHECK(framework_entry(Framework::llm_foundry).fp8_param_gather.value == Fp8ParamGather::none);
 }
 
 TEST_CASE("Megatron's launch line: --fp8-recipe, --fp8-param-gather, and MXFP8's gradient-buffer gather",

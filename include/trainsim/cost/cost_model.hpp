@@ -160,6 +160,12 @@ struct ParamGatherBytes {
 };
 ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_params, double expert_params,
                                        const std::vector<const LayerWorkload*>& layers);
+// Bytes a ZeRO-3 / FSDP all-gather of one layer's dense parameters moves: `bytes_per_param` each
+// (the framework's sharded_param_gather_bytes), the FP8 GEMM weights at fp8_param_gather_bytes
+// under plan.fp8_param_gather (plan_check allows it with ZeRO-3 only where the framework gathers
+// FP8 weights unit by unit: torchao's FSDP2 float8 all-gather). The memory model's gathered units
+// and the replay's gathers read it.
+double zero3_layer_gather_bytes(const ParallelPlan& plan, const LayerWorkload& layer, double bytes_per_param);
 // HBM bytes an FP8 GEMM's quantization kernels move in one pass (0 for any other op):
 // forward the input (m x k) and the weights' share (groups x n x k x weight_casts_per_forward),
 // backward the output gradient (m x n); the weight-gradient pass quantizes nothing of its own.

@@ -57,6 +57,19 @@ enum class CpImplementation {
   torch_experimental,
 };
 
+// Who all-gathers the FP8 GEMM weights in FP8 under plan.fp8_param_gather
+// (FrameworkEntry::fp8_param_gather).
+enum class Fp8ParamGather {
+  none,
+  // Megatron-Core --fp8-param-gather: Transformer Engine FP8 parameters (fp8_model_init), whole on
+  // every rank, their FP8 data all-gathered by the distributed optimizer after its step.
+  distributed_optimizer,
+  // torchao's enable_fsdp_float8_all_gather under FSDP2 (fully_shard, zero_stage 3): the sharded
+  // high-precision weight is cast to FP8 before each all-gather (fsdp_pre_all_gather) and the
+  // unsharded weight is an FP8 tensor (1 byte an element, one fp32 scale, no transpose kept).
+  fully_sharded,
+};
+
 // What plan.recompute_granularity: selective saves and recomputes in the framework.
 enum class SelectiveRecompute {
   // Megatron's selective recompute (Korthikanti et al. 2022): the attention core's internals,
@@ -379,9 +392,11 @@ struct FrameworkEntry {
   // Whether the layers' Linears are Transformer Engine modules (Megatron-Core's TE layer spec):
   // each keeps a 16-bit dummy weight gradient for the step (the memory model's buffers).
   Sourced<bool> transformer_engine_linears{false, "its Linears are not Transformer Engine modules"};
-  // plan.fp8_param_gather: the FP8 GEMM weights are FP8 parameters (no 16-bit copy; the fp32
-  // master stays in the optimizer) and the distributed optimizer all-gathers them in FP8.
-  Sourced<bool> fp8_param_gather{false, "no FP8 parameters (plan_check refuses plan.fp8_param_gather)"};
+  // plan.fp8_param_gather: the FP8 GEMM weights are FP8 parameters (no 16-bit copy; the
+  // high-precision master stays in the optimizer) and the framework all-gathers them in FP8: the
+  // distributed optimizer after its step, or FSDP before each use (Fp8ParamGather).
+  Sourced<Fp8ParamGather> fp8_param_gather{Fp8ParamGather::none,
+                                           "no FP8 parameters (plan_check refuses plan.fp8_param_gather)"};
   // Goodput (issue 19): whether the framework saves checkpoints asynchronously (copies the state
   // to host memory, then writes it in the background while training goes on); read where
   // goodput.checkpoint is framework (explore/goodput.cpp).
@@ -418,6 +433,11 @@ struct HeldUnits {
   bool reduced_per_chunk = false;
 };
 HeldUnits pipeline_held_units(const ParallelPlan& plan, const FrameworkEntry& framework);
+
+// The framework runs PyTorch's experimental context_parallel (FrameworkEntry::
+// context_parallel_impl torch_experimental): K and V rotate round a ring at the query heads,
+// no head all-to-all. The workload, the plan checks, explain and validate read this one rule.
+bool runs_torch_context_parallel(Framework framework);
 
 // The bytes a gradient is reduced in: the framework's dtype where it names one, else the
 // model's (Megatron reduces bf16 and fp8 runs in fp32, fp16 runs in fp16).
