@@ -990,6 +990,12 @@ FrameworkEntry fsdp() {
   e.zero3_gather_unit = {GatherUnit::layer, at(kTorchtitan,
                                                "torchtitan/distributed/fsdp.py: fully_shard on every "
                                                "transformer_block of model.layers")};
+  e.root_unit_outside_layers = {
+      true, at(kTorchtitan9dec370,
+               "parallelisms/parallelize_llama.py apply_fsdp: fully_shard on each transformer_block, then "
+               "fully_shard(model) over the rest (tok_embeddings, norm, output); FSDP2 _fsdp_state.py: the root's "
+               "pre-forward unshards it first, and its post-backward runs from _root_post_backward_final_callback "
+               "(no forward input of the root needs a gradient)")};
   e.zero3_gathers_per_microbatch = {2, at(kTorchtitan,
                                           "torchtitan/distributed/fsdp.py "
                                           "get_fsdp_reshard_after_forward_policy: 'default' -> "
@@ -1643,6 +1649,11 @@ FrameworkEntry llm_foundry() {
                                                       "MLP and fused loss as the fused ops; no rotary, no GQA copy"};
   e.torch_compile = {false, std::string(kFoundry) + " benchmark yamls: no torch.compile of the model"};
   e.fp32_eager_cross_entropy = {false, "its loss_fn fused_crossentropy (megatron_cross_entropy)"};
+  e.root_unit_outside_layers = {
+      true, std::string(kFoundry) + " MPT fsdp_wrap_fn wraps each MPTBlock; " + kComposer +
+                " composer/trainer/dist_strategy.py prepare_fsdp_module wraps the model itself (FSDP root: wte and "
+                "norm_f), whose flat parameter is gathered in the root's pre-forward and reduced after the "
+                "backward's last gradient (the tied wte's embedding gradient)"};
   e.fp8_param_gather = {Fp8ParamGather::none, std::string(kFoundry) + " on PyTorch FSDP1: its FP8 runs Transformer "
                                                                      "Engine Linears, all-gathered in 16 bits"};
   e.versions = std::string(kFoundry) + " on " + kComposer +
@@ -1854,6 +1865,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("param_persistence_threshold", e.param_persistence_threshold.source);
     add("prefetch_bucket_params", e.prefetch_bucket_params.source);
     add("zero3_gather_unit", e.zero3_gather_unit.source);
+    add("root_unit_outside_layers", e.root_unit_outside_layers.source);
     add("zero3_gathers_per_microbatch", e.zero3_gathers_per_microbatch.source);
     add("zero3_gathers_per_microbatch_with_pp", e.zero3_gathers_per_microbatch_with_pp.source);
     add("zero2_gathers_per_unit", e.zero2_gathers_per_unit.source);

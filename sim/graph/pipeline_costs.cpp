@@ -182,6 +182,9 @@ struct BucketedGradients {
   CommGroup group = CommGroup::dp;
   int layer_buckets = 0;  // > 0: this many buckets (FSDP: one per wrapped layer), not by bucket size
   int stage = 0;
+  // Of `bytes`, FSDP's root unit's (FrameworkEntry::root_unit_outside_layers): one bucket of its
+  // own, reduced last.
+  double root_bytes = 0;
 };
 
 // One layer of a stage as ZeRO-3 fetches it: its compute for one micro-batch, whether full
@@ -205,10 +208,10 @@ double bucket_count(const BucketedGradients& g, double bucket_bytes) {
 void check_bucket_count(const std::vector<BucketedGradients>& groups, double bucket_bytes) {
   double count = 0, bytes = 0, sized_bytes = 0, fixed = 0, sized = 0;
   for (const auto& g : groups) {
-    count += bucket_count(g, bucket_bytes);
+    count += bucket_count(g, bucket_bytes) + (g.root_bytes > 0);
     bytes += g.bytes;
     if (g.layer_buckets > 0) {
-      fixed += g.layer_buckets;
+      fixed += g.layer_buckets + (g.root_bytes > 0);
     } else {
       sized_bytes += g.bytes;
       sized += 1;
@@ -593,12 +596,19 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     if (plan.data_parallel_size * plan.context_parallel_size > 1) {
       const double dense_bytes = (params - expert_params) * grad_bytes_per_param;
       const double expert_bytes = expert_params * grad_bytes_per_param;
-      // FSDP reduces each wrapped layer's gradients on its own (the embedding and the head too).
-      // Megatron-Core cuts buckets only on the first stage's first chunk; the others reduce in
-      // one (FrameworkEntry::grad_buckets_first_stage_only).
+      // FSDP reduces each wrapped layer's gradients on its own, and the embedding and the head
+      // either as units of their own or together as the root unit, last
+      // (FrameworkEntry::root_unit_outside_layers). Megatron-Core cuts buckets only on the first
+      // stage's first chunk; the others reduce in one (FrameworkEntry::grad_buckets_first_stage_only).
       const bool one_bucket = framework.grad_buckets_first_stage_only.value && (s > 0 || c > 0);
-      const int layer_buckets = per_layer_buckets ? std::max(1, n + (vs == 0) + (vs == vstages - 1)) : one_bucket ? 1 : 0;
-      if (dense_bytes > 0) bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets, s});
+      const bool root_unit = per_layer_buckets && framework.root_unit_outside_layers.value;
+      const double outside_layers = (vs == 0 ? workload.embedding.parameters - workload.embedding.expert_parameters : 0.0) +
+                                    (vs == vstages - 1 ? workload.head.parameters - workload.head.expert_parameters : 0.0);
+      const int own_units = root_unit ? 0 : (vs == 0) + (vs == vstages - 1);
+      const int layer_buckets = per_layer_buckets ? std::max(1, n + own_units) : one_bucket ? 1 : 0;
+      if (dense_bytes > 0)
+        bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets, s,
+                            root_unit ? outside_layers * grad_bytes_per_param : 0.0});
       if (expert_bytes > 0) bucketed.push_back({&chunk, expert_bytes, CommGroup::expert_dp, layer_buckets, s});
     }
   }
@@ -641,12 +651,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
   }
   for (const BucketedGradients& g : bucketed) {
-    const double count = bucket_count(g, bucket_bytes);
-    // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds).
-    const double b = g.bytes / count;
-    const GroupCollective reduce = sharded_comm(grad_kind, g.group, b);
-    GradBucket bucket{b, reduce.time_s, reduce.tier_bytes};
-    if (gather_per_bucket) {
+    auto priced = [&](double b) {
+      const GroupCollective reduce = sharded_comm(grad_kind, g.group, b);
+      GradBucket bucket{b, reduce.time_s, reduce.tier_bytes};
+      if (!gather_per_bucket) return bucket;
       const ParamGatherBytes& ratio = gather_per_grad_byte[static_cast<std::size_t>(g.stage)];
       // Experts held whole (expert DP 1: EP = DP) are not gathered.
       const bool experts = g.group == CommGroup::expert_dp;
@@ -657,8 +665,16 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         bucket.gather_s = gather.time_s;
         bucket.gather_tier_bytes = gather.tier_bytes;
       }
+      return bucket;
+    };
+    // The buckets of a chunk are alike: price one, copy it (a chunk can hold hundreds); the
+    // root unit's, reduced last, is its own.
+    const double root = std::min(g.root_bytes, g.bytes);
+    if (g.bytes - root > 0) {
+      const double count = bucket_count(g, bucket_bytes);
+      g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count), priced((g.bytes - root) / count));
     }
-    g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count), bucket);
+    if (root > 0) g.chunk->buckets.push_back(priced(root));
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit
@@ -757,6 +773,34 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const int gathering_microbatches = units_held_across_microbatches ? 1 : m;
       sc.sharded_state_comm_s = gathering_microbatches * per_mb.time_s;
       sc.sharded_state_comm_bytes = gathering_microbatches * per_mb.tier_bytes;
+      // FSDP's root unit is gathered first, then the first layer's unit; the stage's first
+      // forward waits for both (FrameworkEntry::root_unit_outside_layers), the rest are hidden.
+      if (per_layer_buckets && framework.root_unit_outside_layers.value && plan.overlap_param_gather &&
+          !framework.zero3_blocking_fetch.value) {
+        double root_params = 0;
+        const LayerWorkload* first_layer = nullptr;
+        for (const Zero3Layer& zl : zero3_layers[static_cast<std::size_t>(s)]) {
+          if (zl.chunk != 0) continue;
+          if (zl.layer == &workload.embedding || zl.layer == &workload.head)
+            root_params += zl.layer->parameters - zl.layer->expert_parameters;
+          else if (first_layer == nullptr)
+            first_layer = zl.layer;
+        }
+        GroupCollective first{0.0, 0.0};
+        auto add_gather = [&](double bytes) {
+          if (!(bytes > 0)) return;
+          const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp, bytes);
+          first.time_s += g.time_s;
+          first.tier_bytes += g.tier_bytes;
+        };
+        add_gather(root_params * framework.sharded_param_gather_bytes.value);
+        if (first_layer != nullptr)
+          add_gather(zero3_layer_gather_bytes(plan, *first_layer, framework.sharded_param_gather_bytes.value));
+        sc.first_forward_gather_s = std::min(first.time_s, sc.sharded_state_comm_s);
+        sc.first_forward_gather_bytes = std::min(first.tier_bytes, sc.sharded_state_comm_bytes);
+        sc.sharded_state_comm_s -= sc.first_forward_gather_s;
+        sc.sharded_state_comm_bytes -= sc.first_forward_gather_bytes;
+      }
       // Blocking fetches: the device waits for the host at every sub-module, which the replay
       // prices as host-bound time (the host's span beyond the item's compute, issued from when
       // the device reaches the pass: ChunkCosts::host_waits_device).

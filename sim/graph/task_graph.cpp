@@ -252,6 +252,11 @@ class Builder {
     std::vector<int>& pieces = pieces_;  // scratch reused across items
     stage_buckets_.clear();
 
+    // The FSDP root's and first layer's gathers, first on the DP stream: the stage's first
+    // forward waits for them.
+    int first_forward_gather = -1;
+    if (sc.first_forward_gather_s > 0)
+      first_forward_gather = add_dp(s, -1, WorkKind::forward, sc.first_forward_gather_s, sc.first_forward_gather_bytes);
     // Hidden under the forwards: nothing waits for it within the step.
     if (sc.sharded_state_comm_s > 0 && costs_.overlap_param_gather)
       add_dp(s, -1, WorkKind::forward, sc.sharded_state_comm_s, sc.sharded_state_comm_bytes);
@@ -361,6 +366,10 @@ class Builder {
       if (is_forward) tasks_[static_cast<std::size_t>(first_piece)].memory_delta_bytes = cc.activation_bytes;
       if (!is_forward) tasks_[static_cast<std::size_t>(last_piece)].memory_delta_bytes = -freed;
       edges_from(head, first_piece);
+      if (is_forward && first_forward_gather >= 0) {
+        edge(first_forward_gather, first_piece);
+        first_forward_gather = -1;
+      }
       if (bucket_split || gather_split)
         for (std::size_t k = 1; k < pieces.size(); ++k) edge(pieces[k - 1], pieces[k]);
       if (first_compute < 0) first_compute = first_piece;
@@ -855,8 +864,8 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
   for (int s = 0; s < p && s < static_cast<int>(orders.size()); ++s) {
     const StageCosts& sc = costs.stages[static_cast<std::size_t>(s)];
     const StageOrder& order = orders[static_cast<std::size_t>(s)];
-    n += (sc.sharded_state_comm_s > 0) + (sc.microbatch_grad_reduce_s > 0) + (sc.data_s > 0) + (sc.optimizer_s > 0) +
-         (sc.after_step_comm_s > 0);
+    n += (sc.sharded_state_comm_s > 0) + (sc.first_forward_gather_s > 0) + (sc.microbatch_grad_reduce_s > 0) +
+         (sc.data_s > 0) + (sc.optimizer_s > 0) + (sc.after_step_comm_s > 0);
     n += costs.tied_embedding_allreduce_s > 0 &&
          (s == costs.tied_embedding_stages[0] || s == costs.tied_embedding_stages[1]);
     if (!costs.overlap_grad_reduce)
@@ -924,7 +933,8 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
     }
     compute += sc.data_s + sc.optimizer_s + 2 * costs.host_lead_s;
     data += sc.data_s;
-    comm += (sc.sharded_state_comm_s + sc.microbatch_grad_reduce_s + sc.after_step_comm_s) * dp_share;
+    comm += (sc.sharded_state_comm_s + sc.first_forward_gather_s + sc.microbatch_grad_reduce_s + sc.after_step_comm_s) *
+            dp_share;
   }
   comm += 2 * costs.tied_embedding_allreduce_s * p2p_share;
   return {compute * compute_stretch + comm * comm_stretch, data * compute_stretch};

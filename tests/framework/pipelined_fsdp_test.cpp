@@ -10,10 +10,13 @@
 #include "../model/reference_models.hpp"
 #include "../schedule/pipeline_fixtures.hpp"
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/engine/engine.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
+#include "trainsim/graph/task_graph.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -84,11 +87,13 @@ TEST_CASE("Pipelined FSDP gathers and reduce-scatters each unit once a step, aft
   for (Framework f : {Framework::megatron_core, Framework::deepspeed, Framework::llm_foundry, Framework::mindspeed})
     CHECK_FALSE(framework_entry(f).pp_holds_units_unsharded_until_last_backward.value);
 
-  // Stage 0 holds the embedding and 4 layers: 5 units, one ring collective each (1 s a unit).
+  // Stage 0 holds the embedding and 4 layers: 5 units, one ring collective each (1 s a unit);
+  // the first forward waits for the root's (the embedding) and the first layer's.
   for (int m : {1, 3, 8}) {
     const PipelineCosts pipelined = costs_of(Framework::fsdp, 2, m);
     const StageCosts& s = pipelined.stages[0];
-    CHECK(s.sharded_state_comm_s == Approx(5 * 1.0));  // not m x 5
+    CHECK(s.sharded_state_comm_s + s.first_forward_gather_s == Approx(5 * 1.0));  // not m x 5
+    CHECK(s.first_forward_gather_s == Approx(2 * 1.0));
     CHECK(s.microbatch_grad_reduce_s == 0);
     REQUIRE(s.chunks[0].buckets.size() == 5);
     CHECK_FALSE(pipelined.overlap_grad_reduce);  // the reductions wait for the last backward
@@ -96,8 +101,9 @@ TEST_CASE("Pipelined FSDP gathers and reduce-scatters each unit once a step, aft
   // Without PP the units are gathered per micro-batch (forward, and again for backward) and
   // every micro-batch reduce-scatters, overlapped with its backward.
   const PipelineCosts alone = costs_of(Framework::fsdp, 1, 3);
-  CHECK(alone.stages[0].sharded_state_comm_s == Approx(3 * 2 * 10 * 1.0));
-  CHECK(alone.stages[0].microbatch_grad_reduce_s == Approx(2 * 10 * 1.0));
+  CHECK(alone.stages[0].sharded_state_comm_s + alone.stages[0].first_forward_gather_s == Approx(3 * 2 * 10 * 1.0));
+  // 8 layers and the root (the embedding and the head, one unit).
+  CHECK(alone.stages[0].microbatch_grad_reduce_s == Approx(2 * 9 * 1.0));
   CHECK(alone.overlap_grad_reduce);
 }
 
@@ -170,4 +176,64 @@ TEST_CASE("Interleaved pipelined FSDP frees each chunk's gradients after its red
   one_chunk.plan.global_batch_size = sc.plan.global_batch_size;
   const StageMemory whole = estimate_memory(one_chunk, build_workload(one_chunk.model, one_chunk.plan)).stages.at(0);
   CHECK(whole.gradients == Approx(4.0 * whole.parameters));
+}
+
+// FSDP's root unit (FrameworkEntry::root_unit_outside_layers): torchtitan's apply_fsdp shards each
+// block, then the model over the rest; MPT's wrap policy in llm-foundry likewise. The root's
+// gather is issued first and its reduce-scatter last, so the step pays both in full.
+TEST_CASE("FSDP's root unit: the first forward waits for its gather and the first layer's, its reduce-scatter ends "
+          "the step",
+          "[framework][zero3]") {
+  CHECK(framework_entry(Framework::fsdp).root_unit_outside_layers.value);
+  CHECK(framework_entry(Framework::llm_foundry).root_unit_outside_layers.value);
+  CHECK(framework_entry(Framework::fsdp).root_unit_outside_layers.source.find("fully_shard(model)") != std::string::npos);
+  for (Framework f : {Framework::megatron_core, Framework::deepspeed, Framework::bmtrain, Framework::mindspeed})
+    CHECK_FALSE(framework_entry(f).root_unit_outside_layers.value);
+
+  // One micro-batch, 8 layers of 4e6 parameters, the embedding and the head 5e6 each; collectives
+  // at 1 GB/s (linear_prices), compute at 1 TFLOP/s.
+  Scenario scenario;
+  auto& plan = scenario.plan;
+  plan.framework = Framework::fsdp;
+  plan.data_parallel_size = 4;
+  plan.micro_batch_size = 1;
+  plan.global_batch_size = 4;
+  plan.seq_length = 2048;
+  plan.zero_stage = 3;
+  scenario.model.hidden_size = 1024;
+  scenario.num_devices = 4;
+  Workload workload;
+  LayerWorkload dense;
+  dense.kind = "dense";
+  Op big = gemm();
+  big.forward_flops = 1e11, big.backward_flops = 2e11, big.backward_weight_flops = 1e11;  // 100 / 200 ms
+  dense.ops = {big};
+  dense.parameters = 4e6;
+  workload.layer_types = {dense};
+  workload.layer_type_of.assign(8, 0);
+  workload.embedding.parameters = 5e6;
+  workload.head.parameters = 5e6;
+  MemoryReport memory;
+  memory.stages.resize(1);
+  PipelineCosts costs = build_pipeline_costs(scenario, workload, linear_prices(), memory);
+  costs.host_lead_s = 0;
+  for (auto& st : costs.stages)
+    for (auto& cc : st.chunks) cc.host_forward_s = cc.host_backward_s = 0;
+  const StageCosts& s = costs.stages[0];
+  // The root (1e7 parameters) and the first layer (4e6), 2 bytes each, at 1 GB/s.
+  CHECK(s.first_forward_gather_s == Approx((1e7 + 4e6) * 2 * 1e-9));
+  // Reduced in fp32 (torchtitan's reduce_dtype): 8 layer buckets, then the root's.
+  REQUIRE(s.chunks[0].buckets.size() == 9);
+  CHECK(s.chunks[0].buckets.back().bytes == Approx(1e7 * 4));
+  const ReplayResult r = replay(build_task_graph(costs, build_schedule(costs.schedule, 1, costs.microbatches, 1)));
+  double first_compute = 1e30, last_compute = 0;
+  for (const Span& span : r.timeline.spans) {
+    if (span.category != SpanCategory::forward && span.category != SpanCategory::backward) continue;
+    first_compute = std::min(first_compute, static_cast<double>(span.start) * 1e-12);
+    last_compute = std::max(last_compute, static_cast<double>(span.end) * 1e-12);
+  }
+  CHECK(first_compute == Approx(s.first_forward_gather_s).epsilon(1e-9));
+  // After the last backward, nothing hides the root's reduce-scatter (40 ms); the optimizer
+  // step waits for it.
+  CHECK(static_cast<double>(r.end) * 1e-12 - last_compute >= 1e7 * 4 * 1e-9 - 1e-9);
 }

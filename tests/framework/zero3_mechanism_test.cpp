@@ -151,7 +151,10 @@ TEST_CASE("DeepSpeed with full recompute gathers a large layer's sub-modules up 
   // later parameters >= 1e9; units 2-4 kept); embedding and head: 2 each. 3 micro-batches.
   CHECK(fx.costs().stages[0].sharded_state_comm_s == Approx(3 * (8 * 12 + 2 * 2) * 1.0));
   fx.scenario.plan.framework = Framework::fsdp;  // the recompute runs inside the unit's backward gather
-  CHECK(fx.costs().stages[0].sharded_state_comm_s == Approx(3 * (8 + 2) * 2 * 1.0));
+  // Of those, the root's and the first layer's first gathers are the ones the first forward waits for.
+  const StageCosts fsdp = fx.costs().stages[0];
+  CHECK(fsdp.sharded_state_comm_s + fsdp.first_forward_gather_s == Approx(3 * (8 + 2) * 2 * 1.0));
+  CHECK(fsdp.first_forward_gather_s == Approx(2 * 1.0));
 }
 
 TEST_CASE("validate infers deepspeed-2021 for DeepSpeed rows of 2021 and the paper's ZeRO-3 rows", "[framework][zero3]") {
@@ -190,13 +193,17 @@ TEST_CASE("FSDP SHARD_GRAD_OP gathers each unit once a micro-batch and reduce-sc
   CHECK(framework_entry(Framework::fsdp).zero2_gathers_per_unit.value);
   const PipelineCosts fsdp = fx.costs();
   const StageCosts& s = fsdp.stages[0];
-  // 8 layers, the embedding and the head: 10 units, one ring gather each (1 s), 3 micro-batches.
-  CHECK(s.sharded_state_comm_s == Approx(3 * 10 * 1.0));
+  // 8 layers, the embedding and the head: 10 gathers, one ring gather each (1 s), 3 micro-batches;
+  // the step's first forward waits for the root's (the embedding and the head, one unit) and the
+  // first layer's (FrameworkEntry::root_unit_outside_layers).
+  CHECK(s.sharded_state_comm_s + s.first_forward_gather_s == Approx(3 * 10 * 1.0));
+  CHECK(s.first_forward_gather_s == Approx(2 * 1.0));
   CHECK(s.after_step_comm_s == 0);
-  REQUIRE(s.chunks[0].buckets.size() == 10);
+  // 8 layers' reduce-scatters, then the root's, last.
+  REQUIRE(s.chunks[0].buckets.size() == 9);
   for (const GradBucket& b : s.chunks[0].buckets) CHECK(b.time_s == Approx(1.0));  // ring-priced
-  // The other two micro-batches reduce-scatter the same ten units.
-  CHECK(s.microbatch_grad_reduce_s == Approx(2 * 10 * 1.0));
+  // The other two micro-batches reduce-scatter the same nine units.
+  CHECK(s.microbatch_grad_reduce_s == Approx(2 * 9 * 1.0));
 
   fx.scenario.plan.framework = Framework::deepspeed;
   CHECK_FALSE(framework_entry(Framework::deepspeed).zero2_gathers_per_unit.value);

@@ -85,10 +85,13 @@ TEST_CASE("DeepSpeed ZeRO-3 issues one ring all-gather per sub-module, twice per
 
   fx.scenario.plan.framework = Framework::fsdp;  // one gather and one reduce-scatter per layer
   const PipelineCosts f = fx.costs();
-  CHECK(f.stages[0].sharded_state_comm_s == Approx(2 * 3 * 10 * 1.0));
-  REQUIRE(f.stages[0].chunks[0].buckets.size() == 10);
-  CHECK(f.stages[0].chunks[0].buckets[0].bytes == Approx(4.2e7 * 4 / 10));  // reduced in fp32
-  CHECK(f.stages[0].microbatch_grad_reduce_s == Approx(2 * 10 * 1.0));
+  CHECK(f.stages[0].sharded_state_comm_s + f.stages[0].first_forward_gather_s == Approx(2 * 3 * 10 * 1.0));
+  // Each layer's gradients, reduced in fp32, then the root's (the embedding and the head, 1e7
+  // parameters), last (FrameworkEntry::root_unit_outside_layers).
+  REQUIRE(f.stages[0].chunks[0].buckets.size() == 9);
+  CHECK(f.stages[0].chunks[0].buckets[0].bytes == Approx(4e6 * 4));
+  CHECK(f.stages[0].chunks[0].buckets.back().bytes == Approx(1e7 * 4));
+  CHECK(f.stages[0].microbatch_grad_reduce_s == Approx(2 * 9 * 1.0));
 }
 
 TEST_CASE("Gradient buckets: DeepSpeed's reduce_bucket_size in 16-bit, Megatron-Core's max(40M, 1M x DP) in fp32",

@@ -75,6 +75,10 @@ struct StageCosts {
   // PipelineCosts::overlap_param_gather, else after the optimizer step.
   double sharded_state_comm_s = 0;
   double sharded_state_comm_bytes = 0;   // bytes one rank moves on the DP tier for all of the above
+  // The part of the above the stage's first forward waits for, with nothing to hide it under:
+  // the FSDP root unit's gather and the first layer's (FrameworkEntry::root_unit_outside_layers).
+  double first_forward_gather_s = 0;
+  double first_forward_gather_bytes = 0;
   // ZeRO-2/3 (DeepSpeed) keep only their gradient shard: every micro-batch's backward but
   // the last reduce-scatters its gradients, on the DP stream under the step's compute (the
   // last one's are the gradient buckets).
