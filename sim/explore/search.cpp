@@ -423,6 +423,17 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     } else if (plan.zero_stage >= 1) {
       dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed
     }
+    // FSDP's root unit (the embedding and the head) as the replay prices it: its gather and the
+    // first layer's before the first forward, its reduce-scatter after the last backward.
+    if (plan.zero_stage >= 3 && framework.zero3_gather_unit.value == GatherUnit::layer &&
+        framework.root_unit_outside_layers.value && !workload.layer_types.empty()) {
+      const double root = (workload.embedding.parameters + workload.head.parameters) / pp;
+      const LayerWorkload& first = workload.layer_types[static_cast<std::size_t>(workload.layer_type_of.front())];
+      dp_s += cost.collective_s(CollectiveKind::all_gather, CommGroup::dp,
+                                root * framework.sharded_param_gather_bytes.value +
+                                    zero3_layer_gather_bytes(plan, first, framework.sharded_param_gather_bytes.value)) +
+              cost.collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, root * grad_bytes);
+    }
   }
   double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;
   if (plan.sequence_parallel) act /= plan.tensor_model_parallel_size;

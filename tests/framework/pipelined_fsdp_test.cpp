@@ -34,7 +34,22 @@ Op gemm() {
 }
 
 // 8 layers on 2 stages, DP 4, m micro-batches, ZeRO-3 under `framework`.
-PipelineCosts costs_of(Framework framework, int pp, int microbatches) {
+// 8 layers of 4e6 parameters running `ops`, the embedding and the head 5e6 parameters each.
+Workload eight_layers(std::vector<Op> ops) {
+  Workload workload;
+  LayerWorkload dense;
+  dense.kind = "dense";
+  dense.ops = std::move(ops);
+  dense.parameters = 4e6;
+  workload.layer_types = {dense};
+  workload.layer_type_of.assign(8, 0);
+  workload.embedding.parameters = 5e6;
+  workload.head.parameters = 5e6;
+  return workload;
+}
+
+// ZeRO-3 over 4 data-parallel ranks a stage, one micro-batch of 1 x 2048 per rank and micro-batch.
+Scenario zero3_scenario(Framework framework, int pp, int microbatches) {
   Scenario scenario;
   auto& plan = scenario.plan;
   plan.framework = framework;
@@ -46,19 +61,15 @@ PipelineCosts costs_of(Framework framework, int pp, int microbatches) {
   plan.zero_stage = 3;
   scenario.model.hidden_size = 1024;
   scenario.num_devices = 4 * pp;
+  return scenario;
+}
+
+PipelineCosts costs_of(Framework framework, int pp, int microbatches) {
+  Scenario scenario = zero3_scenario(framework, pp, microbatches);
   scenario.hardware.device.kernel_launch_s = 5e-6;
-  Workload workload;
-  LayerWorkload dense;
-  dense.kind = "dense";
-  dense.ops = {gemm(), gemm(), gemm(), gemm()};
-  dense.parameters = 4e6;
-  workload.layer_types = {dense};
-  workload.layer_type_of.assign(8, 0);
-  workload.embedding.parameters = 5e6;
-  workload.head.parameters = 5e6;
   MemoryReport memory;
   memory.stages.resize(static_cast<std::size_t>(pp));
-  return build_pipeline_costs(scenario, workload, counting_prices(), memory);
+  return build_pipeline_costs(scenario, eight_layers({gemm(), gemm(), gemm(), gemm()}), counting_prices(), memory);
 }
 
 Scenario llama_fsdp(int pp, int zero_stage) {
@@ -192,30 +203,12 @@ TEST_CASE("FSDP's root unit: the first forward waits for its gather and the firs
 
   // One micro-batch, 8 layers of 4e6 parameters, the embedding and the head 5e6 each; collectives
   // at 1 GB/s (linear_prices), compute at 1 TFLOP/s.
-  Scenario scenario;
-  auto& plan = scenario.plan;
-  plan.framework = Framework::fsdp;
-  plan.data_parallel_size = 4;
-  plan.micro_batch_size = 1;
-  plan.global_batch_size = 4;
-  plan.seq_length = 2048;
-  plan.zero_stage = 3;
-  scenario.model.hidden_size = 1024;
-  scenario.num_devices = 4;
-  Workload workload;
-  LayerWorkload dense;
-  dense.kind = "dense";
+  const Scenario scenario = zero3_scenario(Framework::fsdp, 1, 1);
   Op big = gemm();
   big.forward_flops = 1e11, big.backward_flops = 2e11, big.backward_weight_flops = 1e11;  // 100 / 200 ms
-  dense.ops = {big};
-  dense.parameters = 4e6;
-  workload.layer_types = {dense};
-  workload.layer_type_of.assign(8, 0);
-  workload.embedding.parameters = 5e6;
-  workload.head.parameters = 5e6;
   MemoryReport memory;
   memory.stages.resize(1);
-  PipelineCosts costs = build_pipeline_costs(scenario, workload, linear_prices(), memory);
+  PipelineCosts costs = build_pipeline_costs(scenario, eight_layers({big}), linear_prices(), memory);
   costs.host_lead_s = 0;
   for (auto& st : costs.stages)
     for (auto& cc : st.chunks) cc.host_forward_s = cc.host_backward_s = 0;
