@@ -582,6 +582,12 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
             std::string("true with fp8_recipe ") + to_string(plan.fp8_recipe) +
                 " (torchao: 'enable_fsdp_float8_all_gather only supports tensorwise scaling granularity')",
             "false, or plan.fp8_recipe tensorwise");
+      // torchtitan float8.py: on only when FSDP shards over data-parallel ranks (dp_shard_enabled).
+      else if (dp == 1)
+        add("plan.fp8_param_gather",
+            "true with data-parallel size 1: FSDP shards nothing to gather (torchtitan turns the FP8 all-gather "
+            "on only when dp_shard > 1)",
+            "false, or more devices (data-parallel size = devices / (TP x PP x CP) > 1)");
     } else if (!plan.use_distributed_optimizer)
       add("plan.fp8_param_gather",
           "true without the distributed optimizer (Megatron-Core: '--fp8-param-gather only supported with "

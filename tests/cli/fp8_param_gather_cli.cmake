@@ -29,3 +29,6 @@ trainsim_cli_test(fp8_param_gather_on_fsdp_needs_tensorwise_scales 2
 trainsim_cli_test(fp8_param_gather_runs_on_fsdp 0
   "step time [0-9.]+ s"
   run scenarios/llama3-70b-h100-256-torchtitan.yaml --set plan.fp8_param_gather=true)
+trainsim_cli_test(fp8_param_gather_on_fsdp_needs_data_parallel_ranks 2
+  "plan.fp8_param_gather: true with data-parallel size 1: FSDP shards nothing to gather .*; valid: false, or more devices"
+  run scenarios/llama3-70b-h100-256-torchtitan.yaml --set num_devices=8 --set plan.fp8_param_gather=true)

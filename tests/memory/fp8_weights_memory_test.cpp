@@ -369,6 +369,10 @@ TEST_CASE("plan.fp8_param_gather refusals name the key and what would be valid",
   titan_delayed.fp8_recipe = Fp8Recipe::delayed;
   CHECK(has(only(titan_delayed).problem, "only supports tensorwise scaling granularity"));
   CHECK(only(titan_delayed).valid == "false, or plan.fp8_recipe tensorwise");
+  ParallelPlan titan_alone = titan;
+  titan_alone.data_parallel_size = 1;
+  titan_alone.tensor_model_parallel_size = 8;
+  CHECK(has(only(titan_alone).problem, "true with data-parallel size 1"));
   ParallelPlan ddp = p;
   ddp.use_distributed_optimizer = false;
   CHECK(has(only(ddp).problem, "true without the distributed optimizer"));
