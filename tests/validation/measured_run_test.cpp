@@ -105,6 +105,30 @@ TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication, the sa
   CHECK(scenario_for_run(find(runs, "mindspeedllm-a2-LLaMA2-70B-pack-4x8-mc2"), options).plan.tp_comm_overlap);
 }
 
+TEST_CASE("a measured run is replayed with its hardware file's variability defaults, as run gives them",
+          "[validation][variability]") {
+  const auto runs = load_measured_runs(kCalibration);
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  const MeasuredRun& run = find(runs, "modellink-910b-Aquila-7B");
+  HardwareSpec spread = scenario_for_run(run, options).hardware;
+  spread.variability.device_speed_cv = 0.02;
+  spread.variability.step_jitter_cv = 0.005;
+  spread.variability.slow_card_rate = 0.01;
+  spread.variability.slow_card_speed = 0.8;
+  options.hardware_for = [spread](AcceleratorFamily) { return spread; };
+  const Scenario s = scenario_for_run(run, options);
+  CHECK(s.variability.device_speed_cv == 0.02);
+  CHECK(s.variability.step_jitter_cv == 0.005);
+  CHECK(s.variability.slow_card_rate == 0.01);
+  CHECK(s.variability.slow_card_speed == 0.8);
+  // Spread slows the synchronous step: it waits for its slowest device.
+  ValidationOptions uniform;
+  uniform.hardware_dir = options.hardware_dir;
+  const double plain = validate_runs({run}, uniform).rows.at(0).predicted;
+  CHECK(validate_runs({run}, options).rows.at(0).predicted != plain);
+}
+
 TEST_CASE("a row naming an interleaved schedule without its chunk count is refused, not replayed as 1F1B",
           "[validation]") {
   ValidationOptions options;
