@@ -12,6 +12,7 @@
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
+#include "trainsim/plan/plan_check.hpp"
 #include "trainsim/report/op_table.hpp"
 #include "trainsim/simulation.hpp"
 #include "trainsim/validation/fit_registry.hpp"
@@ -163,6 +164,16 @@ Explanation explain(const Scenario& scenario) {
       plan.recompute_granularity != RecomputeGranularity::full)
     levers.push_back({"EP all-to-alls hidden under another micro-batch's compute (overlap_moe_expert_parallel_comm)",
                       [](Scenario& s) { s.plan.overlap_moe_expert_parallel_comm = true; }});
+  // FP8 weights gathered in FP8 (Megatron-Core --fp8-param-gather, torchao's FSDP2 float8
+  // all-gather: framework.hpp Fp8ParamGather), where the plan as it is would take it.
+  if (plan.precision == Precision::fp8 && !plan.fp8_param_gather &&
+      framework_entry(plan.framework).fp8_param_gather.value != Fp8ParamGather::none) {
+    ParallelPlan gathered = plan;
+    gathered.fp8_param_gather = true;
+    if (check_plan(scenario.model, scenario.hardware, scenario.num_devices, gathered).empty())
+      levers.push_back({"FP8 weights all-gathered in FP8 (fp8_param_gather)",
+                        [](Scenario& s) { s.plan.fp8_param_gather = true; }});
+  }
   // torchtitan's training.compile: the blocks' eager op chains fused (framework.hpp eager_model_ops).
   if (!plan.torch_compile && framework_entry(plan.framework).torch_compile.value &&
       framework_entry(plan.framework).eager_model_ops.value)

@@ -32,3 +32,7 @@ trainsim_cli_test(fp8_param_gather_runs_on_fsdp 0
 trainsim_cli_test(fp8_param_gather_on_fsdp_needs_data_parallel_ranks 2
   "plan.fp8_param_gather: true with data-parallel size 1: FSDP shards nothing to gather .*; valid: false, or more devices"
   run scenarios/llama3-70b-h100-256-torchtitan.yaml --set num_devices=8 --set plan.fp8_param_gather=true)
+# explain replays the plan with its FP8 weights gathered in FP8 where the plan would take it.
+trainsim_cli_test(explain_offers_fp8_param_gather_on_fsdp 0
+  "FP8 weights all-gathered in FP8 \\(fp8_param_gather\\) +step +[0-9.]+ s +-[0-9.]+%"
+  explain scenarios/llama3-70b-h100-256-torchtitan.yaml)
