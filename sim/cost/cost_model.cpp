@@ -301,11 +301,23 @@ double fp8_param_gather_bytes(Fp8Recipe recipe) {
   return recipe == Fp8Recipe::mxfp8 ? kSixteenBit : kFp8RowwiseData;
 }
 
+namespace {
+
+// Bytes an FP8 GEMM weight's gather saves under plan.fp8_param_gather against `bytes_per_param`
+// (0 without it): both gathers, the distributed optimizer's and FSDP's, read this one rule.
+double fp8_gather_saving(const ParallelPlan& plan, double bytes_per_param) {
+  if (!plan.fp8_param_gather || plan.precision != Precision::fp8) return 0.0;
+  return std::max(0.0, bytes_per_param - fp8_param_gather_bytes(plan.fp8_recipe));
+}
+
+}  // namespace
+
 ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_params, double expert_params,
                                        const std::vector<const LayerWorkload*>& layers) {
   constexpr double kSixteenBit = 2.0;
   ParamGatherBytes out{kSixteenBit * dense_params, kSixteenBit * expert_params};
-  if (!plan.fp8_param_gather || plan.precision != Precision::fp8) return out;
+  const double saved = fp8_gather_saving(plan, kSixteenBit);
+  if (saved <= 0) return out;
   Fp8GemmWeights fp8;
   for (const LayerWorkload* layer : layers) {
     const Fp8GemmWeights w = fp8_gemm_weights(*layer, plan.precision);
@@ -315,7 +327,6 @@ ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_pa
   // The caller's split rules: expert weights it counts as dense (an MTP module's) gather as dense.
   const double expert = std::min(fp8.expert, expert_params);
   const double dense = std::min(fp8.dense + (fp8.expert - expert), dense_params);
-  const double saved = kSixteenBit - fp8_param_gather_bytes(plan.fp8_recipe);
   out.dense -= saved * dense;
   out.expert -= saved * expert;
   return out;
@@ -323,12 +334,9 @@ ParamGatherBytes dp_param_gather_bytes(const ParallelPlan& plan, double dense_pa
 
 double zero3_layer_gather_bytes(const ParallelPlan& plan, const LayerWorkload& layer, double bytes_per_param) {
   const double dense = layer.parameters - layer.expert_parameters;
-  double bytes = bytes_per_param * dense;
-  if (plan.fp8_param_gather && plan.precision == Precision::fp8) {
-    const double fp8 = std::min(fp8_gemm_weights(layer, plan.precision).dense, dense);
-    bytes -= std::max(0.0, bytes_per_param - fp8_param_gather_bytes(plan.fp8_recipe)) * fp8;
-  }
-  return bytes;
+  const double saved = fp8_gather_saving(plan, bytes_per_param);
+  if (saved <= 0) return bytes_per_param * dense;
+  return bytes_per_param * dense - saved * std::min(fp8_gemm_weights(layer, plan.precision).dense, dense);
 }
 
 double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& fp8, GemmPass pass) {

@@ -309,14 +309,16 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // (an MTP module's Linears). A framework that casts every forward keeps each forward's copy in
   // the autograd graph until that micro-batch's backward: not counted here.
   const bool fp8_plan = plan.precision == Precision::fp8;
-  const bool fp8_copies = fp8_plan && (plan.fp8_param_gather || framework.fp8_weights_cached_per_step.value);
   const bool non_tn = non_tn_fp8_gemm(scenario.hardware.device);
   // torchao's FSDP2 float8 all-gather: a gathered weight is a Float8Tensor, its data alone (1 byte
   // an element; the transpose a backward GEMM needs is made and dropped there), in place of the
   // 16-bit unsharded weight; Transformer Engine's FP8 parameters keep their transpose where the
-  // device's FP8 GEMMs take only TN.
+  // device's FP8 GEMMs take only TN. Sharded by FSDP, torchao's FP8 weights exist only gathered
+  // (the units in flight, below): no whole copies.
   const bool torchao_fp8_weights =
       fp8_plan && plan.fp8_param_gather && framework.fp8_param_gather.value == Fp8ParamGather::fully_sharded;
+  const bool fp8_copies = fp8_plan && !(torchao_fp8_weights && shard_weights) &&
+                          (plan.fp8_param_gather || framework.fp8_weights_cached_per_step.value);
   auto fp8_layer_bytes = [&](const LayerWorkload& layer) {
     if (!fp8_copies) return 0.0;
     return torchao_fp8_weights ? fp8_param_gather_bytes(plan.fp8_recipe) * fp8_gemm_parameters(layer, plan.precision)
@@ -375,8 +377,6 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // plan_check allows FP8 parameters only with the distributed optimizer, which does not shard
     // the weights). Under plan.fp8_param_gather they replace the 16-bit weights (fp8_model_init
     // creates the Linears' parameters as FP8 tensors; the DDP parameter buffer holds their FP8 data).
-    // Sharded by FSDP, torchao's FP8 weights exist only gathered (the units in flight, below).
-    if (torchao_fp8_weights && shard_weights) fp8_bytes = 0;
     sm.fp8_weights = fp8_bytes;
     sm.weights += fp8_bytes - (shard_weights ? 0.0 : kWeightBytes * fp8_params);
     sm.gradients = grad_bytes * (shard_grads ? dense / dp + expert / expert_dp : params);

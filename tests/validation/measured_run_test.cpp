@@ -23,6 +23,13 @@ const MeasuredRun& find(const std::vector<MeasuredRun>& runs, const std::string&
   FAIL("no run " << id);
   throw;
 }
+
+// Validation against the shipped hardware files.
+ValidationOptions shipped_hardware() {
+  ValidationOptions options;
+  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  return options;
+}
 }  // namespace
 
 TEST_CASE("the calibration set loads every run, and a null stays unknown", "[validation]") {
@@ -93,8 +100,7 @@ TEST_CASE("accelerator names map to the five families", "[validation]") {
 TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication, the same plan without it does not",
           "[validation]") {
   const auto runs = load_measured_runs(kCalibration);
-  ValidationOptions options;
-  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  ValidationOptions options = shipped_hardware();
   const Scenario mc2 = scenario_for_run(find(runs, "modellink-910b-Aquila2-7B"), options);
   const Scenario plain = scenario_for_run(find(runs, "modellink-910b-Aquila-7B"), options);
   CHECK(mc2.plan.sequence_parallel);
@@ -108,8 +114,7 @@ TEST_CASE("a 910B run whose notes name MC2 overlaps its TP communication, the sa
 TEST_CASE("a measured run is replayed with its hardware file's variability defaults, as run gives them",
           "[validation][variability]") {
   const auto runs = load_measured_runs(kCalibration);
-  ValidationOptions options;
-  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  ValidationOptions options = shipped_hardware();
   const MeasuredRun& run = find(runs, "modellink-910b-Aquila-7B");
   HardwareSpec spread = scenario_for_run(run, options).hardware;
   spread.variability.device_speed_cv = 0.02;
@@ -123,16 +128,13 @@ TEST_CASE("a measured run is replayed with its hardware file's variability defau
   CHECK(s.variability.slow_card_rate == 0.01);
   CHECK(s.variability.slow_card_speed == 0.8);
   // Spread slows the synchronous step: it waits for its slowest device.
-  ValidationOptions uniform;
-  uniform.hardware_dir = options.hardware_dir;
-  const double plain = validate_runs({run}, uniform).rows.at(0).predicted;
+  const double plain = validate_runs({run}, shipped_hardware()).rows.at(0).predicted;
   CHECK(validate_runs({run}, options).rows.at(0).predicted != plain);
 }
 
 TEST_CASE("a row naming an interleaved schedule without its chunk count is refused, not replayed as 1F1B",
           "[validation]") {
-  ValidationOptions options;
-  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  ValidationOptions options = shipped_hardware();
   MeasuredRun run = find(load_measured_runs(kCalibration), "mcore-h100-weak-70B");
   REQUIRE(run.pp.value_or(1) > 1);
   REQUIRE_FALSE(run.vpp.has_value());
@@ -151,8 +153,7 @@ TEST_CASE("a row naming an interleaved schedule without its chunk count is refus
 TEST_CASE("NeMo GPT3 5B and 20B rows without dimensions take NeMo's published GPTConfig, GPT-2 BPE vocabulary",
           "[validation]") {
   const auto runs = load_measured_runs(kCalibration);
-  ValidationOptions options;
-  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  ValidationOptions options = shipped_hardware();
   const auto& five = find(runs, "nemo2407-h100-fp8-GPT3-5B-64gpu");
   REQUIRE_FALSE(five.layers.has_value());  // the source leaves them null
   std::vector<std::string> defaults;
@@ -229,12 +230,6 @@ std::string load_error(const std::string& text) {
     return e.what();
   }
   return "no error";
-}
-
-ValidationOptions shipped_hardware() {
-  ValidationOptions options;
-  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
-  return options;
 }
 
 }  // namespace
@@ -516,8 +511,7 @@ TEST_CASE("validate --json writes a report whose ids are not valid UTF-8 (replac
 
 TEST_CASE("a run's framework, when its source leaves it null, is read from the source's own words, as a default",
           "[validation][framework]") {
-  ValidationOptions options;
-  options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
+  ValidationOptions options = shipped_hardware();
   const auto trends = load_measured_runs(kTrends);
   std::vector<std::string> defaults;
   const Scenario bigsci = scenario_for_run(find(trends, "bigsci-tr11-best-fp16-20B-8gpu"), options, &defaults);
