@@ -419,7 +419,17 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     // (FrameworkEntry::zero2_gathers_per_unit); ZeRO-3 gathers `zero3_gathers` times.
     const bool unit_zero2 = plan.zero_stage == 2 && framework.zero2_gathers_per_unit.value;
     if (plan.use_distributed_optimizer || plan.zero_stage >= 3 || unit_zero2) {
-      dp_s += std::max(0.0, (plan.zero_stage >= 3 ? zero3_gathers : 1) * gather - fwd * chunk_share);
+      // FSDP's root unit, and the last layer where the framework keeps it, are gathered once a
+      // micro-batch however many times the other units are (pipeline_costs).
+      double gathers = plan.zero_stage >= 3 ? zero3_gathers : 1;
+      if (gathers > 1 && framework.zero3_gather_unit.value == GatherUnit::layer && !workload.layer_types.empty()) {
+        double kept = framework.root_unit_outside_layers.value ? workload.embedding.parameters + workload.head.parameters : 0.0;
+        if (framework.last_layer_kept_after_forward.value)
+          kept += workload.layer_types[static_cast<std::size_t>(workload.layer_type_of.back())].parameters;
+        const double total = workload.total_parameters;
+        if (total > 0) gathers -= (gathers - 1) * std::min(1.0, kept / total);
+      }
+      dp_s += std::max(0.0, gathers * gather - fwd * chunk_share);
     } else if (plan.zero_stage >= 1) {
       dp_s += gather;  // DeepSpeed ZeRO-1/2: after the step, exposed
     }

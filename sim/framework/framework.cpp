@@ -995,7 +995,14 @@ FrameworkEntry fsdp() {
                "parallelisms/parallelize_llama.py apply_fsdp: fully_shard on each transformer_block, then "
                "fully_shard(model) over the rest (tok_embeddings, norm, output); FSDP2 _fsdp_state.py: the root's "
                "pre-forward unshards it first, and its post-backward runs from _root_post_backward_final_callback "
-               "(no forward input of the root needs a gradient)")};
+               "(no forward input of the root needs a gradient); _lazy_init sets the root's post_forward_mesh_info = "
+               "None, 'for the root, do not reshard after forward since for training, the parameters would be freed "
+               "and all-gathered immediately'")};
+  e.last_layer_kept_after_forward = {
+      true, at(kTorchtitan9dec370,
+               "parallelisms/parallelize_llama.py apply_fsdp without PP: 'do not reshard after forward for the last "
+               "transformer block since FSDP would prefetch it immediately', reshard_after_forward = int(layer_id) < "
+               "len(model.layers) - 1 (later torchtitan/distributed/fsdp.py keeps [norm, output] instead)")};
   e.zero3_gathers_per_microbatch = {2, at(kTorchtitan,
                                           "torchtitan/distributed/fsdp.py "
                                           "get_fsdp_reshard_after_forward_policy: 'default' -> "
@@ -1653,7 +1660,12 @@ FrameworkEntry llm_foundry() {
       true, std::string(kFoundry) + " MPT fsdp_wrap_fn wraps each MPTBlock; " + kComposer +
                 " composer/trainer/dist_strategy.py prepare_fsdp_module wraps the model itself (FSDP root: wte and "
                 "norm_f), whose flat parameter is gathered in the root's pre-forward and reduced after the "
-                "backward's last gradient (the tied wte's embedding gradient)"};
+                "backward's last gradient (the tied wte's embedding gradient); PyTorch FSDP1 "
+                "_runtime_utils._post_forward_reshard: 'Do not free the root's parameters in the post-forward for "
+                "FULL_SHARD' (free_unsharded_flat_param = not state._is_root and ...)"};
+  e.last_layer_kept_after_forward = {
+      false, std::string(kFoundry) + " MPT fsdp_wrap_fn wraps every MPTBlock alike (FULL_SHARD): PyTorch FSDP1 "
+                                     "_post_forward_reshard frees every unit but the root after its forward"};
   e.fp8_param_gather = {Fp8ParamGather::none, std::string(kFoundry) + " on PyTorch FSDP1: its FP8 runs Transformer "
                                                                      "Engine Linears, all-gathered in 16 bits"};
   e.versions = std::string(kFoundry) + " on " + kComposer +
@@ -1866,6 +1878,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("prefetch_bucket_params", e.prefetch_bucket_params.source);
     add("zero3_gather_unit", e.zero3_gather_unit.source);
     add("root_unit_outside_layers", e.root_unit_outside_layers.source);
+    add("last_layer_kept_after_forward", e.last_layer_kept_after_forward.source);
     add("zero3_gathers_per_microbatch", e.zero3_gathers_per_microbatch.source);
     add("zero3_gathers_per_microbatch_with_pp", e.zero3_gathers_per_microbatch_with_pp.source);
     add("zero2_gathers_per_unit", e.zero2_gathers_per_unit.source);

@@ -736,7 +736,27 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const double copies_s = framework.zero3_list_collectives.value ? dp_total * launch_s : 0.0;
       GroupCollective per_mb{0.0, 0.0};
       std::vector<Zero3Exposure> exposed(static_cast<std::size_t>(v));
-      for (const Zero3Layer& zl : zero3_layers[static_cast<std::size_t>(s)]) {
+      // FSDP's root unit (the stage's embedding and head, FrameworkEntry::root_unit_outside_layers)
+      // is one gather, and the root is not resharded after its forward: gathered once a micro-batch.
+      // A framework that keeps the model's last layer after forward (it is the first the backward
+      // needs) gathers it once a micro-batch too, where the units are freed after forward.
+      const bool root_unit = per_layer_buckets && framework.root_unit_outside_layers.value;
+      const auto& stage_z3 = zero3_layers[static_cast<std::size_t>(s)];
+      const auto is_root_part = [&](const Zero3Layer& zl) {
+        return zl.layer == &workload.embedding || zl.layer == &workload.head;
+      };
+      std::size_t kept_last = stage_z3.size();  // none
+      if (per_microbatch > 1 && framework.last_layer_kept_after_forward.value && s == p - 1)
+        for (std::size_t k = 0; k < stage_z3.size(); ++k)
+          if (!is_root_part(stage_z3[k])) kept_last = k;
+      double root_params = 0;
+      for (std::size_t k = 0; k < stage_z3.size(); ++k) {
+        const Zero3Layer& zl = stage_z3[k];
+        if (root_unit && is_root_part(zl)) {
+          root_params += zl.layer->parameters - zl.layer->expert_parameters;
+          continue;
+        }
+        const bool kept_after_forward = k == kept_last;
         const std::vector<double> units = zero3_units(*zl.layer, framework);
         const bool regathers = zl.recomputed && reuse > 0;
         const std::vector<bool> again = zero3_regathered_for_backward(units, regathers ? reuse : 0.0);
@@ -751,7 +771,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
           const GroupCollective g =
               sharded_comm(CollectiveKind::all_gather, CommGroup::dp, units[j] * unit_bytes_per_param);
           gather_s.push_back(g.time_s);
-          const double times = regathers ? 2.0 + (again[j] ? 1.0 : 0.0) : per_microbatch;
+          const double times = regathers ? 2.0 + (again[j] ? 1.0 : 0.0) : kept_after_forward ? 1.0 : per_microbatch;
           per_mb.time_s += times * g.time_s;
           per_mb.tier_bytes += times * g.tier_bytes;
         }
@@ -770,19 +790,25 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
           to.backward_s += e.backward_s;
         }
       }
+      if (root_params > 0) {
+        const GroupCollective g = sharded_comm(CollectiveKind::all_gather, CommGroup::dp,
+                                               root_params * framework.sharded_param_gather_bytes.value);
+        per_mb.time_s += g.time_s;
+        per_mb.tier_bytes += g.tier_bytes;
+      }
       const int gathering_microbatches = units_held_across_microbatches ? 1 : m;
       sc.sharded_state_comm_s = gathering_microbatches * per_mb.time_s;
       sc.sharded_state_comm_bytes = gathering_microbatches * per_mb.tier_bytes;
       // FSDP's root unit is gathered first, then the first layer's unit; the stage's first
       // forward waits for both (FrameworkEntry::root_unit_outside_layers), the rest are hidden.
-      if (per_layer_buckets && framework.root_unit_outside_layers.value && plan.overlap_param_gather &&
-          !framework.zero3_blocking_fetch.value) {
-        double root_params = 0;
+      // Both are in the gathers above (the root's whole, of which the first chunk's is a part).
+      if (root_unit && plan.overlap_param_gather && !framework.zero3_blocking_fetch.value) {
+        double first_root_params = 0;
         const LayerWorkload* first_layer = nullptr;
-        for (const Zero3Layer& zl : zero3_layers[static_cast<std::size_t>(s)]) {
+        for (const Zero3Layer& zl : stage_z3) {
           if (zl.chunk != 0) continue;
-          if (zl.layer == &workload.embedding || zl.layer == &workload.head)
-            root_params += zl.layer->parameters - zl.layer->expert_parameters;
+          if (is_root_part(zl))
+            first_root_params += zl.layer->parameters - zl.layer->expert_parameters;
           else if (first_layer == nullptr)
             first_layer = zl.layer;
         }
@@ -793,11 +819,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
           first.time_s += g.time_s;
           first.tier_bytes += g.tier_bytes;
         };
-        add_gather(root_params * framework.sharded_param_gather_bytes.value);
+        add_gather(first_root_params * framework.sharded_param_gather_bytes.value);
         if (first_layer != nullptr)
           add_gather(zero3_layer_gather_bytes(plan, *first_layer, framework.sharded_param_gather_bytes.value));
-        sc.first_forward_gather_s = std::min(first.time_s, sc.sharded_state_comm_s);
-        sc.first_forward_gather_bytes = std::min(first.tier_bytes, sc.sharded_state_comm_bytes);
+        sc.first_forward_gather_s = first.time_s;
+        sc.first_forward_gather_bytes = first.tier_bytes;
         sc.sharded_state_comm_s -= sc.first_forward_gather_s;
         sc.sharded_state_comm_bytes -= sc.first_forward_gather_bytes;
       }

@@ -515,6 +515,15 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       buffers += te_dummy_wgrad_bytes(stage_layers);
     if (shard_weights)
       buffers += framework.gathered_units_in_flight.value * max_layer_gather_bytes;
+    // FSDP's root unit (the embedding and the head) stays gathered from its forward to the end of
+    // the backward (not resharded after forward), and the head's unsharded gradient waits there
+    // for the root's reduce-scatter (FrameworkEntry::root_unit_outside_layers).
+    if (shard_weights && framework.zero3_gather_unit.value == GatherUnit::layer &&
+        framework.root_unit_outside_layers.value) {
+      const double root = (first ? workload.embedding.parameters : 0.0) + (last ? workload.head.parameters : 0.0);
+      buffers += framework.sharded_param_gather_bytes.value * root;
+      if (last) buffers += kWeightBytes * workload.head.parameters;
+    }
     // FSDP's unsharded gradient of a unit (and its copy in the reduction dtype) exists once the
     // unit's backward has computed it, when that unit's backward and recompute working set is
     // freed: it peaks instead of that set, not on top of it.

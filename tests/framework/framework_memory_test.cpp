@@ -116,7 +116,8 @@ TEST_CASE("DeepSpeed's reduce buckets: reduce_bucket_size 5e8 elements of the 16
   CHECK(memory_of(sc).stages[0].communication_buffers == 0);
 }
 
-TEST_CASE("FSDP keeps two gathered units, and one unit's unsharded bf16 gradient with its fp32 copy at its reduction",
+TEST_CASE("FSDP keeps two gathered units and its root, and one unit's unsharded bf16 gradient with its fp32 copy "
+          "at its reduction",
           "[framework][memory]") {
   ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
   p.framework = Framework::fsdp;
@@ -124,7 +125,12 @@ TEST_CASE("FSDP keeps two gathered units, and one unit's unsharded bf16 gradient
   const Scenario sc = scenario_on("h100-80gb.yaml", p);
   const double unit = max_layer_params(sc);
   const StageMemory s = memory_of(sc).stages[0];
-  CHECK(s.communication_buffers == Approx(2 * 2 * unit).epsilon(1e-12));
+  // Two layers in bf16, and the root (the embedding and the head), gathered from its forward to
+  // the end of the backward, with the head's unsharded bf16 gradient waiting for the root's
+  // reduce-scatter (FrameworkEntry::root_unit_outside_layers).
+  const Workload w = build_workload(sc.model, sc.plan);
+  const double root = w.embedding.parameters + w.head.parameters;
+  CHECK(s.communication_buffers == Approx(2 * 2 * unit + 2 * root + 2 * w.head.parameters).epsilon(1e-12));
   // The unit's bf16 gradient and its fp32 reduce-scatter input replace the backward working set
   // at their moment (the larger of the two is the transient).
   CHECK(s.transient >= (2 + 4) * unit);

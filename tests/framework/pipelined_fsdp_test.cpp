@@ -109,10 +109,16 @@ TEST_CASE("Pipelined FSDP gathers and reduce-scatters each unit once a step, aft
     REQUIRE(s.chunks[0].buckets.size() == 5);
     CHECK_FALSE(pipelined.overlap_grad_reduce);  // the reductions wait for the last backward
   }
-  // Without PP the units are gathered per micro-batch (forward, and again for backward) and
-  // every micro-batch reduce-scatters, overlapped with its backward.
+  // Without PP the units are gathered per micro-batch (forward, and again for backward; the root
+  // and torchtitan's last layer are kept after their forward: once) and every micro-batch
+  // reduce-scatters, overlapped with its backward.
   const PipelineCosts alone = costs_of(Framework::fsdp, 1, 3);
-  CHECK(alone.stages[0].sharded_state_comm_s + alone.stages[0].first_forward_gather_s == Approx(3 * 2 * 10 * 1.0));
+  CHECK(alone.stages[0].sharded_state_comm_s + alone.stages[0].first_forward_gather_s ==
+        Approx(3 * (2 * 7 + 1 + 1) * 1.0));
+  // llm-foundry (PyTorch FSDP1) frees its last block after forward like the others.
+  const PipelineCosts foundry = costs_of(Framework::llm_foundry, 1, 3);
+  CHECK(foundry.stages[0].sharded_state_comm_s + foundry.stages[0].first_forward_gather_s ==
+        Approx(3 * (2 * 8 + 1) * 1.0));
   // 8 layers and the root (the embedding and the head, one unit).
   CHECK(alone.stages[0].microbatch_grad_reduce_s == Approx(2 * 9 * 1.0));
   CHECK(alone.overlap_grad_reduce);

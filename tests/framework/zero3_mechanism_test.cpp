@@ -153,7 +153,8 @@ TEST_CASE("DeepSpeed with full recompute gathers a large layer's sub-modules up 
   fx.scenario.plan.framework = Framework::fsdp;  // the recompute runs inside the unit's backward gather
   // Of those, the root's and the first layer's first gathers are the ones the first forward waits for.
   const StageCosts fsdp = fx.costs().stages[0];
-  CHECK(fsdp.sharded_state_comm_s + fsdp.first_forward_gather_s == Approx(3 * (8 + 2) * 2 * 1.0));
+  // Per micro-batch: 7 layers twice, the last layer and the root (kept after their forward) once.
+  CHECK(fsdp.sharded_state_comm_s + fsdp.first_forward_gather_s == Approx(3 * (7 * 2 + 1 + 1) * 1.0));
   CHECK(fsdp.first_forward_gather_s == Approx(2 * 1.0));
 }
 
@@ -193,10 +194,10 @@ TEST_CASE("FSDP SHARD_GRAD_OP gathers each unit once a micro-batch and reduce-sc
   CHECK(framework_entry(Framework::fsdp).zero2_gathers_per_unit.value);
   const PipelineCosts fsdp = fx.costs();
   const StageCosts& s = fsdp.stages[0];
-  // 8 layers, the embedding and the head: 10 gathers, one ring gather each (1 s), 3 micro-batches;
-  // the step's first forward waits for the root's (the embedding and the head, one unit) and the
-  // first layer's (FrameworkEntry::root_unit_outside_layers).
-  CHECK(s.sharded_state_comm_s + s.first_forward_gather_s == Approx(3 * 10 * 1.0));
+  // 8 layers and the root (the embedding and the head, one unit): 9 gathers, one ring gather each
+  // (1 s), 3 micro-batches; the step's first forward waits for the root's and the first layer's
+  // (FrameworkEntry::root_unit_outside_layers).
+  CHECK(s.sharded_state_comm_s + s.first_forward_gather_s == Approx(3 * 9 * 1.0));
   CHECK(s.first_forward_gather_s == Approx(2 * 1.0));
   CHECK(s.after_step_comm_s == 0);
   // 8 layers' reduce-scatters, then the root's, last.

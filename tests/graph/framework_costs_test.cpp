@@ -85,7 +85,9 @@ TEST_CASE("DeepSpeed ZeRO-3 issues one ring all-gather per sub-module, twice per
 
   fx.scenario.plan.framework = Framework::fsdp;  // one gather and one reduce-scatter per layer
   const PipelineCosts f = fx.costs();
-  CHECK(f.stages[0].sharded_state_comm_s + f.stages[0].first_forward_gather_s == Approx(2 * 3 * 10 * 1.0));
+  // 7 layers forward and backward; the last layer (kept after its forward) and the root (the
+  // embedding and the head, one unit, not resharded after forward) once; 3 micro-batches.
+  CHECK(f.stages[0].sharded_state_comm_s + f.stages[0].first_forward_gather_s == Approx(3 * (2 * 7 + 1 + 1) * 1.0));
   // Each layer's gradients, reduced in fp32, then the root's (the embedding and the head, 1e7
   // parameters), last (FrameworkEntry::root_unit_outside_layers).
   REQUIRE(f.stages[0].chunks[0].buckets.size() == 9);
