@@ -674,7 +674,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const double count = bucket_count(g, bucket_bytes);
       g.chunk->buckets.insert(g.chunk->buckets.end(), static_cast<std::size_t>(count), priced((g.bytes - root) / count));
     }
-    if (root > 0) g.chunk->buckets.push_back(priced(root));
+    if (root > 0) {
+      g.chunk->buckets.push_back(priced(root));
+      g.chunk->buckets.back().ready_after_backward = true;
+    }
   }
 
   // Optimizer step: Adam streams fp32 grads, master weights, m, v and writes 16-bit

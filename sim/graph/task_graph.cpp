@@ -346,9 +346,19 @@ class Builder {
         double total = 0;
         for (const auto& b : cc.buckets) total += b.bytes;
         const std::size_t n = cc.buckets.size();
+        // A bucket ready only after the whole backward (GradBucket::ready_after_backward) has its
+        // share computed first: the backward piece before the first bucket's carries it.
+        double first_extra = 0;
+        if (bucket_split && total > 0)
+          for (const auto& b : cc.buckets)
+            if (b.ready_after_backward) first_extra += b.bytes / total;
         for (std::size_t j = 0; j < n; ++j) {
           const std::size_t k = gather_split ? n - 1 - j : j;
-          const double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / n;
+          double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / n;
+          if (bucket_split && total > 0) {
+            if (cc.buckets[k].ready_after_backward) share = 0;
+            if (j == 0) share += first_extra;
+          }
           add_new(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share).host_s = host * share;
           pieces.push_back(last_id());
           if (gather_split) edge(chunk_gathers[k], last_id());

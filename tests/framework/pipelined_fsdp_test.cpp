@@ -235,4 +235,19 @@ TEST_CASE("FSDP's root unit: the first forward waits for its gather and the firs
   // After the last backward, nothing hides the root's reduce-scatter (40 ms); the optimizer
   // step waits for it.
   CHECK(static_cast<double>(r.end) * 1e-12 - last_compute >= 1e7 * 4 * 1e-9 - 1e-9);
+  // The head's backward runs first: the first layer bucket's reduce-scatter (1.6e7 bytes, 16 ms)
+  // waits for the head's share and that layer's, (4e7 + 1.6e7) / 1.68e8 of the backward.
+  CHECK(s.chunks[0].buckets.back().ready_after_backward);
+  double backward_start = 1e30, backward_end = 0, first_layer_reduce = 1e30;
+  for (const Span& span : r.timeline.spans) {
+    const double start = static_cast<double>(span.start) * 1e-12, end = static_cast<double>(span.end) * 1e-12;
+    if (span.category == SpanCategory::backward) {
+      backward_start = std::min(backward_start, start);
+      backward_end = std::max(backward_end, end);
+    }
+    if (span.category == SpanCategory::dp_comm && end - start == Approx(1.6e7 * 1e-9))
+      first_layer_reduce = std::min(first_layer_reduce, start);
+  }
+  REQUIRE(first_layer_reduce < 1e30);
+  CHECK(first_layer_reduce == Approx(backward_start + (backward_end - backward_start) / 3).epsilon(1e-9));
 }

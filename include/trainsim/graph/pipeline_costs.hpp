@@ -25,6 +25,10 @@ struct GradBucket {
   // chunk waits for (FrameworkEntry::param_gather_waited_in_forward); 0: none per bucket.
   double gather_s = 0;
   double gather_tier_bytes = 0;
+  // FSDP's root unit (the embedding and the head): ready only when the whole backward is done
+  // (its post-backward runs from the backward's final callback), while the head's share of the
+  // backward runs first, before any layer's.
+  bool ready_after_backward = false;
   double moved_bytes() const { return tier_bytes >= 0 ? tier_bytes : bytes; }
 };
 
