@@ -423,7 +423,8 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       // micro-batch however many times the other units are (pipeline_costs).
       double gathers = plan.zero_stage >= 3 ? zero3_gathers : 1;
       if (gathers > 1 && framework.zero3_gather_unit.value == GatherUnit::layer && !workload.layer_types.empty()) {
-        double kept = framework.root_unit_outside_layers.value ? workload.embedding.parameters + workload.head.parameters : 0.0;
+        double kept = 0;
+        if (framework.root_unit_outside_layers.value) kept += workload.embedding.parameters + workload.head.parameters;
         if (framework.last_layer_kept_after_forward.value)
           kept += workload.layer_types[static_cast<std::size_t>(workload.layer_type_of.back())].parameters;
         const double total = workload.total_parameters;

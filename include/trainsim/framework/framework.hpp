@@ -108,10 +108,10 @@ struct FrameworkEntry {
   // (a stage's embedding, final norm and output head) are one unit, the wrapper of the whole
   // model. It is all-gathered first: the step's first forward waits for its gather and the first
   // layer's, with nothing to hide them under. It is not resharded after its forward (the backward
-  // needs it at once): one gather a micro-batch where the layers take two. It is reduce-scattered last, once the whole
-  // backward is done (its post-backward runs from the backward's final callback), and the
-  // optimizer waits for it. false: the embedding and the head are reduced as units of their
-  // own, in order, and every gather is hidden.
+  // needs it at once): one gather a micro-batch where the layers take two. It is reduce-scattered
+  // last, once the whole backward is done (its post-backward runs from the backward's final
+  // callback), and the optimizer waits for it. false: the embedding and the head are reduced as
+  // units of their own, in order, and every gather is hidden.
   Sourced<bool> root_unit_outside_layers{false, "the embedding and the head reduced as units of their own"};
   // Without pipeline parallelism, the model's last layer is not resharded after its forward (the
   // backward's first unit, which the next prefetch would gather at once): one gather a micro-batch.
