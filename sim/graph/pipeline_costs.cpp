@@ -479,6 +479,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
                                                      grad_bytes_per_param;
   // FSDP-style frameworks reduce-scatter one unit (layer) at a time.
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
+  // FSDP's root unit (FrameworkEntry::root_unit_outside_layers): the embedding and the head
+  // gathered and reduced as one unit, kept from its forward to its backward.
+  const bool root_unit = per_layer_buckets && framework.root_unit_outside_layers.value;
   // A pipeline stage that keeps its units gathered across micro-batches gathers each once a step
   // and reduce-scatters each once, after its last backward (pipeline_held_units, the rule the
   // memory model and the search read): per pipeline stage object (a chunk) where PyTorch's
@@ -601,7 +604,6 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // (FrameworkEntry::root_unit_outside_layers). Megatron-Core cuts buckets only on the first
       // stage's first chunk; the others reduce in one (FrameworkEntry::grad_buckets_first_stage_only).
       const bool one_bucket = framework.grad_buckets_first_stage_only.value && (s > 0 || c > 0);
-      const bool root_unit = per_layer_buckets && framework.root_unit_outside_layers.value;
       const double outside_layers = (vs == 0 ? workload.embedding.parameters - workload.embedding.expert_parameters : 0.0) +
                                     (vs == vstages - 1 ? workload.head.parameters - workload.head.expert_parameters : 0.0);
       const int own_units = root_unit ? 0 : (vs == 0) + (vs == vstages - 1);
@@ -743,7 +745,6 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // is one gather, and the root is not resharded after its forward: gathered once a micro-batch.
       // A framework that keeps the model's last layer after forward (it is the first the backward
       // needs) gathers it once a micro-batch too, where the units are freed after forward.
-      const bool root_unit = per_layer_buckets && framework.root_unit_outside_layers.value;
       const auto& stage_z3 = zero3_layers[static_cast<std::size_t>(s)];
       const auto is_root_part = [&](const Zero3Layer& zl) {
         return zl.layer == &workload.embedding || zl.layer == &workload.head;

@@ -343,22 +343,19 @@ class Builder {
       // way, in forward order (the backward's buckets reversed), each piece after its gather.
       if (bucket_split || gather_split) {
         pieces.clear();
-        double total = 0;
-        for (const auto& b : cc.buckets) total += b.bytes;
-        const std::size_t n = cc.buckets.size();
         // A bucket ready only after the whole backward (GradBucket::ready_after_backward) has its
         // share computed first: the backward piece before the first bucket's carries it.
-        double first_extra = 0;
-        if (bucket_split && total > 0)
-          for (const auto& b : cc.buckets)
-            if (b.ready_after_backward) first_extra += b.bytes / total;
+        double total = 0, after_backward = 0;
+        for (const auto& b : cc.buckets) {
+          total += b.bytes;
+          if (b.ready_after_backward) after_backward += b.bytes;
+        }
+        const std::size_t n = cc.buckets.size();
         for (std::size_t j = 0; j < n; ++j) {
           const std::size_t k = gather_split ? n - 1 - j : j;
-          double share = total > 0 ? cc.buckets[k].bytes / total : 1.0 / n;
-          if (bucket_split && total > 0) {
-            if (cc.buckets[k].ready_after_backward) share = 0;
-            if (j == 0) share += first_extra;
-          }
+          const bool moved_first = bucket_split && cc.buckets[k].ready_after_backward;
+          double share = total > 0 ? (moved_first ? 0.0 : cc.buckets[k].bytes) / total : 1.0 / n;
+          if (bucket_split && j == 0 && total > 0) share += after_backward / total;
           add_new(s, w.chunk, w.microbatch, Stream::compute, cat, w.kind, compute * share).host_s = host * share;
           pieces.push_back(last_id());
           if (gather_split) edge(chunk_gathers[k], last_id());
