@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -433,24 +434,26 @@ long long softmax_batches_per_block(long long row_length) {
 namespace {
 
 // The most tensors of `sizes` (one flat parameter, in order) that meet any one of `shards` equal
-// contiguous pieces of it: each tensor marks the pieces its elements span.
+// contiguous pieces of it: each tensor marks the pieces its elements span. The sweep runs over
+// the tensors' first and past-the-last pieces, not over the pieces, so its memory follows the
+// tensor count whatever the shard count (a data-parallel size of millions is valid input).
 double busiest_piece_tensors(const std::vector<double>& sizes, int shards) {
   double total = 0;
   for (double n : sizes) total += n;
   if (sizes.empty() || !(total > 0)) return 0;
   const double piece = std::ceil(total / shards);
-  std::vector<int> starts(static_cast<std::size_t>(shards) + 1, 0);  // difference array over pieces
+  std::vector<std::pair<double, int>> marks;  // (piece index, +1 where a tensor starts, -1 past its end)
+  marks.reserve(2 * sizes.size());
   double offset = 0;
   for (double n : sizes) {
     if (n <= 0) continue;
-    const auto first = static_cast<std::size_t>(std::floor(offset / piece));
-    const auto last = static_cast<std::size_t>(std::floor((offset + n - 1) / piece));
-    starts[std::min(first, starts.size() - 1)] += 1;
-    starts[std::min(last + 1, starts.size() - 1)] -= 1;
+    marks.emplace_back(std::floor(offset / piece), 1);
+    marks.emplace_back(std::floor((offset + n - 1) / piece) + 1, -1);
     offset += n;
   }
+  std::sort(marks.begin(), marks.end());  // at one piece the ends (-1) come before the starts
   int running = 0, most = 0;
-  for (std::size_t r = 0; r + 1 < starts.size(); ++r) most = std::max(most, running += starts[r]);
+  for (const auto& [index, step] : marks) most = std::max(most, running += step);
   return most;
 }
 

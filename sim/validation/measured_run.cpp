@@ -46,17 +46,30 @@ struct RowReader {
     return within<T>(parent, key, path, minimum, std::numeric_limits<T>::max());
   }
 
-  // A model dimension: null or within the model file's bounds for the same key (its schema,
-  // which leaves headroom over every published model). Without the upper bound, heads of 3e9
-  // reached the workload as a negative int.
+  // A value null or within the bounds of a key of the model or scenario schema (which leave
+  // headroom over every published model and cluster). Without the upper bound, heads of 3e9
+  // reached the workload as a negative int and a hardware count of 2^30 had the simulation
+  // list a billion-rank group (2 GiB at once).
+  template <typename T>
+  std::optional<T> schema_bounded(const YAML::Node& parent, const char* key, const std::string& path, FileKind kind,
+                                  const char* schema_key) const {
+    for (const KeySpec& spec : key_schema(kind)) {
+      if (std::string_view(spec.path) == schema_key)
+        return within<T>(parent, key, path, static_cast<T>(spec.min), static_cast<T>(spec.max));
+    }
+    throw SimError(std::string("measured runs: no key ") + schema_key + " in the schema");
+  }
+
   std::optional<long long> model_dimension(const YAML::Node& parent, const char* key, const std::string& path,
                                            const char* model_key) const {
-    for (const KeySpec& spec : key_schema(FileKind::model)) {
-      if (std::string_view(spec.path) == model_key)
-        return within<long long>(parent, key, path, static_cast<long long>(spec.min),
-                                 static_cast<long long>(spec.max));
-    }
-    throw SimError(std::string("measured runs: no model key ") + model_key + " in the schema");
+    return schema_bounded<long long>(parent, key, path, FileKind::model, model_key);
+  }
+
+  // A plan size or device count: the scenario key's bounds (a data-parallel size takes the
+  // device count's).
+  std::optional<int> plan_size(const YAML::Node& parent, const char* key, const std::string& path,
+                               const char* scenario_key) const {
+    return schema_bounded<int>(parent, key, path, FileKind::scenario, scenario_key);
   }
 
   template <typename T>
@@ -156,19 +169,19 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
 
     const YAML::Node hardware = row["hardware"];
     run.accelerator = read.text(hardware, "accelerator");
-    run.count = read.at_least<int>(hardware, "count", where + ".hardware", 1).value_or(0);
-    run.per_node = read.at_least<int>(hardware, "per_node", where + ".hardware", 1);
+    run.count = read.plan_size(hardware, "count", where + ".hardware", "num_devices").value_or(0);
+    run.per_node = read.schema_bounded<int>(hardware, "per_node", where + ".hardware", FileKind::hardware, "node.devices_per_node");
 
     const YAML::Node plan = row["plan"];
     const std::string pp = where + ".plan";
-    run.tp = read.at_least<int>(plan, "tp", pp, 1);
-    run.pp = read.at_least<int>(plan, "pp", pp, 1);
-    run.dp = read.at_least<int>(plan, "dp", pp, 1);
-    run.vpp = read.at_least<int>(plan, "vpp", pp, 1);
-    run.cp = read.at_least<int>(plan, "cp", pp, 1);
-    run.ep = read.at_least<int>(plan, "ep", pp, 1);
-    run.micro_batch = read.at_least<int>(plan, "micro_batch", pp, 1);
-    run.global_batch = read.at_least<int>(plan, "global_batch", pp, 1);
+    run.tp = read.plan_size(plan, "tp", pp, "plan.tensor_model_parallel_size");
+    run.pp = read.plan_size(plan, "pp", pp, "plan.pipeline_model_parallel_size");
+    run.dp = read.plan_size(plan, "dp", pp, "num_devices");
+    run.vpp = read.plan_size(plan, "vpp", pp, "plan.virtual_pipeline_model_parallel_size");
+    run.cp = read.plan_size(plan, "cp", pp, "plan.context_parallel_size");
+    run.ep = read.plan_size(plan, "ep", pp, "plan.expert_model_parallel_size");
+    run.micro_batch = read.plan_size(plan, "micro_batch", pp, "plan.micro_batch_size");
+    run.global_batch = read.plan_size(plan, "global_batch", pp, "plan.global_batch_size");
     run.zero = read.at_least<int>(plan, "zero", pp, 0);
     if (run.zero && *run.zero > 3) {
       problems.push_back(read.at(plan["zero"], pp + ".zero", std::to_string(*run.zero) + " is out of range; valid: 0, 1, 2, 3"));

@@ -252,13 +252,22 @@ TEST_CASE("a zero count, dimension or parallel size is refused at load with file
     std::string zeroed = c.line;
     zeroed.back() = '0';
     const std::string message = load_error(edit(run_yaml(), c.line, zeroed));
-    // A parallel size has no upper bound here (check_plan has its own); a model dimension has
-    // the model file's.
+    // A parallel size has the scenario file's bounds, a model dimension the model file's.
     CHECK_THAT(message, Catch::Contains("trainsim_measured_run_test.yaml:" + std::to_string(c.line_number) + ":") &&
-                            (Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: >= 1") ||
-                             Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: 1 to 16384")));
+                            Catch::Contains(std::string(c.key) + ": 0 is out of range; valid: 1 to "));
   }
   CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: -2")), Catch::Contains("t.plan.tp: -2 is out of range"));
+}
+
+TEST_CASE("a device count or parallel size beyond the scenario file's bounds is refused at load", "[validation]") {
+  // A count and a DP of 2^30 had the simulation list a billion-rank DP group: 2 GiB at once
+  // (CI's fuzz run, 2026-12-04).
+  CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: 1\n    dp: 1073741824")),
+             Catch::Contains("t.plan.dp: 1073741824 is out of range; valid: 1 to 1048576"));
+  CHECK_THAT(load_error(edit(run_yaml(), "    count: 8", "    count: 2000000")),
+             Catch::Contains("t.hardware.count: 2000000 is out of range; valid: 1 to 1048576"));
+  CHECK_THAT(load_error(edit(run_yaml(), "    tp: 1", "    tp: 2048")),
+             Catch::Contains("t.plan.tp: 2048 is out of range; valid: 1 to 1024"));
 }
 
 TEST_CASE("a measured value <= 0 is refused at load, naming the field (it gave an error of +inf%)", "[validation]") {
