@@ -424,7 +424,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       double gathers = plan.zero_stage >= 3 ? zero3_gathers : 1;
       if (gathers > 1 && framework.zero3_gather_unit.value == GatherUnit::layer && !workload.layer_types.empty()) {
         double kept = 0;
-        if (framework.root_unit_outside_layers.value) kept += workload.embedding.parameters + workload.head.parameters;
+        if (has_root_unit(framework)) kept += workload.embedding.parameters + workload.head.parameters;
         if (framework.last_layer_kept_after_forward.value)
           kept += workload.layer_types[static_cast<std::size_t>(workload.layer_type_of.back())].parameters;
         const double total = workload.total_parameters;
@@ -436,8 +436,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     }
     // FSDP's root unit (the embedding and the head) as the replay prices it: its gather and the
     // first layer's before the first forward, its reduce-scatter after the last backward.
-    if (plan.zero_stage >= 3 && framework.zero3_gather_unit.value == GatherUnit::layer &&
-        framework.root_unit_outside_layers.value && !workload.layer_types.empty()) {
+    if (plan.zero_stage >= 3 && has_root_unit(framework) && !workload.layer_types.empty()) {
       // An average stage's share: with PP the root is the first stage's embedding and the last
       // stage's head, and the pipeline's fill and drain hide much of the latter's (the replay on
       // 405B PP 8 exposes less than the whole of either: framework_explore_test).

@@ -1789,6 +1789,10 @@ HeldUnits pipeline_held_units(const ParallelPlan& plan, const FrameworkEntry& fr
   return out;
 }
 
+bool has_root_unit(const FrameworkEntry& framework) {
+  return framework.zero3_gather_unit.value == GatherUnit::layer && framework.root_unit_outside_layers.value;
+}
+
 double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision) {
   if (framework.grad_reduce_bytes.value > 0) return framework.grad_reduce_bytes.value;
   return precision == Precision::fp16 ? 2.0 : 4.0;

@@ -481,7 +481,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const bool per_layer_buckets = zero3 && framework.zero3_gather_unit.value == GatherUnit::layer;
   // FSDP's root unit (FrameworkEntry::root_unit_outside_layers): the embedding and the head
   // gathered and reduced as one unit, kept from its forward to its backward.
-  const bool root_unit = per_layer_buckets && framework.root_unit_outside_layers.value;
+  const bool root_unit = zero3 && has_root_unit(framework);
   // A pipeline stage that keeps its units gathered across micro-batches gathers each once a step
   // and reduce-scatters each once, after its last backward (pipeline_held_units, the rule the
   // memory model and the search read): per pipeline stage object (a chunk) where PyTorch's

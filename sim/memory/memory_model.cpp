@@ -518,8 +518,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     // FSDP's root unit (the embedding and the head) stays gathered from its forward to the end of
     // the backward (not resharded after forward), and the head's unsharded gradient waits there
     // for the root's reduce-scatter (FrameworkEntry::root_unit_outside_layers).
-    if (shard_weights && framework.zero3_gather_unit.value == GatherUnit::layer &&
-        framework.root_unit_outside_layers.value) {
+    if (shard_weights && has_root_unit(framework)) {
       const double root = (first ? workload.embedding.parameters : 0.0) + (last ? workload.head.parameters : 0.0);
       buffers += framework.sharded_param_gather_bytes.value * root;
       if (last) buffers += kWeightBytes * workload.head.parameters;

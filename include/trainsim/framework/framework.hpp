@@ -451,6 +451,12 @@ HeldUnits pipeline_held_units(const ParallelPlan& plan, const FrameworkEntry& fr
 // no head all-to-all. The workload, the plan checks, explain and validate read this one rule.
 bool runs_torch_context_parallel(Framework framework);
 
+// The framework gathers layer by layer with the embedding and the head as one root unit of
+// their own (FrameworkEntry::root_unit_outside_layers with zero3_gather_unit layer). The
+// replay, the memory model and the search's estimate read this one rule; each adds its own
+// condition on the plan (sharded weights).
+bool has_root_unit(const FrameworkEntry& framework);
+
 // The bytes a gradient is reduced in: the framework's dtype where it names one, else the
 // model's (Megatron reduces bf16 and fp8 runs in fp32, fp16 runs in fp16).
 double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision);
