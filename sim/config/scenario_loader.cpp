@@ -835,11 +835,10 @@ Variability fill_variability(const Validated& v, SlowDeviceList list) {
 // The hardware file's variability block fills the keys the scenario does not write itself
 // (a defaulted key has no file in its location; one written in the file or by --set has).
 void apply_hardware_variability(const Validated& v, const HardwareVariability& hw, Variability& out) {
-  const auto unset = [&v](const char* key) { return !v.has(key) || v.values.at(key).where.file.empty(); };
-  if (unset("variability.device_speed_cv")) out.device_speed_cv = hw.device_speed_cv;
-  if (unset("variability.step_jitter_cv")) out.step_jitter_cv = hw.step_jitter_cv;
-  if (unset("variability.slow_card_rate")) out.slow_card_rate = hw.slow_card_rate;
-  if (unset("variability.slow_card_speed")) out.slow_card_speed = hw.slow_card_speed;
+  for (const HardwareVariabilityKey& k : kHardwareVariabilityKeys) {
+    const bool unset = !v.has(k.key) || v.values.at(k.key).where.file.empty();
+    if (unset) out.*k.scenario = hw.*k.hardware;
+  }
 }
 
 Goodput fill_goodput(const Validated& v, const HardwareSpec& hardware) {

@@ -595,10 +595,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   s.num_devices = run.count;
   // The hardware file's variability defaults, as the scenario loader gives them to a scenario
   // that writes none (apply_hardware_variability): a measured run is replayed as `run` would.
-  s.variability.device_speed_cv = s.hardware.variability.device_speed_cv;
-  s.variability.step_jitter_cv = s.hardware.variability.step_jitter_cv;
-  s.variability.slow_card_rate = s.hardware.variability.slow_card_rate;
-  s.variability.slow_card_speed = s.hardware.variability.slow_card_speed;
+  for (const HardwareVariabilityKey& k : kHardwareVariabilityKeys)
+    s.variability.*k.scenario = s.hardware.variability.*k.hardware;
   if (run.per_node && *run.per_node != s.hardware.node.devices_per_node) {
     problems.push_back(problem(run, "hardware.per_node",
                                std::to_string(*run.per_node) + " devices per server, but " + hardware_file +

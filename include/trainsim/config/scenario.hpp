@@ -42,6 +42,21 @@ struct Variability {
   bool any() const { return any_fixed() || step_jitter_cv > 0; }
 };
 
+// The scenario's variability keys whose defaults the hardware file's `variability:` block
+// gives, each with the field it fills on either side: the scenario loader and validate read
+// this one mapping.
+struct HardwareVariabilityKey {
+  const char* key;
+  double Variability::*scenario;
+  double HardwareVariability::*hardware;
+};
+inline constexpr HardwareVariabilityKey kHardwareVariabilityKeys[] = {
+    {"variability.device_speed_cv", &Variability::device_speed_cv, &HardwareVariability::device_speed_cv},
+    {"variability.step_jitter_cv", &Variability::step_jitter_cv, &HardwareVariability::step_jitter_cv},
+    {"variability.slow_card_rate", &Variability::slow_card_rate, &HardwareVariability::slow_card_rate},
+    {"variability.slow_card_speed", &Variability::slow_card_speed, &HardwareVariability::slow_card_speed},
+};
+
 // Goodput at scale (issue 19): failures, restarts and checkpoints (explore/goodput.hpp).
 enum class CheckpointMode { framework, sync, async };  // framework: async where the framework saves so
 struct Goodput {
