@@ -1378,9 +1378,14 @@ std::string format_validation(const ValidationReport& report) {
     if (f.failed) extra += ", " + std::to_string(f.failed) + " NOT SIMULATED";
     if (f.unsupported) extra += ", " + std::to_string(f.unsupported) + " unsupported";
     // Beside the MAPE: runs predicted not to fit in memory, each a wrong verdict (the run ran).
-    std::snprintf(line, sizeof line, "%s MAPE: %.1f%% over %d runs (worst: %s %.1f%%)%s; %d predicted out of memory\n",
-                  to_string(f.family), 100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error, extra.c_str(),
-                  f.predicted_oom);
+    // With no run compared there is no error to print: a MAPE of 0.0% would read as a perfect fit.
+    if (f.runs == 0)
+      std::snprintf(line, sizeof line, "%s: no run compared, so no MAPE%s; %d predicted out of memory\n",
+                    to_string(f.family), extra.c_str(), f.predicted_oom);
+    else
+      std::snprintf(line, sizeof line, "%s MAPE: %.1f%% over %d runs (worst: %s %.1f%%)%s; %d predicted out of memory\n",
+                    to_string(f.family), 100 * f.mape, f.runs, f.worst_id.c_str(), 100 * f.worst_error, extra.c_str(),
+                    f.predicted_oom);
     out += line;
     if (!f.candidate_mape.empty()) {
       std::string each;
@@ -1438,19 +1443,23 @@ std::string validation_json(const ValidationReport& report) {
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : report.rows) j["rows"].push_back(row_json(row));
   j["families"] = nlohmann::ordered_json::array();
+  // An error over no compared run is not 0: null, as the text report says "no MAPE".
+  const auto or_null = [](int compared, double error) {
+    return compared > 0 ? nlohmann::ordered_json(error) : nlohmann::ordered_json(nullptr);
+  };
   for (const auto& f : report.families) {
     j["families"].push_back({{"family", to_string(f.family)},
                              {"runs", f.runs},
                              {"failed", f.failed},
                              {"unsupported", f.unsupported},
-                             {"mape", f.mape},
+                             {"mape", or_null(f.runs, f.mape)},
                              {"worst_id", f.worst_id},
-                             {"worst_error", f.worst_error},
+                             {"worst_error", or_null(f.runs, f.worst_error)},
                              {"memory_runs", f.memory_runs},
                              {"memory_measurements", f.memory_measurements},
-                             {"memory_mape", f.memory_mape},
+                             {"memory_mape", or_null(f.memory_runs, f.memory_mape)},
                              {"memory_worst_id", f.memory_worst_id},
-                             {"memory_worst_error", f.memory_worst_error},
+                             {"memory_worst_error", or_null(f.memory_runs, f.memory_worst_error)},
                              {"predicted_oom", f.predicted_oom},
                              {"predicted_oom_ids", f.predicted_oom_ids}});
     if (!f.candidate_mape.empty()) {

@@ -18,6 +18,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       validate_hardware_dir_copy_refits_one_family_only
       validate_zero_parallel_size_is_bad_input_at_its_line
       validate_zero_measurement_is_bad_input
+      validate_no_run_compared_prints_no_mape
       validate_top_level_mapping_is_bad_input
       compare_json_and_html_parse
       scale_json_and_html_parse
@@ -257,6 +258,21 @@ elseif(CHECK STREQUAL "validate_zero_measurement_is_bad_input")
   if(output MATCHES "inf")
     message(FATAL_ERROR "an infinite error was printed:\n${output}")
   endif()
+
+elseif(CHECK STREQUAL "validate_no_run_compared_prints_no_mape")
+  # The file's only run is past the replay's limits (NOT SIMULATED): no error was measured, so
+  # neither the text nor the JSON gives a MAPE (it printed 0.0% over 0 runs).
+  one_run_file(${OUTDIR}/none.yaml "global_batch: 512" "global_batch: 1000000000")
+  run(0 validate ${OUTDIR}/none.yaml --json ${OUTDIR}/none.json)
+  expect_match("${output}" "A100: no run compared, so no MAPE, 1 NOT SIMULATED; 0 predicted out of memory")
+  if(output MATCHES "MAPE: 0.0%")
+    message(FATAL_ERROR "a MAPE over no run was printed:\n${output}")
+  endif()
+  file(READ ${OUTDIR}/none.json json)
+  string(JSON runs GET "${json}" families 0 runs)
+  expect_equal("${runs}" 0 "runs compared")
+  string(JSON mape_type TYPE "${json}" families 0 mape)
+  expect_equal("${mape_type}" NULL "type of the family's mape")
 
 elseif(CHECK STREQUAL "validate_top_level_mapping_is_bad_input")
   file(WRITE ${OUTDIR}/map.yaml "id: x\nmodel: {}\n")
