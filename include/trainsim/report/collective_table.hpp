@@ -18,6 +18,9 @@ struct CollectiveRow {
   double algbw_gbps = 0;  // size / time, GB/s (1e9 bytes/s), as nccl-tests prints
   double busbw_gbps = 0;  // algbw x bus_bandwidth_factor(kind, devices)
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
+  // false: one device, nothing moves (time 0); the bandwidths and the algorithm are not
+  // numbers to print (the table says "-" and "none", the JSON null and "none").
+  bool moves_data = true;
 };
 
 // Sizes in bytes from "1MiB:4GiB" (doubling from the first to the last, both included) or a

@@ -40,7 +40,8 @@ nlohmann::ordered_json max_batch_json(const Scenario& scenario, const MaxBatchRe
 
 constexpr int kCollectiveSchemaVersion = 1;
 // {"schema_version", "trainsim_version", "hardware", "op", "rows": [{"size_bytes", "devices",
-//  "time_us", "algbw_gbps", "busbw_gbps", "algorithm"}]}
+//  "time_us", "algbw_gbps", "busbw_gbps", "algorithm"}]}; with one device nothing moves: the
+//  bandwidths are null and the algorithm "none"
 nlohmann::ordered_json collective_json(const HardwareSpec& hardware, CollectiveKind kind,
                                const std::vector<CollectiveRow>& rows);
 
