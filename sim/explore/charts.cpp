@@ -162,7 +162,8 @@ std::string scale_html(const Scenario& scenario, const ScaleResult& result) {
       lin.missing.push_back({static_cast<double>(row.num_devices), status_text(o) + ": " + o.reason});
     }
     threshold.points.emplace_back(row.num_devices, kLinearityThreshold);
-    std::vector<std::string> cells{std::to_string(row.num_devices), std::to_string(row.data_parallel_size),
+    std::vector<std::string> cells{std::to_string(row.num_devices),
+                                   row.data_parallel_size > 0 ? std::to_string(row.data_parallel_size) : "-",
                                    std::to_string(row.global_batch_size)};
     const auto metrics = metric_cells(o);
     cells.insert(cells.end(), metrics.begin(), metrics.end());

@@ -130,7 +130,8 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const Scal
     row.num_devices = devices[i];
     Scenario s = scenario;
     s.num_devices = devices[i];
-    row.data_parallel_size = mp > 0 ? static_cast<int>(devices[i] / mp) : 0;
+    // 0 when N is not a multiple of TP*PP*CP: no DP size exists (printed "-", null in JSON).
+    row.data_parallel_size = mp > 0 && devices[i] % mp == 0 ? static_cast<int>(devices[i] / mp) : 0;
     // Weak: keep micro-batches per replica, the global batch grows with DP. Strong: keep the
     // global batch (the plan check refuses a DP that does not divide it). When N is not a
     // multiple of TP*PP*CP the plan check reports it; the batch then is left unscaled.
@@ -217,7 +218,8 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
   for (const auto& r : result.rows) {
     const PlanOutcome& o = r.outcome;
     if (o.status != PlanStatus::ok) {
-      std::snprintf(buf, sizeof buf, "%8d %5d %7d  ", r.num_devices, r.data_parallel_size, r.global_batch_size);
+      const std::string dp = r.data_parallel_size > 0 ? std::to_string(r.data_parallel_size) : "-";
+      std::snprintf(buf, sizeof buf, "%8d %5s %7d  ", r.num_devices, dp.c_str(), r.global_batch_size);
       out += buf + std::string(to_string(o.status)) + ": " + o.reason + "\n";
       continue;
     }
@@ -299,7 +301,8 @@ std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
     const PlanOutcome& o = row.outcome;
     nlohmann::ordered_json r;
     r["num_devices"] = row.num_devices;
-    r["data_parallel_size"] = row.data_parallel_size;
+    r["data_parallel_size"] =
+        row.data_parallel_size > 0 ? nlohmann::ordered_json(row.data_parallel_size) : nlohmann::ordered_json(nullptr);
     r["global_batch_size"] = row.global_batch_size;
     r["status"] = to_string(o.status);
     r["reason"] = o.reason;

@@ -56,7 +56,9 @@ GridAxis parse_grid_axis(const std::string& text) {
   if (std::find(names.begin(), names.end(), axis.key_path) == names.end()) {
     const std::string near = closest_key(axis.key_path, names);
     throw grid_error(axis.key_path,
-                     "unknown key '" + axis.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"));
+                     "unknown key '" + axis.key_path + "'" + (near.empty() ? "" : ", did you mean '" + near + "'?"),
+                     "a scenario key (trainsim keys lists them), or model.KEY / hardware.KEY for a key of the "
+                     "model or hardware file (trainsim keys --file model|hardware)");
   }
   // Each value as its key's type and range: a typo is bad input, not a row of the answer.
   FileKind kind = FileKind::scenario;

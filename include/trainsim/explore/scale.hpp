@@ -74,7 +74,7 @@ struct Band {
 
 struct ScaleRow {
   int num_devices = 0;
-  int data_parallel_size = 0;
+  int data_parallel_size = 0;  // 0: the device count is not a multiple of TP*PP*CP (no DP size)
   int global_batch_size = 0;
   PlanOutcome outcome;
   StepParts parts;
