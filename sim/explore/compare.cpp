@@ -61,6 +61,12 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
       if (v.empty() || value < 2) throw schedules_error("'" + item + "': V must be an integer >= 2");
       c.virtual_stages = value;
     }
+    // The same choice twice would be compared with itself ("1f1b beats 1f1b with probability 0.50").
+    for (const ScheduleChoice& earlier : out)
+      if (earlier.schedule == c.schedule && earlier.virtual_stages == c.virtual_stages)
+        throw schedules_error("'" + item + "' is listed twice" +
+                              (earlier.label == item ? "" : " (as '" + earlier.label + "')") +
+                              "; list each schedule once");
     out.push_back(c);
   }
   return out;
@@ -175,7 +181,14 @@ std::vector<Framework> parse_framework_list(const std::string& text) {
       throw ConfigError(Diagnostic{SourceLocation{}, "--frameworks", "empty entry in '" + text + "'",
                                    "frameworks, comma-separated, from " + valid});
     }
-    out.push_back(parse_framework_option(item, "--frameworks"));
+    const Framework framework = parse_framework_option(item, "--frameworks");
+    if (std::find(out.begin(), out.end(), framework) != out.end()) {
+      std::string valid = framework_choices();
+      std::replace(valid.begin(), valid.end(), '|', ',');
+      throw ConfigError(Diagnostic{SourceLocation{}, "--frameworks", "'" + item + "' is listed twice",
+                                   "each framework once, from " + valid});
+    }
+    out.push_back(framework);
   }
   return out;
 }

@@ -26,6 +26,10 @@ TEST_CASE("parse_schedule_list reads names and interleaved:V, rejects the rest",
   CHECK_THROWS_AS(parse_schedule_list("interleaved:x"), ConfigError);
   CHECK_THROWS_AS(parse_schedule_list("1f1b:2"), ConfigError);
   CHECK_THROWS_AS(parse_schedule_list("1f1b,"), ConfigError);
+  // A choice listed twice would be compared with itself.
+  CHECK_THROWS_WITH(parse_schedule_list("1f1b,zb-h1,1f1b"), Catch::Contains("'1f1b' is listed twice"));
+  CHECK_THROWS_WITH(parse_schedule_list("interleaved:2,interleaved:2"), Catch::Contains("listed twice"));
+  CHECK(parse_schedule_list("interleaved:2,interleaved:3").size() == 2);
 }
 
 TEST_CASE("compare: interleaving shrinks the bubble of 1F1B, GPipe holds more activations than 1F1B", "[explore]") {

@@ -45,6 +45,7 @@ TEST_CASE("parse_framework_option reads plan.framework's names, an unknown one i
   }
   CHECK_THROWS_WITH(parse_framework_list("fsdp,,deepspeed"), Catch::Contains("--frameworks: empty entry"));
   CHECK_THROWS_WITH(parse_framework_list("fsdp,jax"), Catch::Contains("--frameworks: unknown framework 'jax'"));
+  CHECK_THROWS_WITH(parse_framework_list("fsdp,deepspeed,fsdp"), Catch::Contains("--frameworks: 'fsdp' is listed twice"));
   CHECK(parse_framework_list("megatron-core,deepspeed,fsdp") ==
         std::vector<Framework>{Framework::megatron_core, Framework::deepspeed, Framework::fsdp});
 }

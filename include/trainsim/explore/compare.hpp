@@ -23,7 +23,8 @@ struct ScheduleChoice {
 std::string schedule_list_choices();
 
 // "gpipe,1f1b,interleaved:2,interleaved:4,zb-h1". Throws ConfigError (key "--schedules")
-// for an unknown schedule, a bad or missing v, or v given to a non-interleaved schedule.
+// for an unknown schedule, a bad or missing v, v given to a non-interleaved schedule, or a
+// choice listed twice.
 std::vector<ScheduleChoice> parse_schedule_list(const std::string& text);
 
 // The scenario under one schedule choice (not yet re-checked: evaluate_plan checks it).
