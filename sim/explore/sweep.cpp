@@ -72,6 +72,9 @@ GridAxis parse_grid_axis(const std::string& text) {
     std::string valid;
     if (const std::string problem = scalar_value_problem(kind, key, v, valid); !problem.empty())
       throw grid_error(axis.key_path, problem, valid);
+    // Twice the same value would sweep the same plans twice (duplicate rows).
+    if (std::find(axis.values.begin(), axis.values.end(), v) != axis.values.end())
+      throw grid_error(axis.key_path, "value '" + v + "' is listed twice in '" + text + "'", "each value once");
     axis.values.push_back(v);
   }
   return axis;

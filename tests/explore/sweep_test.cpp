@@ -32,6 +32,8 @@ TEST_CASE("parse_grid_axis splits KEY=V1,V2 and rejects unknown keys with a sugg
   CHECK_THROWS_WITH(parse_grid_axis("plan.micro_batch_sise=1"), Catch::Contains("did you mean 'plan.micro_batch_size'"));
   CHECK_THROWS_AS(parse_grid_axis("plan.micro_batch_size=1,,2"), ConfigError);
   CHECK_THROWS_AS(parse_grid_axis("plan.micro_batch_size"), ConfigError);
+  CHECK_THROWS_WITH(parse_grid_axis("plan.micro_batch_size=1,2,1"), Catch::Contains("value '1' is listed twice"));
+  CHECK_THROWS_WITH(parse_grid_axis("nosuch=1"), Catch::Contains("valid: a scenario key"));
 }
 
 TEST_CASE("parse_grid_axis checks each value as its key's type and range before any replay", "[explore]") {
