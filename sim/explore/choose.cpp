@@ -33,52 +33,6 @@ std::vector<HardwareSpec> load_hardware_list(const std::string& text) {
 
 namespace {
 
-// describe_plan plus how the optimizer state is sharded (which the search also chooses).
-std::string plan_text(const ParallelPlan& p) {
-  return describe_plan(p) + (p.use_distributed_optimizer ? std::string(", distributed optimizer")
-                                                         : ", ZeRO-" + std::to_string(p.zero_stage));
-}
-
-// Why no plan simulated on this hardware, in one line.
-std::string no_fit_reason(const Scenario& scenario, const SearchResult& r) {
-  char buf[512];
-  if (r.enumerated == 0) {
-    std::snprintf(buf, sizeof buf,
-                  "no plan: %d devices and global batch %d do not split into TP x PP x CP x DP x micro batch",
-                  r.devices, scenario.plan.global_batch_size);
-    return buf;
-  }
-  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, r.devices);
-  if (r.valid == 0) {
-    const auto problems = check_plan(scenario.model, scenario.hardware, r.devices, plans.front());
-    return "no valid plan (of " + std::to_string(r.enumerated) +
-           "): " + (problems.empty() ? std::string("the plan checks reject every plan") : problems.front().str());
-  }
-  if (r.fit == 0) {
-    // The smallest peak over the valid plans says how far from fitting this hardware is.
-    std::vector<double> peak(plans.size(), -1);
-    tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
-      if (!check_plan(scenario.model, scenario.hardware, r.devices, plans[i]).empty()) return;
-      try {
-        peak[i] = estimate_memory(with_plan(scenario, r.devices, plans[i]), build_workload(scenario.model, plans[i]))
-                      .peak_bytes;
-      } catch (const ConfigError&) {
-      }
-    });
-    std::size_t best = plans.size();
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      if (peak[i] >= 0 && (best == plans.size() || peak[i] < peak[best])) best = i;
-    if (best == plans.size()) return "no plan fits in memory";
-    std::snprintf(buf, sizeof buf,
-                  "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)", r.valid,
-                  peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
-                  plan_text(plans[best]).c_str());
-    return buf;
-  }
-  return std::to_string(r.fit) + " plans fit the memory model but none of the " + std::to_string(r.replayed) +
-         " replayed simulated";
-}
-
 // Smaller is better; +inf for rows that cannot win.
 double objective_key(const HardwareChoiceRow& row, SearchObjective objective) {
   constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -158,7 +112,7 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     row.replayed = found.replayed;
     row.framework_skipped = found.framework_skipped;
     if (found.best.empty() || found.best.front().outcome.tokens_per_s <= 0) {
-      row.reason = no_fit_reason(s, found);
+      row.reason = no_plan_reason(s, found);
     } else {
       row.fits = true;
       row.best = found.best.front();
@@ -236,7 +190,7 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
     std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %8.1f %7.1f %12.0f %12s %8s  ", o.step_time_s, o.tokens_per_s,
                   100 * o.mfu, 100 * row.goodput.goodput, row.time_to_train_s / 86400, row.device_hours, cost.c_str(),
                   energy.c_str());
-    out += buf + plan_text(row.best.plan) + "\n";
+    out += buf + search_plan_text(row.best.plan) + "\n";
   }
   if (r.winner < 0) {
     bool any_fit = false;

@@ -676,6 +676,53 @@ std::string launch_rule(const SearchResult& r) {
          " valid plans not searched: values its arguments cannot express (search without --launch ranks them too)";
 }
 
+std::string search_plan_text(const ParallelPlan& p) {
+  return describe_plan(p) + (p.use_distributed_optimizer ? std::string(", distributed optimizer")
+                                                         : ", ZeRO-" + std::to_string(p.zero_stage));
+}
+
+std::string no_plan_reason(const Scenario& scenario_as_given, const SearchResult& r) {
+  // The plans the search enumerated: under its framework, with its kept axes.
+  Scenario scenario = scenario_as_given;
+  scenario.plan.framework = r.framework;
+  char buf[512];
+  if (r.enumerated == 0) {
+    std::snprintf(buf, sizeof buf,
+                  "no plan: %d devices and global batch %d do not split into TP x PP x CP x DP x micro batch",
+                  r.devices, scenario.plan.global_batch_size);
+    return buf;
+  }
+  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, r.devices, r.keep);
+  if (r.valid == 0) {
+    const auto problems = check_plan(scenario.model, scenario.hardware, r.devices, plans.front());
+    return "no valid plan (of " + std::to_string(r.enumerated) +
+           "): " + (problems.empty() ? std::string("the plan checks reject every plan") : problems.front().str());
+  }
+  if (r.fit == 0) {
+    // The smallest peak over the valid plans says how far from fitting this hardware is.
+    std::vector<double> peak(plans.size(), -1);
+    tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
+      if (!check_plan(scenario.model, scenario.hardware, r.devices, plans[i]).empty()) return;
+      try {
+        peak[i] = estimate_memory(with_plan(scenario, r.devices, plans[i]), build_workload(scenario.model, plans[i]))
+                      .peak_bytes;
+      } catch (const ConfigError&) {
+      }
+    });
+    std::size_t best = plans.size();
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      if (peak[i] >= 0 && (best == plans.size() || peak[i] < peak[best])) best = i;
+    if (best == plans.size()) return "no plan fits in memory";
+    std::snprintf(buf, sizeof buf,
+                  "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)", r.valid,
+                  peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
+                  search_plan_text(plans[best]).c_str());
+    return buf;
+  }
+  return std::to_string(r.fit) + " plans fit the memory model but none of the " + std::to_string(r.replayed) +
+         " replayed simulated";
+}
+
 std::string format_search(const Scenario& scenario, const SearchResult& r, const ConfidenceData* confidence) {
   char buf[512];
   std::string out;
@@ -702,7 +749,7 @@ std::string format_search(const Scenario& scenario, const SearchResult& r, const
                     r.tokens, scenario.hardware.name.c_str());
     out += buf;
   }
-  if (r.best.empty()) return out + "no plan fits\n";
+  if (r.best.empty()) return out + no_plan_reason(scenario, r) + "\n";
   std::snprintf(buf, sizeof buf, "%-3s %-52s %8s %8s %9s %6s %7s %7s %7s %7s %7s %9s %10s\n", "#", "plan", "est_s",
                 "step_s", "tok/s/dev", "MFU%", "bubble%", "TP_s", "PP_s", "DP_s", "CP+EP_s", "peak_GiB",
                 r.objective == SearchObjective::throughput ? "" : (r.objective == SearchObjective::cost ? "cost" : "days"));
@@ -750,6 +797,8 @@ std::string search_json(const Scenario& scenario, const SearchResult& r) {
   j["kept_axes"] = nlohmann::ordered_json::array();
   for (const auto& [on, name] : kept_axis_names(r.keep))
     if (on) j["kept_axes"].push_back(name);
+  // With no plan to offer, why (the text's last line), so a script need not guess from the counts.
+  if (r.best.empty()) j["no_plan_reason"] = no_plan_reason(scenario, r);
   j["best"] = nlohmann::ordered_json::array();
   for (const auto& c : r.best) {
     const auto& p = c.plan;

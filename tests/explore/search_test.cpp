@@ -260,3 +260,26 @@ TEST_CASE("search's estimate gathers FP8 parameters at 1 byte under fp8_param_ga
   const double fp8_gather = estimate_step_time(s, s.plan, build_workload(s.model, s.plan));
   CHECK(fp8_gather < bf16_gather);
 }
+
+TEST_CASE("a search with no fitting plan says how far the closest valid plan is, in the text and the JSON",
+          "[explore][search]") {
+  // GPT-3 175B on 8 A100: every split holds ~175e9 x 18 B / 8 of model states, far over 80 GiB.
+  const Scenario s = load("gpt3-175b-a100-1024.yaml");
+  SearchOptions options;
+  options.devices = 8;
+  options.top = 3;
+  const SearchResult r = search_plans(s, options);
+  REQUIRE(r.best.empty());
+  REQUIRE(r.valid > 0);
+  CHECK(r.fit == 0);
+  const std::string reason = no_plan_reason(s, r);
+  CHECK_THAT(reason, Catch::StartsWith("no plan fits in memory: the smallest of " + std::to_string(r.valid) +
+                                       " valid plans needs "));
+  CHECK_THAT(reason, Catch::Contains(" GiB of 80.0 GiB (TP"));
+  CHECK_THAT(format_search(s, r), Catch::EndsWith(reason + "\n"));
+  CHECK_THAT(search_json(s, r), Catch::Contains("\"no_plan_reason\": \"" + reason + "\""));
+  // 7 devices do not split the global batch of 1536 over any DP: no plan at all.
+  options.devices = 7;
+  const SearchResult none = search_plans(s, options);
+  CHECK_THAT(no_plan_reason(s, none), Catch::StartsWith("no plan: 7 devices and global batch 1536 do not split"));
+}

@@ -123,6 +123,14 @@ std::string framework_rule(Framework framework, long long skipped);
 // zb-h1: ...)": what `--launch` ruled out, "" when nothing.
 std::string launch_rule(const SearchResult& result);
 
+// describe_plan plus how the optimizer state is sharded (which the search also chooses).
+std::string search_plan_text(const ParallelPlan& plan);
+
+// Why the search has no plan to offer, in one line: no split of the devices and the batch, the
+// plan checks' first objection, or (no plan fits in memory) the smallest peak of the valid
+// plans against the device's HBM and that plan. `choose` and `search` print it.
+std::string no_plan_reason(const Scenario& scenario, const SearchResult& result);
+
 // `confidence`: when given, #1 against #2: "A beats B with probability p" (confidence.hpp).
 std::string format_search(const Scenario& scenario, const SearchResult& result,
                           const ConfidenceData* confidence = nullptr);
