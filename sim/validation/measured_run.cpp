@@ -209,6 +209,18 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     run.memory_gb = read.measured(measured, "memory_gb", mm);
     run.memory_gib = read.measured(measured, "memory_gib", mm);
     run.memory_of = read.text(measured, "memory_of");
+    if (const auto measure = read.optional<std::string>(measured, "memory_measure", mm)) {
+      const YAML::Node at = measured["memory_measure"];
+      if (*measure == "allocated") run.memory_measure = MeasuredRun::MemoryMeasure::allocated;
+      else if (*measure == "reserved") run.memory_measure = MeasuredRun::MemoryMeasure::reserved;
+      else
+        problems.push_back(read.at(at, mm + ".memory_measure",
+                                   "'" + *measure + "' is not a memory measure; valid: allocated, reserved"));
+      if (!run.memory_gb && !run.memory_gib)
+        problems.push_back(read.at(at, mm + ".memory_measure",
+                                   "says which peak a memory figure is, but the run gives none; valid: with "
+                                   "memory_gb or memory_gib"));
+    }
     memory_of_nodes.push_back(measured["memory_of"]);
     runs.push_back(std::move(run));
   }

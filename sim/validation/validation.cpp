@@ -1005,9 +1005,9 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
     if (run.memory_gib || run.memory_gb) {
       const double gib = 1024.0 * 1024.0 * 1024.0;
       const auto& worst = result.memory.stages.at(result.memory.worst_stage);
-      // memory_gib sources report torch's peak *allocated* bytes, which exclude the
-      // runtime context and the caching allocator's slack: compare without the reserve.
-      const double predicted_bytes = run.memory_gib ? worst.allocated() : worst.peak();
+      // A peak allocated figure (torch's max_memory_allocated) excludes the runtime context,
+      // the caching allocator's slack and NCCL's buffers: compared without the reserve.
+      const double predicted_bytes = run.memory_is_allocated() ? worst.allocated() : worst.peak();
       row.memory_measured_gib = run.memory_gib ? *run.memory_gib : *run.memory_gb * 1e9 / gib;
       row.memory_predicted_gib = predicted_bytes / gib;
       row.memory_error = (*row.memory_predicted_gib - *row.memory_measured_gib) / *row.memory_measured_gib;

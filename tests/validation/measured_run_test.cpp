@@ -722,3 +722,30 @@ TEST_CASE("the SimuMax B200 rows run their DP communication exposed, as their qu
   tp4.sp = false;
   CHECK_THROWS_AS(scenario_for_run(tp4, shipped_hardware()), ConfigError);
 }
+
+TEST_CASE("memory_measure says which peak a memory figure is: allocated drops the allocator reserve and NCCL's "
+          "buffers from the compared prediction",
+          "[validation]") {
+  const std::string with_gb = edit(run_yaml(), "    step_time_s: 1.0\n", "    step_time_s: 1.0\n    memory_gb: 20\n");
+  const auto load = [](const std::string& text) {
+    return load_measured_runs(write_temp("trainsim_memory_measure_test.yaml", text));
+  };
+  const MeasuredRun by_unit = load(with_gb).at(0);
+  const MeasuredRun allocated = load(with_gb + "    memory_measure: allocated\n").at(0);
+  const MeasuredRun reserved = load(with_gb + "    memory_measure: reserved\n").at(0);
+  CHECK_FALSE(by_unit.memory_is_allocated());  // memory_gb alone: the reserved peak, as before the field
+  CHECK(allocated.memory_is_allocated());
+  CHECK_FALSE(reserved.memory_is_allocated());
+  const ValidationRow peak_row = validate_runs({reserved}, shipped_hardware()).rows.at(0);
+  const ValidationRow allocated_row = validate_runs({allocated}, shipped_hardware()).rows.at(0);
+  REQUIRE(peak_row.memory_predicted_gib);
+  REQUIRE(allocated_row.memory_predicted_gib);
+  // The A100 file's 3 GiB allocator reserve, plus the communicators' buffers, lie between them.
+  CHECK(*peak_row.memory_predicted_gib - *allocated_row.memory_predicted_gib >= 3.0);
+  CHECK(*validate_runs({by_unit}, shipped_hardware()).rows.at(0).memory_predicted_gib == *peak_row.memory_predicted_gib);
+
+  CHECK_THAT(load_error(with_gb + "    memory_measure: nvidia-smi\n"),
+             Catch::Contains("t.measured.memory_measure: 'nvidia-smi' is not a memory measure; valid: allocated, reserved"));
+  CHECK_THAT(load_error(run_yaml() + "    memory_measure: allocated\n"),
+             Catch::Contains("t.measured.memory_measure: says which peak a memory figure is, but the run gives none"));
+}

@@ -48,6 +48,18 @@ struct MeasuredRun {
   // measured.memory_of: the id of the row whose memory figure this row reuses (the source
   // measured memory once per topology). Compared, but not counted again in the memory MAPE.
   std::string memory_of;
+  // measured.memory_measure: which peak the source's memory figure is. allocated: torch's
+  // max_memory_allocated (tensors alone), compared with the memory model's allocated bytes;
+  // reserved: the caching allocator's reserved peak or the device's use (nvidia-smi), compared
+  // with the peak that adds the allocator reserve and the communicators' buffers. Not given:
+  // allocated for memory_gib, reserved for memory_gb (the files' convention before the field).
+  enum class MemoryMeasure { by_unit, allocated, reserved };
+  MemoryMeasure memory_measure = MemoryMeasure::by_unit;
+  // The measure in force: the field, else the unit's convention.
+  bool memory_is_allocated() const {
+    return memory_measure == MemoryMeasure::allocated ||
+           (memory_measure == MemoryMeasure::by_unit && memory_gib.has_value());
+  }
 };
 
 // Throws ConfigError naming the file, line:col, the row and the field on malformed input:
