@@ -173,21 +173,17 @@ std::string schedule_comparison_json(const Scenario& scenario, const std::vector
 }
 
 std::vector<Framework> parse_framework_list(const std::string& text) {
+  const auto error = [](const std::string& problem, const std::string& valid_start) {
+    std::string names = framework_choices();
+    std::replace(names.begin(), names.end(), '|', ',');
+    return ConfigError(Diagnostic{SourceLocation{}, "--frameworks", problem, valid_start + names});
+  };
   std::vector<Framework> out;
   for (const std::string& item : split(text, ',')) {
-    if (item.empty()) {
-      std::string valid = framework_choices();
-      std::replace(valid.begin(), valid.end(), '|', ',');
-      throw ConfigError(Diagnostic{SourceLocation{}, "--frameworks", "empty entry in '" + text + "'",
-                                   "frameworks, comma-separated, from " + valid});
-    }
+    if (item.empty()) throw error("empty entry in '" + text + "'", "frameworks, comma-separated, from ");
     const Framework framework = parse_framework_option(item, "--frameworks");
-    if (std::find(out.begin(), out.end(), framework) != out.end()) {
-      std::string valid = framework_choices();
-      std::replace(valid.begin(), valid.end(), '|', ',');
-      throw ConfigError(Diagnostic{SourceLocation{}, "--frameworks", "'" + item + "' is listed twice",
-                                   "each framework once, from " + valid});
-    }
+    if (std::find(out.begin(), out.end(), framework) != out.end())
+      throw error("'" + item + "' is listed twice", "each framework once, from ");
     out.push_back(framework);
   }
   return out;

@@ -525,10 +525,14 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
   // Tiers 1-3 in parallel, one slot per plan: estimate < 0 marks invalid (-1), not fitting (-2)
   // or not expressible by the launcher (-3).
   std::vector<double> estimates(plans.size(), -1);
+  std::vector<double> peaks(plans.size(), -1);  // memory peak of each plan the memory model priced
   tbb::task_arena arena(options.max_threads > 0 ? options.max_threads : tbb::task_arena::automatic);
   auto screen = [&](std::size_t i, bool by_launcher) {
     const ParallelPlan& plan = plans[i];
-    if (!check_plan(scenario.model, scenario.hardware, result.devices, plan).empty()) return;
+    if (const auto problems = check_plan(scenario.model, scenario.hardware, result.devices, plan); !problems.empty()) {
+      if (i == 0) result.first_plan_problem = problems.front().str();
+      return;
+    }
     if (by_launcher && !launch_problems(plan, *options.launcher).empty()) {
       estimates[i] = -3;
       return;
@@ -536,7 +540,9 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
     try {
       const Scenario s = with_plan(scenario, result.devices, plan);
       const Workload workload = build_workload(s.model, plan);
-      if (!estimate_memory(s, workload).fits) {
+      const MemoryReport memory = estimate_memory(s, workload);
+      peaks[i] = memory.peak_bytes;
+      if (!memory.fits) {
         estimates[i] = -2;
         return;
       }
@@ -561,6 +567,10 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
     if (estimates[i] != -1) ++result.valid;
     if (estimates[i] == -3) ++result.launch_skipped;
     if (estimates[i] >= 0) fitting.push_back({static_cast<int>(i), estimates[i]});
+    if (peaks[i] >= 0 && (!result.smallest_peak_plan || peaks[i] < result.smallest_peak_bytes)) {
+      result.smallest_peak_plan = plans[i];
+      result.smallest_peak_bytes = peaks[i];
+    }
   }
   result.fit = static_cast<long long>(fitting.size());
   std::stable_sort(fitting.begin(), fitting.end(),
@@ -681,10 +691,7 @@ std::string search_plan_text(const ParallelPlan& p) {
                                                          : ", ZeRO-" + std::to_string(p.zero_stage));
 }
 
-std::string no_plan_reason(const Scenario& scenario_as_given, const SearchResult& r) {
-  // The plans the search enumerated: under its framework, with its kept axes.
-  Scenario scenario = scenario_as_given;
-  scenario.plan.framework = r.framework;
+std::string no_plan_reason(const Scenario& scenario, const SearchResult& r) {
   char buf[512];
   if (r.enumerated == 0) {
     std::snprintf(buf, sizeof buf,
@@ -692,31 +699,16 @@ std::string no_plan_reason(const Scenario& scenario_as_given, const SearchResult
                   r.devices, scenario.plan.global_batch_size);
     return buf;
   }
-  const std::vector<ParallelPlan> plans = enumerate_plans(scenario, r.devices, r.keep);
-  if (r.valid == 0) {
-    const auto problems = check_plan(scenario.model, scenario.hardware, r.devices, plans.front());
-    return "no valid plan (of " + std::to_string(r.enumerated) +
-           "): " + (problems.empty() ? std::string("the plan checks reject every plan") : problems.front().str());
-  }
+  if (r.valid == 0)
+    return "no valid plan (of " + std::to_string(r.enumerated) + "): " +
+           (r.first_plan_problem.empty() ? std::string("the plan checks reject every plan") : r.first_plan_problem);
   if (r.fit == 0) {
-    // The smallest peak over the valid plans says how far from fitting this hardware is.
-    std::vector<double> peak(plans.size(), -1);
-    tbb::parallel_for(std::size_t{0}, plans.size(), [&](std::size_t i) {
-      if (!check_plan(scenario.model, scenario.hardware, r.devices, plans[i]).empty()) return;
-      try {
-        peak[i] = estimate_memory(with_plan(scenario, r.devices, plans[i]), build_workload(scenario.model, plans[i]))
-                      .peak_bytes;
-      } catch (const ConfigError&) {
-      }
-    });
-    std::size_t best = plans.size();
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      if (peak[i] >= 0 && (best == plans.size() || peak[i] < peak[best])) best = i;
-    if (best == plans.size()) return "no plan fits in memory";
+    // The smallest peak over the valid plans (kept by the screening) says how far from fitting.
+    if (!r.smallest_peak_plan) return "no plan fits in memory";
     std::snprintf(buf, sizeof buf,
                   "no plan fits in memory: the smallest of %lld valid plans needs %.1f GiB of %.1f GiB (%s)", r.valid,
-                  peak[best] / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
-                  search_plan_text(plans[best]).c_str());
+                  r.smallest_peak_bytes / kBytesPerGiB, scenario.hardware.device.hbm_bytes / kBytesPerGiB,
+                  search_plan_text(*r.smallest_peak_plan).c_str());
     return buf;
   }
   return std::to_string(r.fit) + " plans fit the memory model but none of the " + std::to_string(r.replayed) +

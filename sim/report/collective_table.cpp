@@ -110,7 +110,6 @@ std::vector<CollectiveRow> collective_table(const HardwareSpec& hardware, Collec
       row.algbw_gbps = estimate.time_s > 0 ? size / estimate.time_s / 1e9 : 0;
       row.busbw_gbps = row.algbw_gbps * bus_bandwidth_factor(kind, count);
       row.algorithm = estimate.algorithm;
-      row.moves_data = estimate.time_s > 0;
       rows.push_back(row);
     }
   }
@@ -126,7 +125,7 @@ std::string format_collective_table(const HardwareSpec& hardware, CollectiveKind
                 "busbw_GBps", "algorithm");
   out += line;
   for (const CollectiveRow& row : rows) {
-    if (row.moves_data)
+    if (row.moves_data())
       std::snprintf(line, sizeof line, "%16.0f %8d %14.2f %12.2f %12.2f  %s\n", row.size_bytes, row.devices,
                     row.time_us, row.algbw_gbps, row.busbw_gbps, to_string(row.algorithm));
     else

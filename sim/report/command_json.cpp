@@ -100,9 +100,9 @@ nlohmann::ordered_json collective_json(const HardwareSpec& hardware, CollectiveK
     j["rows"].push_back({{"size_bytes", bytes_value(r.size_bytes)},
                          {"devices", r.devices},
                          {"time_us", r.time_us},
-                         {"algbw_gbps", r.moves_data ? nlohmann::ordered_json(r.algbw_gbps) : nullptr},
-                         {"busbw_gbps", r.moves_data ? nlohmann::ordered_json(r.busbw_gbps) : nullptr},
-                         {"algorithm", r.moves_data ? to_string(r.algorithm) : "none"}});
+                         {"algbw_gbps", r.moves_data() ? nlohmann::ordered_json(r.algbw_gbps) : nullptr},
+                         {"busbw_gbps", r.moves_data() ? nlohmann::ordered_json(r.busbw_gbps) : nullptr},
+                         {"algorithm", r.moves_data() ? to_string(r.algorithm) : "none"}});
   return j;
 }
 

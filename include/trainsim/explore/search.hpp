@@ -89,6 +89,11 @@ struct SearchResult {
   long long launch_skipped = 0; // valid, but the launcher cannot express them: not screened
   long long fit = 0;            // and fitting the memory model
   long long replayed = 0;       // simulated
+  // Kept from the screening for no_plan_reason: the plan checks' first objection to the first
+  // enumerated plan, and the valid plan with the smallest memory peak (any, fitting or not).
+  std::string first_plan_problem;
+  std::optional<ParallelPlan> smallest_peak_plan;
+  double smallest_peak_bytes = 0;
   std::vector<SearchCandidate> best;  // top k, best first (ties: enumeration order)
 };
 

@@ -20,7 +20,7 @@ struct CollectiveRow {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::ring;
   // false: one device, nothing moves (time 0); the bandwidths and the algorithm are not
   // numbers to print (the table says "-" and "none", the JSON null and "none").
-  bool moves_data = true;
+  bool moves_data() const { return time_us > 0; }
 };
 
 // Sizes in bytes from "1MiB:4GiB" (doubling from the first to the last, both included) or a
