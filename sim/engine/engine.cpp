@@ -20,6 +20,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/cost/link_sharing.hpp"
 #include "trainsim/engine/limits.hpp"
+#include "trainsim/engine/tp_lockstep.hpp"
 
 namespace trainsim {
 namespace {
@@ -576,10 +577,11 @@ static_assert(offsetof(DeviceState, work) == 64 && offsetof(DeviceState, collect
 template <bool Full, class Queue>
 class Replayer {
  public:
-  Replayer(const TaskGraph& g, const ReplayOptions& o) : g_(g), opt_(o) {
+  // merge: ranks of a TP group replayed as one device (tp_lockstep.hpp); 1 in representative mode.
+  Replayer(const TaskGraph& g, const ReplayOptions& o, int merge) : g_(g), opt_(o), merge_(merge) {
     n_ = g.num_tasks();
     rfull_ = std::max(1, g.ranks_per_stage);
-    r_ = o.full ? rfull_ : 1;
+    r_ = o.full ? rfull_ / merge_ : 1;
     devices_ = g.stages * r_;
     instances_ = static_cast<std::int64_t>(n_) * r_;
     static_assert(kMaxTaskInstances <= kMaxInstances);
@@ -780,7 +782,7 @@ class Replayer {
 
  private:
   int global_rank(int d) const {
-    if constexpr (Full) return (d / r_) * rfull_ + d % r_;
+    if constexpr (Full) return (d / r_) * rfull_ + (d % r_) * merge_;
     return d * rfull_;
   }
   // Instance -> (task, rank in stage); no division in representative mode.
@@ -888,7 +890,7 @@ class Replayer {
     stride = 1;
     count = 1;
     if (r_ == 1) return;
-    const int tp = g_.tp, cp = g_.cp, ep = std::max(1, g_.ep);
+    const int tp = g_.tp / merge_, cp = g_.cp, ep = std::max(1, g_.ep);
     const int tp_i = r % tp, cp_i = (r / tp) % cp, dp_i = r / (tp * cp);
     switch (kind) {
       case RankGroup::tp:
@@ -1495,6 +1497,7 @@ class Replayer {
   const TaskGraph& g_;
   const ReplayOptions& opt_;
   int n_ = 0, r_ = 1, rfull_ = 1, devices_ = 0;
+  int merge_ = 1;  // TP ranks per replayed device
   std::int64_t instances_ = 0;
   std::unique_ptr<FlatTask[]> tasks_;         // by task id
   const std::int32_t* succ_ = nullptr;  // the graph's successor rows (TaskGraph)
@@ -1554,14 +1557,32 @@ double replay_time_bound_s(const TaskGraph& graph, const ReplayOptions& options)
   return compute * max_stretch(options.device_speed) + comm * max_stretch(options.link_speed);
 }
 
-ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
-  if (!options.full) return Replayer<false, EventQueue<false>>(graph, options).run();
+namespace {
+
+ReplayResult replay_full(const TaskGraph& graph, const ReplayOptions& options, int merge) {
   const auto uneven = [](const std::vector<double>& speeds) {
     return std::any_of(speeds.begin(), speeds.end(), [&](double s) { return s != speeds.front(); });
   };
   if (uneven(options.device_speed) || uneven(options.link_speed))
-    return Replayer<true, RadixQueue>(graph, options).run();
-  return Replayer<true, EventQueue<true>>(graph, options).run();
+    return Replayer<true, RadixQueue>(graph, options, merge).run();
+  return Replayer<true, EventQueue<true>>(graph, options, merge).run();
+}
+
+}  // namespace
+
+ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
+  if (!options.full) return Replayer<false, EventQueue<false>>(graph, options, 1).run();
+  const int width = tp_lockstep_width(graph, options);
+  if (width == 1) return replay_full(graph, options, 1);
+  if (!options.device_speed.empty() &&
+      static_cast<std::int64_t>(options.device_speed.size()) != static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage)
+    throw SimError("replay: device_speed has " + std::to_string(options.device_speed.size()) + " entries for " +
+                   std::to_string(static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage) + " devices");
+  if (!options.link_speed.empty() &&
+      static_cast<std::int64_t>(options.link_speed.size()) != static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage)
+    throw SimError("replay: link_speed has " + std::to_string(options.link_speed.size()) + " entries for " +
+                   std::to_string(static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage) + " devices");
+  return expand_merged(replay_full(graph, merged_options(options, width), width), width, options.device_speed);
 }
 
 }  // namespace trainsim

@@ -7,3 +7,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/max_min_test.cpp
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/interference_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/event_queue_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/host_stream_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/tp_lockstep_test.cpp)

@@ -31,6 +31,10 @@ struct ReplayOptions {
   // rate, n the most flows on any of its links (max-min for flows that share one link),
   // re-shared whenever a flow starts or ends. false: every transfer keeps its stand-alone time.
   bool share_links = true;
+  // Full mode: a TP group inside one server replays as one device at its slowest member's
+  // speed (tp_lockstep.hpp). false: every rank on its own, a fast TP member free to run ahead
+  // of its group inside a pass (tests compare the two).
+  bool merge_tp_groups = true;
 };
 
 constexpr int kNumCategories = 11;  // SpanCategory values
