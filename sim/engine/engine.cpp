@@ -1582,6 +1582,11 @@ ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
       static_cast<std::int64_t>(options.link_speed.size()) != static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage)
     throw SimError("replay: link_speed has " + std::to_string(options.link_speed.size()) + " entries for " +
                    std::to_string(static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage) + " devices");
+  // Checked here, per rank, as the per-rank replay checks them: a group's slowest would hide a NaN.
+  for (double v : options.device_speed)
+    if (!(v > 0)) throw SimError("replay: device speed must be positive");
+  for (double v : options.link_speed)
+    if (!(v > 0)) throw SimError("replay: link speed must be positive");
   return expand_merged(replay_full(graph, merged_options(options, width), width), width, options.device_speed);
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <numeric>
 #include <tuple>
 
@@ -154,4 +155,18 @@ TEST_CASE("A TP group that crosses servers, or a replay of one rank a stage, is 
     }
   REQUIRE(found);
   CHECK(tp_lockstep_width(graph, full_options(true)) == 1);
+}
+
+TEST_CASE("A merged replay refuses a member's non-positive or NaN speed, as the per-rank replay does", "[engine][full]") {
+  const TaskGraph graph = graph_of(tp2_dp2_costs(PipelineSchedule::one_f_one_b, 2, 1, 4));
+  for (const double bad : {0.0, -1.0, std::nan("")}) {
+    ReplayOptions o = full_options(true);
+    o.device_speed.assign(8, 1.0);
+    o.device_speed[3] = bad;  // its partner (rank 2) is the faster: the group's slowest alone would hide it
+    CHECK_THROWS_WITH(replay(graph, o), Catch::Contains("device speed must be positive"));
+    ReplayOptions l = full_options(true);
+    l.link_speed.assign(8, 1.0);
+    l.link_speed[3] = bad;
+    CHECK_THROWS_WITH(replay(graph, l), Catch::Contains("link speed must be positive"));
+  }
 }
