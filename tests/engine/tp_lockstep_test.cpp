@@ -99,7 +99,7 @@ TEST_CASE("On a uniform cluster the merged TP group gives every rank the per-ran
   }
 }
 
-TEST_CASE("A TP group runs at its slowest member's pace; a faster member computes its own time and waits the rest",
+TEST_CASE("A TP group runs at its slowest member's pace: a faster member computes its own time and waits the rest",
           "[engine][full]") {
   const int p = 2, m = 6;
   const TaskGraph graph = graph_of(tp2_dp2_costs(PipelineSchedule::one_f_one_b, p, 1, m));
