@@ -156,17 +156,9 @@ TEST_CASE("A negative duration is rejected as a SimError", "[engine]") {
 namespace {
 
 // A plan with TP 2 x DP 2 ranks per stage, real TP collectives, p2p and DP buckets.
+// The fixture's TP 2 x DP 2 plan; its chunk is chunk(v)'s, with TP collectives and buckets.
 PipelineCosts plan_costs(PipelineSchedule sched, int p, int v, int m) {
-  ChunkCosts c = chunk(v);
-  c.tp_forward_s = 1e-4 / v;
-  c.tp_backward_s = 1e-4 / v;
-  c.buckets = {GradBucket{1e8, 3e-4}, GradBucket{1e8, 3e-4}};
-  auto costs = uniform_pipeline_costs(sched, p, v, m, c);
-  costs.p2p_s = 5e-5;
-  costs.tp = 2;
-  costs.dp = 2;
-  for (auto& s : costs.stages) s.optimizer_s = 2e-4;
-  return costs;
+  return trainsim::testing::tp2_dp2_costs(sched, p, v, m);
 }
 
 }  // namespace

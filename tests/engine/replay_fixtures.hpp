@@ -39,4 +39,25 @@ inline BuiltStep build_step(const Scenario& s) {
 
 inline SimTime ps(double s) { return static_cast<SimTime>(std::llround(s * 1e12)); }
 
+// p stages of TP 2 x DP 2 (four ranks a stage, TP groups {0,1} and {2,3}): 1 ms forward and
+// 2 ms backward a micro-batch (split evenly into B and W) over v chunks, 1 GB of activations,
+// exposed TP collectives of 0.1 ms a pass, two 0.3 ms gradient buckets a chunk, 50 us exchanges,
+// a 0.2 ms optimizer step.
+inline PipelineCosts tp2_dp2_costs(PipelineSchedule schedule, int p, int v, int m) {
+  ChunkCosts c;
+  c.forward_s = 1e-3 / v;
+  c.backward_input_s = 1e-3 / v;
+  c.backward_weight_s = 1e-3 / v;
+  c.activation_bytes = 1e9 / v;
+  c.tp_forward_s = 1e-4 / v;
+  c.tp_backward_s = 1e-4 / v;
+  c.buckets = {GradBucket{1e8, 3e-4}, GradBucket{1e8, 3e-4}};
+  auto costs = uniform_pipeline_costs(schedule, p, v, m, c);
+  costs.p2p_s = 5e-5;
+  costs.tp = 2;
+  costs.dp = 2;
+  for (auto& s : costs.stages) s.optimizer_s = 2e-4;
+  return costs;
+}
+
 }  // namespace trainsim::testing

@@ -7,33 +7,16 @@
 #include <numeric>
 #include <tuple>
 
+#include "replay_fixtures.hpp"
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
 
 using namespace trainsim;
+using trainsim::testing::tp2_dp2_costs;
 
 namespace {
-
-// p stages of TP 2 x DP 2 (four ranks a stage, TP groups {0,1} and {2,3}), exposed TP
-// collectives in every pass, two gradient buckets a chunk.
-PipelineCosts tp2_dp2_costs(PipelineSchedule schedule, int p, int v, int m) {
-  ChunkCosts c;
-  c.forward_s = 1e-3 / v;
-  c.backward_input_s = 1e-3 / v;
-  c.backward_weight_s = 1e-3 / v;
-  c.activation_bytes = 1e9 / v;
-  c.tp_forward_s = 1e-4 / v;
-  c.tp_backward_s = 1e-4 / v;
-  c.buckets = {GradBucket{1e8, 3e-4}, GradBucket{1e8, 3e-4}};
-  auto costs = uniform_pipeline_costs(schedule, p, v, m, c);
-  costs.p2p_s = 5e-5;
-  costs.tp = 2;
-  costs.dp = 2;
-  for (auto& s : costs.stages) s.optimizer_s = 2e-4;
-  return costs;
-}
 
 TaskGraph graph_of(const PipelineCosts& costs) {
   return build_task_graph(costs, build_schedule(costs.schedule, costs.num_stages(), costs.microbatches, costs.num_chunks()));
