@@ -40,6 +40,7 @@ struct LayerCost {
   double cp_hidden_f_bytes = 0, cp_hidden_b_bytes = 0;
   double tp_hidden_f_bytes = 0, tp_hidden_b_bytes = 0;
   double kernels = 0;
+  double recomputed_kernels = 0;  // of the forward's, the ones selective recompute repeats
   double activation_bytes = 0;
 };
 
@@ -76,8 +77,10 @@ LayerCost cost_layer(const LayerWorkload& layer, const CostFunctions& cost, cons
     c.forward_s += cost.forward_s(op);
     c.backward_s += cost.backward_s(op);
     c.weight_s += cost.backward_weight_s(op);
-    if (const double share = recomputed_share(op, plan); share > 0)
+    if (const double share = recomputed_share(op, plan); share > 0) {
       c.selective_recompute_s += share * cost.forward_s(op);  // activation_storage.hpp
+      c.recomputed_kernels += share * op.kernels;
+    }
     c.kernels += op.kernels;
   }
   for (const CommOp& listed : layer.comms) {
@@ -157,6 +160,7 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
   chunk.host_backward_s += host.backward_s;
   if (recompute == RecomputeGranularity::full && recompute_this_layer) {
     chunk.recompute_s += c.forward_s;
+    chunk.host_recompute_s += host.forward_s;
     // The recomputed forward repeats the layer's forward collectives.
     chunk.tp_backward_s += c.tp_f;
     chunk.tp_hidden_backward_s += c.tp_hidden_f;
@@ -171,6 +175,7 @@ void add_layer(ChunkCosts& chunk, const LayerCost& c, const HostTime& host, Reco
     chunk.recompute_bytes = std::max(chunk.recompute_bytes, c.activation_bytes);
   } else if (recompute == RecomputeGranularity::selective) {
     chunk.recompute_s += c.selective_recompute_s;
+    chunk.host_recompute_s += host.selective_recompute_s;
   }
 }
 
@@ -231,14 +236,15 @@ void check_bucket_count(const std::vector<BucketedGradients>& groups, double buc
 
 }  // namespace
 
-HostTime op_host_time(double kernels, double launch_s, const FrameworkEntry& framework) {
+HostTime op_host_time(double kernels, double launch_s, const FrameworkEntry& framework, double recomputed_kernels) {
   const double per_kernel = launch_s + framework.host_dispatch_per_kernel_s.value;
-  return {kernels * per_kernel, 2 * kernels * per_kernel};
+  return {kernels * per_kernel, 2 * kernels * per_kernel, recomputed_kernels * per_kernel};
 }
 
-HostTime layer_host_time(double kernels, double launch_s, const FrameworkEntry& framework) {
-  if (framework.layers_graph_captured.value) return kernels > 0 ? HostTime{launch_s, launch_s} : HostTime{};
-  return op_host_time(kernels, launch_s, framework);
+HostTime layer_host_time(double kernels, double launch_s, const FrameworkEntry& framework, double recomputed_kernels) {
+  if (framework.layers_graph_captured.value)
+    return kernels > 0 ? HostTime{launch_s, launch_s, recomputed_kernels > 0 ? launch_s : 0.0} : HostTime{};
+  return op_host_time(kernels, launch_s, framework, recomputed_kernels);
 }
 
 CostFunctions cost_functions(const CostModel& cost) {
@@ -441,7 +447,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   for (const auto& lt : workload.layer_types) type_cost.push_back(cost_layer(lt, cost, plan));
   std::vector<HostTime> type_host;
   type_host.reserve(type_cost.size());
-  for (const LayerCost& lc : type_cost) type_host.push_back(layer_host_time(lc.kernels, launch_s, pipe_framework));
+  for (const LayerCost& lc : type_cost)
+    type_host.push_back(layer_host_time(lc.kernels, launch_s, pipe_framework, lc.recomputed_kernels));
   const int layers = static_cast<int>(workload.layer_type_of.size());
   const std::vector<int> per_vstage = layers_per_virtual_stage(plan, layers);
 
@@ -555,7 +562,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       const RecomputeGranularity head_recompute =
           plan.recompute_granularity == RecomputeGranularity::selective ? plan.recompute_granularity
                                                                         : RecomputeGranularity::none;
-      add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), head_recompute, false);
+      add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework, lc.recomputed_kernels), head_recompute,
+                false);
       params += workload.head.parameters;
       stage_layers[static_cast<std::size_t>(s)].push_back(&workload.head);
       z3.push_back({&workload.head, lc.forward_s, lc.backward_s, false, c});

@@ -322,8 +322,9 @@ class Builder {
 
       // Recompute before backward (B, or the fused backward).
       if (!is_forward && w.kind != WorkKind::backward_weight && cc.recompute_s > 0) {
-        add_new(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::recompute, w.kind, cc.recompute_s)
-            .memory_delta_bytes = cc.recompute_bytes;
+        Task& recompute = add_new(s, w.chunk, w.microbatch, Stream::compute, SpanCategory::recompute, w.kind, cc.recompute_s);
+        recompute.memory_delta_bytes = cc.recompute_bytes;
+        recompute.host_s = cc.host_recompute_s;
         const int id = last_id();
         edges_from(head, id);
         head.set(id);
@@ -923,9 +924,9 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
   for (const StageCosts& sc : costs.stages) {
     for (const ChunkCosts& cc : sc.chunks) {
       // The host stream's waits: its issue time and one lead per task that issues or syncs (an
-      // item's F, B, W and loading; each gradient bucket's piece).
+      // item's F, recompute, B, W and loading; each gradient bucket's piece).
       compute += m * (cc.forward_s + cc.host_forward_s + cc.backward_s() + cc.host_backward_s + cc.recompute_s +
-                      sc.data_per_microbatch_s + 4 * costs.host_lead_s) +
+                      cc.host_recompute_s + sc.data_per_microbatch_s + 5 * costs.host_lead_s) +
                  static_cast<double>(cc.buckets.size()) * (has_gathers(cc.buckets) ? 2 : 1) * costs.host_lead_s;
       data += m * sc.data_per_microbatch_s;
       const double collectives = (cc.tp_forward_s + cc.tp_backward_s + cc.tp_hidden_forward_s + cc.tp_hidden_backward_s) *

@@ -3,9 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/graph/pipeline_costs.hpp"
+#include "trainsim/memory/memory_model.hpp"
+#include "trainsim/model/activation_storage.hpp"
+#include "trainsim/model/workload.hpp"
 #include "trainsim/report/op_table.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -79,4 +84,60 @@ TEST_CASE("trainsim ops on GPT-3 1.3B: the host time per op stays while the devi
   CHECK(text.find("device-bound (the host issues ahead of the device)") != std::string::npos);
   CHECK(op_table_csv(one).find(",host_forward_s,host_backward_s\n") != std::string::npos);
   CHECK(op_table_json(one)["layers"][0]["host_forward_s"].get<double>() == one.layers[0].host_forward_s);
+}
+
+TEST_CASE("Recompute's kernels cost the host their forward dispatch again: every kernel under full recompute, the "
+          "recomputed ops' under selective",
+          "[graph][host]") {
+  const FrameworkEntry& mcore = framework_entry(Framework::megatron_core);
+  const double per_kernel = 4e-6 + 8.2e-6;
+  CHECK(op_host_time(5, 4e-6, mcore, 2).selective_recompute_s == Approx(2 * per_kernel));
+  CHECK(op_host_time(5, 4e-6, mcore).selective_recompute_s == 0);
+  FrameworkEntry graphs = mcore;
+  graphs.layers_graph_captured.value = true;
+  CHECK(layer_host_time(30, 4e-6, graphs, 3).selective_recompute_s == 4e-6);  // one launch of the captured pass
+  CHECK(layer_host_time(30, 4e-6, graphs, 0).selective_recompute_s == 0);
+
+  // GPT-3 1.3B on one H100: 24 layers of one type, all in one chunk; unfused attention, whose
+  // score, softmax and dropout kernels selective recompute repeats.
+  Scenario s = gpt3_1_3b(1);
+  s.plan.use_flash_attn = false;
+  const Workload w = build_workload(s.model, s.plan);
+  const LayerWorkload& layer = w.layer_types[0];
+  double kernels = 0, recomputed = 0;
+  s.plan.recompute_granularity = RecomputeGranularity::selective;
+  for (const Op& op : layer.ops) {
+    kernels += op.kernels;
+    recomputed += recomputed_share(op, s.plan) * op.kernels;
+  }
+  REQUIRE(recomputed > 0);
+  REQUIRE(recomputed < kernels);
+  auto chunk_of = [](const Scenario& sc) {
+    const Workload wl = build_workload(sc.model, sc.plan);
+    const CostModel cost(sc.hardware, sc.plan, sc.num_devices);
+    return build_pipeline_costs(sc, wl, cost, estimate_memory(sc, wl)).stages.at(0).chunks.at(0);
+  };
+  const double layers = s.model.num_layers;
+  CHECK(chunk_of(s).host_recompute_s == Approx(layers * recomputed * per_kernel));
+  s.plan.recompute_granularity = RecomputeGranularity::full;
+  CHECK(chunk_of(s).host_recompute_s == Approx(layers * kernels * per_kernel));
+  s.plan.recompute_granularity = RecomputeGranularity::none;
+  CHECK(chunk_of(s).host_recompute_s == 0);
+}
+
+TEST_CASE("A host-bound step pays full recompute's dispatch: the step grows by the recomputed forwards' host time",
+          "[graph][host]") {
+  // A 1 ms launch makes every pass host-bound: the device waits for the host's kernels.
+  Scenario s = gpt3_1_3b(1);
+  s.hardware.device.kernel_launch_s = 1e-3;
+  const Workload wl = build_workload(s.model, s.plan);
+  double kernels = 0;
+  for (const Op& op : wl.layer_types[0].ops) kernels += op.kernels;
+  const double recompute_host_s = s.model.num_layers * kernels * (1e-3 + 8.2e-6);
+  const double m = s.plan.num_microbatches();
+  const double none = simulate(s).metrics.step_time_s;
+  s.plan.recompute_granularity = RecomputeGranularity::full;
+  const double full = simulate(s).metrics.step_time_s;
+  // The recompute's device time runs while its kernels are issued; the host's issue time adds.
+  CHECK(full - none == Approx(m * recompute_host_s).epsilon(0.02));
 }

@@ -59,6 +59,9 @@ struct ChunkCosts {
   // Host time issuing the chunk's kernels, one micro-batch (host_time below); the device waits
   // when it exceeds the compute.
   double host_forward_s = 0, host_backward_s = 0;
+  // Host time issuing the recomputed forward before each backward, one micro-batch: the
+  // checkpointed layers' forward kernels (full) or the recomputed ops' (selective) again.
+  double host_recompute_s = 0;
   // The host waits for the device within each pass (DeepSpeed ZeRO-3's blocking parameter
   // fetches): its host time includes the device's and cannot run ahead of it.
   bool host_waits_device = false;
@@ -187,13 +190,17 @@ struct CostFunctions {
 // per kernel, whether the layers replay captured graphs) and the device (the driver's launch).
 struct HostTime {
   double forward_s = 0, backward_s = 0;
+  // The forward kernels selective recompute repeats before the backward (`recomputed_kernels`),
+  // dispatched as the forward's are. Full recompute repeats the whole forward: forward_s.
+  double selective_recompute_s = 0;
 };
 // Eager: every kernel is dispatched and launched, forward's `kernels` and backward's twice as
 // many (each GEMM's data and weight gradients, each elementwise op's gradient).
-HostTime op_host_time(double kernels, double launch_s, const FrameworkEntry& framework);
+HostTime op_host_time(double kernels, double launch_s, const FrameworkEntry& framework, double recomputed_kernels = 0);
 // One layer's pass: its ops' eager host time, or one graph launch per pass when the framework
 // replays the layers from captured graphs (CUDA graphs, a task sink).
-HostTime layer_host_time(double kernels, double launch_s, const FrameworkEntry& framework);
+HostTime layer_host_time(double kernels, double launch_s, const FrameworkEntry& framework,
+                         double recomputed_kernels = 0);
 
 CostFunctions cost_functions(const CostModel& cost);
 
