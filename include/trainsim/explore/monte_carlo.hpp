@@ -6,7 +6,8 @@
 // The cluster is drawn once from the seed (slow-card placement, each device's sustained
 // speed); each sample is one step with its own jitter, drawn from (seed, sample index) alone,
 // so the result is the same for any thread count. Full mode replays every device with its
-// draw; representative mode replays one device per stage at its stage's slowest draw, drawn
+// draw (a TP group inside a server at its slowest member's: engine/tp_lockstep.hpp);
+// representative mode replays one device per stage at its stage's slowest draw, drawn
 // directly from the distribution of the maximum (order statistics, engine/variability.hpp),
 // so both modes agree in expectation (exactly in distribution when PP = 1). The plan is the
 // same in every sample, so its task graph is built once and replayed once per sample with
