@@ -1574,19 +1574,18 @@ ReplayResult replay(const TaskGraph& graph, const ReplayOptions& options) {
   if (!options.full) return Replayer<false, EventQueue<false>>(graph, options, 1).run();
   const int width = tp_lockstep_width(graph, options);
   if (width == 1) return replay_full(graph, options, 1);
-  if (!options.device_speed.empty() &&
-      static_cast<std::int64_t>(options.device_speed.size()) != static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage)
-    throw SimError("replay: device_speed has " + std::to_string(options.device_speed.size()) + " entries for " +
-                   std::to_string(static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage) + " devices");
-  if (!options.link_speed.empty() &&
-      static_cast<std::int64_t>(options.link_speed.size()) != static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage)
-    throw SimError("replay: link_speed has " + std::to_string(options.link_speed.size()) + " entries for " +
-                   std::to_string(static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage) + " devices");
-  // Checked here, per rank, as the per-rank replay checks them: a group's slowest would hide a NaN.
-  for (double v : options.device_speed)
-    if (!(v > 0)) throw SimError("replay: device speed must be positive");
-  for (double v : options.link_speed)
-    if (!(v > 0)) throw SimError("replay: link speed must be positive");
+  // Checked here, per rank, as the per-rank replay checks them: a group's slowest would hide a
+  // NaN, and a short list would be read past its end.
+  const std::int64_t devices = static_cast<std::int64_t>(graph.stages) * graph.ranks_per_stage;
+  const auto check = [devices](const std::vector<double>& speeds, const std::string& what) {
+    if (!speeds.empty() && static_cast<std::int64_t>(speeds.size()) != devices)
+      throw SimError("replay: " + what + "_speed has " + std::to_string(speeds.size()) + " entries for " +
+                     std::to_string(devices) + " devices");
+    for (double v : speeds)
+      if (!(v > 0)) throw SimError("replay: " + what + " speed must be positive");
+  };
+  check(options.device_speed, "device");
+  check(options.link_speed, "link");
   return expand_merged(replay_full(graph, merged_options(options, width), width), width, options.device_speed);
 }
 

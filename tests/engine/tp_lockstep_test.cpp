@@ -140,7 +140,7 @@ TEST_CASE("A TP group that crosses servers, or a replay of one rank a stage, is 
   CHECK(tp_lockstep_width(graph, full_options(true)) == 1);
 }
 
-TEST_CASE("A merged replay refuses a member's non-positive or NaN speed, as the per-rank replay does", "[engine][full]") {
+TEST_CASE("A merged replay refuses a member's non-positive or NaN speed and a speed list of the wrong length, as the per-rank replay does", "[engine][full]") {
   const TaskGraph graph = graph_of(tp2_dp2_costs(PipelineSchedule::one_f_one_b, 2, 1, 4));
   for (const double bad : {0.0, -1.0, std::nan("")}) {
     ReplayOptions o = full_options(true);
@@ -151,5 +151,10 @@ TEST_CASE("A merged replay refuses a member's non-positive or NaN speed, as the 
     l.link_speed.assign(8, 1.0);
     l.link_speed[3] = bad;
     CHECK_THROWS_WITH(replay(graph, l), Catch::Contains("link speed must be positive"));
-  }
+  }  ReplayOptions shorter = full_options(true);
+  shorter.device_speed.assign(7, 1.0);  // 8 ranks replayed
+  CHECK_THROWS_WITH(replay(graph, shorter), Catch::Contains("device_speed has 7 entries for 8 devices"));
+  shorter = full_options(true);
+  shorter.link_speed.assign(9, 1.0);
+  CHECK_THROWS_WITH(replay(graph, shorter), Catch::Contains("link_speed has 9 entries for 8 devices"));
 }
