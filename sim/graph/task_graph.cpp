@@ -6,6 +6,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/engine/limits.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 
 namespace trainsim {
 namespace {
@@ -550,11 +551,11 @@ class Builder {
   void list_transfers() {
     // Megatron's schedules and ZB-H1/H2 use each neighbour's outputs in the order it makes
     // them (a chunk's micro-batches in order, the loop's chunks in turn): the use order is
-    // the send order and there is nothing to list.
+    // the send order and there is nothing to list (ScheduleEntry::uses_outputs_in_send_order).
     // Interleaving in groups of N != p micro-batches (Megatron-Core's microbatch_group_size_per_vp_stage,
     // PyTorch's rounds) does not: with N > p a stage makes a chunk's next outputs before the
     // gradients its neighbour takes first (the first stage's leading chunk-0 forwards give N).
-    bool listed = costs_.schedule == PipelineSchedule::zero_bubble_v || overlaps_forward_backward(costs_.schedule);
+    bool listed = !schedule_entry(costs_.schedule).uses_outputs_in_send_order;
     if (costs_.schedule == PipelineSchedule::interleaved && v_ > 1) {
       int group = 0;
       for (const WorkItem& w : orders_[0]) {

@@ -195,6 +195,7 @@ constexpr ScheduleEntry zero_bubble_2p() {
 constexpr ScheduleEntry zero_bubble_v() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::zero_bubble_v;
+  e.uses_outputs_in_send_order = false;
   e.name = "zb-v";
   e.source = "Qi et al. 2024, Pipeline Parallelism with Controllable Memory, ZB-V";
   e.layout = ChunkLayout::v;
@@ -211,6 +212,7 @@ constexpr ScheduleEntry zero_bubble_v() {
 constexpr ScheduleEntry dualpipe() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::dualpipe;
+  e.uses_outputs_in_send_order = false;
   e.name = "dualpipe";
   e.source = "DeepSeek-V3 technical report 3.2.1; deepseek-ai/DualPipe dualpipe.py";
   e.layout = ChunkLayout::mirror;
@@ -242,6 +244,7 @@ constexpr ScheduleEntry dualpipe() {
 constexpr ScheduleEntry dualpipev() {
   ScheduleEntry e;
   e.schedule = PipelineSchedule::dualpipev;
+  e.uses_outputs_in_send_order = false;
   e.name = "dualpipev";
   e.source = "deepseek-ai/DualPipe dualpipev.py (Sea AI Lab's cut-in-half DualPipe)";
   e.layout = ChunkLayout::v;

@@ -28,6 +28,12 @@ struct ScheduleEntry {
   int chunks = 1;  // model chunks per device; 0: the plan's v (interleaved)
   bool splits_backward = false;            // every backward runs as B (input grad) and W (weight grad)
   bool overlaps_forward_backward = false;  // the order pairs a forward with a backward (F&B)
+  // Each neighbour takes a stage's outputs (activations forward, gradients backward) in the
+  // order the stage makes them, so the graph matches sends and receives by position; false: the
+  // graph lists every transfer's receiver (ZB-V's fold, the F&B pairs' mirrored passes). The
+  // interleaved loop in groups of N != p micro-batches also needs the list: the graph reads that
+  // from the orders.
+  bool uses_outputs_in_send_order = true;
   // The memory model counts activations in flight on the orders; false where the closed form
   // below is proven equal to that count by the schedule tests (cheaper for the search).
   bool count_in_flight_on_orders = true;
