@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <utility>
 
 #include "trainsim/engine/variability.hpp"
 
@@ -18,7 +17,9 @@ std::vector<double> slowest_per_group(const std::vector<double>& speeds, int wid
 }  // namespace
 
 int tp_lockstep_width(const TaskGraph& graph, const ReplayOptions& options) {
-  if (!options.full || !options.merge_tp_groups || graph.tp <= 1 || graph.ranks_per_stage <= 1 || graph.ranks_per_stage % graph.tp != 0) return 1;
+  if (!options.full || !options.merge_tp_groups || graph.tp <= 1 || graph.ranks_per_stage <= 1 ||
+      graph.ranks_per_stage % graph.tp != 0)
+    return 1;
   for (const Task& t : graph.tasks)
     if (t.group == RankGroup::tp && t.tier == 1) return 1;
   return graph.tp;

@@ -43,12 +43,8 @@ inline SimTime ps(double s) { return static_cast<SimTime>(std::llround(s * 1e12)
 // 2 ms backward a micro-batch (split evenly into B and W) over v chunks, 1 GB of activations,
 // exposed TP collectives of 0.1 ms a pass, two 0.3 ms gradient buckets a chunk, 50 us exchanges,
 // a 0.2 ms optimizer step.
-inline PipelineCosts tp2_dp2_costs(PipelineSchedule schedule, int p, int v, int m) {
-  ChunkCosts c;
-  c.forward_s = 1e-3 / v;
-  c.backward_input_s = 1e-3 / v;
-  c.backward_weight_s = 1e-3 / v;
-  c.activation_bytes = 1e9 / v;
+// The same plan around the passes of `c` (its compute and activations; v chunks of them).
+inline PipelineCosts tp2_dp2_costs(PipelineSchedule schedule, int p, int v, int m, ChunkCosts c) {
   c.tp_forward_s = 1e-4 / v;
   c.tp_backward_s = 1e-4 / v;
   c.buckets = {GradBucket{1e8, 3e-4}, GradBucket{1e8, 3e-4}};
@@ -58,6 +54,14 @@ inline PipelineCosts tp2_dp2_costs(PipelineSchedule schedule, int p, int v, int 
   costs.dp = 2;
   for (auto& s : costs.stages) s.optimizer_s = 2e-4;
   return costs;
+}
+inline PipelineCosts tp2_dp2_costs(PipelineSchedule schedule, int p, int v, int m) {
+  ChunkCosts c;
+  c.forward_s = 1e-3 / v;
+  c.backward_input_s = 1e-3 / v;
+  c.backward_weight_s = 1e-3 / v;
+  c.activation_bytes = 1e9 / v;
+  return tp2_dp2_costs(schedule, p, v, m, c);
 }
 
 }  // namespace trainsim::testing

@@ -12,6 +12,7 @@
 #include "trainsim/engine/engine.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "../engine/replay_fixtures.hpp"
 #include "order_text.hpp"
 #include "pipeline_fixtures.hpp"
 
@@ -286,15 +287,7 @@ TEST_CASE("representative and full replay agree for ZB-H2 and ZB-V", "[schedule]
   for (auto sched : {PipelineSchedule::zero_bubble_h2, PipelineSchedule::zero_bubble_v}) {
     CAPTURE(to_string(sched));
     const int p = 4, m = 8, v = chunks_per_stage(sched, 1);
-    ChunkCosts c = passes(1e-3 / v, 1e-3 / v, 0.8e-3 / v);
-    c.tp_forward_s = 1e-4 / v;
-    c.tp_backward_s = 1e-4 / v;
-    c.buckets = {GradBucket{1e8, 3e-4}, GradBucket{1e8, 3e-4}};
-    auto costs = uniform_pipeline_costs(sched, p, v, m, c);
-    costs.p2p_s = 5e-5;
-    costs.tp = 2;
-    costs.dp = 2;
-    for (auto& s : costs.stages) s.optimizer_s = 2e-4;
+    const auto costs = testing::tp2_dp2_costs(sched, p, v, m, passes(1e-3 / v, 1e-3 / v, 0.8e-3 / v));
     const auto rep = run(costs);
     ReplayOptions full;
     full.full = true;
