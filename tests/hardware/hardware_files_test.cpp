@@ -4,6 +4,7 @@
 // parent's value, so a refit of the parent cannot silently leave a child behind.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,35 @@ std::vector<std::string> unsourced_keys(const std::string& file) {
   }
   return out;
 }
+
+// Every leaf of a hardware file as "section.key" -> its value's text (comments cut), for
+// comparing a child file with the parent it copies.
+std::map<std::string, std::string> leaf_values(const std::string& file) {
+  std::ifstream in(kDir + file);
+  REQUIRE(in);
+  std::map<std::string, std::string> out;
+  std::vector<std::string> path;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos || line[indent] == '#') continue;
+    const std::size_t colon = line.find(':', indent);
+    if (colon == std::string::npos) continue;
+    path.resize(indent / 2);
+    const std::string key = line.substr(indent, colon - indent);
+    std::string value = line.substr(colon + 1);
+    value = value.substr(0, value.find(" #"));
+    value.erase(0, std::min(value.size(), value.find_first_not_of(' ')));
+    value.erase(value.find_last_not_of(' ') + 1);
+    std::string name;
+    for (const auto& p : path) name += p + ".";
+    if (value.empty()) {
+      path.push_back(key);
+    } else {
+      out[name + key] = value;
+    }
+  }
+  return out;
+}
 }  // namespace
 
 TEST_CASE("h800.yaml: the H100's compute with DeepSeek's NVLink and InfiniBand figures", "[hardware]") {
@@ -75,19 +105,38 @@ TEST_CASE("h800.yaml: the H100's compute with DeepSeek's NVLink and InfiniBand f
   CHECK(h800.device.hbm_bytes == 80 * kGiB);
   CHECK(h800.node.devices_per_node == 8);
   CHECK(h800.node.fabric == IntraNodeFabric::switched);
-  CHECK(h800.node.link_bandwidth == 200e9);                              // 400 GB/s bidirectional
+  CHECK(h800.node.link_bandwidth == 200e9);  // 400 GB/s bidirectional
   CHECK(h800.node.link_bandwidth / h100.node.link_bandwidth == Approx(400.0 / 900.0));
   CHECK(h800.node.link_bandwidth * h800.node.achievable_fraction == Approx(160e9));  // "NVLink offers ... 160 GB/s"
   CHECK(h800.node.in_switch_reduction);
   CHECK(h800.node.in_switch_reduction_fraction == Approx(215.0 * 8 / 14 / 200).margin(1e-3));
   CHECK(h800.cluster.nics_per_node == 8);
-  CHECK(h800.cluster.nic_bandwidth == 50e9);  // 400 Gb/s
+  CHECK(h800.cluster.nic_bandwidth == 50e9);                                             // 400 Gb/s
   CHECK(h800.cluster.nic_bandwidth * h800.cluster.achievable_fraction == Approx(40e9));  // "use 40GB/s"
   CHECK(h800.device.price_per_hour == 2.0);
 }
 
-TEST_CASE("a 910B sub-model's peak is the 910B3's scaled by cube cores x clock (CANN platform configs)",
+TEST_CASE("h100-96gb-grand-teton.yaml: the H100 file but for the HBM and the power limit torchtitan's md states",
           "[hardware]") {
+  const HardwareSpec gt = load("h100-96gb-grand-teton.yaml");
+  CHECK(gt.device.hbm_bytes == 96 * kGiB);           // "96GB HBM2e"
+  CHECK(gt.device.hbm_bandwidth == Approx(2.4e12));  // "2.4 TB/sec peak memory bandwidth"
+  CHECK(gt.device.power_w == 500);                   // "the default 500W power limit"
+  // Every other leaf is the parent's text: compute, efficiencies, NVLink, NICs, variability.
+  const auto child = leaf_values("h100-96gb-grand-teton.yaml");
+  const auto parent = leaf_values("h100-80gb.yaml");
+  CHECK(child.size() == parent.size());
+  CHECK(child.size() > 40);
+  std::vector<std::string> differing;
+  for (const auto& [key, value] : parent) {
+    const auto found = child.find(key);
+    if (found == child.end() || found->second != value) differing.push_back(key);
+  }
+  CHECK(differing == std::vector<std::string>{"device.hbm_bandwidth", "device.hbm_bytes", "device.name", "device.power",
+                                              "name", "source"});
+}
+
+TEST_CASE("a 910B sub-model's peak is the 910B3's scaled by cube cores x clock (CANN platform configs)", "[hardware]") {
   const HardwareSpec b3 = load("ascend-910b3.yaml");
   struct Sub {
     const char* file;
@@ -118,8 +167,8 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
   };
   for (const Pair& p : {Pair{"ascend-910b1.yaml", "ascend-910b3.yaml"}, Pair{"ascend-910b2.yaml", "ascend-910b3.yaml"},
                         Pair{"ascend-910b4.yaml", "ascend-910b3.yaml"}, Pair{"h800.yaml", "h100-80gb.yaml"},
-                        Pair{"a100-40gb.yaml", "a100-80gb.yaml"}, Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"},
-                        Pair{"v100-32gb.yaml", "a100-80gb.yaml"}}) {
+                        Pair{"h100-96gb-grand-teton.yaml", "h100-80gb.yaml"}, Pair{"a100-40gb.yaml", "a100-80gb.yaml"},
+                        Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"}, Pair{"v100-32gb.yaml", "a100-80gb.yaml"}}) {
     const HardwareSpec child = load(p.child);
     const HardwareSpec parent = load(p.parent);
     // Keys the registry fits on the parent (a key fitted only elsewhere, such as b200.yaml's
@@ -139,7 +188,7 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
 
 TEST_CASE("every value in the new hardware files carries a source", "[hardware]") {
   for (const char* file : {"h800.yaml", "ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b4.yaml", "a100-40gb.yaml",
-                           "jean-zay-a100.yaml", "v100-32gb.yaml"}) {
+                           "jean-zay-a100.yaml", "v100-32gb.yaml", "h100-96gb-grand-teton.yaml"}) {
     INFO(file);
     CHECK(unsourced_keys(file).empty());
   }

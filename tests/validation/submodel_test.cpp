@@ -27,6 +27,10 @@ TEST_CASE("the sub-model an accelerator field names, and none where it names non
   CHECK(named_submodel_file(run_on("Ascend910B2C")) == "ascend-910b2.yaml");  // the 910B2's cores and clock
   CHECK(named_submodel_file(run_on("Ascend 910b4")) == "ascend-910b4.yaml");
   CHECK(named_submodel_file(run_on("NVIDIA H100 80GB")).empty());
+  // torchtitan's hosts: 96 GB of HBM2e at 2.4 TB/s and 500 W, not the DGX H100's part.
+  CHECK(named_submodel_file(run_on("NVIDIA H100 96GB HBM2e (Grand Teton, 500 W power limit)")) ==
+        "h100-96gb-grand-teton.yaml");
+  CHECK(hardware_file_for_run(run_on("NVIDIA H100 SXM 80GB (DGX H100)")) == "h100-80gb.yaml");
   CHECK(hardware_file_for_run(run_on("Huawei Ascend 910B")) == "ascend-910b3.yaml");
   CHECK(hardware_file_for_run(run_on("Huawei Ascend 910B1")) == "ascend-910b1.yaml");
   CHECK(hardware_file_for_run(run_on("NVIDIA A100 80GB")) == "a100-80gb.yaml");
