@@ -430,6 +430,7 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.gemm.small = v.num("device.gemm.small");
   d.gemm.half_flops = v.num("device.gemm.half_flops");
   d.gemm.misaligned_factor = v.num("device.gemm.misaligned_factor");
+  d.gemm.accumulator_read_exposed = as_bool(v, "device.gemm.accumulator_read_exposed");
   d.gemm.fp8_relative_efficiency = v.num("device.gemm.fp8_relative_efficiency");
   d.gemm.tile_m = as_int(v, "device.gemm.tile_m");
   d.gemm.tile_n = as_int(v, "device.gemm.tile_n");
@@ -523,6 +524,7 @@ ParallelPlan fill_plan(const Validated& v) {
                                              : FsdpMixedPrecision::standard;
   p.reuse_fp32_param = as_bool(v, "plan.reuse_fp32_param");
   p.torch_compile = as_bool(v, "plan.torch_compile");
+  p.gradient_accumulation_fusion = as_bool(v, "plan.gradient_accumulation_fusion");
   p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
@@ -1184,6 +1186,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
                    p.fp8_activation_cache == Fp8ActivationCache::deepseek_v3 ? "deepseek_v3" : "linear_inputs"});
   if (p.fp8_recipe != Fp8Recipe::delayed) out.push_back({"plan.fp8_recipe", to_string(p.fp8_recipe)});
   if (p.fp8_param_gather) out.push_back({"plan.fp8_param_gather", "true"});
+  if (!p.gradient_accumulation_fusion) out.push_back({"plan.gradient_accumulation_fusion", "false"});
   if (p.first_last_layers_bf16) {
     out.push_back({"plan.first_last_layers_bf16", "true"});
     out.push_back({"plan.num_layers_at_start_in_bf16", std::to_string(p.num_layers_at_start_in_bf16)});

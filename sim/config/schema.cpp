@@ -118,6 +118,7 @@ const std::vector<KeySpec> kHardwareKeys = {
   {"device.gemm.large", T::number, D::none, "0.8", false, 0.01, 1, "", "GEMM efficiency for large shapes"},
   {"device.gemm.small", T::number, D::none, "0.3", false, 0.01, 1, "", "GEMM efficiency for tiny shapes"},
   {"device.gemm.half_flops", T::number, D::none, "1e9", false, 1, kMaxFlops, "", "GEMM FLOPs at which efficiency is halfway"},
+  {"device.gemm.accumulator_read_exposed", T::boolean, D::none, "false", false, 0, 0, "", "a GEMM accumulating into its output (a weight gradient fused into the fp32 gradient buffer) reads the output after its math, not under it (measured on B200)"},
   {"device.gemm.misaligned_factor", T::number, D::none, "1", false, 0.01, 1, "", "efficiency factor when n or k is not a multiple of 8 (16 bytes in 16 bit)"},
   {"device.gemm.fp8_relative_efficiency", T::number, D::none, "1", false, 0.01, 1, "", "FP8 GEMM efficiency relative to BF16 (MAMF ratio)"},
   {"device.gemm.tile_m", T::integer, D::none, "0", false, 0, 1024, "", "largest GEMM output tile, rows (its halvings down to 64 are the smaller tiles); 0 = no shape model"},
@@ -206,6 +207,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   // Issue 14: PyTorch FSDP's MixedPrecision by Composer / llm-foundry's names (fsdp_config.mixed_precision).
   {"plan.fsdp_mixed_precision", T::choice, D::none, "default", false, 0, 0, "default|pure|full", "FSDP: default reduces gradients in fp32, pure in the compute dtype, full gathers and reduces in fp32"},
   {"plan.reuse_fp32_param", T::boolean, D::none, "false", false, 0, 0, "", "MindSpeed --reuse-fp32-param: fp32 master copy rebuilt from the bf16 parameters"},
+  {"plan.gradient_accumulation_fusion", T::boolean, D::none, "true", false, 0, 0, "", "Megatron-family frameworks: each weight-gradient GEMM accumulates into the fp32 gradient buffer (false: --no-gradient-accumulation-fusion, a separate add kernel per weight); no effect on other frameworks"},
   {"plan.torch_compile", T::boolean, D::none, "false", false, 0, 0, "", "torchtitan training.compile: each transformer block compiled with torch.compile, fusing the model's eager norm, rotary and activation ops (framework fsdp)"},
   {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, schedule_names(), "pipeline schedule (zb-2p: the zero-bubble reference's heuristic under a 2p memory limit)"},
   {"plan.precision", T::choice, D::none, "bf16", false, 0, 0, "bf16|fp16|fp8", "compute precision"},

@@ -151,8 +151,10 @@ double memory_efficiency(const Op& op, const DeviceSpec& device, bool backward) 
 // One pass of one op: roofline, floored by the host issuing its kernels.
 // backward: the op's backward pass (dgrad and, for a GEMM, wgrad together), which launches
 // 2x the forward's kernels; the split weight-gradient pass is not one.
+// serial_bytes: HBM traffic the pass's math waits for (weight_grad_serial_bytes), added to its
+// compute time; the roofline's memory floor still counts all of `bytes`.
 OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, double flops, double bytes,
-                   int kernels, bool backward, double fp8_cast_bytes) {
+                   int kernels, bool backward, double fp8_cast_bytes, double serial_bytes = 0) {
   double compute = 0;
   if (flops > 0) {
     double rate = 0;
@@ -215,6 +217,7 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
     if (op.op_class != OpClass::memory_bound) rate *= device.sustained_compute_fraction;
     if (rate > 0) {
       compute = flops / rate;
+      if (serial_bytes > 0) compute += serial_bytes / (device.hbm_bandwidth * device.memory_bound_efficiency);
     } else if (op.op_class != OpClass::memory_bound) {
       throw device_error("device", "no peak FLOP/s or efficiency for op " + op.name,
                          "positive peak_flops and efficiencies");
@@ -354,6 +357,16 @@ double fp8_quantize_bytes(const Op& op, Precision precision, const Fp8Pricing& f
   return 0;
 }
 
+namespace {
+
+// The weight gradient's accumulation the backward waits for: the hook's separate add, and the
+// fused GEMM's read of its output where the device exposes it.
+double weight_grad_serial_bytes(const Op& op, const DeviceSpec& device) {
+  return op.weight_grad_add_bytes + (device.gemm.accumulator_read_exposed ? op.weight_grad_accumulator_read_bytes : 0.0);
+}
+
+}  // namespace
+
 OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
   return op_timing(op, device, precision, op.forward_flops, op.forward_bytes, op.kernels, false,
                    fp8_quantize_bytes(op, precision, fp8, GemmPass::forward));
@@ -361,7 +374,7 @@ OpTiming op_forward_timing(const Op& op, const DeviceSpec& device, Precision pre
 
 OpTiming op_backward_timing(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
   return op_timing(op, device, precision, op.backward_flops, op.backward_bytes, 2 * op.kernels, true,
-                   fp8_quantize_bytes(op, precision, fp8, GemmPass::backward));
+                   fp8_quantize_bytes(op, precision, fp8, GemmPass::backward), weight_grad_serial_bytes(op, device));
 }
 
 double op_forward_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
@@ -373,12 +386,14 @@ double op_backward_s(const Op& op, const DeviceSpec& device, Precision precision
 }
 
 // The weight-gradient GEMM reads the output gradient's column-wise copy that the backward's
-// cast-transpose wrote (the B part): no quantization of its own.
+// cast-transpose wrote (the B part): no quantization of its own. The gradient's accumulation
+// (weight_grad_serial_bytes) is the W pass's.
 double op_backward_weight_s(const Op& op, const DeviceSpec& device, Precision precision, const Fp8Pricing& fp8) {
   if (op.backward_weight_flops <= 0) return 0;
   const double share = op.backward_flops > 0 ? std::min(1.0, op.backward_weight_flops / op.backward_flops) : 1.0;
   return op_timing(op, device, precision, op.backward_weight_flops, op.backward_bytes * share, op.kernels, false,
-                   fp8_quantize_bytes(op, precision, fp8, GemmPass::backward_weight))
+                   fp8_quantize_bytes(op, precision, fp8, GemmPass::backward_weight),
+                   weight_grad_serial_bytes(op, device))
       .total_s();
 }
 

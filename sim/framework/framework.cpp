@@ -522,6 +522,14 @@ FrameworkEntry megatron_core() {
                                "grad_reduce_in_fp32; megatron/training/arguments.py: 'bfloat16 requires gradient "
                                "accumulation and all-reduce to be performed in fp32' (accumulate_allreduce_grads_in_fp32 "
                                "forced on with --bf16); docs dist_optimizer.md: bf16 param, fp32 grads = 6 + 12/d bytes")};
+  e.gradient_accumulation_fusion = {
+      true, at(kMcore,
+               "training/arguments.py --no-gradient-accumulation-fusion (dest gradient_accumulation_fusion, "
+               "default on); tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward: "
+               "fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32(total_input, grad_output, weight.main_grad) "
+               "when fused, else grad_weight = grad_output.t().matmul(total_input); Transformer Engine's Linear and "
+               "GroupedLinear (fuse_wgrad_accumulation) accumulate into main_grad in the GEMM; unfused, "
+               "distributed/distributed_data_parallel.py's backward hook runs param.main_grad.add_(param.grad.data)")};
   e.gathered_units_in_flight = {2, at(kMcore,
                                       "Megatron-FSDP: the unit computing and the next unit, prefetched "
                                       "(its all-gather issued while the current unit computes)")};
@@ -1261,6 +1269,11 @@ FrameworkEntry mindspeed() {
   e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
                                     "none (the host runs ahead across micro-batches)"};
   e.versions = "MindSpeed (Ascend) over Megatron-Core";
+  e.gradient_accumulation_fusion.source =
+      "Ascend/MindSpeed megatron_adaptor.py apex_adaptation: fused_weight_gradient_mlp_cuda.wgrad_gemm_accum_fp32 "
+      "patched with mindspeed.ops.npu_matmul_add.npu_matmul_add_fp32 (on unless --no-gradient-accumulation-fusion, "
+      "which the ModelLink / MindSpeed-LLM example launchers pass); Megatron's path: " +
+      e.gradient_accumulation_fusion.source;
   e.moe_overlap_extra_warmup = {
       0, "Ascend/MindSpeed @ 028de58ca6 docs/features/megatron_moe/megatron-moe-alltoall-overlap-comm.md: "
          "--moe-alltoall-overlap-comm overlaps the all-to-alls inside each MoE layer's own forward and backward, "
@@ -1921,6 +1934,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("sp_input_regathered_for_weight_grad", e.sp_input_regathered_for_weight_grad.source);
     add("fp8_tp_all_gather", e.fp8_tp_all_gather.source);
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
+    add("gradient_accumulation_fusion", e.gradient_accumulation_fusion.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);

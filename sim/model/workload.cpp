@@ -1604,6 +1604,35 @@ double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& m, co
 
 namespace {
 
+// The weight gradients' accumulation into the framework's gradient buffer (buffer_bytes an
+// element), on every GEMM that owns weights. Fused (Megatron's wgrad_gemm_accum_fp32, TE's
+// fuse_wgrad_accumulation) the GEMM reads each buffer element before writing it: on the B200s of
+// the SimuMax calibration runs a grouped expert wgrad accumulating into fp32 runs at 0.08-0.33 of
+// peak against 0.2-0.46 forward (TE grouped GEMM sweep, tools/fit_gemm_sweep.py), which the read,
+// serial with the math and floored by the whole traffic, reproduces; a device whose sweep shows
+// it says so (device.gemm.accumulator_read_exposed). Unfused,
+// the GEMM writes a fresh 16-bit gradient and the DDP hook's main_grad.add_(grad) reads it and the
+// buffer and writes the buffer, a kernel of its own after the GEMM.
+void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& layer) {
+  const FrameworkEntry& framework = framework_entry(p.framework);
+  if (!framework.gradient_accumulation_fusion.value) return;
+  const double buffer = framework.grad_buffer_bytes.value;
+  for (Op& op : layer.ops) {
+    if (op.op_class != OpClass::gemm || op.weight_tensors <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
+    const double elements =
+        std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
+    // gemm_op's backward bytes count the fused path's read and write of an fp32 buffer.
+    op.backward_bytes -= 2.0 * kFp32 * elements;
+    if (p.gradient_accumulation_fusion) {
+      op.backward_bytes += 2.0 * buffer * elements;
+      op.weight_grad_accumulator_read_bytes = buffer * elements;
+    } else {
+      op.backward_bytes += (kHalf + kHalf + 2.0 * buffer) * elements;
+      op.weight_grad_add_bytes = (kHalf + 2.0 * buffer) * elements;
+    }
+  }
+}
+
 // plan.first_last_layers_bf16 (Megatron-Core fp8_utils.py is_first_last_bf16_layer, global layer
 // numbers): those layers run their Linears in BF16, a copy of their type with every GEMM
 // fp8_exempt ("<kind>_bf16"), one copy per type used there.
@@ -1656,6 +1685,8 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   keep_first_last_layers_bf16(m, p, w);
   w.embedding = build_embedding(m, p, w.padded_vocab_size);
   w.head = build_head(m, p, w.padded_vocab_size);
+  for (LayerWorkload& layer : w.layer_types) price_weight_gradient_accumulation(p, layer);
+  price_weight_gradient_accumulation(p, w.head);
 
   const ParameterCount pc = count_parameters(m);
   w.total_parameters = pc.total;

@@ -864,6 +864,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
                                      " --use-distributed-optimizer",
                                  "1 where the script passes --use-distributed-optimizer, 0 where it does not"));
   }
+  // Megatron's --no-gradient-accumulation-fusion (the ModelLink / MindSpeed-LLM launchers pass it):
+  // each weight gradient added into the buffer by the DDP hook's own kernel.
+  if (script ? script_sets(*script, "--no-gradient-accumulation-fusion")
+             : contains(run.notes, "--no-gradient-accumulation-fusion"))
+    p.gradient_accumulation_fusion = false;
   if (const AttentionKernel noted = noted_attention_kernel(run); p.use_flash_attn && noted != AttentionKernel::device_default) {
     p.attention_kernel = priced_attention_kernel(noted, s.hardware.device);
     std::string what = std::string("attention_kernel=") + to_string(p.attention_kernel);

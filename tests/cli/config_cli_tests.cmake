@@ -23,6 +23,6 @@ trainsim_cli_test(set_without_equals 2 "expected KEY=VALUE"
   run scenarios/default.yaml --set plan.tensor_model_parallel_size)
 trainsim_cli_test(bad_data_loading_names_the_key 2 "data.loader_workers: -1 is out of range; valid: integer in \\[0, 1024\\]"
   run scenarios/default.yaml --set data.loader_workers=-1)
-trainsim_cli_test(in_loop_data_loading_shows_in_the_breakdown 0 "step time 16\\.7.*data"
+trainsim_cli_test(in_loop_data_loading_shows_in_the_breakdown 0 "step time 16\\.39.*data"
   run scenarios/default.yaml --set data.sample_load_time=20ms --set data.loader_workers=0)
 trainsim_cli_test(huge_global_batch_is_refused_not_hung 2 "plan.global_batch_size: 100000000 gives 25000000 micro-batches.*valid: global_batch_size <= 4194304" run scenarios/default.yaml --set plan.global_batch_size=100000000)

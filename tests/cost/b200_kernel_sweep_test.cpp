@@ -37,10 +37,14 @@ TEST_CASE("b200.yaml's GEMM shape model reproduces the transformer-sized points 
   for (const SweepPoint& p : points) {
     INFO(p.m << " x " << p.k << " x " << p.n);
     const double modelled = gemm_efficiency(d, p.m, p.n, p.k, d.peak_flops_bf16);
-    CHECK(std::abs(std::log(modelled / p.measured)) < 0.10);
+    CHECK(std::abs(std::log(modelled / p.measured)) < 0.12);
     log_sum += std::log(modelled / p.measured);
   }
-  CHECK(std::abs(log_sum / static_cast<double>(points.size())) < 0.04);
+  // gemm.large is fitted over all 514 shapes, the accumulating weight-gradient rows priced with
+  // their buffer read (tools/fit_gemm_sweep.py): 0.515, which puts these forward points 5.8% above
+  // their measurements on average (0.50 and under 4% before the read was priced, when the
+  // forward points absorbed the weight gradients' slower rows).
+  CHECK(std::abs(log_sum / static_cast<double>(points.size())) < 0.07);
   // The best shape of another machine (MAMF 1745 / 2250, [MLE-acc]) is out of this machine's reach.
   CHECK(gemm_efficiency(d, 8192, 8192, 8192, d.peak_flops_bf16) < 0.776 * 0.7);
 }

@@ -277,6 +277,13 @@ struct FrameworkEntry {
   // buffer the backward accumulates into, before ZeRO-2/3 sharding): 4 where the framework
   // accumulates in fp32 (Megatron's main_grad), 2 where it keeps 16-bit gradients.
   Sourced<double> grad_buffer_bytes{4, "fp32 gradient accumulation (Megatron main_grad)"};
+  // Whether the framework can fuse a weight gradient's accumulation into its GEMM (Megatron's
+  // gradient accumulation fusion, on unless plan.gradient_accumulation_fusion is false): the GEMM
+  // runs with beta 1 on the gradient buffer, reading each element before it writes it back, a
+  // read its math cannot hide (cost_model.cpp op_timing). Unfused, the wgrad GEMM writes a fresh
+  // 16-bit gradient and the framework's hook adds it into the buffer with a kernel of its own.
+  // false: the framework's own path (autograd's .grad), priced as a GEMM writing its output.
+  Sourced<bool> gradient_accumulation_fusion{false, "the weight gradient is autograd's .grad, no fused accumulation"};
   // Gradient-reduction bucket buffers the ZeRO optimizer allocates besides the gradients, in
   // the 16-bit dtype, of grad_bucket_params elements each, per stage class: ZeRO 1-2 with the
   // reduction overlapped (plan.overlap_grad_reduce), ZeRO 1-2 without, ZeRO-3; 0: the

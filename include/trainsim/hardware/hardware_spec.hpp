@@ -20,6 +20,11 @@ struct GemmEfficiency {
   // FP8 GEMMs reach a smaller fraction of their (2x) peak than 16-bit ones:
   // MAMF_fp8 / peak_fp8 divided by MAMF_bf16 / peak_bf16.
   double fp8_relative_efficiency = 1.0;
+  // Whether a GEMM accumulating into its output (beta 1: a weight gradient fused into the
+  // gradient buffer) waits for that output's read after its math (Op::weight_grad_accumulator_read_bytes,
+  // cost_model.cpp op_timing): measured where a sweep times accumulating GEMMs (B200), false
+  // where none is stored, so the read stays hidden under the math as the roofline has it.
+  bool accumulator_read_exposed = false;
   // Added for GEMM shapes (issue 15, sim/cost/gemm_shape.hpp): the library's largest output tile
   // (its halvings down to 64 are the smaller tiles it picks from) and the time per kernel that
   // does not shrink with the work. 0 = no shape model: efficiency by FLOPs above.

@@ -78,6 +78,14 @@ struct Op {
   // an MTP module); not the shared experts'. Its weights are expert parameters (sharded over EP,
   // gathered over expert DP: cost_model.cpp fp8_gemm_weights).
   bool routed_expert = false;
+  // The weight gradient's accumulation into the framework's gradient buffer (workload.cpp
+  // price_weight_gradient_accumulation, cost_model.cpp op_timing). Fused: the buffer bytes the
+  // wgrad GEMM reads back before it writes them (beta 1), after its math where the device's
+  // gemm.accumulator_read_exposed says so. Unfused: the framework hook's add, a kernel of its
+  // own (read the 16-bit gradient and the buffer, write the buffer), after the GEMM on any
+  // device. 0 where the framework accumulates its own way.
+  double weight_grad_accumulator_read_bytes = 0;
+  double weight_grad_add_bytes = 0;
   // Added for torchtitan's per-op selective checkpointing (FrameworkEntry::selective_recompute
   // torchtitan_op, marked by workload.cpp mark_op_sac on a transformer block's ops): op_sac is
   // set, the share of the op's forward its block's recompute runs again, and the bytes of its

@@ -156,6 +156,11 @@ struct ParallelPlan {
   // torchtitan's training.compile: each transformer block compiled with torch.compile, which
   // fuses the model's eager op chains (FrameworkEntry::eager_model_ops, torch_compile).
   bool torch_compile = false;
+  // Megatron's gradient accumulation fusion (--no-gradient-accumulation-fusion turns it off):
+  // where the framework has it (FrameworkEntry::gradient_accumulation_fusion), each weight-
+  // gradient GEMM accumulates into the gradient buffer itself; off, the framework's hook adds a
+  // fresh 16-bit gradient into the buffer with a kernel of its own. No effect elsewhere.
+  bool gradient_accumulation_fusion = true;
   FsdpMixedPrecision fsdp_mixed_precision = FsdpMixedPrecision::standard;  // framework fsdp only
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;

@@ -1,0 +1,86 @@
+// The weight gradient's accumulation into Megatron's fp32 main_grad (workload.cpp
+// price_weight_gradient_accumulation, cost_model.cpp op_timing): fused into the wgrad GEMM, which
+// reads the buffer it adds to; or, with --no-gradient-accumulation-fusion, a bf16 gradient that
+// the DDP hook adds in a kernel of its own.
+#include <catch2/catch.hpp>
+
+#include "../model/reference_models.hpp"
+#include "test_hardware.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/framework/framework.hpp"
+#include "trainsim/model/workload.hpp"
+
+using namespace trainsim;
+using namespace trainsim::testing;
+
+namespace {
+
+// The layer's first GEMM that owns weights (a copy: the workloads are temporaries).
+Op first_weight_gemm(const Workload& w) {
+  for (const auto& op : w.layer_types.front().ops)
+    if (op.op_class == OpClass::gemm && op.weight_tensors > 0) return op;
+  FAIL("no weight GEMM");
+  return w.layer_types.front().ops.front();
+}
+
+double weight_elements(const Op& op) {
+  return std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
+}
+
+ParallelPlan megatron_plan(bool fused) {
+  ParallelPlan p = plan(2, 1, 4, 1, 8, 4096);
+  p.framework = Framework::megatron_core;
+  p.gradient_accumulation_fusion = fused;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("fused the wgrad GEMM reads the fp32 buffer, unfused the hook adds a bf16 gradient into it",
+          "[model][cost][grad_accumulation]") {
+  REQUIRE(framework_entry(Framework::megatron_core).gradient_accumulation_fusion.value);
+  REQUIRE(framework_entry(Framework::megatron_core).grad_buffer_bytes.value == 4);
+  const Op fused = first_weight_gemm(build_workload(llama2_7b(), megatron_plan(true)));
+  const Op unfused = first_weight_gemm(build_workload(llama2_7b(), megatron_plan(false)));
+  const double n = weight_elements(fused);
+  REQUIRE(n > 0);
+  CHECK(fused.weight_grad_accumulator_read_bytes == 4 * n);
+  CHECK(fused.weight_grad_add_bytes == 0);
+  CHECK(unfused.weight_grad_accumulator_read_bytes == 0);
+  CHECK(unfused.weight_grad_add_bytes == (2 + 2 * 4) * n);  // read bf16 grad + read and write main_grad
+  // Unfused the GEMM writes 2 bytes and the add moves 10; fused it reads and writes 4 + 4.
+  CHECK(unfused.backward_bytes - fused.backward_bytes == Approx((2 + 10 - 8) * n).epsilon(1e-12));
+}
+
+TEST_CASE("a framework that accumulates its own way carries no accumulation bytes", "[model][cost][grad_accumulation]") {
+  ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
+  p.framework = Framework::fsdp;
+  REQUIRE_FALSE(framework_entry(Framework::fsdp).gradient_accumulation_fusion.value);
+  for (bool fused : {true, false}) {
+    p.gradient_accumulation_fusion = fused;
+    const Op op = first_weight_gemm(build_workload(llama2_7b(), p));
+    CHECK(op.weight_grad_accumulator_read_bytes == 0);
+    CHECK(op.weight_grad_add_bytes == 0);
+  }
+}
+
+TEST_CASE("the hook's add runs after the GEMM everywhere and the fused read only where the device exposes it",
+          "[model][cost][grad_accumulation]") {
+  const Op fused = first_weight_gemm(build_workload(llama2_7b(), megatron_plan(true)));
+  const Op unfused = first_weight_gemm(build_workload(llama2_7b(), megatron_plan(false)));
+  DeviceSpec device = test::b200_node().device;
+  const double hbm = device.hbm_bandwidth * device.memory_bound_efficiency;
+
+  REQUIRE_FALSE(device.gemm.accumulator_read_exposed);
+  const OpTiming hidden = op_backward_timing(fused, device, Precision::bf16);
+  const OpTiming added = op_backward_timing(unfused, device, Precision::bf16);
+  CHECK(added.compute_s - hidden.compute_s == Approx(unfused.weight_grad_add_bytes / hbm).epsilon(1e-9));
+
+  device.gemm.accumulator_read_exposed = true;
+  const OpTiming exposed = op_backward_timing(fused, device, Precision::bf16);
+  CHECK(exposed.compute_s - hidden.compute_s == Approx(fused.weight_grad_accumulator_read_bytes / hbm).epsilon(1e-9));
+  // The split weight-gradient pass (zero-bubble W) carries the same accumulation.
+  DeviceSpec plain = device;
+  plain.gemm.accumulator_read_exposed = false;
+  CHECK(op_backward_weight_s(fused, device, Precision::bf16) > op_backward_weight_s(fused, plain, Precision::bf16));
+}
