@@ -99,7 +99,7 @@ TEST_CASE("Every plan key the search varies has a row in every launcher's table"
   }
 }
 
-TEST_CASE("Every value a searched plan takes is written or refused with a reason, never a gap", "[framework][launch]") {
+TEST_CASE("Every value a searched plan takes is written or refused with a reason, never a gap", "[framework][launch][long]") {
   std::vector<ParallelPlan> plans;
   for (const auto& [scenario, devices] :
        std::vector<std::pair<Scenario, int>>{{load("default.yaml"), 8},

@@ -163,8 +163,10 @@ TEST_CASE("every unsupported entry lists shipped rows, and a row listed for a mi
 // gate was set (A100 3.3%, H100 9.8%, B200 7.6%, 910B 10.0%); tighten with the model. H100
 // moved to 11.1% when ring latency followed NCCL's tuner (only the steps that cross servers
 // pay the network latency): a mechanism from NCCL's source, not a fit; its in-sample MAPE
-// went 8.7% -> 8.9% (NeMo GPT3-20B on 64 GPUs +2.3% -> +5.7%).
-TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[validation][accuracy]") {
+// went 8.7% -> 8.9% (NeMo GPT3-20B on 64 GPUs +2.3% -> +5.7%). Tightened 2026-12-05 to about a
+// point above the figures then (`trainsim validate --cross-validate loo`: A100 2.9%, H100 5.5%,
+// B200 4.4%, 910B 9.0%, after the weight gradients' accumulation was priced): 4, 7, 6, 10%.
+TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[validation][accuracy][long]") {
   const auto families =
       cross_validate_families(load_measured_runs(kDir + "/tests/validation/calibration.yaml"), shipped_hardware(), 0);
   INFO(format_cross_validation(families));
@@ -174,9 +176,9 @@ TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[va
     CHECK(f.failed == 0);
     CHECK(f.leave_one_out.figures.runs == calibration_rows(f.family));
     const double bound = f.family == AcceleratorFamily::a100   ? 0.04
-                         : f.family == AcceleratorFamily::h100 ? 0.12
-                         : f.family == AcceleratorFamily::b200 ? 0.08
-                                                               : 0.11;
+                         : f.family == AcceleratorFamily::h100 ? 0.07
+                         : f.family == AcceleratorFamily::b200 ? 0.06
+                                                               : 0.10;
     CHECK(f.leave_one_out.figures.mape <= bound);
   }
 }

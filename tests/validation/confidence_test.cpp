@@ -131,7 +131,7 @@ TEST_CASE("step_time_interval inverts the error: measured = predicted / (1 + e)"
 }
 
 TEST_CASE("confidence_data on the shipped A100 rows: the held-out errors cross-validation reports",
-          "[validation][confidence]") {
+          "[validation][confidence][long]") {
   const auto runs = load_measured_runs(kDir + "/tests/validation/calibration.yaml");
   ValidationOptions options;
   options.hardware_dir = kDir + "/hardware";

@@ -61,7 +61,7 @@ RunError run_error(const std::string& id, AcceleratorFamily family, RunFeatures 
 }  // namespace
 
 TEST_CASE("tests/validation/out_of_sample.yaml holds the leave-one-out errors of the model and the shipped files",
-          "[validation][confidence][out-of-sample]") {
+          "[validation][confidence][out-of-sample][long]") {
   INFO(kRegenerate);
   const OutOfSampleFile committed = read_out_of_sample(kCommitted);
   // What it was derived from: calibration.yaml, hardware/*.yaml and their fitted values as they are now.
