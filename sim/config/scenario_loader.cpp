@@ -391,25 +391,34 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
   }
 }
 
-// The attention curve (issue 17): two lists of one length, spans strictly increasing.
-void fill_attention_curve(const Validated& v, DeviceSpec& d) {
-  d.attention_reference_length = as_int(v, "device.attention_reference_length");
-  if (v.has("device.attention_curve_lengths")) d.attention_curve_lengths = v.values.at("device.attention_curve_lengths").list;
-  if (v.has("device.attention_curve_tflops")) d.attention_curve_tflops = v.values.at("device.attention_curve_tflops").list;
-  const auto& lengths = d.attention_curve_lengths;
-  const char* bad = nullptr;
-  if (lengths.size() != d.attention_curve_tflops.size()) bad = "device.attention_curve_tflops";
-  for (std::size_t i = 1; i < lengths.size() && !bad; ++i)
-    if (lengths[i] <= lengths[i - 1]) bad = "device.attention_curve_lengths";
-  if (!bad) return;
-  const std::string key = v.has(bad) ? bad : "device.attention_curve_lengths";
+// A measured curve: two lists of one length, the abscissae (`what`: spans, works) strictly
+// increasing.
+void fill_curve(const Validated& v, const std::string& x_key, const std::string& y_key, const std::string& what,
+                std::vector<int>& xs, std::vector<int>& ys) {
+  if (v.has(x_key)) xs = v.values.at(x_key).list;
+  if (v.has(y_key)) ys = v.values.at(y_key).list;
+  std::string bad;
+  if (xs.size() != ys.size()) bad = y_key;
+  for (std::size_t i = 1; i < xs.size() && bad.empty(); ++i)
+    if (xs[i] <= xs[i - 1]) bad = x_key;
+  if (bad.empty()) return;
+  const std::string key = v.has(bad) ? bad : x_key;
   Diagnostic diagnostic;
   if (v.has(key)) diagnostic.where = v.values.at(key).where;
   diagnostic.key_path = key;
-  diagnostic.problem = std::to_string(d.attention_curve_tflops.size()) + " throughputs for " +
-                       std::to_string(lengths.size()) + " spans, or spans not strictly increasing";
-  diagnostic.valid = "one TFLOPS figure per span, spans strictly increasing";
+  diagnostic.problem = std::to_string(ys.size()) + " throughputs for " + std::to_string(xs.size()) + " " + what +
+                       ", or " + what + " not strictly increasing";
+  diagnostic.valid = "one TFLOPS figure per entry of " + x_key + ", " + what + " strictly increasing";
   throw ConfigError(diagnostic);
+}
+
+// The attention curves: by span (issue 17) and by the work of one kernel call.
+void fill_attention_curve(const Validated& v, DeviceSpec& d) {
+  d.attention_reference_length = as_int(v, "device.attention_reference_length");
+  fill_curve(v, "device.attention_curve_lengths", "device.attention_curve_tflops", "spans", d.attention_curve_lengths,
+             d.attention_curve_tflops);
+  fill_curve(v, "device.attention_work_gflops", "device.attention_work_tflops", "works", d.attention_work_gflops,
+             d.attention_work_tflops);
 }
 
 HardwareSpec fill_hardware(const Validated& v, const std::string& path) {

@@ -135,6 +135,8 @@ const std::vector<KeySpec> kHardwareKeys = {
   // Long context (issue 17): the fused kernel's published throughput by key span (hardware/sources/microbenchmarks.md 2).
   {"device.attention_curve_lengths", T::int_list, D::none, "", false, 1, kMaxPositions, "", "key spans (tokens, increasing) of the published attention curve"},
   {"device.attention_curve_tflops", T::int_list, D::none, "", false, 1, 1e6, "", "published fused-attention fwd+bwd TFLOPS (causal FLOPs halved) at each span of attention_curve_lengths"},
+  {"device.attention_work_gflops", T::int_list, D::none, "", false, 1, 1e9, "", "forward GFLOP of one fused-attention kernel call (causal), increasing, at which attention_work_tflops was measured"},
+  {"device.attention_work_tflops", T::int_list, D::none, "", false, 1, 1e6, "", "measured fused-attention fwd+bwd TFLOPS (causal FLOPs halved) at each work of attention_work_gflops; the efficiencies scale by curve(work) / curve(last)"},
   {"device.attention_reference_length", T::integer, D::none, "4096", false, 1, kMaxPositions, "", "key span the attention_efficiency keys were measured at; the curve scales them by curve(span) / curve(this)"},
   {"device.attention_wide_head_backward_factor", T::number, D::none, "1", false, 0.05, 1, "", "fused attention backward efficiency at a QK head dim above 128 (MLA 192) relative to 128; 1 = not measured"},
   {"device.eager_attention_memory_efficiency", T::number, D::none, "0", false, 0, 1, "", "achieved fraction of hbm_bandwidth over the s x s score passes of attention without flash kernels; 0 = memory_bound_efficiency"},

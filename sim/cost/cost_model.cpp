@@ -105,20 +105,23 @@ double batched_gemm_efficiency(const DeviceSpec& device, const Op& op, double fl
 // Attention backward FLOPs as counted (2x forward) over as the fused kernel runs them (2.5x).
 constexpr double kCountedOverKernelBackward = 2.0 / 2.5;
 
-// The device attention curve's TFLOPS at `span` keys: piecewise linear in log2(span)
-// between the published lengths, flat past the first and the last (the benchmarks saturate:
-// FlashAttention-3 and cuDNN on H100 gain under 0.5% from 8k to 16k).
-double attention_curve_at(const DeviceSpec& device, double span) {
-  const std::vector<int>& lengths = device.attention_curve_lengths;
-  const std::vector<int>& tflops = device.attention_curve_tflops;
-  if (span <= lengths.front()) return tflops.front();
-  for (std::size_t i = 1; i < lengths.size(); ++i) {
-    if (span > lengths[i]) continue;
-    const double x0 = std::log2(static_cast<double>(lengths[i - 1])), x1 = std::log2(static_cast<double>(lengths[i]));
-    const double w = (std::log2(span) - x0) / (x1 - x0);
+// A measured curve's TFLOPS at `x`: piecewise linear in log2(x) between its points, flat past
+// the first and the last.
+double curve_at(const std::vector<int>& xs, const std::vector<int>& tflops, double x) {
+  if (x <= xs.front()) return tflops.front();
+  for (std::size_t i = 1; i < xs.size(); ++i) {
+    if (x > xs[i]) continue;
+    const double x0 = std::log2(static_cast<double>(xs[i - 1])), x1 = std::log2(static_cast<double>(xs[i]));
+    const double w = (std::log2(x) - x0) / (x1 - x0);
     return tflops[i - 1] + w * (tflops[i] - tflops[i - 1]);
   }
   return tflops.back();
+}
+
+// The device attention curve's TFLOPS at `span` keys, between the published lengths (the
+// benchmarks saturate: FlashAttention-3 and cuDNN on H100 gain under 0.5% from 8k to 16k).
+double attention_curve_at(const DeviceSpec& device, double span) {
+  return curve_at(device.attention_curve_lengths, device.attention_curve_tflops, span);
 }
 
 // The fused attention kernel's efficiency at the op's QK head dim, relative to head dim 128 (the
@@ -198,7 +201,8 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
         // The efficiency is the reference span's; the op's spans (its sequence or CP chunk, a
         // window, packed documents) move it along the device's published curve.
         rate = 2.0 * peak_flops(device, precision == Precision::fp8 ? Precision::bf16 : precision) *
-               device.attention_efficiency * attention_span_factor(device, op) / std::max(op.load_factor, 1.0) *
+               device.attention_efficiency * attention_span_factor(device, op) * attention_work_factor(device, op) /
+               std::max(op.load_factor, 1.0) *
                attention_head_dim_factor(device, op, backward);
         // The backward kernel recomputes the scores QK^T from the saved log-sum-exp before dV,
         // dP, dQ and dK: five matmuls where the op's count (the model's, 2x forward) has four.
@@ -240,6 +244,15 @@ OpTiming op_timing(const Op& op, const DeviceSpec& device, Precision precision, 
 double attention_length_factor(const DeviceSpec& device, double span) {
   if (device.attention_curve_lengths.empty() || !(span > 0)) return 1.0;
   return attention_curve_at(device, span) / attention_curve_at(device, device.attention_reference_length);
+}
+
+double attention_work_factor(const DeviceSpec& device, const Op& op) {
+  if (device.attention_work_gflops.empty()) return 1.0;
+  // The model counts the full s x s; the causal kernel does half, split over the op's calls.
+  const double call_gflops = op.forward_flops / 2.0 / std::max(1, op.attention_kernel_calls) / 1e9;
+  if (!(call_gflops > 0)) return 1.0;
+  return curve_at(device.attention_work_gflops, device.attention_work_tflops, call_gflops) /
+         device.attention_work_tflops.back();
 }
 
 double attention_span_factor(const DeviceSpec& device, const Op& op) {

@@ -15,3 +15,4 @@ target_sources(trainsim_tests PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/placement_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/spine_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/weight_grad_accumulation_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/attention_work_test.cpp)

@@ -209,6 +209,9 @@ double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel ker
 // curve), and an op's factor over its spans (FLOP-weighted harmonic mean).
 double attention_length_factor(const DeviceSpec& device, double span);
 double attention_span_factor(const DeviceSpec& device, const Op& op);
+// The fused kernel's efficiency by the work of one call (device.attention_work_*), relative to
+// the curve's fullest point; 1 without a curve.
+double attention_work_factor(const DeviceSpec& device, const Op& op);
 
 class CostModel {
  public:

@@ -65,6 +65,14 @@ struct DeviceSpec {
   std::vector<int> attention_curve_lengths;
   std::vector<int> attention_curve_tflops;
   int attention_reference_length = 4096;
+  // The fused kernel's fwd+bwd throughput (TFLOPS, causal FLOPs halved) against the work of one
+  // kernel call (GFLOP of its forward, causal: b x heads x queries x keys x (qk + v head dims) x 2),
+  // increasing: a call with little work (few heads at batch 1, a CP ring step) leaves SMs idle
+  // and its tail unbalanced. The efficiencies above are scaled by curve(work) / curve(last point),
+  // the fullest call measured; piecewise linear in log2(work), flat past either end. Empty: no
+  // dependence. Measured at one span; a device with attention_curve_* should not carry both.
+  std::vector<int> attention_work_gflops;
+  std::vector<int> attention_work_tflops;
   // Added by the MoE / MLA work (issue 18): the fused attention backward's efficiency at a QK
   // head dim above 128 (MLA's 192), relative to its efficiency at 128; 1 = not measured.
   double attention_wide_head_backward_factor = 1.0;

@@ -64,6 +64,9 @@ struct Op {
   // step waits for the heaviest). load_factor scales the op's time, not its FLOPs.
   std::vector<AttentionSpan> attention_spans;
   double load_factor = 1.0;
+  // Fused attention only: the kernel calls its forward FLOPs are split over (a CP ring's steps),
+  // for its efficiency by the work of one call (cost_model.cpp attention_work_factor).
+  int attention_kernel_calls = 1;
   // Added by the MoE / MLA work (issue 18): the QK head dim of a fused attention op (MLA: no-rope
   // + rope = 192), whose kernel runs at its own efficiency by head dim (cost_model.cpp
   // attention_head_dim_factor); 0 on every other op.
