@@ -419,6 +419,13 @@ void fill_attention_curve(const Validated& v, DeviceSpec& d) {
              d.attention_curve_tflops);
   fill_curve(v, "device.attention_work_gflops", "device.attention_work_tflops", "works", d.attention_work_gflops,
              d.attention_work_tflops);
+  if (d.attention_curve_lengths.empty() || d.attention_work_gflops.empty()) return;
+  Diagnostic diagnostic;
+  diagnostic.where = v.values.at("device.attention_work_gflops").where;
+  diagnostic.key_path = "device.attention_work_gflops";
+  diagnostic.problem = "a second attention curve beside attention_curve_lengths (each sweep measures the other's effect too)";
+  diagnostic.valid = "one curve: by span (attention_curve_*) or by the work of one call (attention_work_*)";
+  throw ConfigError(diagnostic);
 }
 
 HardwareSpec fill_hardware(const Validated& v, const std::string& path) {

@@ -109,4 +109,6 @@ TEST_CASE("attention work curve: one figure per work and increasing works, or th
   const std::string unordered = error_with("[17, 34, 69, 137, 275, 550]", "[17, 69, 34, 137, 275, 550]");
   CHECK(unordered.find("device.attention_work_gflops:") != std::string::npos);
   CHECK(unordered.find("works strictly increasing") != std::string::npos);
+  const std::string both = error_with("attention_work_gflops:", "attention_curve_lengths: [512, 4096]\n  attention_curve_tflops: [100, 200]\n  attention_work_gflops:");
+  CHECK(both.find("device.attention_work_gflops: a second attention curve") != std::string::npos);
 }

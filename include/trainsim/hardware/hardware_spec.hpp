@@ -66,11 +66,12 @@ struct DeviceSpec {
   std::vector<int> attention_curve_tflops;
   int attention_reference_length = 4096;
   // The fused kernel's fwd+bwd throughput (TFLOPS, causal FLOPs halved) against the work of one
-  // kernel call (GFLOP of its forward, causal: b x heads x queries x keys x (qk + v head dims) x 2),
+  // kernel call (GFLOP of its causal forward: half the model's 2 b h s_q s_k (dqk + dv)),
   // increasing: a call with little work (few heads at batch 1, a CP ring step) leaves SMs idle
   // and its tail unbalanced. The efficiencies above are scaled by curve(work) / curve(last point),
   // the fullest call measured; piecewise linear in log2(work), flat past either end. Empty: no
-  // dependence. Measured at one span; a device with attention_curve_* should not carry both.
+  // dependence. A device carries this curve or the one by span, not both (the loader refuses
+  // both: each measures the other's effect too).
   std::vector<int> attention_work_gflops;
   std::vector<int> attention_work_tflops;
   // Added by the MoE / MLA work (issue 18): the fused attention backward's efficiency at a QK
