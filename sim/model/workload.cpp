@@ -897,7 +897,7 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     op.activation_bytes = qkv_keep + kFp32 * sh.b * heads_local * sh.s;
     op.attention_spans = attention_spans(m, p, layer_index);
     op.load_factor = document_load_factor(m, p, layer_index);
-    op.attention_kernel_calls = sh.c > 1 ? static_cast<int>(cp_kernel_divisor(p)) : 1;
+    op.attention_kernel_calls = static_cast<int>(cp_kernel_divisor(p));
     B.add(op);
   } else {
     // Attention without flash kernels, as Megatron-LM's CoreAttention ran it in 2021-2022
