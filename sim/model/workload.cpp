@@ -1613,10 +1613,11 @@ namespace {
 // serial with the math and floored by the whole traffic, reproduces; a device whose sweep shows
 // it says so (device.gemm.accumulator_read_exposed). Unfused,
 // the GEMM writes a fresh 16-bit gradient and the DDP hook's main_grad.add_(grad) reads it and the
-// buffer and writes the buffer, a kernel of its own after the GEMM.
+// buffer and writes the buffer, a kernel of its own after the GEMM. A framework without the fusion
+// (DeepSpeed, FSDP) takes autograd's gradient: the GEMM writes a fresh 16-bit .grad, and what its
+// hooks do with it is priced in its own entry (framework.cpp).
 void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& layer) {
   const FrameworkEntry& framework = framework_entry(p.framework);
-  if (!framework.gradient_accumulation_fusion.value) return;
   const double buffer = framework.grad_buffer_bytes.value;
   for (Op& op : layer.ops) {
     if (op.op_class != OpClass::gemm || op.weight_tensors <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
@@ -1624,7 +1625,9 @@ void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& la
         std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
     // gemm_op's backward bytes count the fused path's read and write of an fp32 buffer.
     op.backward_bytes -= 2.0 * kFp32 * elements;
-    if (p.gradient_accumulation_fusion) {
+    if (!framework.gradient_accumulation_fusion.value) {
+      op.backward_bytes += kHalf * elements;
+    } else if (p.gradient_accumulation_fusion) {
       op.backward_bytes += 2.0 * buffer * elements;
       op.weight_grad_accumulator_read_bytes = buffer * elements;
     } else {

@@ -56,11 +56,18 @@ TEST_CASE("a framework that accumulates its own way carries no accumulation byte
   ParallelPlan p = plan(1, 1, 8, 1, 8, 4096);
   p.framework = Framework::fsdp;
   REQUIRE_FALSE(framework_entry(Framework::fsdp).gradient_accumulation_fusion.value);
+  ParallelPlan megatron = p;
+  megatron.framework = Framework::megatron_core;
+  const Op reference = first_weight_gemm(build_workload(llama2_7b(), megatron));
+  const double n = weight_elements(reference);
   for (bool fused : {true, false}) {
     p.gradient_accumulation_fusion = fused;
     const Op op = first_weight_gemm(build_workload(llama2_7b(), p));
     CHECK(op.weight_grad_accumulator_read_bytes == 0);
     CHECK(op.weight_grad_add_bytes == 0);
+    // Autograd's wgrad GEMM writes a fresh 16-bit .grad (2 bytes an element) where Megatron's fused
+    // GEMM reads and writes its fp32 main_grad (4 + 4); the framework's own hook is priced apart.
+    CHECK(reference.backward_bytes - op.backward_bytes == Approx((8 - 2) * n).epsilon(1e-12));
   }
 }
 

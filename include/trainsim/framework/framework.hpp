@@ -282,8 +282,8 @@ struct FrameworkEntry {
   // runs with beta 1 on the gradient buffer, reading each element before it writes it back, a
   // read its math cannot hide (cost_model.cpp op_timing). Unfused, the wgrad GEMM writes a fresh
   // 16-bit gradient and the framework's hook adds it into the buffer with a kernel of its own.
-  // false: nothing is added to gemm_op's backward, which counts a read and a write of a 4-byte
-  // buffer element per weight whatever the framework (autograd's .grad is not priced apart).
+  // false: the wgrad GEMM writes autograd's fresh 16-bit .grad (2 bytes an element); whatever the
+  // framework's hook then does with it (a cast, a copy into a bucket) is that hook's entry's.
   Sourced<bool> gradient_accumulation_fusion{false, "the weight gradient is autograd's .grad, no fused accumulation"};
   // Gradient-reduction bucket buffers the ZeRO optimizer allocates besides the gradients, in
   // the 16-bit dtype, of grad_bucket_params elements each, per stage class: ZeRO 1-2 with the
