@@ -182,7 +182,7 @@ elseif(CHECK STREQUAL "validate_trends_json_lists_unsupported_rows_and_exact_gro
   run(0 validate --trends tests/validation/trends.yaml --json ${OUTDIR}/t.json)
   expect_match("${output}" "unsupported rows \\(not simulated; the list is unsupported_runs\\(\\)")
   read_json(${OUTDIR}/t.json)
-  foreach(key_value groups_compared:18 groups_unsupported:4 rows_unsupported:25 rows_failed:0)
+  foreach(key_value groups_compared:19 groups_unsupported:4 rows_unsupported:25 rows_failed:0)
     string(REPLACE ":" ";" pair ${key_value})
     list(GET pair 0 key)
     list(GET pair 1 value)
@@ -190,7 +190,7 @@ elseif(CHECK STREQUAL "validate_trends_json_lists_unsupported_rows_and_exact_gro
     expect_equal("${v}" ${value} "${key}")
   endforeach()
   string(JSON groups LENGTH "${json}" groups)
-  expect_equal("${groups}" 22 "groups")
+  expect_equal("${groups}" 23 "groups")
   # Every row is simulated (has a metric) or names what it needs; none failed.
   set(unsupported 0)
   math(EXPR last_group "${groups} - 1")
