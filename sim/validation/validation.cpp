@@ -1687,11 +1687,14 @@ std::string named_submodel_file(const MeasuredRun& run) {
     if (contains(run.accelerator, "Jean Zay")) return "jean-zay-a100.yaml";
     return contains(run.accelerator, "40GB") || contains(run.accelerator, "40 GB") ? "a100-40gb.yaml" : "";
   }
-  // torchtitan's H100 benchmarks ran on Meta's Grand Teton hosts: 96 GB of HBM2e at 2.4 TB/s and a
-  // 500 W limit, not the DGX H100's 80 GB of HBM3 at 3.35 TB/s (h100-96gb-grand-teton.yaml).
+  // torchtitan's H100 benchmarks ran on Meta's Grand Teton hosts with 96 GB of HBM2e at 2.4 TB/s and a
+  // 500 W limit, not the DGX H100's 80 GB of HBM3 at 3.35 TB/s (h100-96gb-grand-teton.yaml). The
+  // part, not the server, decides: Grand Teton also houses the 80 GB HBM3 H100 at 700 W that the
+  // Llama 3 405B pre-training ran on (arXiv 2407.21783 sec. 3.3.1), a DGX H100's GPU.
   if (family_of(run.accelerator) == AcceleratorFamily::h100) {
-    const bool grand_teton = contains(run.accelerator, "Grand Teton") || contains(run.accelerator, "HBM2e");
-    return grand_teton ? "h100-96gb-grand-teton.yaml" : "";
+    const bool hbm2e_part = contains(run.accelerator, "HBM2e") || contains(run.accelerator, "96GB") ||
+                            contains(run.accelerator, "96 GB");
+    return hbm2e_part ? "h100-96gb-grand-teton.yaml" : "";
   }
   if (family_of(run.accelerator) != AcceleratorFamily::ascend_910b) return "";
   // "910B" followed by a digit: 910B1..910B4 ([CANN-ini] platform configs). A 910B2C has the

@@ -30,6 +30,9 @@ TEST_CASE("the sub-model an accelerator field names, and none where it names non
   // torchtitan's hosts: 96 GB of HBM2e at 2.4 TB/s and 500 W, not the DGX H100's part.
   CHECK(named_submodel_file(run_on("NVIDIA H100 96GB HBM2e (Grand Teton, 500 W power limit)")) ==
         "h100-96gb-grand-teton.yaml");
+  CHECK(named_submodel_file(run_on("NVIDIA H100 96 GB")) == "h100-96gb-grand-teton.yaml");
+  // The server alone does not name the part: Llama 3's Grand Teton hosts held the 80 GB HBM3 H100.
+  CHECK(named_submodel_file(run_on("NVIDIA H100 SXM 80GB HBM3 700 W (Grand Teton)")).empty());
   CHECK(hardware_file_for_run(run_on("NVIDIA H100 SXM 80GB (DGX H100)")) == "h100-80gb.yaml");
   CHECK(hardware_file_for_run(run_on("Huawei Ascend 910B")) == "ascend-910b3.yaml");
   CHECK(hardware_file_for_run(run_on("Huawei Ascend 910B1")) == "ascend-910b1.yaml");
