@@ -1512,6 +1512,7 @@ TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const Validat
     for (const auto& row : group.rows) {
       group.failed += !row.failure.empty();
       group.unsupported += !row.unsupported.empty();
+      if (counted(row) && !row.predicted_fits) report.rows_predicted_oom.push_back(row.id);
     }
     report.rows_failed += group.failed;
     report.rows_unsupported += group.unsupported;
@@ -1640,6 +1641,11 @@ std::string format_trends(const TrendsReport& report) {
   for (const auto& group : report.groups)
     for (const auto& row : group.rows) rows.push_back(&row);
   out += format_unsupported(rows);
+  if (!report.rows_predicted_oom.empty()) {
+    std::string ids;
+    for (const auto& id : report.rows_predicted_oom) ids += (ids.empty() ? "" : ", ") + id;
+    out += "rows predicted out of memory (they ran: wrong verdicts): " + ids + "\n";
+  }
   out += format_source_bias(report);
   std::snprintf(line, sizeof line,
                 "trends: %d of %d groups in the measured order; %d groups not compared (every other row unsupported); "
@@ -1674,6 +1680,7 @@ std::string trends_json(const TrendsReport& report) {
   j["groups_unsupported"] = report.groups_unsupported;
   j["rows_unsupported"] = report.rows_unsupported;
   j["rows_failed"] = report.rows_failed;
+  j["rows_predicted_oom"] = report.rows_predicted_oom;
   // Replace invalid UTF-8 (an id or note copied from a mis-encoded source) rather than throw.
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

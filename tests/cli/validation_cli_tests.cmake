@@ -191,6 +191,9 @@ elseif(CHECK STREQUAL "validate_trends_json_lists_unsupported_rows_and_exact_gro
   endforeach()
   string(JSON groups LENGTH "${json}" groups)
   expect_equal("${groups}" 23 "groups")
+  string(JSON oom LENGTH "${json}" rows_predicted_oom)
+  expect_equal("${oom}" 2 "rows predicted out of memory")
+  expect_match("${output}" "rows predicted out of memory \\(they ran: wrong verdicts\\): llama3-405b-8192gpu")
   # Every row is simulated (has a metric) or names what it needs; none failed.
   set(unsupported 0)
   math(EXPR last_group "${groups} - 1")

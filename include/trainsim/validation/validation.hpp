@@ -155,6 +155,9 @@ struct TrendsReport {
   int groups_unsupported = 0;  // fewer than two supported rows, every other row listed unsupported
   int rows_failed = 0;         // rows that did not simulate and are not listed: a gate failure
   int rows_unsupported = 0;
+  // Simulated rows the memory model says do not fit, although the source ran them: wrong verdicts,
+  // listed by id so that they stay visible beside the rows' throughput errors.
+  std::vector<std::string> rows_predicted_oom;
 };
 
 TrendsReport validate_trends(const std::vector<MeasuredRun>& runs, const ValidationOptions& options);
