@@ -192,9 +192,9 @@ Op gemm_op(const std::string& name, double m, double n, double k, double activat
   op.backward_weight_flops = 2.0 * m * n * k;
   // Forward: read X (m x k) and W (k x n), write Y (m x n).
   op.forward_bytes = kHalf * (m * k + k * n + m * n);
-  // Backward: dX = dY.W^T reads dY, W, writes dX; dW = X^T.dY reads X, dY and
-  // accumulates into the fp32 main_grad (read + write 4 bytes each).
-  op.backward_bytes = kHalf * (m * n + k * n + m * k) + kHalf * (m * n + m * k) + 2.0 * kFp32 * k * n;
+  // Backward: dX = dY.W^T reads dY, W, writes dX; dW = X^T.dY reads X, dY and writes a 16-bit
+  // gradient (autograd's .grad; a framework's own accumulation is price_weight_gradient_accumulation's).
+  op.backward_bytes = kHalf * (m * n + k * n + m * k) + kHalf * (m * n + m * k) + kHalf * k * n;
   op.activation_bytes = activation_bytes;
   op.gemm_m = static_cast<std::int64_t>(m);
   op.gemm_n = static_cast<std::int64_t>(n);
@@ -217,14 +217,14 @@ Op routed_expert(Op op) {
 
 // Grouped GEMM over `groups` experts: m rows in total (m / groups per expert), each
 // expert with its own k x n weight. FLOPs as one m x n x k GEMM; every expert's weight is
-// read in forward and backward and its fp32 main_grad accumulated.
+// read in forward and backward and its gradient written.
 Op grouped_gemm_op(const std::string& name, double m, double n, double k, double activation_bytes, int groups) {
   Op op = gemm_op(name, m, n, k, activation_bytes);
   const double g = std::max(1, groups);
   op.gemm_groups = groups;
   op.weight_tensors = g;  // one weight per local expert (Megatron's grouped linear: weight0..weightN-1)
   op.forward_bytes = kHalf * (m * k + g * k * n + m * n);
-  op.backward_bytes = kHalf * (m * n + g * k * n + m * k) + kHalf * (m * n + m * k) + 2.0 * kFp32 * g * k * n;
+  op.backward_bytes = kHalf * (m * n + g * k * n + m * k) + kHalf * (m * n + m * k) + kHalf * g * k * n;
   return op;
 }
 
@@ -1606,7 +1606,8 @@ double layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& m, co
 namespace {
 
 // The weight gradients' accumulation into the framework's gradient buffer (buffer_bytes an
-// element), on every GEMM that owns weights. Fused (Megatron's wgrad_gemm_accum_fp32, TE's
+// element), on every GEMM with a weight gradient (a tied LM head's goes into the embedding's
+// buffer). Fused (Megatron's wgrad_gemm_accum_fp32, TE's
 // fuse_wgrad_accumulation) the GEMM reads each buffer element before writing it: on the B200s of
 // the SimuMax calibration runs a grouped expert wgrad accumulating into fp32 runs at 0.08-0.33 of
 // peak against 0.2-0.46 forward (TE grouped GEMM sweep, tools/fit_gemm_sweep.py), which the read,
@@ -1614,25 +1615,26 @@ namespace {
 // it says so (device.gemm.accumulator_read_exposed). Unfused,
 // the GEMM writes a fresh 16-bit gradient and the DDP hook's main_grad.add_(grad) reads it and the
 // buffer and writes the buffer, a kernel of its own after the GEMM. A framework without the fusion
-// (DeepSpeed, FSDP) takes autograd's gradient: the GEMM writes a fresh 16-bit .grad, and what its
-// hooks do with it is priced in its own entry (framework.cpp).
+// (DeepSpeed, FSDP) takes autograd's gradient, the 16-bit write gemm_op counts; what its hooks do
+// with it is priced in its own entry (framework.cpp).
 void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& layer) {
   const FrameworkEntry& framework = framework_entry(p.framework);
+  if (!framework.gradient_accumulation_fusion.value) return;
   const double buffer = framework.grad_buffer_bytes.value;
   for (Op& op : layer.ops) {
-    if (op.op_class != OpClass::gemm || op.weight_tensors <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
+    if (op.op_class != OpClass::gemm || op.backward_weight_flops <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
     const double elements =
         std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
-    // gemm_op's backward bytes count the fused path's read and write of an fp32 buffer.
-    op.backward_bytes -= 2.0 * kFp32 * elements;
-    if (!framework.gradient_accumulation_fusion.value) {
-      op.backward_bytes += kHalf * elements;
-    } else if (p.gradient_accumulation_fusion) {
-      op.backward_bytes += 2.0 * buffer * elements;
+    if (p.gradient_accumulation_fusion) {
+      // The GEMM reads and writes the buffer instead of writing a 16-bit gradient.
+      op.backward_bytes += (2.0 * buffer - kHalf) * elements;
       op.weight_grad_accumulator_read_bytes = buffer * elements;
     } else {
-      op.backward_bytes += (kHalf + kHalf + 2.0 * buffer) * elements;
-      op.weight_grad_add_bytes = (kHalf + 2.0 * buffer) * elements;
+      // The hook's add reads the gradient and the buffer and writes the buffer. A tied LM head
+      // (weight_tensors 0) adds into the embedding's .grad instead (autograd's accumulation: read
+      // both, write one); the hook's add of that table is the embedding's (build_embedding).
+      op.weight_grad_add_bytes = (op.weight_tensors > 0 ? kHalf + 2.0 * buffer : 3.0 * kHalf) * elements;
+      op.backward_bytes += op.weight_grad_add_bytes;
     }
   }
 }

@@ -91,3 +91,25 @@ TEST_CASE("the hook's add runs after the GEMM everywhere and the fused read only
   plain.gemm.accumulator_read_exposed = false;
   CHECK(op_backward_weight_s(fused, device, Precision::bf16) > op_backward_weight_s(fused, plain, Precision::bf16));
 }
+
+TEST_CASE("a tied LM head accumulates its weight gradient too: fused into main_grad, unfused into the embedding's .grad",
+          "[model][cost][grad_accumulation]") {
+  auto head_gemm = [](const Workload& w) {
+    for (const auto& op : w.head.ops)
+      if (op.op_class == OpClass::gemm) return op;
+    FAIL("no head GEMM");
+    return w.head.ops.front();
+  };
+  ParallelPlan p = plan(8, 1, 1, 1, 8, 2048);  // one stage: the head is the embedding's table
+  p.framework = Framework::megatron_core;
+  REQUIRE(gpt3_175b().tie_word_embeddings);
+  const Op fused = head_gemm(build_workload(gpt3_175b(), p));
+  p.gradient_accumulation_fusion = false;
+  const Op unfused = head_gemm(build_workload(gpt3_175b(), p));
+  REQUIRE(fused.weight_tensors == 0);
+  const double n = weight_elements(fused);
+  CHECK(fused.weight_grad_accumulator_read_bytes == 4 * n);
+  // Unfused: autograd adds the head's bf16 gradient into the shared .grad (read 2 + 2, write 2);
+  // the DDP hook's add of the whole table into main_grad is the embedding's.
+  CHECK(unfused.weight_grad_add_bytes == 3 * 2 * n);
+}
