@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -76,13 +77,16 @@ namespace {
 //    korthikanti22-, bigsci-, bmtrain-: 2021-2022 Megatron papers, BigScience 2022) and for the
 //    zero-bubble paper's runs, whose memory says they kept the attention scores
 //    (kept_attention_scores); on otherwise. Where the notes quote the row's launch script
-//    ("Script flags (<path> @ <commit>): --flag value ...;", today the ModelLink 910B rows),
+//    ("Script flags (<path> @ <commit>): --flag value ...;": the ModelLink / MindSpeed-LLM 910B rows,
+//    SimuMax's B200 launchers, the SC21 paper's run_table_1.sh),
 //    on exactly when the quoted flags include --use-flash-attn: Megatron's --use-flash-attn is
 //    off unless passed (arguments.py store_true), and without it the run takes CoreAttention's
 //    eager path (ModelLink @ 390f0f0 modellink/model/transformer.py core_attention_forward)
 //  - dropout: Megatron's 0.1 attention and hidden dropout for the zero-bubble paper's runs
 //    (its fork's arguments.py defaults, which its launcher zeroes only for exact-numerics
-//    tests); none elsewhere
+//    tests); where the notes quote the script, its --attention-dropout and --hidden-dropout,
+//    Megatron's 0.1 each where it passes neither (the SC21 paper's run_table_1.sh); none
+//    elsewhere
 //  - torch.compile: on where the source or notes say "torch.compile" and the framework has the
 //    option (torchtitan's tables); off otherwise
 //  - cp_comm_type: a2a where the notes say "cp comm type a2a"; on a framework that runs PyTorch's
@@ -102,7 +106,10 @@ namespace {
 //    stated zero 1 without --use-distributed-optimizer (or 0 with it)
 //  - where the notes quote the script: the distributed optimizer, --overlap-grad-reduce and
 //    --overlap-param-gather on exactly when passed (Megatron-Core core_r0.8.0 arguments.py:
-//    store_true, default False; the MindSpeed-LLM rows' Megatron), --reuse-fp32-param and MC2
+//    store_true, default False; the MindSpeed-LLM rows' Megatron), the gradient all-reduce also
+//    overlapped under Megatron-LM 2021's --DDP-impl torch (PyTorch DDP) and after the backward
+//    under its default local, Megatron-LM 2021's --checkpoint-activations as full recompute of
+//    every layer, --reuse-fp32-param and MC2
 //    (--use-mc2) likewise; without a quote, overlapped (Megatron-Core recipes pass both) and read
 //    from the notes' words
 //  - Megatron-Core README runs (mcore-*): the README states "--overlap-grad-reduce
@@ -174,6 +181,22 @@ std::optional<long long> script_value(const std::string& flags, const std::strin
   while (end < flags.size() && std::isdigit(static_cast<unsigned char>(flags[end]))) ++end;
   if (end == begin || end - begin > 12) return std::nullopt;  // no size has 13 digits; stoll would throw
   return std::stoll(flags.substr(begin, end - begin));
+}
+
+// The number after a quoted flag ("--attention-dropout 0.0" -> 0); nullopt when not quoted or
+// not a plain non-negative decimal.
+std::optional<double> script_number(const std::string& flags, const std::string& flag) {
+  const std::size_t at = flags.find(" " + flag + " ");
+  if (at == std::string::npos) return std::nullopt;
+  const std::size_t begin = at + flag.size() + 2;
+  std::size_t end = begin;
+  while (end < flags.size() && (std::isdigit(static_cast<unsigned char>(flags[end])) || flags[end] == '.')) ++end;
+  if (end == begin || end - begin > 12) return std::nullopt;
+  char* parsed_end = nullptr;
+  const std::string text = flags.substr(begin, end - begin);
+  const double value = std::strtod(text.c_str(), &parsed_end);
+  if (parsed_end != text.c_str() + text.size()) return std::nullopt;
+  return value;
 }
 
 bool counts_recompute_in_flops(const MeasuredRun& run) {
@@ -329,8 +352,12 @@ void check_quoted_script(const MeasuredRun& run, const std::string& flags, std::
   // index is below recompute_num_layers): the SimuMax launchers pass exactly that.
   const bool zero_block_layers = script_sets(flags, "--recompute-method block") &&
                                  script_value(flags, "--recompute-num-layers").value_or(-1) == 0;
+  // Megatron-LM 2021's --checkpoint-activations is full recomputation of every layer (megatron/
+  // arguments.py @ 6985e58938: activations_checkpoint_method 'uniform', num layers 1).
+  const bool full = (script_sets(flags, "--recompute-granularity full") && !zero_block_layers) ||
+                    script_sets(flags, "--checkpoint-activations");
   const RecomputeGranularity scripted =
-      script_sets(flags, "--recompute-granularity full") && !zero_block_layers ? RecomputeGranularity::full
+      full ? RecomputeGranularity::full
       : script_sets(flags, "--recompute-granularity selective")               ? RecomputeGranularity::selective
                                                                                  : RecomputeGranularity::none;
   if (planned != scripted) {
@@ -665,6 +692,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     m.attention_dropout = 0.1;
     m.hidden_dropout = 0.1;
   }
+  // A quoted Megatron launch script: its --attention-dropout and --hidden-dropout, else
+  // Megatron's defaults, 0.1 each (megatron/arguments.py @ 6985e58938, the SC21 runs' commit;
+  // megatron/core/transformer/transformer_config.py today).
+  if (const std::optional<std::string> script = quoted_script_flags(run)) {
+    m.attention_dropout = script_number(*script, "--attention-dropout").value_or(0.1);
+    m.hidden_dropout = script_number(*script, "--hidden-dropout").value_or(0.1);
+  }
   if (run.moe_experts) {
     MoeSpec moe;
     moe.num_experts = static_cast<int>(*run.moe_experts);
@@ -855,7 +889,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     // arguments.py: --use-distributed-optimizer, --overlap-grad-reduce and --overlap-param-gather
     // are store_true, default False; neither MindSpeed nor MindSpeed-LLM sets them.
     p.use_distributed_optimizer = !deepspeed_zero && script_sets(*script, "--use-distributed-optimizer");
-    p.overlap_grad_reduce = script_sets(*script, "--overlap-grad-reduce");
+    // Megatron-LM 2021's --DDP-impl torch: PyTorch DDP all-reduces bucket by bucket during the
+    // last micro-batch's backward (megatron/schedules.py @ 6985e58938: model.no_sync for the
+    // others); its default, local, all-reduces after the whole backward (training.py
+    // train_step: allreduce_gradients).
+    p.overlap_grad_reduce = script_sets(*script, "--overlap-grad-reduce") || script_sets(*script, "--ddp-impl torch");
     p.overlap_param_gather = script_sets(*script, "--overlap-param-gather");
     if (run.zero && !deepspeed_zero && (*run.zero == 1) != p.use_distributed_optimizer)
       problems.push_back(problem(run, "plan.zero",

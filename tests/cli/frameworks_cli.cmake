@@ -273,7 +273,7 @@ elseif(CHECK STREQUAL "validate_counts_runs_predicted_out_of_memory_on_the_calib
 elseif(CHECK STREQUAL "validate_counts_a_run_predicted_out_of_memory")
   # The first run with a 10x hidden size (about 150B parameters on TP1 PP1): it cannot fit in
   # 80 GB, and the count says so.
-  one_run_file(${OUTDIR}/big.yaml "\n    hidden: 2304\n" "\n    hidden: 23040\n")
+  one_run_file(${OUTDIR}/big.yaml "2304" "23040")  # the row and its quoted script
   run(0 validate ${OUTDIR}/big.yaml --json ${OUTDIR}/big.json)
   expect_match("${output}" "A100 MAPE: [0-9.]+% over 1 runs \\([^)]*\\); 1 predicted out of memory\n")
   expect_match("${output}" "A100 runs predicted out of memory \\(they ran: wrong verdicts\\): narayanan21-t1-1.7B\n")

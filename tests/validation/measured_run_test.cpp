@@ -39,7 +39,8 @@ TEST_CASE("the calibration set loads every run, and a null stays unknown", "[val
   CHECK(run.count == 32);
   CHECK(run.hidden == 2304);
   CHECK(run.tp == 1);
-  CHECK_FALSE(run.micro_batch.has_value());
+  CHECK(run.micro_batch == 16);
+  CHECK_FALSE(run.vpp.has_value());
   CHECK_FALSE(run.step_time_s.has_value());
   CHECK(run.tflops_per_device == Approx(137));
   const auto& moe = find(runs, "simumax-b200-deepseekv2_tp1_ep8_pp1_dp8_l4_mbc4_cef");
@@ -425,6 +426,39 @@ TEST_CASE("a quoted script's DP overlaps, distributed optimizer, fp32 reuse and 
       write_temp("trainsim_quote_zero.yaml", edit(plain, "    global_batch: 8\n", "    global_batch: 8\n    zero: 1\n")));
   CHECK_THROWS_WITH(scenario_for_run(zero[0], shipped_hardware()),
                     Catch::Contains("t.plan.zero: 1, but the quoted script does not pass --use-distributed-optimizer"));
+}
+
+TEST_CASE("a quoted Megatron-LM 2021 script: --DDP-impl torch overlaps the DP all-reduce, local does not, "
+          "--checkpoint-activations is full recompute, and dropout is the script's or Megatron's 0.1",
+          "[validation]") {
+  const std::string quoted = "  notes: 'Script flags (run.sh @ abc): --tensor-model-parallel-size 1 --DDP-impl local "
+                             "--fp16; later'\n  measured:\n";
+  const std::string local = edit(run_yaml(), "  measured:\n", quoted);
+  auto scenario = [&](const std::string& name, const std::string& text) {
+    return scenario_for_run(load_measured_runs(write_temp(name, text))[0], shipped_hardware());
+  };
+  const Scenario after_backward = scenario("trainsim_ddp_local.yaml", local);
+  CHECK_FALSE(after_backward.plan.overlap_grad_reduce);
+  CHECK(after_backward.plan.precision == Precision::fp16);
+  // Megatron's defaults where the script does not set them (megatron/arguments.py @ 6985e58938).
+  CHECK(after_backward.model.attention_dropout == 0.1);
+  CHECK(after_backward.model.hidden_dropout == 0.1);
+  const Scenario torch_ddp = scenario("trainsim_ddp_torch.yaml", edit(local, "--DDP-impl local", "--DDP-impl torch"));
+  CHECK(torch_ddp.plan.overlap_grad_reduce);
+  const Scenario no_dropout = scenario(
+      "trainsim_dropout_zero.yaml", edit(local, "--fp16;", "--attention-dropout 0.0 --hidden-dropout 0.25 --fp16;"));
+  CHECK(no_dropout.model.attention_dropout == 0.0);
+  CHECK(no_dropout.model.hidden_dropout == 0.25);
+  // Without a quoted script the row keeps the model's own (no dropout).
+  CHECK(scenario("trainsim_dropout_none.yaml", run_yaml()).model.attention_dropout == 0.0);
+  // --checkpoint-activations recomputes every layer: a plan without recompute contradicts it,
+  // a plan with full recompute agrees.
+  const std::string checkpointed = edit(local, "--fp16;", "--checkpoint-activations --fp16;");
+  CHECK_THROWS_WITH(scenario("trainsim_ckpt_none.yaml", checkpointed),
+                    Catch::Contains("t.plan.recompute: the quoted script recomputes full, the plan null"));
+  const Scenario full = scenario("trainsim_ckpt_full.yaml",
+                                 edit(checkpointed, "    global_batch: 8\n", "    global_batch: 8\n    recompute: full\n"));
+  CHECK(full.plan.recompute_granularity == RecomputeGranularity::full);
 }
 
 TEST_CASE("every default filled into a run is the documented value and is named", "[validation]") {
