@@ -84,9 +84,10 @@ namespace {
 //    eager path (ModelLink @ 390f0f0 modellink/model/transformer.py core_attention_forward)
 //  - dropout: Megatron's 0.1 attention and hidden dropout for the zero-bubble paper's runs
 //    (its fork's arguments.py defaults, which its launcher zeroes only for exact-numerics
-//    tests); where the notes quote the script, its --attention-dropout and --hidden-dropout,
-//    Megatron's 0.1 each where it passes neither (the SC21 paper's run_table_1.sh); none
-//    elsewhere
+//    tests) and Korthikanti et al. 2022's (ids korthikanti22-: their activation count holds the
+//    dropout masks, their selective recompute the softmax dropout); where the notes quote the
+//    script, its --attention-dropout and --hidden-dropout, Megatron's 0.1 each where it passes
+//    neither (the SC21 paper's run_table_1.sh); none elsewhere
 //  - torch.compile: on where the source or notes say "torch.compile" and the framework has the
 //    option (torchtitan's tables); off otherwise
 //  - cp_comm_type: a2a where the notes say "cp comm type a2a"; on a framework that runs PyTorch's
@@ -688,7 +689,10 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // them to 0 only for ENABLE_EXACTLY_NUMERIC_MATCH): the attention-probability dropout's mask
   // and output are Korthikanti's 3as^2b of the 5as^2b the kept scores hold, and its kernel
   // reads and writes the score matrix once more in each pass.
-  if (from_zero_bubble_fork(run)) {
+  // Korthikanti et al. 2022 ran Megatron's dropout too: their activation count (Section 4.1)
+  // holds the softmax-dropout and dropout masks, and selective recomputation recomputes the
+  // softmax dropout.
+  if (from_zero_bubble_fork(run) || starts_with(run.id, "korthikanti22-")) {
     m.attention_dropout = 0.1;
     m.hidden_dropout = 0.1;
   }

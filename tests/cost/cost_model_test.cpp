@@ -158,7 +158,7 @@ TEST_CASE("the plan can force a collective algorithm, auto picks the fastest can
 
 namespace {
 // A GPT layer with h = 4096 and `heads` heads, TP 2, micro-batch 4, s = 2048, no flash.
-LayerWorkload eager_layer(int heads) {
+LayerWorkload eager_layer(int heads, double attention_dropout = 0.0) {
   ModelSpec m;
   m.name = "gpt";
   m.hidden_size = 4096;
@@ -171,6 +171,7 @@ LayerWorkload eager_layer(int heads) {
   m.max_position_embeddings = 2048;
   m.position_embedding = PositionEmbedding::learned;
   m.norm = "layernorm";
+  m.attention_dropout = attention_dropout;
   ParallelPlan p;
   p.tensor_model_parallel_size = 2;
   p.micro_batch_size = 4;
@@ -205,6 +206,17 @@ TEST_CASE("attention without flash kernels: batched GEMMs at the GEMM curve, ful
       CHECK(t.total_s() == Approx(std::max(compute, op.forward_bytes / bw)).epsilon(1e-12));
     }
   }
+  // The attention dropout moves the same matrix but at the elementwise rate: the eager rate's
+  // measurement (FlashAttention's PyTorch baseline) ran at dropout_p 0, with no dropout kernel.
+  int dropouts = 0;
+  for (const auto& op : eager_layer(32, 0.1).ops)
+    if (op.name == "attention_dropout") {
+      ++dropouts;
+      const double elementwise = h.device.hbm_bandwidth * h.device.memory_bound_efficiency;
+      CHECK(op_forward_s(op, h.device, Precision::bf16) == Approx(5 * scores / elementwise).epsilon(1e-12));
+      CHECK(op_backward_s(op, h.device, Precision::bf16) == Approx(5 * scores / elementwise).epsilon(1e-12));
+    }
+  CHECK(dropouts == 1);
   // Without a measured eager rate the passes fall back to the elementwise rate.
   h.device.eager_attention_memory_efficiency = 0;
   for (const auto& op : layer.ops)

@@ -456,9 +456,11 @@ TEST_CASE("attention without flash kernels: score-matrix passes move 2+4+5+2 byt
   const Op& drop = op_named(layer, "attention_dropout");
   CHECK(rel(drop.forward_bytes, 5 * scores) < 1e-12);
   CHECK(rel(drop.backward_bytes, 5 * scores) < 1e-12);
+  // The dropout is an elementwise kernel, not one of the measured eager passes (cost_model.cpp).
+  CHECK_FALSE(drop.score_matrix);
   int passes = 0;
   for (const auto& op : layer.ops) passes += op.score_matrix ? 1 : 0;
-  CHECK(passes == 4);
+  CHECK(passes == 3);
   // The two bmm are batched GEMMs over the b x heads/t pairs: s x s x d and s x d x s.
   CHECK(score.gemm_groups == 64);
   CHECK(score.gemm_m == 64 * 2048);

@@ -173,7 +173,9 @@ TEST_CASE("every unsupported entry lists shipped rows, and a row listed for a mi
 // went 8.7% -> 8.9% (NeMo GPT3-20B on 64 GPUs +2.3% -> +5.7%). Tightened 2026-12-05 to about a
 // point above the figures then (`trainsim validate --cross-validate loo`: A100 2.9%, H100 5.5%,
 // B200 4.4%, 910B 9.0%, after the weight gradients' accumulation was priced): 4, 7, 6, 10%. A100
-// 2.9% -> 3.4% when the Narayanan rows took their run script's settings and dropout.
+// 2.9% -> 4.1%, bound 5%, when the A100 rows ran what their sources describe: the Narayanan rows
+// their run script's micro-batch, interleaving, DDP and Megatron's dropout, the Korthikanti rows
+// the paper's dropout (README "Validation").
 TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[validation][accuracy][long]") {
   const auto families =
       cross_validate_families(load_measured_runs(kDir + "/tests/validation/calibration.yaml"), shipped_hardware(), 0);
@@ -183,7 +185,7 @@ TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[va
     INFO(to_string(f.family));
     CHECK(f.failed == 0);
     CHECK(f.leave_one_out.figures.runs == calibration_rows(f.family));
-    const double bound = f.family == AcceleratorFamily::a100   ? 0.04
+    const double bound = f.family == AcceleratorFamily::a100   ? 0.05
                          : f.family == AcceleratorFamily::h100 ? 0.07
                          : f.family == AcceleratorFamily::b200 ? 0.06
                                                                : 0.10;
@@ -197,8 +199,10 @@ TEST_CASE("leave-one-out step-time MAPE per family stays within its bound", "[va
 // did (issue 16): attention without flash kernels (the paper's memory keeps the s x s scores),
 // the reference code's untied embeddings and layer split, and the zero-bubble schedules'
 // optimizer post-validation, which makes the 18 ZB-2p rows comparable: 57 rows, MAPE 5.4%,
-// bias -5.2% (the 1.5B rows within 1-4%, the 16-GPU 6.2B and 14.6B rows 5-11% fast); today
-// 60 rows, MAPE 3.3%, bias +0.5% (below).
+// bias -5.2% (the 1.5B rows within 1-4%, the 16-GPU 6.2B and 14.6B rows 5-11% fast); 60
+// rows, MAPE 3.3%, bias +0.5% (below); today MAPE 3.8%, bias -2.7%, once the attention dropout
+// ran at the elementwise rate and the A100 fraction was refit 0.87 -> 0.88 (Table 4's 1.5B rows
+// +4.2% -> +1.5% mean, its 14.6B rows -6.1% -> -8.1%).
 TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within its bound", "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   const auto [rows, mape, bias] = trend_errors(report, "qi24-zb");

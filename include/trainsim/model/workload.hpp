@@ -44,10 +44,11 @@ struct Op {
   // unbalanced routing (moe.expert_load_cv) gemm_m is the busiest EP rank's rows, the ones
   // the layer waits for (moe_max_load_factor x the balanced share).
   int gemm_groups = 1;
-  // Added by the cost work (issue 15): the op reads or writes the b x a x s x s score matrix
-  // of attention without flash kernels (the batched QK^T and PV GEMMs, softmax, dropout). Its
-  // HBM traffic runs at device.eager_attention_memory_efficiency, measured on exactly these
-  // kernels, not at the fused elementwise rate. An attention-class op with a gemm shape is a
+  // Added by the cost work (issue 15): the op is one of the score-matrix passes of attention
+  // without flash kernels (the batched QK^T and PV GEMMs, softmax). Its HBM traffic runs at
+  // device.eager_attention_memory_efficiency, measured on exactly these kernels, not at the
+  // fused elementwise rate. The attention dropout moves the same matrix but is not one: the
+  // measurement ran without it. An attention-class op with a gemm shape is a
   // batched GEMM: gemm_groups = b x heads, each gemm_m / gemm_groups x gemm_n x gemm_k.
   bool score_matrix = false;
   // Added for framework-dependent norms (issue 15): a LayerNorm that the framework runs as
