@@ -84,10 +84,11 @@ namespace {
 //    eager path (ModelLink @ 390f0f0 modellink/model/transformer.py core_attention_forward)
 //  - dropout: Megatron's 0.1 attention and hidden dropout for the zero-bubble paper's runs
 //    (its fork's arguments.py defaults, which its launcher zeroes only for exact-numerics
-//    tests) and Korthikanti et al. 2022's (ids korthikanti22-: their activation count holds the
-//    dropout masks, their selective recompute the softmax dropout); where the notes quote the
-//    script, its --attention-dropout and --hidden-dropout, Megatron's 0.1 each where it passes
-//    neither (the SC21 paper's run_table_1.sh); none elsewhere
+//    tests), Korthikanti et al. 2022's (ids korthikanti22-: their activation count holds the
+//    dropout masks, their selective recompute the softmax dropout) and BigScience's tr11 runs
+//    (ids bigsci-: its README says Megatron's dropout defaults are inherited); where the notes
+//    quote the script, its --attention-dropout and --hidden-dropout, Megatron's 0.1 each where
+//    it passes neither (the SC21 paper's run_table_1.sh); none elsewhere
 //  - torch.compile: on where the source or notes say "torch.compile" and the framework has the
 //    option (torchtitan's tables); off otherwise
 //  - cp_comm_type: a2a where the notes say "cp comm type a2a"; on a framework that runs PyTorch's
@@ -691,8 +692,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // reads and writes the score matrix once more in each pass.
   // Korthikanti et al. 2022 ran Megatron's dropout too: their activation count (Section 4.1)
   // holds the softmax-dropout and dropout masks, and selective recomputation recomputes the
-  // softmax dropout.
-  if (from_zero_bubble_fork(run) || starts_with(run.id, "korthikanti22-")) {
+  // softmax dropout. So did BigScience's tr11 runs: "The default Megatron-LM dropout settings
+  // are inherited: --attention-dropout 0.1 --hidden-dropout 0.1" (bigscience-workshop/
+  // bigscience train/tr11-176B-ml/README.md @ 9e64ede); the experiments' script
+  // (train/tr11-200B-ml/tr11-200B-ml.slurm @ 217dc6c, 8aff319) passes neither flag.
+  if (from_zero_bubble_fork(run) || starts_with(run.id, "korthikanti22-") || starts_with(run.id, "bigsci-")) {
     m.attention_dropout = 0.1;
     m.hidden_dropout = 0.1;
   }

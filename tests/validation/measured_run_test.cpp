@@ -429,7 +429,8 @@ TEST_CASE("a quoted script's DP overlaps, distributed optimizer, fp32 reuse and 
 }
 
 TEST_CASE("a quoted Megatron-LM 2021 script: --DDP-impl torch overlaps the DP all-reduce, local does not, "
-          "--checkpoint-activations is full recompute, and dropout is the script's or Megatron's 0.1",
+          "--checkpoint-activations is full recompute, and dropout is the script's or Megatron's 0.1, as the "
+          "2021-22 papers' and BigScience's runs kept it",
           "[validation]") {
   const std::string quoted = "  notes: 'Script flags (run.sh @ abc): --tensor-model-parallel-size 1 --DDP-impl local "
                              "--fp16; later'\n  measured:\n";
@@ -449,8 +450,15 @@ TEST_CASE("a quoted Megatron-LM 2021 script: --DDP-impl torch overlaps the DP al
       "trainsim_dropout_zero.yaml", edit(local, "--fp16;", "--attention-dropout 0.0 --hidden-dropout 0.25 --fp16;"));
   CHECK(no_dropout.model.attention_dropout == 0.0);
   CHECK(no_dropout.model.hidden_dropout == 0.25);
-  // Without a quoted script the row keeps the model's own (no dropout).
+  // Without a quoted script the row keeps the model's own (no dropout), except the runs whose
+  // source says they kept Megatron's defaults: Korthikanti et al. 2022, BigScience's tr11.
   CHECK(scenario("trainsim_dropout_none.yaml", run_yaml()).model.attention_dropout == 0.0);
+  for (const char* id : {"korthikanti22-t", "bigsci-t"}) {
+    const Scenario kept = scenario(std::string("trainsim_dropout_") + id + ".yaml",
+                                   edit(run_yaml(), "- id: t\n", std::string("- id: ") + id + "\n"));
+    CHECK(kept.model.attention_dropout == 0.1);
+    CHECK(kept.model.hidden_dropout == 0.1);
+  }
   // --checkpoint-activations recomputes every layer: a plan without recompute contradicts it,
   // a plan with full recompute agrees.
   const std::string checkpointed = edit(local, "--fp16;", "--checkpoint-activations --fp16;");
