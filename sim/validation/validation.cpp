@@ -175,29 +175,36 @@ bool script_sets(const std::string& flags, const std::string& flag) {
   return flags.find(" " + flag + " ") != std::string::npos;
 }
 
-// The integer after a quoted flag ("--micro-batch-size 4" -> 4); nullopt when not quoted.
-std::optional<long long> script_value(const std::string& flags, const std::string& flag) {
-  const std::size_t at = flags.find(" " + flag + " ");
-  if (at == std::string::npos) return std::nullopt;
-  std::size_t begin = at + flag.size() + 2, end = begin;
-  while (end < flags.size() && std::isdigit(static_cast<unsigned char>(flags[end]))) ++end;
-  if (end == begin || end - begin > 12) return std::nullopt;  // no size has 13 digits; stoll would throw
-  return std::stoll(flags.substr(begin, end - begin));
-}
-
-// The number after a quoted flag ("--attention-dropout 0.0" -> 0); nullopt when not quoted or
-// not a plain non-negative decimal.
-std::optional<double> script_number(const std::string& flags, const std::string& flag) {
+// The characters after a quoted flag up to the next space ("--micro-batch-size 4" -> "4");
+// nullopt when the flag is not quoted, has no value, or a value longer than any size or rate
+// (13 characters: stoll would throw).
+std::optional<std::string> script_token(const std::string& flags, const std::string& flag) {
   const std::size_t at = flags.find(" " + flag + " ");
   if (at == std::string::npos) return std::nullopt;
   const std::size_t begin = at + flag.size() + 2;
-  std::size_t end = begin;
-  while (end < flags.size() && (std::isdigit(static_cast<unsigned char>(flags[end])) || flags[end] == '.')) ++end;
+  const std::size_t end = std::min(flags.find(' ', begin), flags.size());
   if (end == begin || end - begin > 12) return std::nullopt;
+  return flags.substr(begin, end - begin);
+}
+
+// The integer after a quoted flag ("--micro-batch-size 4" -> 4); nullopt when not quoted.
+std::optional<long long> script_value(const std::string& flags, const std::string& flag) {
+  const std::optional<std::string> token = script_token(flags, flag);
+  if (!token) return std::nullopt;
+  std::size_t digits = 0;
+  while (digits < token->size() && std::isdigit(static_cast<unsigned char>((*token)[digits]))) ++digits;
+  if (digits == 0) return std::nullopt;
+  return std::stoll(token->substr(0, digits));
+}
+
+// The decimal after a quoted flag ("--attention-dropout 0.0" -> 0); nullopt when not quoted or
+// not a plain non-negative decimal.
+std::optional<double> script_number(const std::string& flags, const std::string& flag) {
+  const std::optional<std::string> token = script_token(flags, flag);
+  if (!token || token->find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
   char* parsed_end = nullptr;
-  const std::string text = flags.substr(begin, end - begin);
-  const double value = std::strtod(text.c_str(), &parsed_end);
-  if (parsed_end != text.c_str() + text.size()) return std::nullopt;
+  const double value = std::strtod(token->c_str(), &parsed_end);
+  if (parsed_end != token->c_str() + token->size()) return std::nullopt;
   return value;
 }
 
@@ -246,6 +253,18 @@ bool from_zero_bubble_fork(const MeasuredRun& run) {
 // without it (flash attention); its profiled T_F (18.5 ms for 3 layers) is 1.5x trainsim's
 // flash-attention forward and within 17% of its eager one. Read from the source, not the era.
 bool kept_attention_scores(const MeasuredRun& run) { return from_zero_bubble_fork(run); }
+
+// Runs whose source says they kept Megatron's 0.1 attention and hidden dropout without quoting a
+// script: the zero-bubble fork's (its arguments.py at f68d3879 defaults them to 0.1;
+// examples/pretrain_zero_bubble.sh zeroes them only for ENABLE_EXACTLY_NUMERIC_MATCH),
+// Korthikanti et al. 2022's (their activation count, Section 4.1, holds the softmax-dropout and
+// dropout masks, and selective recomputation recomputes the softmax dropout) and BigScience's
+// tr11 runs ("The default Megatron-LM dropout settings are inherited: --attention-dropout 0.1
+// --hidden-dropout 0.1", bigscience-workshop/bigscience train/tr11-176B-ml/README.md @ 9e64ede;
+// the experiments' train/tr11-200B-ml/tr11-200B-ml.slurm @ 217dc6c, 8aff319 passes neither).
+bool kept_megatron_dropout(const MeasuredRun& run) {
+  return from_zero_bubble_fork(run) || starts_with(run.id, "korthikanti22-") || starts_with(run.id, "bigsci-");
+}
 
 bool predates_flash_attention(const MeasuredRun& run) {
   // Every BigScience row's id starts with "bigsci-" (their groups with "bigscience-").
@@ -608,6 +627,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   std::vector<std::string> defaults;
   MeasuredRun run = measured;
   fill_published_dimensions(run, defaults);
+  // The row's quoted launch-script flags, if its notes quote them (quoted_script_flags).
+  const std::optional<std::string> script = quoted_script_flags(run);
   std::vector<Diagnostic> problems;
   auto use_default = [&](const char* field) { defaults.emplace_back(field); };
 
@@ -685,27 +706,18 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   m.tie_word_embeddings = gpt_style && !from_zero_bubble_fork(run);
   m.use_bias = gpt_style;
   m.norm = gpt_style ? "layernorm" : "rmsnorm";
-  // The zero-bubble fork's runs keep Megatron's dropout (arguments.py at f68d3879:
-  // --attention-dropout and --hidden-dropout default 0.1; examples/pretrain_zero_bubble.sh sets
-  // them to 0 only for ENABLE_EXACTLY_NUMERIC_MATCH): the attention-probability dropout's mask
-  // and output are Korthikanti's 3as^2b of the 5as^2b the kept scores hold, and its kernel
-  // reads and writes the score matrix once more in each pass.
-  // Korthikanti et al. 2022 ran Megatron's dropout too: their activation count (Section 4.1)
-  // holds the softmax-dropout and dropout masks, and selective recomputation recomputes the
-  // softmax dropout. So did BigScience's tr11 runs: "The default Megatron-LM dropout settings
-  // are inherited: --attention-dropout 0.1 --hidden-dropout 0.1" (bigscience-workshop/
-  // bigscience train/tr11-176B-ml/README.md @ 9e64ede); the experiments' script
-  // (train/tr11-200B-ml/tr11-200B-ml.slurm @ 217dc6c, 8aff319) passes neither flag.
-  if (from_zero_bubble_fork(run) || starts_with(run.id, "korthikanti22-") || starts_with(run.id, "bigsci-")) {
-    m.attention_dropout = 0.1;
-    m.hidden_dropout = 0.1;
-  }
-  // A quoted Megatron launch script: its --attention-dropout and --hidden-dropout, else
-  // Megatron's defaults, 0.1 each (megatron/arguments.py @ 6985e58938, the SC21 runs' commit;
+  // Megatron's dropout where the source says the run kept it: the attention-probability
+  // dropout's mask and output are Korthikanti's 3as^2b of the 5as^2b the kept scores hold, and
+  // its kernel reads and writes the score matrix once more in each pass. A quoted Megatron
+  // launch script decides by its --attention-dropout and --hidden-dropout, else Megatron's
+  // defaults, 0.1 each (megatron/arguments.py @ 6985e58938, the SC21 runs' commit;
   // megatron/core/transformer/transformer_config.py today).
-  if (const std::optional<std::string> script = quoted_script_flags(run)) {
+  if (script) {
     m.attention_dropout = script_number(*script, "--attention-dropout").value_or(0.1);
     m.hidden_dropout = script_number(*script, "--hidden-dropout").value_or(0.1);
+  } else if (kept_megatron_dropout(run)) {
+    m.attention_dropout = 0.1;
+    m.hidden_dropout = 0.1;
   }
   if (run.moe_experts) {
     MoeSpec moe;
@@ -826,8 +838,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // 16-bit residual (the framework entry's saving). Read after the framework, whose entry says
   // whether it has the feature: on one without it the key stays off (check_plan would refuse it).
   // Where the notes quote the launch script, exactly when it passes --reuse-fp32-param.
-  const std::optional<std::string> quoted = quoted_script_flags(run);
-  const bool reuse_fp32 = quoted ? script_sets(*quoted, "--reuse-fp32-param") : contains(run.notes, "reuse-fp32-param");
+  const bool reuse_fp32 = script ? script_sets(*script, "--reuse-fp32-param") : contains(run.notes, "reuse-fp32-param");
   if (reuse_fp32 && framework_entry(p.framework).reuse_fp32_param_saved_bytes.value > 0) p.reuse_fp32_param = true;
   // FSDP's mixed-precision policy as the llm-foundry tables state it (their mixed_precision
   // column, quoted in each row's notes: "FSDP mixed_precision PURE"); default otherwise.
@@ -865,7 +876,6 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   const bool deepspeed_zero = runs_on_deepspeed(p.framework);
   p.use_distributed_optimizer = zero == 1 && !deepspeed_zero;
   p.zero_stage = zero >= 2 || deepspeed_zero ? zero : 0;
-  const std::optional<std::string> script = quoted_script_flags(run);
   p.use_flash_attn = script ? script_sets(*script, "--use-flash-attn")
                             : !predates_flash_attention(run) && !kept_attention_scores(run);
   if (script) {
