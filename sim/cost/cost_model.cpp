@@ -131,9 +131,23 @@ double attention_curve_at(const DeviceSpec& device, double span) {
 // while the forward's is 0.83-1.10 (hardware file's device.attention_wide_head_backward_factor,
 // its source there). The forward keeps its rate. A separate factor so that efficiency by
 // sequence length, priced in the attention case of op_timing, composes with it.
+//
+// Below 128 (device.attention_head64_factor, the kernel's measured ratio at 64): per score
+// element the QK^T and PV matmuls do work in proportion to the head dim d while the online
+// softmax's non-matmul work (max, exp, rescale) is fixed (Dao 2023, FlashAttention-2 section 3.1),
+// so the time per counted FLOP goes as (d + c) / d and the efficiency relative to 128 is
+// d (128 + c) / (128 (d + c)). The measured ratio r at 64 gives c = 64 x 128 (1 - r) / (128 r - 64):
+// 0.90 (FA2 on A100) is c = 16 and 0.964 at head dim 96.
 double attention_head_dim_factor(const DeviceSpec& device, const Op& op, bool backward) {
-  constexpr std::int64_t kMeasuredHeadDim = 128;
-  if (!backward || op.attention_qk_head_dim <= kMeasuredHeadDim) return 1.0;
+  constexpr double kMeasuredHeadDim = 128;
+  const auto d = static_cast<double>(op.attention_qk_head_dim);
+  if (d > 0 && d < kMeasuredHeadDim) {
+    const double r = device.attention_head64_factor;
+    if (!(r > 0.5 && r < 1)) return 1.0;  // not measured (0), or no loss at 64
+    const double c = 64 * kMeasuredHeadDim * (1 - r) / (kMeasuredHeadDim * r - 64);
+    return d * (kMeasuredHeadDim + c) / (kMeasuredHeadDim * (d + c));
+  }
+  if (!backward || d <= kMeasuredHeadDim) return 1.0;
   return device.attention_wide_head_backward_factor > 0 ? device.attention_wide_head_backward_factor : 1.0;
 }
 
@@ -426,6 +440,22 @@ CollectiveOptions collective_options(const ParallelPlan& plan) {
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices)
     : CostModel(hardware, plan, num_devices, collective_options(plan)) {}
 
+namespace {
+
+double attention_kernel_head64_factor(const DeviceSpec& device, AttentionKernel kernel) {
+  switch (kernel) {
+    case AttentionKernel::device_default: return device.attention_head64_factor;
+    case AttentionKernel::flash1: return device.attention_head64_factor_flash1;
+    case AttentionKernel::flash2: return device.attention_head64_factor_flash2;
+    case AttentionKernel::flash3: return device.attention_head64_factor_flash3;
+    case AttentionKernel::cudnn: return device.attention_head64_factor_cudnn;
+    case AttentionKernel::eager: break;
+  }
+  return 0;
+}
+
+}  // namespace
+
 double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel) {
   switch (kernel) {
     case AttentionKernel::device_default: return device.attention_efficiency;
@@ -453,6 +483,7 @@ CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int
                          "a kernel whose device.attention_efficiency_<kernel> the hardware file sets, or auto");
     }
     hardware_.device.attention_efficiency = efficiency;
+    hardware_.device.attention_head64_factor = attention_kernel_head64_factor(hardware_.device, kernel);
   }
 }
 

@@ -3,13 +3,10 @@
 // with 4 heads and 982 with 128; a CP ring splits the op's work over its steps.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "../hardware/edited_hardware.hpp"
 #include "../model/reference_models.hpp"
-#include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/model/workload.hpp"
@@ -87,22 +84,8 @@ TEST_CASE("the workload splits a ring CP's attention over its steps, the gatheri
 
 TEST_CASE("attention work curve: one figure per work and increasing works, or the key is named",
           "[config][attention_work]") {
-  std::ifstream in(kRoot + "/hardware/b200.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto error_with = [&text](const std::string& from, const std::string& to) -> std::string {
-    std::string s = text.str();
-    const std::size_t at = s.find(from);
-    REQUIRE(at != std::string::npos);
-    s.replace(at, from.size(), to);
-    const std::string path = (std::filesystem::temp_directory_path() / "trainsim_attention_work_test.yaml").string();
-    std::ofstream(path) << s;
-    try {
-      load_hardware(path);
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
+  const auto error_with = [](const std::string& from, const std::string& to) {
+    return testing::hardware_error_with("b200.yaml", from, to);
   };
   const std::string short_list = error_with("[298, 561, 781, 874, 861, 982]", "[298, 561, 781, 874, 861]");
   CHECK(short_list.find("device.attention_work_tflops: 5 throughputs for 6 works") != std::string::npos);

@@ -4,14 +4,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 
+#include "../hardware/edited_hardware.hpp"
 #include "reference_models.hpp"
-#include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/variability.hpp"
@@ -83,30 +80,13 @@ TEST_CASE("attention curve: 1 at the reference span, the published ratios, log2-
 
 TEST_CASE("attention curve: one figure per span and increasing spans, or the key is named",
           "[config][attention_curve]") {
-  std::ifstream in(kRoot + "/hardware/h100-80gb.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto with = [&text](const std::string& from, const std::string& to) {
-    std::string s = text.str();
-    const std::size_t at = s.find(from);
-    REQUIRE(at != std::string::npos);
-    s.replace(at, from.size(), to);
-    const std::string path = (std::filesystem::temp_directory_path() / "trainsim_attention_curve_test.yaml").string();
-    std::ofstream(path) << s;
-    return path;
+  const auto error_of_edit = [](const std::string& from, const std::string& to) {
+    return testing::hardware_error_with("h100-80gb.yaml", from, to);
   };
-  const auto error_of = [](const std::string& path) -> std::string {
-    try {
-      load_hardware(path);
-    } catch (const ConfigError& e) {
-      return e.what();
-    }
-    return "";
-  };
-  const std::string short_list = error_of(with("[308, 409, 470, 504, 521, 522]", "[308, 409, 470, 504, 521]"));
+  const std::string short_list = error_of_edit("[308, 409, 470, 504, 521, 522]", "[308, 409, 470, 504, 521]");
   CHECK(short_list.find("device.attention_curve_tflops: 5 throughputs for 6 spans") != std::string::npos);
   const std::string unordered =
-      error_of(with("[512, 1024, 2048, 4096, 8192, 16384]", "[512, 1024, 4096, 2048, 8192, 16384]"));
+      error_of_edit("[512, 1024, 2048, 4096, 8192, 16384]", "[512, 1024, 4096, 2048, 8192, 16384]");
   CHECK(unordered.find("device.attention_curve_lengths:") != std::string::npos);
   CHECK(unordered.find("spans strictly increasing") != std::string::npos);
 }

@@ -77,6 +77,15 @@ struct DeviceSpec {
   // Added by the MoE / MLA work (issue 18): the fused attention backward's efficiency at a QK
   // head dim above 128 (MLA's 192), relative to its efficiency at 128; 1 = not measured.
   double attention_wide_head_backward_factor = 1.0;
+  // The fused kernel's fwd+bwd efficiency at QK head dim 64 relative to its efficiency at 128
+  // (the dim the efficiencies above are measured at), for the default kernel and per kernel a
+  // plan can name; 0 = not measured, head dims below 128 priced as 128. Head dims between
+  // follow from it (cost_model.cpp attention_head_dim_factor).
+  double attention_head64_factor = 0.0;
+  double attention_head64_factor_flash1 = 0.0;
+  double attention_head64_factor_flash2 = 0.0;
+  double attention_head64_factor_flash3 = 0.0;
+  double attention_head64_factor_cudnn = 0.0;
   // Added for attention without flash kernels (issue 15): achieved fraction of hbm_bandwidth
   // over the score-matrix passes (batched QK^T / PV with head-dim K or N, softmax, dropout);
   // 0 = memory_bound_efficiency.
