@@ -412,20 +412,6 @@ void fill_curve(const Validated& v, const std::string& x_key, const std::string&
   throw ConfigError(diagnostic);
 }
 
-// A head-dim-64 factor: 0 (not measured) or above one half. The model behind it (time per score
-// element = head-dim matmul work + a fixed non-matmul part, cost_model.cpp) reaches one half only
-// with an unbounded non-matmul part.
-double head64_factor(const Validated& v, const std::string& key) {
-  const double factor = v.num(key);
-  if (factor == 0 || factor > 0.5) return factor;
-  Diagnostic diagnostic;
-  diagnostic.where = v.values.at(key).where;
-  diagnostic.key_path = key;
-  diagnostic.problem = "a head-dim-64 efficiency of " + format_number("%g", factor) + " of head dim 128's";
-  diagnostic.valid = "0 (not measured) or a ratio above 0.5 and at most 1 (FlashAttention-2 on A100: 0.90)";
-  throw ConfigError(diagnostic);
-}
-
 // The attention curves: by span (issue 17) and by the work of one kernel call.
 void fill_attention_curve(const Validated& v, DeviceSpec& d) {
   d.attention_reference_length = as_int(v, "device.attention_reference_length");
@@ -472,11 +458,11 @@ HardwareSpec fill_hardware(const Validated& v, const std::string& path) {
   d.attention_efficiency_flash3 = v.num("device.attention_efficiency_flash3");
   d.attention_efficiency_cudnn = v.num("device.attention_efficiency_cudnn");
   d.attention_wide_head_backward_factor = v.num("device.attention_wide_head_backward_factor");
-  d.attention_head64_factor = head64_factor(v, "device.attention_head64_factor");
-  d.attention_head64_factor_flash1 = head64_factor(v, "device.attention_head64_factor_flash1");
-  d.attention_head64_factor_flash2 = head64_factor(v, "device.attention_head64_factor_flash2");
-  d.attention_head64_factor_flash3 = head64_factor(v, "device.attention_head64_factor_flash3");
-  d.attention_head64_factor_cudnn = head64_factor(v, "device.attention_head64_factor_cudnn");
+  d.attention_head64_factor = v.num("device.attention_head64_factor");
+  d.attention_head64_factor_flash1 = v.num("device.attention_head64_factor_flash1");
+  d.attention_head64_factor_flash2 = v.num("device.attention_head64_factor_flash2");
+  d.attention_head64_factor_flash3 = v.num("device.attention_head64_factor_flash3");
+  d.attention_head64_factor_cudnn = v.num("device.attention_head64_factor_cudnn");
   d.eager_attention_memory_efficiency = v.num("device.eager_attention_memory_efficiency");
   d.eager_layer_norm_forward_efficiency = v.num("device.eager_layer_norm_forward_efficiency");
   d.eager_layer_norm_backward_efficiency = v.num("device.eager_layer_norm_backward_efficiency");

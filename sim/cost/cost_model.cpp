@@ -132,20 +132,20 @@ double attention_curve_at(const DeviceSpec& device, double span) {
 // its source there). The forward keeps its rate. A separate factor so that efficiency by
 // sequence length, priced in the attention case of op_timing, composes with it.
 //
-// Below 128 (device.attention_head64_factor, the kernel's measured ratio at 64): per score
-// element the QK^T and PV matmuls do work in proportion to the head dim d while the online
-// softmax's non-matmul work (max, exp, rescale) is fixed (Dao 2023, FlashAttention-2 section 3.1),
-// so the time per counted FLOP goes as (d + c) / d and the efficiency relative to 128 is
-// d (128 + c) / (128 (d + c)). The measured ratio r at 64 gives c = 64 x 128 (1 - r) / (128 r - 64):
-// 0.90 (FA2 on A100) is c = 16 and 0.964 at head dim 96.
+// Below 128 the kernel runs at its measured ratio at head dim 64 (device.attention_head64_factor:
+// FlashAttention-2 and -3 lose there, 0.80-0.90, the matmuls doing less work per score element
+// beside the online softmax's fixed part; FlashAttention-1 gains, 1.14 on A100, its hdim-128
+// tiles being the smaller), linear in the head dim between 64 and 128 and held below 64, where
+// no kernel table reaches.
 double attention_head_dim_factor(const DeviceSpec& device, const Op& op, bool backward) {
   constexpr double kMeasuredHeadDim = 128;
+  constexpr double kNarrowHeadDim = 64;
   const auto d = static_cast<double>(op.attention_qk_head_dim);
   if (d > 0 && d < kMeasuredHeadDim) {
     const double r = device.attention_head64_factor;
-    if (!(r > 0.5 && r < 1)) return 1.0;  // not measured (0), or no loss at 64
-    const double c = 64 * kMeasuredHeadDim * (1 - r) / (kMeasuredHeadDim * r - 64);
-    return d * (kMeasuredHeadDim + c) / (kMeasuredHeadDim * (d + c));
+    if (!(r > 0)) return 1.0;  // not measured
+    const double toward_64 = (kMeasuredHeadDim - std::max(d, kNarrowHeadDim)) / (kMeasuredHeadDim - kNarrowHeadDim);
+    return 1.0 + toward_64 * (r - 1.0);
   }
   if (!backward || d <= kMeasuredHeadDim) return 1.0;
   return device.attention_wide_head_backward_factor > 0 ? device.attention_wide_head_backward_factor : 1.0;

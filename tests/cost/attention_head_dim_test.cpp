@@ -61,7 +61,7 @@ TEST_CASE("the workload tags the fused attention op with its QK head dim: MLA 19
   CHECK(core_head_dim(testing::llama3_70b()) == 128);
 }
 
-TEST_CASE("attention below head dim 128 runs at the kernel's measured head-dim-64 ratio, between by the softmax overhead",
+TEST_CASE("attention below head dim 128 runs at the kernel's measured head-dim-64 ratio, linear between",
           "[cost][attention]") {
   const HardwareSpec a100 = load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/a100-80gb.yaml");
   const DeviceSpec& d = a100.device;
@@ -72,13 +72,12 @@ TEST_CASE("attention below head dim 128 runs at the kernel's measured head-dim-6
   // At 64 the measured ratio itself, forward and backward.
   CHECK(op_forward_s(fused_attention(flops, 64), d, Precision::bf16) == Approx(forward_128 / 0.90).epsilon(1e-12));
   CHECK(op_backward_s(fused_attention(flops, 64), d, Precision::bf16) == Approx(backward_128 / 0.90).epsilon(1e-12));
-  // Between: efficiency d (128 + c) / (128 (d + c)) with c = 64 x 128 x 0.1 / (115.2 - 64) = 16,
-  // 96 x 144 / (128 x 112) = 27 / 28 at head dim 96; at 32 (below the measurement) 32 x 144 / (128 x 48) = 0.75.
-  CHECK(op_forward_s(fused_attention(flops, 96), d, Precision::bf16) == Approx(forward_128 * 28 / 27).epsilon(1e-12));
-  CHECK(op_forward_s(fused_attention(flops, 32), d, Precision::bf16) == Approx(forward_128 / 0.75).epsilon(1e-12));
+  // Half way (96) half the loss; below 64, where no table reaches, held at 64's.
+  CHECK(op_forward_s(fused_attention(flops, 96), d, Precision::bf16) == Approx(forward_128 / 0.95).epsilon(1e-12));
+  CHECK(op_forward_s(fused_attention(flops, 32), d, Precision::bf16) == Approx(forward_128 / 0.90).epsilon(1e-12));
 
-  // A plan naming a kernel takes that kernel's ratio: H100's default (cuDNN) has none measured,
-  // FlashAttention-3 0.80; A100's FlashAttention-1 none.
+  // A plan naming a kernel takes that kernel's ratio: FlashAttention-1 gains at 64 on A100 (1.14),
+  // H100's default (cuDNN) has none measured, FlashAttention-3 0.80.
   const HardwareSpec h100 = load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/h100-80gb.yaml");
   auto head64_over_128 = [&flops](const HardwareSpec& hw, AttentionKernel kernel) {
     ParallelPlan plan;
@@ -89,19 +88,17 @@ TEST_CASE("attention below head dim 128 runs at the kernel's measured head-dim-6
   CHECK(head64_over_128(h100, AttentionKernel::device_default) == Approx(1.0).epsilon(1e-12));
   CHECK(head64_over_128(h100, AttentionKernel::flash3) == Approx(1 / 0.80).epsilon(1e-12));
   CHECK(head64_over_128(h100, AttentionKernel::flash2) == Approx(1 / 0.87).epsilon(1e-12));
-  CHECK(head64_over_128(a100, AttentionKernel::flash1) == Approx(1.0).epsilon(1e-12));
+  CHECK(head64_over_128(a100, AttentionKernel::flash1) == Approx(1 / 1.14).epsilon(1e-12));
   CHECK(head64_over_128(a100, AttentionKernel::device_default) == Approx(1 / 0.90).epsilon(1e-12));
 }
 
-TEST_CASE("a head-dim-64 ratio is 0 or above one half, or the key is named", "[config][attention]") {
+TEST_CASE("a head-dim-64 ratio is 0 (not measured) up to 2, or the key is named", "[config][attention]") {
   auto error_with = [](const std::string& value) {
     return testing::hardware_error_with("a100-80gb.yaml", "attention_head64_factor_flash2: 0.90",
                                         "attention_head64_factor_flash2: " + value);
   };
-  const std::string half = error_with("0.5");
-  CHECK(half.find("device.attention_head64_factor_flash2: a head-dim-64 efficiency of 0.5") != std::string::npos);
-  CHECK(half.find("valid: 0 (not measured) or a ratio above 0.5") != std::string::npos);
-  CHECK(error_with("1.2").find("device.attention_head64_factor_flash2") != std::string::npos);
+  CHECK(error_with("2.5").find("device.attention_head64_factor_flash2") != std::string::npos);
+  CHECK(error_with("-0.1").find("device.attention_head64_factor_flash2") != std::string::npos);
   CHECK(error_with("0").empty());
-  CHECK(error_with("1").empty());
+  CHECK(error_with("1.2").empty());
 }
