@@ -4,8 +4,9 @@
 // today, rounded up to the next whole percent, so that any regression fails and any
 // improvement tightens them. Reproduce with
 //   ./build-test/tools/trainsim validate tests/validation/llm_foundry.yaml
-// (today A100 9.3% over 139 rows: the 80GB table 11.7% over 61, the 40GB table 7.5% over 78 on
-// hardware/a100-40gb.yaml; H100 11.1% over 77. Before: A100 11.7% over 61 rows, H100 15.1% over
+// (today A100 9.5% over 139 rows: the 80GB table 10.1% over 61, the 40GB table 9.1% over 78 on
+// hardware/a100-40gb.yaml; H100 9.5% over 77. Earlier: A100 9.3% (80GB 11.7%, 40GB 7.5%), H100
+// 11.1%; before that: A100 11.7% over 61 rows, H100 15.1% over
 // 77; without activation checkpointing A100 10.3% / H100 18.6%, with it 14.2% / 9.6%. Before each row's attention kernel was priced
 // (plan.attention_kernel from its notes) A100 29.7%, H100 28.2%; without AC 36.6% / 32.5%, with
 // it 17.4% / 21.5%; before FSDP's gradient pass was priced A100 30.5%, H100 30.4%.) The A100
@@ -62,7 +63,7 @@ TEST_CASE("llm-foundry MPT rows: every row simulates or is listed, MAPE per acce
     CHECK(family.unsupported == 0);
     if (family.family == AcceleratorFamily::a100) {
       CHECK(family.runs == 61 + 78);  // the A100 80GB and 40GB tables
-      CHECK(family.mape <= 0.10);     // 9.7% (80GB 11.9%, 40GB 8.0%: the next test)
+      CHECK(family.mape <= 0.10);     // 9.5% (80GB 10.1%, 40GB 9.1%: the next test)
       // No run predicted out of memory: the 40GB table's largest micro-batches fit because
       // flash-attn's fused loss (llm-foundry's default loss_fn fused_crossentropy) keeps the
       // 16-bit logits, not an fp32 softmax (sim/model/workload.cpp cross_entropy_op); at 4
@@ -71,7 +72,7 @@ TEST_CASE("llm-foundry MPT rows: every row simulates or is listed, MAPE per acce
     } else {
       REQUIRE(family.family == AcceleratorFamily::h100);
       CHECK(family.runs == 77);  // bf16 large-scale 18, bf16 52, fp8 7
-      CHECK(family.mape <= 0.12);  // 11.1%
+      CHECK(family.mape <= 0.10);  // 9.5%
       CHECK(family.predicted_oom == 0);
     }
   }
@@ -92,13 +93,16 @@ TEST_CASE("llm-foundry MPT rows: MAPE per accelerator (A100 80GB, A100 40GB, H10
   CHECK(a100_80.runs == 61);
   CHECK(a100_40.runs == 78);
   CHECK(h100.runs == 77);
-  // The next whole percent above today's: 80GB 11.9%, 40GB 8.0%, H100 10.8% (issue 14 asks
-  // for 10% per accelerator: the 80GB table and H100 are not there yet). The 40GB table was 7.5%
-  // before its rows' FSDP mixed_precision PURE (bf16 reduce-scatter, no fp32 cast) was priced; the
-  // 80GB table 11.7% before MPT's eager LayerNorm took its measured A100 rate (issue 15).
-  CHECK(a100_80.mape() <= 0.12);
-  CHECK(a100_40.mape() <= 0.09);
-  CHECK(h100.mape() <= 0.12);
+  // The next whole percent above today's: 80GB 10.1%, 40GB 9.1%, H100 9.5% (issue 14 asks
+  // for 10% per accelerator: the 80GB table is not there yet). The 40GB table was 7.5% before its
+  // rows' FSDP mixed_precision PURE (bf16 reduce-scatter, no fp32 cast) was priced and 8.0% before
+  // FlashAttention-1's gain at head dim 64 was (hardware attention_head64_factor_flash1 1.14, its
+  // fwd+bwd chart): that gain brings the MPT-125m / 350m rows' long-sequence errors from -12..-17%
+  // to -2..-7% and moves their short-sequence ones, already too fast, 4-5 points further; the 80GB
+  // table was 11.7% before MPT's eager LayerNorm took its measured A100 rate (issue 15).
+  CHECK(a100_80.mape() <= 0.11);
+  CHECK(a100_40.mape() <= 0.10);
+  CHECK(h100.mape() <= 0.10);
 }
 
 TEST_CASE("A100 40GB: a100-80gb.yaml with 40 GiB of HBM2 at 1.555 TB/s, memory-bound work at that speed",
