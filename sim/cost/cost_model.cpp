@@ -134,9 +134,9 @@ double attention_curve_at(const DeviceSpec& device, double span) {
 //
 // Below 128 the kernel runs at its measured ratio at head dim 64 (device.attention_head64_factor:
 // FlashAttention-2 and -3 lose there, 0.80-0.90, the matmuls doing less work per score element
-// beside the online softmax's fixed part; FlashAttention-1 gains, 1.14 on A100, its hdim-128
-// tiles being the smaller), linear in the head dim between 64 and 128 and held below 64, where
-// no kernel table reaches.
+// beside the online softmax's fixed part; FlashAttention-1 gains, 1.14 on A100), linear in the
+// head dim between 64 and 128 and held below 64, where no kernel table reaches. One ratio for
+// the forward and the backward together, as the efficiencies are quoted.
 double attention_head_dim_factor(const DeviceSpec& device, const Op& op, bool backward) {
   constexpr double kMeasuredHeadDim = 128;
   constexpr double kNarrowHeadDim = 64;
