@@ -440,50 +440,35 @@ CollectiveOptions collective_options(const ParallelPlan& plan) {
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices)
     : CostModel(hardware, plan, num_devices, collective_options(plan)) {}
 
-namespace {
-
-double attention_kernel_head64_factor(const DeviceSpec& device, AttentionKernel kernel) {
+AttentionKernelFigures attention_kernel_figures(const DeviceSpec& device, AttentionKernel kernel) {
   switch (kernel) {
-    case AttentionKernel::device_default: return device.attention_head64_factor;
-    case AttentionKernel::flash1: return device.attention_head64_factor_flash1;
-    case AttentionKernel::flash2: return device.attention_head64_factor_flash2;
-    case AttentionKernel::flash3: return device.attention_head64_factor_flash3;
-    case AttentionKernel::cudnn: return device.attention_head64_factor_cudnn;
+    case AttentionKernel::device_default: return {device.attention_efficiency, device.attention_head64_factor};
+    case AttentionKernel::flash1: return {device.attention_efficiency_flash1, device.attention_head64_factor_flash1};
+    case AttentionKernel::flash2: return {device.attention_efficiency_flash2, device.attention_head64_factor_flash2};
+    case AttentionKernel::flash3: return {device.attention_efficiency_flash3, device.attention_head64_factor_flash3};
+    case AttentionKernel::cudnn: return {device.attention_efficiency_cudnn, device.attention_head64_factor_cudnn};
     case AttentionKernel::eager: break;
   }
-  return 0;
-}
-
-}  // namespace
-
-double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel) {
-  switch (kernel) {
-    case AttentionKernel::device_default: return device.attention_efficiency;
-    case AttentionKernel::flash1: return device.attention_efficiency_flash1;
-    case AttentionKernel::flash2: return device.attention_efficiency_flash2;
-    case AttentionKernel::flash3: return device.attention_efficiency_flash3;
-    case AttentionKernel::cudnn: return device.attention_efficiency_cudnn;
-    case AttentionKernel::eager: break;
-  }
-  return 0;
+  return {};
 }
 
 CostModel::CostModel(const HardwareSpec& hardware, const ParallelPlan& plan, int num_devices, CollectiveOptions options)
     : hardware_(hardware), plan_(plan), num_devices_(num_devices), options_(options), fp8_(fp8_pricing(plan)) {
   if (num_devices_ < 1) throw SimError("CostModel: num_devices < 1");
-  // The fused attention op is priced at the plan's kernel: its measured efficiency takes the
-  // place of the device default (auto keeps it, eager has no fused op to price).
+  // The fused attention op is priced at the plan's kernel: its measured efficiency and
+  // head-dim-64 ratio take the place of the device default's (auto keeps them, eager has no
+  // fused op to price).
   const AttentionKernel kernel = plan_.attention_kernel;
   if (kernel != AttentionKernel::device_default && kernel != AttentionKernel::eager) {
-    const double efficiency = attention_kernel_efficiency(hardware_.device, kernel);
-    if (!(efficiency > 0)) {
+    const AttentionKernelFigures figures = attention_kernel_figures(hardware_.device, kernel);
+    if (!(figures.efficiency > 0)) {
       throw device_error(std::string("device.attention_efficiency_") + to_string(kernel),
                          std::string("plan.attention_kernel ") + to_string(kernel) + " has no measured efficiency on " +
                              hardware_.device.name,
                          "a kernel whose device.attention_efficiency_<kernel> the hardware file sets, or auto");
     }
-    hardware_.device.attention_efficiency = efficiency;
-    hardware_.device.attention_head64_factor = attention_kernel_head64_factor(hardware_.device, kernel);
+    hardware_.device.attention_efficiency = figures.efficiency;
+    hardware_.device.attention_head64_factor = figures.head64_factor;
   }
 }
 

@@ -199,10 +199,18 @@ struct GroupCollective {
   double tier_bytes = 0;
 };
 
-// The measured fwd+bwd efficiency of a fused attention kernel on `device`: auto is
-// device.attention_efficiency, the others device.attention_efficiency_<kernel> (0 when not
-// measured there); eager has none (it is priced as batched GEMMs and HBM passes).
-double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel);
+// What the hardware file measured of a fused attention kernel on `device`: its fwd+bwd
+// efficiency (auto is device.attention_efficiency, the others device.attention_efficiency_<kernel>)
+// and its ratio at head dim 64 (device.attention_head64_factor[_<kernel>]); 0 where not measured.
+// eager has neither (it is priced as batched GEMMs and HBM passes).
+struct AttentionKernelFigures {
+  double efficiency = 0;
+  double head64_factor = 0;
+};
+AttentionKernelFigures attention_kernel_figures(const DeviceSpec& device, AttentionKernel kernel);
+inline double attention_kernel_efficiency(const DeviceSpec& device, AttentionKernel kernel) {
+  return attention_kernel_figures(device, kernel).efficiency;
+}
 
 // Added for long context (issue 17): a fused attention kernel's throughput at `span` keys
 // over its throughput at the device's reference span (device.attention_curve_*; 1 without a
