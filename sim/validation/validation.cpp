@@ -616,6 +616,14 @@ const char* to_string(AcceleratorFamily family) {
 AcceleratorFamily family_of(const std::string& accelerator) {
   if (contains(accelerator, "A100")) return AcceleratorFamily::a100;
   if (contains(accelerator, "H100")) return AcceleratorFamily::h100;
+  // The parts sold as another's silicon (named_submodel_file gives each its file): the A800 is the
+  // A100 80 GB with slower NVLink (a800-80gb.yaml; no 40 GB A800 file), the H800 the H100 with slower
+  // NVLink, the H200 the H100 with more and faster memory. A GH200 (a Grace Hopper superchip, four to
+  // a node) and an H20 (a smaller Hopper) have no file.
+  if (contains(accelerator, "A800") && !contains(accelerator, "40GB") && !contains(accelerator, "40 GB"))
+    return AcceleratorFamily::a100;
+  if (contains(accelerator, "H800")) return AcceleratorFamily::h100;
+  if (contains(accelerator, "H200") && !contains(accelerator, "GH200")) return AcceleratorFamily::h100;
   if (contains(accelerator, "B200")) return AcceleratorFamily::b200;
   if (contains(accelerator, "910B")) return AcceleratorFamily::ascend_910b;
   if (contains(accelerator, "V100")) return AcceleratorFamily::v100;
@@ -1743,10 +1751,13 @@ std::string trends_json(const TrendsReport& report) {
 
 std::string named_submodel_file(const MeasuredRun& run) {
   // The 40 GB A100 (HBM2 at 1.555 TB/s, the 2020 launch part) is the A100 family's other
-  // memory sub-model: a100-40gb.yaml, the 80 GB file with its HBM.
+  // memory sub-model: a100-40gb.yaml, the 80 GB file with its HBM. The A800 (China's A100, NVLink
+  // 400 GB/s) is a800-80gb.yaml; the H800 (China's H100, NVLink 400 GB/s) h800.yaml; the H200 (the
+  // H100 with 141 GB of HBM3e at 4.8 TB/s) h200.yaml.
   // Jean Zay's A100 servers (BigScience's BLOOM runs) have a DGX A100's GPUs and NVLink but 4 x
   // Omni-Path 100 Gb/s between servers instead of 8 x HDR 200: jean-zay-a100.yaml.
   if (family_of(run.accelerator) == AcceleratorFamily::a100) {
+    if (contains(run.accelerator, "A800")) return "a800-80gb.yaml";
     if (contains(run.accelerator, "Jean Zay")) return "jean-zay-a100.yaml";
     return contains(run.accelerator, "40GB") || contains(run.accelerator, "40 GB") ? "a100-40gb.yaml" : "";
   }
@@ -1755,6 +1766,8 @@ std::string named_submodel_file(const MeasuredRun& run) {
   // part, not the server, decides: Grand Teton also houses the 80 GB HBM3 H100 at 700 W that the
   // Llama 3 405B pre-training ran on (arXiv 2407.21783 sec. 3.3.1), a DGX H100's GPU.
   if (family_of(run.accelerator) == AcceleratorFamily::h100) {
+    if (contains(run.accelerator, "H800")) return "h800.yaml";
+    if (contains(run.accelerator, "H200") && !contains(run.accelerator, "GH200")) return "h200.yaml";
     const bool hbm2e_part = contains(run.accelerator, "HBM2e") || contains(run.accelerator, "96GB") ||
                             contains(run.accelerator, "96 GB");
     return hbm2e_part ? "h100-96gb-grand-teton.yaml" : "";

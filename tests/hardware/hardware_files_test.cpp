@@ -136,6 +136,43 @@ TEST_CASE("h100-96gb-grand-teton.yaml: the H100 file but for the HBM and the pow
                                               "name", "source"});
 }
 
+// The leaves of a child file that differ from its parent's (the rest is the parent's text).
+std::vector<std::string> leaves_differing(const std::string& child_file, const std::string& parent_file) {
+  const auto child = leaf_values(child_file);
+  const auto parent = leaf_values(parent_file);
+  CHECK(child.size() == parent.size());
+  std::vector<std::string> differing;
+  for (const auto& [key, value] : parent) {
+    const auto found = child.find(key);
+    if (found == child.end() || found->second != value) differing.push_back(key);
+  }
+  return differing;
+}
+
+TEST_CASE("h200.yaml: the H100 file but for 141 GB of HBM3e at 4.8 TB/s (and the price)", "[hardware]") {
+  const HardwareSpec h200 = load("h200.yaml");
+  const HardwareSpec h100 = load("h100-80gb.yaml");
+  CHECK(h200.device.hbm_bytes == 143771.0 * 1024 * 1024);  // nvidia-smi's total
+  CHECK(h200.device.hbm_bandwidth == Approx(4.8e12));
+  CHECK(h200.device.peak_flops_bf16 == h100.device.peak_flops_bf16);  // "same as H100" but the memory
+  CHECK(h200.node.link_bandwidth == h100.node.link_bandwidth);
+  CHECK(leaves_differing("h200.yaml", "h100-80gb.yaml") ==
+        std::vector<std::string>{"device.hbm_bandwidth", "device.hbm_bytes", "device.name", "device.price_per_hour",
+                                 "name", "source"});
+  // A memory-bound op runs 4.8 / 3.35 faster; a GEMM-bound plan's step barely moves.
+  CHECK(h200.device.hbm_bandwidth / h100.device.hbm_bandwidth == Approx(4.8 / 3.35));
+}
+
+TEST_CASE("a800-80gb.yaml: the A100 80 GB file but for NVLink at 400 GB/s both ways", "[hardware]") {
+  const HardwareSpec a800 = load("a800-80gb.yaml");
+  const HardwareSpec a100 = load("a100-80gb.yaml");
+  CHECK(a800.node.link_bandwidth == 200e9);  // 400 GB/s both directions
+  CHECK(a800.node.link_bandwidth / a100.node.link_bandwidth == Approx(400.0 / 600.0));
+  CHECK(a800.device.peak_flops_bf16 == a100.device.peak_flops_bf16);
+  CHECK(leaves_differing("a800-80gb.yaml", "a100-80gb.yaml") ==
+        std::vector<std::string>{"device.name", "name", "node.link_bandwidth", "source"});
+}
+
 TEST_CASE("a 910B sub-model's peak is the 910B3's scaled by cube cores x clock (CANN platform configs)", "[hardware]") {
   const HardwareSpec b3 = load("ascend-910b3.yaml");
   struct Sub {
@@ -168,7 +205,8 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
   for (const Pair& p : {Pair{"ascend-910b1.yaml", "ascend-910b3.yaml"}, Pair{"ascend-910b2.yaml", "ascend-910b3.yaml"},
                         Pair{"ascend-910b4.yaml", "ascend-910b3.yaml"}, Pair{"h800.yaml", "h100-80gb.yaml"},
                         Pair{"h100-96gb-grand-teton.yaml", "h100-80gb.yaml"}, Pair{"a100-40gb.yaml", "a100-80gb.yaml"},
-                        Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"}, Pair{"v100-32gb.yaml", "a100-80gb.yaml"}}) {
+                        Pair{"jean-zay-a100.yaml", "a100-80gb.yaml"}, Pair{"v100-32gb.yaml", "a100-80gb.yaml"},
+                        Pair{"h200.yaml", "h100-80gb.yaml"}, Pair{"a800-80gb.yaml", "a100-80gb.yaml"}}) {
     const HardwareSpec child = load(p.child);
     const HardwareSpec parent = load(p.parent);
     // Keys the registry fits on the parent (a key fitted only elsewhere, such as b200.yaml's
@@ -188,7 +226,8 @@ TEST_CASE("a file that carries another's fitted values holds that file's value f
 
 TEST_CASE("every value in the new hardware files carries a source", "[hardware]") {
   for (const char* file : {"h800.yaml", "ascend-910b1.yaml", "ascend-910b2.yaml", "ascend-910b4.yaml", "a100-40gb.yaml",
-                           "jean-zay-a100.yaml", "v100-32gb.yaml", "h100-96gb-grand-teton.yaml"}) {
+                           "jean-zay-a100.yaml", "v100-32gb.yaml", "h100-96gb-grand-teton.yaml", "h200.yaml",
+                           "a800-80gb.yaml"}) {
     INFO(file);
     CHECK(unsourced_keys(file).empty());
   }

@@ -37,6 +37,18 @@ TEST_CASE("the sub-model an accelerator field names, and none where it names non
   CHECK(hardware_file_for_run(run_on("Huawei Ascend 910B")) == "ascend-910b3.yaml");
   CHECK(hardware_file_for_run(run_on("Huawei Ascend 910B1")) == "ascend-910b1.yaml");
   CHECK(hardware_file_for_run(run_on("NVIDIA A100 80GB")) == "a100-80gb.yaml");
+  // Parts sold as another's silicon: priced on their own file within that family.
+  CHECK(family_of("NVIDIA H800 SXM5 80GB") == AcceleratorFamily::h100);
+  CHECK(hardware_file_for_run(run_on("NVIDIA H800 SXM5 80GB")) == "h800.yaml");
+  CHECK(hardware_file_for_run(run_on("8 x h800 (HGX)")) == "h800.yaml");
+  CHECK(family_of("NVIDIA H200 SXM 141GB") == AcceleratorFamily::h100);
+  CHECK(hardware_file_for_run(run_on("NVIDIA H200 SXM 141GB")) == "h200.yaml");
+  CHECK(family_of("NVIDIA A800-SXM4-80GB") == AcceleratorFamily::a100);
+  CHECK(hardware_file_for_run(run_on("NVIDIA A800-SXM4-80GB")) == "a800-80gb.yaml");
+  // No file: a Grace Hopper superchip node, the smaller H20, a 40 GB A800.
+  CHECK(family_of("NVIDIA GH200 Grace Hopper") == AcceleratorFamily::unknown);
+  CHECK(family_of("NVIDIA H20 96GB") == AcceleratorFamily::unknown);
+  CHECK(family_of("NVIDIA A800 40GB") == AcceleratorFamily::unknown);
 }
 
 TEST_CASE("no calibration row names its 910B sub-model: every one stays on ascend-910b3.yaml",
@@ -111,4 +123,40 @@ TEST_CASE("a fit that chooses the hardware (hardware_for) gets no candidates", "
   const ValidationReport report = validate_runs(runs, options);
   for (const auto& row : report.rows) CHECK(row.candidates.empty());
   CHECK(report.families.at(0).candidate_mape.empty());
+}
+
+TEST_CASE("validate prices an H800, H200 or A800 row on its own file, slower or faster where that file differs",
+          "[validation][submodel]") {
+  // Calibration rows re-labelled: a TP 8 row inside one server (every layer all-reduces over
+  // NVLink), once on its own part and once on the part sold with a slower NVLink or faster HBM.
+  const auto runs = load_measured_runs(kDir + "/tests/validation/calibration.yaml");
+  auto row = [&](const std::string& id) {
+    for (const MeasuredRun& r : runs)
+      if (r.id == id) return r;
+    FAIL("no calibration row " << id);
+    return runs.front();
+  };
+  ValidationOptions options;
+  options.hardware_dir = kDir + "/hardware";
+  auto priced = [&](MeasuredRun run, const std::string& accelerator) {
+    run.accelerator = accelerator;
+    const ValidationRow r = validate_run(run, options);
+    INFO(accelerator << ": " << r.failure);
+    REQUIRE(r.failure.empty());
+    return r;
+  };
+  const MeasuredRun a100_tp8 = row("korthikanti22-t5-22B-full");  // 8 A100, TP 8, step time
+  const ValidationRow a100 = priced(a100_tp8, a100_tp8.accelerator);
+  const ValidationRow a800 = priced(a100_tp8, "NVIDIA A800-SXM4-80GB");
+  CHECK(a800.hardware == "a800-80gb.yaml");
+  CHECK(a800.predicted > a100.predicted);  // the TP all-reduces on 2/3 of the NVLink
+
+  const MeasuredRun h100_run = row("nemo2407-h100-fp8-LLAMA3-8B-8gpu");  // one server, tokens/s
+  const ValidationRow h100 = priced(h100_run, h100_run.accelerator);
+  const ValidationRow h800 = priced(h100_run, "NVIDIA H800 SXM5 80GB");
+  const ValidationRow h200 = priced(h100_run, "NVIDIA H200 SXM 141GB");
+  CHECK(h800.hardware == "h800.yaml");
+  CHECK(h200.hardware == "h200.yaml");
+  CHECK(h800.predicted <= h100.predicted);  // tokens/s: the CP exchanges on 400 GB/s NVLink
+  CHECK(h200.predicted > h100.predicted);   // the memory-bound ops on 4.8 TB/s
 }
