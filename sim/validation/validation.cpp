@@ -135,6 +135,48 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return lower(haystack).find(lower(needle)) != std::string::npos;
 }
 
+// The pipeline schedule a row's `schedule` field names, read as sources write it: case, spaces
+// and underscores free ("1F1B", "1f1b", "PipeDream-Flush", "Interleaved 1F1B", "VPP", "ZB-H1",
+// "zb_v", "DualPipeV"). nullopt: a schedule trainsim does not replay.
+enum class NamedSchedule {
+  unstated,           // 1F1B, or interleaved where the row gives a chunk count
+  one_f_one_b,
+  interleaved,        // Megatron's interleaving: the row's vpp (or derived) chunks
+  zero_bubble_paper_interleaved,  // "1F1B-I", the zero-bubble paper's baseline: one layer a chunk
+  gpipe,
+  zero_bubble_h1,     // ZB-H1 and ZB-1p (the searched schedule under 1F1B's memory, replayed as ZB-H1)
+  zero_bubble_2p,
+  zero_bubble_h2,
+  zero_bubble_v,
+  dualpipe,
+  dualpipev
+};
+
+std::optional<NamedSchedule> named_schedule(const std::string& field) {
+  std::string s = lower(field);
+  for (char& c : s)
+    if (c == ' ' || c == '_') c = '-';
+  auto has = [&](const char* word) { return s.find(word) != std::string::npos; };
+  if (s.empty()) return NamedSchedule::unstated;
+  if (has("dualpipev") || has("dualpipe-v")) return NamedSchedule::dualpipev;
+  if (has("dualpipe")) return NamedSchedule::dualpipe;
+  if (has("zb-1p") || has("zb-h1") || has("zbh1")) return NamedSchedule::zero_bubble_h1;
+  if (has("zb-2p")) return NamedSchedule::zero_bubble_2p;
+  if (has("zb-h2") || has("zbh2")) return NamedSchedule::zero_bubble_h2;
+  if (has("zb-v") || has("zbv")) return NamedSchedule::zero_bubble_v;
+  if (has("gpipe")) return NamedSchedule::gpipe;
+  if (s == "1f1b-i") return NamedSchedule::zero_bubble_paper_interleaved;
+  if (has("non-interleav") || has("noninterleav")) return NamedSchedule::one_f_one_b;
+  if (has("interleav") || has("vpp") || has("virtual")) return NamedSchedule::interleaved;
+  if (has("1f1b") || has("pipedream-flush") || has("one-forward-one-backward")) return NamedSchedule::one_f_one_b;
+  return std::nullopt;
+}
+
+bool is_zero_bubble(NamedSchedule schedule) {
+  return schedule == NamedSchedule::zero_bubble_h1 || schedule == NamedSchedule::zero_bubble_2p ||
+         schedule == NamedSchedule::zero_bubble_h2 || schedule == NamedSchedule::zero_bubble_v;
+}
+
 // The framework a row ran on when its source does not fill plan.framework (the rule in the
 // list above).
 Framework infer_framework(const MeasuredRun& run) {
@@ -788,41 +830,52 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   } else if (!run.vpp && p.pipeline_model_parallel_size > 1) {
     use_default("vpp");
   }
-  if (contains(run.schedule, "ZB-1p") || contains(run.schedule, "ZB-H1")) {
+  const NamedSchedule named = named_schedule(run.schedule).value_or(NamedSchedule::unstated);
+  if (named == NamedSchedule::zero_bubble_h1) {
     // ZB-1p (Qi et al. 2024) is the searched zero-bubble schedule under 1F1B's memory
     // limit; trainsim replays its handcrafted equivalent ZB-H1.
     p.schedule = PipelineSchedule::zero_bubble_h1;
-  } else if (contains(run.schedule, "ZB-2p")) {
+  } else if (named == NamedSchedule::zero_bubble_2p) {
     // ZB-2p is the reference's heuristic schedule under twice 1F1B's memory limit
     // (schedule/zb_auto.hpp), which keeps the stages near the limit. ZB-2p* (Table 6 of the
     // ZB-V version) is ZB-2p with half the micro-batch and twice the micro-batches, which the
     // row's own plan already says.
     p.schedule = PipelineSchedule::zero_bubble_2p;
-  } else if (contains(run.schedule, "ZB-H2")) {
+  } else if (named == NamedSchedule::zero_bubble_h2) {
     p.schedule = PipelineSchedule::zero_bubble_h2;
-  } else if (contains(run.schedule, "ZB-V")) {
+  } else if (named == NamedSchedule::zero_bubble_v) {
     // Two chunks per device in a V: the rows' vpp 2 is that V (the schedule's own chunk
     // count), not Megatron's interleaving.
     p.schedule = PipelineSchedule::zero_bubble_v;
     p.virtual_pipeline_model_parallel_size = 1;
-  } else if (contains(run.schedule, "gpipe")) {
+  } else if (named == NamedSchedule::dualpipe || named == NamedSchedule::dualpipev) {
+    // DeepSeek's schedules: DualPipe's two directions (each device holds two stages) and
+    // DualPipeV's V; like ZB-V they carry their own chunks, not Megatron's interleaving.
+    p.schedule = named == NamedSchedule::dualpipe ? PipelineSchedule::dualpipe : PipelineSchedule::dualpipev;
+    p.virtual_pipeline_model_parallel_size = 1;
+  } else if (named == NamedSchedule::gpipe) {
     p.schedule = PipelineSchedule::gpipe;
-  } else if (contains(run.schedule, "interleav") && !run.vpp && p.pipeline_model_parallel_size > 1) {
+  } else if (named == NamedSchedule::interleaved && !run.vpp && p.pipeline_model_parallel_size > 1) {
     // Megatron's interleaving needs its chunk count; replaying 1F1B instead would be a silent
     // wrong number.
     problems.push_back(problem(run, "plan.vpp",
                                "required for schedule '" + run.schedule + "'; the source leaves the chunk count null"));
-  } else if (run.schedule == "1F1B-I") {
+  } else if (named == NamedSchedule::zero_bubble_paper_interleaved) {
     // The zero-bubble paper's interleaved 1F1B baseline: its virtual stage count is not given;
     // the reference code runs it with one layer per chunk (--num-layers-per-virtual-pipeline-
     // stage 1), the default rule of derive_virtual_stages (trainsim/schedule/layer_split.hpp).
     p.schedule = PipelineSchedule::interleaved;
     if (!run.vpp) p.virtual_pipeline_model_parallel_size = 0;
+  } else if (named == NamedSchedule::one_f_one_b && run.vpp && *run.vpp > 1) {
+    problems.push_back(problem(run, "plan.vpp",
+                               std::to_string(*run.vpp) + " chunks a device, but schedule '" + run.schedule +
+                                   "' is plain 1F1B",
+                               "1 (or null), or an interleaved schedule"));
   }
   // The zero-bubble schedules of Qi et al. ran with optimizer post-validation (Section 4): the
   // reference code turns --enable-optimizer-post-validation on for every zero-bubble schedule
   // unless fp32 or SYNC_OPTIMIZER (examples/pretrain_zero_bubble.sh @ 39f2c186).
-  p.optimizer_post_validation = starts_with(run.schedule, "ZB-");
+  p.optimizer_post_validation = is_zero_bubble(named);
   const bool recipe = megatron_core_recipe(run);
   p.sequence_parallel = run.sp.value_or(recipe) && p.tensor_model_parallel_size > 1;
   if (!run.sp && p.tensor_model_parallel_size > 1) use_default(recipe ? "sp=on (recipe)" : "sp");
@@ -999,13 +1052,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
 
 namespace {
 
-// The schedules trainsim replays, as the validation files name them ("" unknown: 1F1B or
-// interleaved by the row's vpp).
-bool replayable_schedule(const std::string& schedule) {
-  return schedule.empty() || schedule == "1F1B" || schedule == "1F1B-I" || contains(schedule, "interleav") || contains(schedule, "gpipe") ||
-         contains(schedule, "ZB-1p") || contains(schedule, "ZB-H1") || contains(schedule, "ZB-2p") ||
-         contains(schedule, "ZB-H2") || contains(schedule, "ZB-V");
-}
+// The schedules trainsim replays, as the validation files name them (named_schedule).
+bool replayable_schedule(const std::string& schedule) { return named_schedule(schedule).has_value(); }
 
 }  // namespace
 

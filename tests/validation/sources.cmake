@@ -11,3 +11,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/llm_foundry_test
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/submodel_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/simumax_b200_holdout_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/micro_batch_range_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/schedule_names_test.cpp)
