@@ -866,12 +866,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     // stage 1), the default rule of derive_virtual_stages (trainsim/schedule/layer_split.hpp).
     p.schedule = PipelineSchedule::interleaved;
     if (!run.vpp) p.virtual_pipeline_model_parallel_size = 0;
-  } else if (named == NamedSchedule::one_f_one_b && run.vpp && *run.vpp > 1) {
-    problems.push_back(problem(run, "plan.vpp",
-                               std::to_string(*run.vpp) + " chunks a device, but schedule '" + run.schedule +
-                                   "' is plain 1F1B",
-                               "1 (or null), or an interleaved schedule"));
   }
+  // "1F1B" with a chunk count stays interleaved (set from vpp above): Megatron's interleaved
+  // schedule is its 1F1B over virtual stages, and tables often name it by the plain word.
   // The zero-bubble schedules of Qi et al. ran with optimizer post-validation (Section 4): the
   // reference code turns --enable-optimizer-post-validation on for every zero-bubble schedule
   // unless fp32 or SYNC_OPTIMIZER (examples/pretrain_zero_bubble.sh @ 39f2c186).
