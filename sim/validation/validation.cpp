@@ -38,6 +38,9 @@ namespace {
 //  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below. A stated zero 1
 //    is Megatron's distributed optimizer, except on DeepSpeed, where zero N is DeepSpeed's
 //    ZeRO stage N (BigScience's ZERO_STAGE=1)
+//  - [zero=1 / recompute=selective / recompute=full (the run fit in memory)]: where the row
+//    leaves zero or recompute null and the plan so defaulted does not fit, the least saving that
+//    fits, in that order (fit_unstated_memory_savings): the run ran, so it fitted
 //  - [heads]: hidden / 128 (head dimension 128, Megatron's GPT configs); [kv_heads]: heads (MHA)
 //  - [ffn]: 4 * hidden
 //  - [vocab]: 51200 (Megatron's padded GPT-2 vocabulary), for GPT-style rows only: a
@@ -1054,6 +1057,58 @@ bool replayable_schedule(const std::string& schedule) { return named_schedule(sc
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kFitInMemory = " (the run fit in memory)";
+
+// A measured run ran, so it fitted in memory. Where the row leaves ZeRO (the distributed
+// optimizer) or recompute null and the plan as defaulted does not fit, the least saving under
+// which it fits is taken, in the order launchers reach for them: the sharded optimizer state
+// first (it costs no compute), then selective recompute, then full; the setting taken is named
+// among the row's defaults. A setting the row's quoted script contradicts is not tried (the
+// scenario refuses it), and where none fits the row keeps its out-of-memory verdict.
+void fit_unstated_memory_savings(const MeasuredRun& run, const ValidationOptions& options, const SimOptions& sim_options,
+                                 Scenario& scenario, SimResult& result, std::vector<std::string>& defaults) {
+  auto priced = [&](const MeasuredRun& trial, const std::string& name) {
+    std::vector<std::string> trial_defaults;
+    Scenario s;
+    try {
+      s = scenario_for_run(trial, options, &trial_defaults);
+    } catch (const ConfigError&) {
+      return false;
+    }
+    SimResult r = simulate(s, sim_options);
+    if (!r.memory.fits) return false;
+    scenario = std::move(s);
+    result = std::move(r);
+    defaults = std::move(trial_defaults);
+    defaults.push_back(name);
+    return true;
+  };
+  MeasuredRun base = run;
+  std::string zero_name;
+  if (!run.zero) {
+    MeasuredRun sharded = run;
+    sharded.zero = 1;
+    if (priced(sharded, std::string("zero=1") + kFitInMemory)) return;
+    std::vector<std::string> ignored;
+    try {
+      scenario_for_run(sharded, options, &ignored);
+      base = sharded;  // allowed, not enough alone: kept under the recompute tried next
+      zero_name = ", zero=1";
+    } catch (const ConfigError&) {
+    }
+  }
+  if (run.recompute || counts_recompute_in_flops(run)) return;
+  for (const char* granularity : {"selective", "full"}) {
+    MeasuredRun trial = base;
+    trial.recompute = granularity;
+    if (priced(trial, std::string("recompute=") + granularity + zero_name + kFitInMemory)) return;
+  }
+}
+
+}  // namespace
+
 ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& options) {
   ValidationRow row;
   row.id = run.id;
@@ -1089,10 +1144,11 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
     return row;
   }
   try {
-    const Scenario scenario = scenario_for_run(run, options, &row.defaults);
     SimOptions sim_options;
     sim_options.record_timeline = false;
-    const SimResult result = simulate(scenario, sim_options);
+    Scenario scenario = scenario_for_run(run, options, &row.defaults);
+    SimResult result = simulate(scenario, sim_options);
+    if (!result.memory.fits) fit_unstated_memory_savings(run, options, sim_options, scenario, result, row.defaults);
     row.predicted_fits = result.memory.fits;
     const StepMetrics& metrics = result.metrics;
     const double devices = scenario.num_devices;
@@ -1408,6 +1464,13 @@ void price_candidates(ValidationRow& row, const MeasuredRun& run, const Candidat
 
 // A row whose source states no micro-batch size: its metric at each power of two up to 16 that
 // divides a replica's sequences (global batch / DP) and fits in memory. Two or more make a range.
+// The memory saving fit_unstated_memory_savings took for a row ("" none), from its defaults.
+std::string memory_saving_taken(const std::vector<std::string>& defaults) {
+  for (const std::string& d : defaults)
+    if (d.find(kFitInMemory) != std::string::npos) return d;
+  return "";
+}
+
 void price_micro_batches(ValidationRow& row, const MeasuredRun& run, const ValidationOptions& options) {
   if (row.metric.empty() || !row.failure.empty() || !row.unsupported.empty() || run.micro_batch) return;
   int per_replica = 0;
@@ -1427,6 +1490,9 @@ void price_micro_batches(ValidationRow& row, const MeasuredRun& run, const Valid
       at.micro_batch = size;
       const ValidationRow priced = validate_run(at, options);
       if (!priced.failure.empty() || priced.metric != row.metric || !priced.predicted_fits) continue;
+      // A size that fits only with more memory saving than the row's own (fit_unstated_memory_
+      // savings) is another plan, not this row at another micro-batch.
+      if (memory_saving_taken(priced.defaults) != memory_saving_taken(row.defaults)) continue;
       predicted = priced.predicted;
     }
     out.push_back({size, predicted});
