@@ -17,6 +17,7 @@
 #include "trainsim/model/model_check.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/simulation.hpp"
+#include "trainsim/validation/named_model.hpp"
 
 namespace trainsim {
 namespace {
@@ -43,6 +44,9 @@ namespace {
 //    fits, in that order (fit_unstated_memory_savings): the run ran, so it fitted
 //  - [heads]: hidden / 128 (head dimension 128, Megatron's GPT configs); [kv_heads]: heads (MHA)
 //  - [ffn]: 4 * hidden
+//  - [heads=, kv_heads=, ffn=, vocab= (models/<file>)]: where the row's model name names a shipped
+//    model file (its stem, or its stem and a parameter count: named_model.hpp) of the row's
+//    hidden size, each null one of these is that file's, the published config the run ran
 //  - [vocab]: 51200 (Megatron's padded GPT-2 vocabulary), for GPT-style rows only: a
 //    LLaMA-style row without a vocabulary is an error (its tokenizer is never GPT-2's)
 //  - MoE: [moe.topk]: 2 (Megatron's --moe-router-topk default), [moe.moe_ffn]: the dense ffn,
@@ -680,6 +684,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   std::vector<std::string> defaults;
   MeasuredRun run = measured;
   fill_published_dimensions(run, defaults);
+  fill_named_model_fields(run, options.models_dir.empty() ? options.hardware_dir + "/../models" : options.models_dir,
+                          defaults);
   // The row's quoted launch-script flags, if its notes quote them (quoted_script_flags).
   const std::optional<std::string> script = quoted_script_flags(run);
   std::vector<Diagnostic> problems;

@@ -120,6 +120,9 @@ struct ValidationReport {
 
 struct ValidationOptions {
   std::string hardware_dir;  // where a100-80gb.yaml, h100-80gb.yaml, b200.yaml, ascend-910b3.yaml live
+  // Where the model files live whose names a row's model name may name (named_model.hpp); empty:
+  // hardware_dir's sibling "models".
+  std::string models_dir;
   // When set, a run's hardware instead of hardware_dir's file: lets a fit vary a key
   // without writing files (calibrate.hpp).
   std::function<HardwareSpec(AcceleratorFamily)> hardware_for;

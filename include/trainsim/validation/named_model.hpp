@@ -1,0 +1,24 @@
+#pragma once
+// The shipped model file a measured row's model name names, for the model fields the row leaves
+// null: a source that names a public model (LLaMA2-70B, Baichuan2-7B) without restating its
+// published config still ran that config.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainsim/validation/measured_run.hpp"
+
+namespace trainsim {
+
+// The file in models_dir whose stem the row's model name names: the name up to its first '(',
+// letters and digits only, lower-cased, equal to the stem so reduced ("LLaMA2-7B" names
+// llama2-7b.yaml), or the stem followed by a parameter count ("DeepSeek-V2 236B" names
+// deepseek-v2.yaml). "" when none does or models_dir has no such file.
+std::string named_model_file(const std::string& model_name, const std::string& models_dir);
+
+// Fills the row's null heads, kv_heads, ffn and vocab from the model file its name names, where
+// that file has the row's hidden size (a width the row states for another model is not that
+// model); names each field it filled in `defaults` ("vocab=128256 (models/llama3-8b.yaml)").
+void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults);
+
+}  // namespace trainsim

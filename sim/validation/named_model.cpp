@@ -1,0 +1,73 @@
+#include "trainsim/validation/named_model.hpp"
+
+#include <cctype>
+#include <filesystem>
+
+#include "trainsim/common/error.hpp"
+#include "trainsim/config/scenario.hpp"
+
+namespace trainsim {
+namespace {
+
+// Letters and digits, lower-cased: "LLaMA2-7B" -> "llama27b".
+std::string reduced(const std::string& text) {
+  std::string out;
+  for (char c : text)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// "236b", "7b", "1.5b" reduced ("15b"): digits then a single 'b' or 'm'.
+bool is_parameter_count(const std::string& rest) {
+  if (rest.size() < 2 || (rest.back() != 'b' && rest.back() != 'm')) return false;
+  for (std::size_t i = 0; i + 1 < rest.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(rest[i]))) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string named_model_file(const std::string& model_name, const std::string& models_dir) {
+  const std::string name = reduced(model_name.substr(0, model_name.find('(')));
+  if (name.empty()) return "";
+  std::error_code error;
+  std::string best;
+  std::size_t best_stem = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir, error)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string stem = reduced(entry.path().stem().string());
+    if (stem.empty() || name.rfind(stem, 0) != 0) continue;
+    const std::string rest = name.substr(stem.size());
+    if (rest.empty()) return entry.path().filename().string();
+    // Otherwise the longest stem that leaves only a parameter count.
+    if (is_parameter_count(rest) && stem.size() > best_stem) {
+      best = entry.path().filename().string();
+      best_stem = stem.size();
+    }
+  }
+  return best;
+}
+
+void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults) {
+  if (run.heads && run.kv_heads && run.ffn && run.vocab) return;
+  const std::string file = named_model_file(run.model_name, models_dir);
+  if (file.empty()) return;
+  ModelSpec model;
+  try {
+    model = load_model(models_dir + "/" + file);
+  } catch (const ConfigError&) {
+    return;  // a shipped file that does not load is the model tests' failure, not this row's
+  }
+  if (!run.hidden || *run.hidden != model.hidden_size) return;
+  auto fill = [&](std::optional<long long>& field, long long value, const char* key) {
+    if (field || value <= 0) return;
+    field = value;
+    defaults.push_back(std::string(key) + "=" + std::to_string(value) + " (models/" + file + ")");
+  };
+  fill(run.heads, model.num_attention_heads, "heads");
+  fill(run.kv_heads, model.num_key_value_heads, "kv_heads");
+  fill(run.ffn, model.intermediate_size, "ffn");
+  fill(run.vocab, model.vocab_size, "vocab");
+}
+
+}  // namespace trainsim

@@ -1,0 +1,56 @@
+// A measured row's model name names a shipped model file: its null heads, kv_heads, ffn and vocab
+// come from that file (the published config the run ran), named among the row's defaults.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "trainsim/config/scenario.hpp"
+#include "trainsim/validation/named_model.hpp"
+
+using namespace trainsim;
+
+namespace {
+const std::string kModels = std::string(TRAINSIM_SOURCE_DIR) + "/models";
+}
+
+TEST_CASE("a row's model name names the model file with its stem, or its stem and a parameter count",
+          "[validation][model]") {
+  CHECK(named_model_file("LLaMA2-7B", kModels) == "llama2-7b.yaml");
+  CHECK(named_model_file("Baichuan2-7B", kModels) == "baichuan2-7b.yaml");
+  CHECK(named_model_file("Llama3-70B (layer-truncated)", kModels) == "llama3-70b.yaml");
+  CHECK(named_model_file("Qwen3-30B-A3B", kModels) == "qwen3-30b-a3b.yaml");
+  CHECK(named_model_file("DeepSeek-V2 236B (layer-truncated)", kModels) == "deepseek-v2.yaml");
+  CHECK(named_model_file("GPT-2-style 13B", kModels).empty());
+  CHECK(named_model_file("Some-New-Model-9B", kModels).empty());
+  CHECK(named_model_file("", kModels).empty());
+  CHECK(named_model_file("LLaMA2-7B", kModels + "/no-such-dir").empty());
+}
+
+TEST_CASE("a row's null model fields come from the file its name names, where the widths agree",
+          "[validation][model]") {
+  const ModelSpec baichuan2 = load_model(kModels + "/baichuan2-7b.yaml");
+  MeasuredRun run;
+  run.model_name = "Baichuan2-7B";
+  run.layers = 32;
+  run.hidden = baichuan2.hidden_size;
+  run.heads = 32;
+  run.ffn = 11008;
+  std::vector<std::string> defaults;
+  fill_named_model_fields(run, kModels, defaults);
+  REQUIRE(run.vocab);
+  CHECK(*run.vocab == baichuan2.vocab_size);
+  CHECK(*run.kv_heads == baichuan2.num_key_value_heads);
+  CHECK(*run.heads == 32);     // stated: kept
+  CHECK(*run.ffn == 11008);    // stated: kept
+  REQUIRE(defaults.size() == 2);
+  CHECK(defaults[1] == "vocab=" + std::to_string(baichuan2.vocab_size) + " (models/baichuan2-7b.yaml)");
+
+  // A width the file does not have is another model of that name: nothing is taken.
+  MeasuredRun other;
+  other.model_name = "Baichuan2-7B";
+  other.hidden = baichuan2.hidden_size + 128;
+  std::vector<std::string> none;
+  fill_named_model_fields(other, kModels, none);
+  CHECK_FALSE(other.vocab);
+  CHECK(none.empty());
+}
