@@ -35,6 +35,9 @@ namespace {
 //    reduces gradients only during the last micro-batch's backward and gathers parameters only
 //    during the first one's forward), a row's error under it is the assumption's as much as
 //    the model's
+//  - [global_batch=N (step time x tokens/s)]: where the row gives both, the sequences a step
+//    they imply (within 2% of a multiple of micro_batch x DP); else, without a pipeline,
+//    [global_batch=micro_batch x DP (one micro-batch a step)]; with one, an error
 //  - [sp]: off (Megatron's default), [sp=on (recipe)] for the recipes below; named when TP > 1
 //  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below. A stated zero 1
 //    is Megatron's distributed optimizer, except on DeepSpeed, where zero N is DeepSpeed's
@@ -887,8 +890,31 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   if (!run.sp && p.tensor_model_parallel_size > 1) use_default(recipe ? "sp=on (recipe)" : "sp");
   p.tp_comm_overlap = (recipe || fuses_tp_comm_with_matmul(run, family)) && p.sequence_parallel;
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
-  if (!run.global_batch) problems.push_back(problem(run, "plan.global_batch", "required; the source leaves it null"));
   p.global_batch_size = run.global_batch.value_or(1);
+  if (!run.global_batch) {
+    // The rows' own measurements pin it where they give both a step time and a throughput; else a
+    // plan without a pipeline takes one micro-batch a step (its batch size is then only the
+    // optimizer's amortization); a pipeline's fill and drain depend on it: required.
+    const int dp = run.dp.value_or(std::max(1, run.count / std::max(1, p.tensor_model_parallel_size *
+                                                                         p.pipeline_model_parallel_size *
+                                                                         p.context_parallel_size)));
+    const long long unit = static_cast<long long>(p.micro_batch_size) * dp;
+    const double sequences = run.step_time_s && run.tokens_per_s_per_device
+                                 ? *run.tokens_per_s_per_device * run.count * *run.step_time_s / *run.seq_len
+                                 : 0.0;
+    const long long multiple = unit > 0 ? std::llround(sequences / static_cast<double>(unit)) * unit : 0;
+    if (multiple > 0 && std::abs(static_cast<double>(multiple) - sequences) <= 0.02 * sequences) {
+      p.global_batch_size = static_cast<int>(multiple);
+      use_default(("global_batch=" + std::to_string(multiple) + " (step time x tokens/s)").c_str());
+    } else if (p.pipeline_model_parallel_size == 1 && unit > 0) {
+      p.global_batch_size = static_cast<int>(unit);
+      use_default("global_batch=micro_batch x DP (one micro-batch a step)");
+    } else {
+      problems.push_back(problem(run, "plan.global_batch",
+                                 "required with a pipeline; the source leaves it null",
+                                 "the source's global batch, or a step time beside its tokens/s"));
+    }
+  }
   p.seq_length = static_cast<int>(*run.seq_len);  // checked against int above
   if (run.framework) {
     p.framework = parse_framework(*run.framework).value_or(Framework::megatron_core);

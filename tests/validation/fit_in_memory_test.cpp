@@ -3,31 +3,15 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "shipped_rows.hpp"
 #include "trainsim/validation/validation.hpp"
 
 using namespace trainsim;
 
 namespace {
-const std::string kDir = TRAINSIM_SOURCE_DIR;
-
-MeasuredRun trends_row(const std::string& id) {
-  for (const MeasuredRun& r : load_measured_runs(kDir + "/tests/validation/trends.yaml"))
-    if (r.id == id) return r;
-  FAIL("no trends row " << id);
-  return {};
-}
-
-ValidationRow priced(const MeasuredRun& run) {
-  ValidationOptions options;
-  options.hardware_dir = kDir + "/hardware";
-  return validate_run(run, options);
-}
-
-bool names(const ValidationRow& row, const std::string& text) {
-  for (const std::string& d : row.defaults)
-    if (d.find(text) != std::string::npos) return true;
-  return false;
-}
+MeasuredRun trends_row(const std::string& id) { return testing::shipped_row("trends.yaml", id); }
+ValidationRow priced(const MeasuredRun& run) { return validate_run(run, testing::shipped_hardware_options()); }
+bool names(const ValidationRow& row, const std::string& text) { return testing::names_default(row.defaults, text); }
 }  // namespace
 
 TEST_CASE("a row leaving recompute null that fits only with it takes the least recompute that fits, named",

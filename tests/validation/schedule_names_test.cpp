@@ -4,32 +4,24 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "shipped_rows.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/validation/validation.hpp"
 
 using namespace trainsim;
 
 namespace {
-const std::string kDir = TRAINSIM_SOURCE_DIR;
-
 // A calibration row with a pipeline (GPT-3 175B: 96 layers, PP 8), its schedule relabelled.
 MeasuredRun pipelined_row(const std::string& schedule, std::optional<int> vpp) {
-  for (const MeasuredRun& r : load_measured_runs(kDir + "/tests/validation/calibration.yaml")) {
-    if (r.id != "korthikanti22-t5-175B-full") continue;
-    MeasuredRun run = r;
-    run.group.clear();
-    run.schedule = schedule;
-    run.vpp = vpp;
-    return run;
-  }
-  FAIL("no calibration row korthikanti22-t5-175B-full");
-  return {};
+  MeasuredRun run = testing::shipped_row("calibration.yaml", "korthikanti22-t5-175B-full");
+  run.group.clear();
+  run.schedule = schedule;
+  run.vpp = vpp;
+  return run;
 }
 
 PipelineSchedule replayed(const std::string& schedule, std::optional<int> vpp = std::nullopt) {
-  ValidationOptions options;
-  options.hardware_dir = kDir + "/hardware";
-  return scenario_for_run(pipelined_row(schedule, vpp), options).plan.schedule;
+  return scenario_for_run(pipelined_row(schedule, vpp), testing::shipped_hardware_options()).plan.schedule;
 }
 }  // namespace
 
@@ -55,9 +47,7 @@ TEST_CASE("validate reads a row's schedule as sources name it", "[validation][sc
 
 TEST_CASE("validate reports a schedule it does not replay, and reads 1F1B with chunks as interleaved",
           "[validation][schedule]") {
-  ValidationOptions options;
-  options.hardware_dir = kDir + "/hardware";
-  const ValidationRow chimera = validate_run(pipelined_row("Chimera", std::nullopt), options);
+  const ValidationRow chimera = validate_run(pipelined_row("Chimera", std::nullopt), testing::shipped_hardware_options());
   CHECK_THAT(chimera.failure, Catch::Matchers::Contains("schedule 'Chimera'"));
   // Megatron's interleaving is its 1F1B over virtual stages; tables name it by the plain word.
   CHECK(replayed("1F1B", 3) == PipelineSchedule::interleaved);
