@@ -678,6 +678,8 @@ AcceleratorFamily family_of(const std::string& accelerator) {
   if (contains(accelerator, "H200") && !contains(accelerator, "GH200")) return AcceleratorFamily::h100;
   if (contains(accelerator, "B200")) return AcceleratorFamily::b200;
   if (contains(accelerator, "910B")) return AcceleratorFamily::ascend_910b;
+  // Huawei's A2 servers and clusters (Atlas 800T A2, Atlas 900 A2 PoD) hold the 910B.
+  if (contains(accelerator, "Atlas") && contains(accelerator, " A2")) return AcceleratorFamily::ascend_910b;
   if (contains(accelerator, "V100")) return AcceleratorFamily::v100;
   return AcceleratorFamily::unknown;
 }

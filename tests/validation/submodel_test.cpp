@@ -45,6 +45,8 @@ TEST_CASE("the sub-model an accelerator field names, and none where it names non
   CHECK(hardware_file_for_run(run_on("NVIDIA H200 SXM 141GB")) == "h200.yaml");
   CHECK(family_of("NVIDIA A800-SXM4-80GB") == AcceleratorFamily::a100);
   CHECK(hardware_file_for_run(run_on("NVIDIA A800-SXM4-80GB")) == "a800-80gb.yaml");
+  CHECK(family_of("Huawei Atlas 800T A2") == AcceleratorFamily::ascend_910b);
+  CHECK(hardware_file_for_run(run_on("Atlas 900 A2 PoD")) == "ascend-910b3.yaml");
   // No file: a Grace Hopper superchip node, the smaller H20, a 40 GB A800.
   CHECK(family_of("NVIDIA GH200 Grace Hopper") == AcceleratorFamily::unknown);
   CHECK(family_of("NVIDIA H20 96GB") == AcceleratorFamily::unknown);
