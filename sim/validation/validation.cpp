@@ -26,7 +26,10 @@ namespace {
 // or recipe says otherwise. This is the one list; each row names, in `validate`'s output
 // (the `*` column, and "defaults" in --json), every default it took, by the name in [ ]:
 //  - [tp], [pp]: 1; [vpp]: 1 (no interleaving; named only when PP > 1); [cp]: 1; [ep]: 1
-//    (named only for MoE rows); dp = devices / (tp * pp * cp)
+//    (named only for MoE rows); dp = devices / (tp * pp * cp). [tp=N / pp=N / cp=N (devices /
+//    the stated sizes)]: a TP or PP null beside a stated DP and the other stated (CP beside both)
+//    is what the device count leaves, where a whole number above 1
+//  - [heads]: hidden / 128; [heads=kv_heads] where stated KV heads do not divide that
 //  - [micro_batch]: 1, an assumption, not a default: Megatron has none (arguments.py @ f2e5db4
 //    declares --micro-batch-size with default=None and validate_args asserts it is set). 1 is
 //    the smallest and what the repository's own GPT-3 175B example passes at that commit
@@ -38,7 +41,9 @@ namespace {
 //  - [global_batch=N (step time x tokens/s)]: where the row gives both, the sequences a step
 //    they imply (within 2% of a multiple of micro_batch x DP); else, without a pipeline,
 //    [global_batch=micro_batch x DP (one micro-batch a step)]; with one, an error
-//  - [sp]: off (Megatron's default), [sp=on (recipe)] for the recipes below; named when TP > 1
+//  - [sp]: off (Megatron's default), [sp=on (recipe)] for the recipes below, [sp=on (MindSpeed
+//    scripts)] on MindSpeed (all 19 MindSpeed-LLM / ModelLink scripts the calibration rows quote
+//    pass --sequence-parallel); named when TP > 1
 //  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below. A stated zero 1
 //    is Megatron's distributed optimizer, except on DeepSpeed, where zero N is DeepSpeed's
 //    ZeRO stage N (BigScience's ZERO_STAGE=1)
@@ -731,7 +736,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     m.num_attention_heads = static_cast<int>(*run.heads);
   } else {
     m.num_attention_heads = static_cast<int>(std::max<long long>(1, m.hidden_size / 128));
-    use_default("heads");
+    // A stated KV head count the default does not divide: as many query heads as KV heads (MHA).
+    if (run.kv_heads && *run.kv_heads > 0 && m.num_attention_heads % *run.kv_heads != 0) {
+      m.num_attention_heads = static_cast<int>(*run.kv_heads);
+      use_default("heads=kv_heads");
+    } else {
+      use_default("heads");
+    }
   }
   m.num_key_value_heads = run.kv_heads ? static_cast<int>(*run.kv_heads) : m.num_attention_heads;
   if (!run.kv_heads) use_default("kv_heads");
@@ -825,9 +836,27 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     use_default(field);
     return fallback;
   };
-  p.tensor_model_parallel_size = take(run.tp, 1, "tp");
-  p.pipeline_model_parallel_size = take(run.pp, 1, "pp");
-  p.context_parallel_size = take(run.cp, 1, "cp");
+  // TP or PP null beside a stated DP and the other stated: the devices pin it (devices / (dp x the
+  // other x CP), CP 1 where null too), where that is a whole number; CP likewise beside both. Else 1.
+  auto pinned = [&](const std::optional<int>& a, const std::optional<int>& b) -> std::optional<int> {
+    if (!run.dp || *run.dp < 1 || !a) return std::nullopt;
+    const long long others = static_cast<long long>(*run.dp) * *a * b.value_or(1);
+    if (others < 1 || run.count % others != 0 || run.count / others == 1) return std::nullopt;
+    return static_cast<int>(run.count / others);
+  };
+  auto take_size = [&](const std::optional<int>& value, const std::optional<int>& found, const char* field) {
+    if (value) return *value;
+    if (found) {
+      use_default((std::string(field) + "=" + std::to_string(*found) + " (devices / the stated sizes)").c_str());
+      return *found;
+    }
+    use_default(field);
+    return 1;
+  };
+  p.tensor_model_parallel_size = take_size(run.tp, pinned(run.pp, run.cp), "tp");
+  p.pipeline_model_parallel_size = take_size(run.pp, pinned(run.tp, run.cp), "pp");
+  p.context_parallel_size =
+      take_size(run.cp, run.tp && run.pp ? pinned(run.tp, run.pp) : std::optional<int>{}, "cp");
   p.expert_model_parallel_size = run.ep.value_or(1);
   if (!run.ep && m.moe) use_default("ep");
   p.virtual_pipeline_model_parallel_size = run.vpp.value_or(1);
@@ -888,8 +917,14 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // unless fp32 or SYNC_OPTIMIZER (examples/pretrain_zero_bubble.sh @ 39f2c186).
   p.optimizer_post_validation = is_zero_bubble(named);
   const bool recipe = megatron_core_recipe(run);
-  p.sequence_parallel = run.sp.value_or(recipe) && p.tensor_model_parallel_size > 1;
-  if (!run.sp && p.tensor_model_parallel_size > 1) use_default(recipe ? "sp=on (recipe)" : "sp");
+  // MindSpeed-LLM's and ModelLink's launch scripts pass --sequence-parallel (all 19 quoted in
+  // tests/validation/calibration.yaml, TP 1 to 8): a MindSpeed row that leaves sp null ran it.
+  const bool mindspeed_scripts =
+      (run.framework ? parse_framework(*run.framework) : std::optional<Framework>(infer_framework(run))) ==
+      Framework::mindspeed;
+  p.sequence_parallel = run.sp.value_or(recipe || mindspeed_scripts) && p.tensor_model_parallel_size > 1;
+  if (!run.sp && p.tensor_model_parallel_size > 1)
+    use_default(recipe ? "sp=on (recipe)" : mindspeed_scripts ? "sp=on (MindSpeed scripts)" : "sp");
   p.tp_comm_overlap = (recipe || fuses_tp_comm_with_matmul(run, family)) && p.sequence_parallel;
   p.micro_batch_size = take(run.micro_batch, 1, "micro_batch");
   p.global_batch_size = run.global_batch.value_or(1);
