@@ -47,6 +47,8 @@ namespace {
 //  - [zero]: 0, [zero=distributed optimizer (recipe)] for the recipes below. A stated zero 1
 //    is Megatron's distributed optimizer, except on DeepSpeed, where zero N is DeepSpeed's
 //    ZeRO stage N (BigScience's ZERO_STAGE=1)
+//  - [zero=3 (the framework's default)]: FSDP (llm-foundry's Composer included), whose default
+//    strategy is FULL_SHARD, and a framework without stage 0 (BMTrain) take that stage
 //  - [zero=1 / recompute=selective / recompute=full (the run fit in memory)]: where the row
 //    leaves zero or recompute null and the plan so defaulted does not fit, the least saving that
 //    fits, in that order (fit_unstated_memory_savings): the run ran, so it fitted
@@ -999,8 +1001,21 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   } else {
     use_default("recompute");
   }
-  const int zero = run.zero.value_or(recipe ? 1 : 0);
-  if (!run.zero) use_default(recipe ? "zero=distributed optimizer (recipe)" : "zero");
+  // A framework that shards by construction: FSDP's default ShardingStrategy is FULL_SHARD
+  // (torch/distributed/fsdp/api.py; FSDP2's fully_shard reshards after forward by default), and a
+  // framework whose table lacks stage 0 (BMTrain) runs its lowest stage.
+  const std::vector<int>& stages = framework_entry(p.framework).zero_stages.value;
+  const bool fsdp_default = p.framework == Framework::fsdp || p.framework == Framework::llm_foundry ||
+                            p.framework == Framework::llm_foundry_2022;
+  const int unsharded = fsdp_default ? 3
+                        : !stages.empty() && std::find(stages.begin(), stages.end(), 0) == stages.end()
+                            ? *std::min_element(stages.begin(), stages.end())
+                            : 0;
+  const int zero = run.zero.value_or(recipe ? 1 : unsharded);
+  if (!run.zero)
+    use_default(recipe ? "zero=distributed optimizer (recipe)"
+                : unsharded != 0 ? (std::string("zero=") + std::to_string(unsharded) + " (the framework's default)").c_str()
+                                 : "zero");
   // zero 1 in the Megatron-based sources is --use-distributed-optimizer; on DeepSpeed it is
   // DeepSpeed's own ZeRO stage (the "zero_optimization": {"stage": N} of its config).
   const bool deepspeed_zero = runs_on_deepspeed(p.framework);

@@ -98,3 +98,22 @@ TEST_CASE("a MindSpeed row with TP that leaves sp null runs sequence parallelism
   run.framework = "megatron-lm";  // Megatron's own default: off
   CHECK_FALSE(scenario_for_run(run, shipped()).plan.sequence_parallel);
 }
+
+TEST_CASE("a null ZeRO stage on a framework that shards by construction is its default stage",
+          "[validation][defaults]") {
+  // BMTrain shards every block (its table has stage 3 only); FSDP's default strategy is FULL_SHARD.
+  MeasuredRun bmtrain = testing::shipped_row("trends.yaml", "bmtrain-13B-32v100-bmtrain-mp1-bs8");
+  bmtrain.zero.reset();
+  std::vector<std::string> defaults;
+  CHECK(scenario_for_run(bmtrain, shipped(), &defaults).plan.zero_stage == 3);
+  CHECK(named(defaults, "zero=3 (the framework's default)"));
+  MeasuredRun fsdp = bmtrain;
+  fsdp.framework = "fsdp";
+  fsdp.offload_optimizer.reset();
+  CHECK(scenario_for_run(fsdp, shipped()).plan.zero_stage == 3);
+  MeasuredRun megatron = bmtrain;  // Megatron's own default: no sharding
+  megatron.framework = "megatron-lm";
+  megatron.offload_optimizer.reset();
+  CHECK(scenario_for_run(megatron, shipped()).plan.zero_stage == 0);
+  CHECK_FALSE(scenario_for_run(megatron, shipped()).plan.use_distributed_optimizer);
+}
