@@ -1222,6 +1222,10 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
   } else if (run.mfu) {
     row.metric = "mfu";
     row.measured = *run.mfu;
+  } else if (run.hfu) {
+    // Hardware FLOPs utilization (recompute counted) where a source reports nothing else.
+    row.metric = "hfu";
+    row.measured = *run.hfu;
   }
   if (row.metric.empty() && !run.memory_gb && !run.memory_gib) {
     row.failure = "no measured metric";
@@ -1247,6 +1251,8 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
       } else {
         row.predicted = metrics.tflops_per_device;
       }
+    } else if (row.metric == "hfu") {
+      row.predicted = metrics.hfu;
     } else if (row.metric == "mfu") {
       if (row.family == AcceleratorFamily::ascend_910b) {
         row.predicted = metrics.model_flops_per_step / (metrics.step_time_s * devices * kMindSpeedPeakFlops);
@@ -1363,7 +1369,7 @@ std::vector<FamilySummary> summarize(const std::vector<ValidationRow>& rows) {
 
 std::string format_value(const std::string& metric, double value) {
   char buffer[64];
-  if (metric == "mfu") {
+  if (metric == "mfu" || metric == "hfu") {
     std::snprintf(buffer, sizeof buffer, "%.3f", value);
   } else if (value >= 1000) {
     std::snprintf(buffer, sizeof buffer, "%.0f", value);

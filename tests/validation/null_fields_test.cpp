@@ -117,3 +117,15 @@ TEST_CASE("a null ZeRO stage on a framework that shards by construction is its d
   CHECK(scenario_for_run(megatron, shipped()).plan.zero_stage == 0);
   CHECK_FALSE(scenario_for_run(megatron, shipped()).plan.use_distributed_optimizer);
 }
+
+TEST_CASE("a row reporting only hardware FLOPs utilization is compared on it", "[validation][defaults]") {
+  MeasuredRun run = calibration_row("korthikanti22-t5-22B-full");
+  run.step_time_s.reset();
+  run.hfu = 0.5;
+  const ValidationRow row = validate_run(run, shipped());
+  REQUIRE(row.failure.empty());
+  CHECK(row.metric == "hfu");
+  CHECK(row.predicted > 0.2);
+  CHECK(row.predicted < 1.0);
+  CHECK(row.error == Approx((row.predicted - 0.5) / 0.5));
+}
