@@ -15,3 +15,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/schedule_names_t
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fit_in_memory_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/named_model_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/null_fields_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/as_curated_test.cpp)
