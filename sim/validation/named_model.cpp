@@ -49,7 +49,8 @@ std::string named_model_file(const std::string& model_name, const std::string& m
 }
 
 void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults) {
-  if (run.heads && run.kv_heads && run.ffn && run.vocab) return;
+  const bool moe_open = run.moe_experts && (!run.moe_topk || !run.moe_ffn || !run.moe_shared_experts);
+  if (run.heads && run.kv_heads && run.ffn && run.vocab && !moe_open) return;
   const std::string file = named_model_file(run.model_name, models_dir);
   if (file.empty()) return;
   ModelSpec model;
@@ -68,6 +69,17 @@ void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, st
   fill(run.kv_heads, model.num_key_value_heads, "kv_heads");
   fill(run.ffn, model.intermediate_size, "ffn");
   fill(run.vocab, model.vocab_size, "vocab");
+  // A MoE row (it states its expert count) takes the named model's routing where it leaves it
+  // null: top-k, expert width, shared experts.
+  if (run.moe_experts && model.moe && model.moe->num_experts == *run.moe_experts) {
+    fill(run.moe_topk, model.moe->experts_per_token, "moe.topk");
+    fill(run.moe_ffn, model.moe->expert_intermediate_size, "moe.moe_ffn");
+    if (!run.moe_shared_experts) {
+      run.moe_shared_experts = model.moe->num_shared_experts;
+      defaults.push_back("moe.shared_experts=" + std::to_string(model.moe->num_shared_experts) + " (models/" + file +
+                         ")");
+    }
+  }
 }
 
 }  // namespace trainsim

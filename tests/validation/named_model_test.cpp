@@ -54,3 +54,25 @@ TEST_CASE("a row's null model fields come from the file its name names, where th
   CHECK_FALSE(other.vocab);
   CHECK(none.empty());
 }
+
+TEST_CASE("a MoE row naming its model takes the model's routing where it leaves it null", "[validation][model]") {
+  const ModelSpec qwen = load_model(kModels + "/qwen3-30b-a3b.yaml");
+  REQUIRE(qwen.moe);
+  MeasuredRun run;
+  run.model_name = "Qwen3-30B-A3B";
+  run.hidden = qwen.hidden_size;
+  run.moe_experts = qwen.moe->num_experts;
+  std::vector<std::string> defaults;
+  fill_named_model_fields(run, kModels, defaults);
+  CHECK(run.moe_topk == qwen.moe->experts_per_token);
+  CHECK(run.moe_ffn == qwen.moe->expert_intermediate_size);
+  CHECK(run.moe_shared_experts == qwen.moe->num_shared_experts);
+  // Another expert count is another model: its routing is not taken.
+  MeasuredRun other;
+  other.model_name = "Qwen3-30B-A3B";
+  other.hidden = qwen.hidden_size;
+  other.moe_experts = qwen.moe->num_experts / 2;
+  std::vector<std::string> none;
+  fill_named_model_fields(other, kModels, none);
+  CHECK_FALSE(other.moe_topk);
+}

@@ -18,7 +18,8 @@ std::string named_model_file(const std::string& model_name, const std::string& m
 
 // Fills the row's null heads, kv_heads, ffn and vocab from the model file its name names, where
 // that file has the row's hidden size (a width the row states for another model is not that
-// model); names each field it filled in `defaults` ("vocab=128256 (models/llama3-8b.yaml)").
+// model), and on a row stating the file's expert count its null top-k, expert width and shared
+// experts; names each field it filled in `defaults` ("vocab=128256 (models/llama3-8b.yaml)").
 void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults);
 
 }  // namespace trainsim
