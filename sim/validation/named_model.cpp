@@ -50,7 +50,7 @@ std::string named_model_file(const std::string& model_name, const std::string& m
 
 void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults) {
   const bool moe_open = run.moe_experts && (!run.moe_topk || !run.moe_ffn || !run.moe_shared_experts);
-  if (run.heads && run.kv_heads && run.ffn && run.vocab && !moe_open) return;
+  if (run.heads && run.kv_heads && run.ffn && run.vocab && run.position_embedding && !moe_open) return;
   const std::string file = named_model_file(run.model_name, models_dir);
   if (file.empty()) return;
   ModelSpec model;
@@ -69,6 +69,18 @@ void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, st
   fill(run.kv_heads, model.num_key_value_heads, "kv_heads");
   fill(run.ffn, model.intermediate_size, "ffn");
   fill(run.vocab, model.vocab_size, "vocab");
+  // Positions: validate's rule reads them from the MLP (a 4h GeLU MLP learned, else rotary); a
+  // named model that encodes them otherwise (BLOOM's ALiBi) says what the run did.
+  if (!run.position_embedding && run.ffn) {
+    const bool gpt_style = *run.ffn == 4 * *run.hidden;
+    const PositionEmbedding by_rule = gpt_style ? PositionEmbedding::learned : PositionEmbedding::rope;
+    if (model.position_embedding != by_rule) {
+      static constexpr const char* kNames[] = {"rope", "learned", "alibi", "none"};
+      const char* name = kNames[static_cast<int>(model.position_embedding)];
+      run.position_embedding = name;
+      defaults.push_back(std::string("position_embedding=") + name + " (models/" + file + ")");
+    }
+  }
   // A MoE row (it states its expert count) takes the named model's routing where it leaves it
   // null: top-k, expert width, shared experts.
   if (run.moe_experts && model.moe && model.moe->num_experts == *run.moe_experts) {

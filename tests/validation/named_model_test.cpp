@@ -76,3 +76,32 @@ TEST_CASE("a MoE row naming its model takes the model's routing where it leaves 
   fill_named_model_fields(other, kModels, none);
   CHECK_FALSE(other.moe_topk);
 }
+
+TEST_CASE("a row naming a model that encodes positions otherwise than its MLP suggests takes the model's",
+          "[validation][model]") {
+  // BLOOM: a 4h GeLU MLP (validate's rule would read learned positions) with ALiBi.
+  const ModelSpec bloom = load_model(kModels + "/bloom-7b1.yaml");
+  REQUIRE(bloom.position_embedding == PositionEmbedding::alibi);
+  MeasuredRun run;
+  run.model_name = "Bloom-7B1";
+  run.hidden = bloom.hidden_size;
+  run.heads = bloom.num_attention_heads;
+  run.kv_heads = bloom.num_key_value_heads;
+  run.ffn = bloom.intermediate_size;
+  run.vocab = bloom.vocab_size;
+  std::vector<std::string> defaults;
+  fill_named_model_fields(run, kModels, defaults);
+  CHECK(run.position_embedding == "alibi");
+  CHECK(defaults == std::vector<std::string>{"position_embedding=alibi (models/bloom-7b1.yaml)"});
+  // A LLaMA-style model's rotary is the rule's own: nothing to name.
+  MeasuredRun llama;
+  llama.model_name = "LLaMA2-7B";
+  llama.hidden = 4096;
+  llama.ffn = 11008;
+  llama.vocab = 32000;
+  llama.heads = llama.kv_heads = 32;
+  std::vector<std::string> none;
+  fill_named_model_fields(llama, kModels, none);
+  CHECK_FALSE(llama.position_embedding);
+  CHECK(none.empty());
+}
