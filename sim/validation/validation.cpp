@@ -87,8 +87,10 @@ namespace {
 //    device has one for (flash2): FA2 is faster than FA1 wherever both are measured
 //    (A100, microbenchmarks.md 2a), so that row is priced at most as fast as its kernel ran.
 //    No such phrase: auto (the hardware file's attention_efficiency)
-//  - per_node: null means the hardware file's devices_per_node; a row whose per_node differs
-//    from its hardware file's is an error (the hardware file's topology would be wrong)
+//  - per_node: null means the hardware file's devices_per_node; [per_node=N (<file>'s server cut
+//    to it, NICs in proportion)]: a divisor of the file's (4-GPU boards beside the 8-GPU HGX),
+//    each device keeping its NVLink bandwidth and NIC share, no in-switch reduction; more devices
+//    than the file's server, or a non-divisor, is an error (another machine)
 // Not defaults but rules read from the source (not named per row):
 //  - flash attention: off for runs published before FlashAttention (ids narayanan21-,
 //    korthikanti22-, bigsci-, bmtrain-: 2021-2022 Megatron papers, BigScience 2022) and for the
@@ -719,10 +721,23 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   for (const HardwareVariabilityKey& k : kHardwareVariabilityKeys)
     s.variability.*k.scenario = s.hardware.variability.*k.hardware;
   if (run.per_node && *run.per_node != s.hardware.node.devices_per_node) {
-    problems.push_back(problem(run, "hardware.per_node",
-                               std::to_string(*run.per_node) + " devices per server, but " + hardware_file +
-                                   " has " + std::to_string(s.hardware.node.devices_per_node),
-                               "the hardware file's devices_per_node"));
+    // A server with fewer of the same devices (the 4-GPU boards of Perlmutter, Leonardo or JUWELS
+    // Booster beside the 8-GPU HGX): the file's server cut to per_node devices, each keeping its
+    // NVLink bandwidth and its share of the NICs; no NVSwitch on such a board, so no in-switch
+    // reduction. More devices than the file's server is another machine: refused.
+    const int full = s.hardware.node.devices_per_node;
+    if (*run.per_node >= 1 && *run.per_node < full && full % *run.per_node == 0) {
+      s.hardware.cluster.nics_per_node = std::max(1, s.hardware.cluster.nics_per_node * *run.per_node / full);
+      s.hardware.node.devices_per_node = *run.per_node;
+      s.hardware.node.in_switch_reduction = false;
+      defaults.push_back("per_node=" + std::to_string(*run.per_node) + " (" + hardware_file +
+                         "'s server cut to it, NICs in proportion)");
+    } else {
+      problems.push_back(problem(run, "hardware.per_node",
+                                 std::to_string(*run.per_node) + " devices per server, but " + hardware_file +
+                                     " has " + std::to_string(full),
+                                 "the hardware file's devices_per_node or a divisor of it"));
+    }
   }
 
   // Model.

@@ -313,7 +313,8 @@ TEST_CASE("validate with a hardware directory that lacks the files is a config e
   CHECK(report.rows[0].failure.empty());
 }
 
-TEST_CASE("a LLaMA-style row without a vocabulary, or a per_node its hardware file does not have, is refused",
+TEST_CASE("a LLaMA-style row without a vocabulary, or more devices per server than its hardware file has, is "
+          "refused",
           "[validation]") {
   const std::string llama = edit(run_yaml(), "ffn: 4096", "ffn: 2816");
   const auto no_vocab = load_measured_runs(write_temp("trainsim_llama.yaml", edit(llama, "vocab: 51200", "vocab: null")));
@@ -321,9 +322,25 @@ TEST_CASE("a LLaMA-style row without a vocabulary, or a per_node its hardware fi
                     Catch::Contains("t.model.vocab: required for a LLaMA-style (SwiGLU) row"));
   const auto gpt = load_measured_runs(write_temp("trainsim_gpt.yaml", edit(run_yaml(), "vocab: 51200", "vocab: null")));
   CHECK(scenario_for_run(gpt[0], shipped_hardware()).model.vocab_size == 51200);
-  const auto per_node = load_measured_runs(write_temp("trainsim_pn.yaml", edit(run_yaml(), "per_node: 8", "per_node: 4")));
+  const auto per_node = load_measured_runs(write_temp("trainsim_pn.yaml", edit(run_yaml(), "per_node: 8", "per_node: 16")));
   CHECK_THROWS_WITH(scenario_for_run(per_node[0], shipped_hardware()),
-                    Catch::Contains("t.hardware.per_node: 4 devices per server, but a100-80gb.yaml has 8"));
+                    Catch::Contains("t.hardware.per_node: 16 devices per server, but a100-80gb.yaml has 8"));
+}
+
+TEST_CASE("a row on servers of fewer devices runs on the file's server cut to them, NICs in proportion",
+          "[validation]") {
+  const auto four = load_measured_runs(write_temp("trainsim_pn4.yaml", edit(run_yaml(), "per_node: 8", "per_node: 4")));
+  std::vector<std::string> defaults;
+  const Scenario s = scenario_for_run(four[0], shipped_hardware(), &defaults);
+  const HardwareSpec dgx = load_hardware(std::string(TRAINSIM_SOURCE_DIR) + "/hardware/a100-80gb.yaml");
+  CHECK(s.hardware.node.devices_per_node == 4);
+  CHECK(s.hardware.cluster.nics_per_node == dgx.cluster.nics_per_node / 2);
+  CHECK(s.hardware.node.link_bandwidth == dgx.node.link_bandwidth);
+  CHECK_FALSE(s.hardware.node.in_switch_reduction);
+  CHECK(std::find(defaults.begin(), defaults.end(), "per_node=4 (a100-80gb.yaml's server cut to it, NICs in proportion)") !=
+        defaults.end());
+  const auto three = load_measured_runs(write_temp("trainsim_pn3.yaml", edit(run_yaml(), "per_node: 8", "per_node: 3")));
+  CHECK_THROWS_WITH(scenario_for_run(three[0], shipped_hardware()), Catch::Contains("or a divisor of it"));
 }
 
 TEST_CASE("where the notes quote the launch script, flash attention and precision follow its flags, and a plan "
