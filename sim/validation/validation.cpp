@@ -369,10 +369,14 @@ Diagnostic problem(const MeasuredRun& run, const std::string& field, const std::
 }
 
 RecomputeGranularity parse_recompute(const std::string& text) {
+  // As sources write it: "full (block method, 1 layer)", "selective", "none"; any other wording of
+  // recomputation ("activation checkpointing", "checkpoint-activations", "uniform") is full, the
+  // only kind frameworks had before selective; "no", "false", "off" or "0" is none.
   const std::string t = lower(text);
-  if (t.rfind("full", 0) == 0) return RecomputeGranularity::full;
-  if (t.rfind("selective", 0) == 0) return RecomputeGranularity::selective;
-  return RecomputeGranularity::none;
+  if (t.find("selective") != std::string::npos) return RecomputeGranularity::selective;
+  if (t.empty() || t.rfind("none", 0) == 0 || t == "no" || t == "false" || t == "off" || t == "0")
+    return RecomputeGranularity::none;
+  return RecomputeGranularity::full;
 }
 
 // "full (block method, 1 layer per stage)" -> 1; 0 (all layers) when no count is given.
@@ -1096,7 +1100,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.cp_attention_mask_type = CpAttentionMask::general;
     defaults.push_back("cp_attention_mask_type=general (the script's)");
   }
-  if (contains(run.id, "fp8") || contains(run.notes, "FP8 training")) {
+  // FP8 where the id or notes say so, on a device with FP8 units (an A100 row's note about FP8
+  // is about something else: it cannot have trained in it).
+  if ((contains(run.id, "fp8") || contains(run.notes, "FP8 training")) && s.hardware.device.peak_flops_fp8 > 0) {
     p.precision = Precision::fp8;
     // torchao's Float8 training (torchtitan's rows): dynamic scaling of each whole tensor from its
     // current amax (torchao float8/config.py: ScalingType.DYNAMIC, ScalingGranularity.TENSORWISE),

@@ -129,3 +129,24 @@ TEST_CASE("a row reporting only hardware FLOPs utilization is compared on it", "
   CHECK(row.predicted < 1.0);
   CHECK(row.error == Approx((row.predicted - 0.5) / 0.5));
 }
+
+TEST_CASE("a row's recompute is read as sources word it", "[validation][defaults]") {
+  MeasuredRun run = calibration_row("korthikanti22-t5-22B-full");
+  auto granularity = [&](const std::string& text) {
+    MeasuredRun r = run;
+    r.recompute = text;
+    return scenario_for_run(r, shipped()).plan.recompute_granularity;
+  };
+  CHECK(granularity("full") == RecomputeGranularity::full);
+  CHECK(granularity("activation checkpointing (every layer)") == RecomputeGranularity::full);
+  CHECK(granularity("checkpoint-activations") == RecomputeGranularity::full);
+  CHECK(granularity("selective (attention core)") == RecomputeGranularity::selective);
+  CHECK(granularity("none") == RecomputeGranularity::none);
+  CHECK(granularity("no") == RecomputeGranularity::none);
+}
+
+TEST_CASE("notes naming FP8 on a device without FP8 units do not make the row FP8", "[validation][defaults]") {
+  MeasuredRun run = calibration_row("korthikanti22-t5-22B-full");  // A100
+  run.notes += " Unlike the FP8 training of later work, this ran fp16.";
+  CHECK(scenario_for_run(run, shipped()).plan.precision != Precision::fp8);
+}
