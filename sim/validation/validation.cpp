@@ -860,9 +860,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // TP or PP null beside a stated DP and the other stated: the devices pin it (devices / (dp x the
   // other x CP), CP 1 where null too), where that is a whole number; CP likewise beside both. Else 1.
   auto pinned = [&](const std::optional<int>& a, const std::optional<int>& b) -> std::optional<int> {
-    if (!run.dp || *run.dp < 1 || !a) return std::nullopt;
+    if (!run.dp || *run.dp < 1 || !a || *a < 1 || b.value_or(1) < 1 || run.count < 1) return std::nullopt;
     const long long others = static_cast<long long>(*run.dp) * *a * b.value_or(1);
-    if (others < 1 || run.count % others != 0 || run.count / others == 1) return std::nullopt;
+    if (run.count % others != 0 || run.count / others < 2) return std::nullopt;
     return static_cast<int>(run.count / others);
   };
   auto take_size = [&](const std::optional<int>& value, const std::optional<int>& found, const char* field) {
