@@ -960,8 +960,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     const double sequences = run.step_time_s && run.tokens_per_s_per_device
                                  ? *run.tokens_per_s_per_device * run.count * *run.step_time_s / *run.seq_len
                                  : 0.0;
-    const long long multiple = unit > 0 ? std::llround(sequences / static_cast<double>(unit)) * unit : 0;
-    if (multiple > 0 && std::abs(static_cast<double>(multiple) - sequences) <= 0.02 * sequences) {
+    // Beyond an int's sequences (a fuzzed or mis-united throughput) nothing is derived.
+    const bool countable = std::isfinite(sequences) && sequences > 0 && sequences < 2e9;
+    const long long multiple =
+        unit > 0 && countable ? std::llround(sequences / static_cast<double>(unit)) * unit : 0;
+    if (multiple > 0 && multiple <= std::numeric_limits<int>::max() &&
+        std::abs(static_cast<double>(multiple) - sequences) <= 0.02 * sequences) {
       p.global_batch_size = static_cast<int>(multiple);
       use_default(("global_batch=" + std::to_string(multiple) + " (step time x tokens/s)").c_str());
     } else if (p.pipeline_model_parallel_size == 1 && unit > 0) {
