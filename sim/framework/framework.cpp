@@ -1094,6 +1094,9 @@ FrameworkEntry fsdp() {
   e.distributed_optimizer = {false, at(kTorchtitan,
                                        "no Megatron distributed optimizer: the optimizer states are "
                                        "sharded with the parameters by fully_shard (plan.zero_stage)")};
+  e.default_zero_stage = {3, at(kTorchtitan,
+                                "PyTorch torch/distributed/fsdp/api.py: ShardingStrategy.FULL_SHARD is FSDP1's default "
+                                "sharding_strategy; FSDP2 fully_shard(reshard_after_forward=True) by default")};
   e.zero_stages = {{0, 2, 3}, at(kTorchtitan,
                                  "PyTorch FSDP1 torch/distributed/fsdp/api.py ShardingStrategy: NO_SHARD (0), "
                                  "SHARD_GRAD_OP (2), FULL_SHARD (3), no optimizer-only sharding; FSDP2 "
@@ -1606,6 +1609,7 @@ FrameworkEntry bmtrain() {
   e.zero_stages = {{3}, bmt("bmtrain/block_layer.py CheckpointBlock shards every block's parameters, gradients and "
                             "optimizer state; no zero_level setting before 0.1.7 (its README: 2022/06/14 0.1.7, "
                             "'ZeRO-2 optimization is supported')")};
+  e.default_zero_stage = {3, bmt("its only stage (zero_stages): every block sharded")};
   e.context_parallel = {false, bmt("no sequence or context parallelism")};
   e.grad_buffer_bytes = {2, bmt("bmtrain/block_layer.py CheckpointBlockContext.exit: the rank's gradient "
                                 "partition local_param.grad = storage_type(partition_size), the parameters' fp16")};
@@ -1925,6 +1929,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("default_chunks_per_stage", e.default_chunks_per_stage.source);
     add("distributed_optimizer", e.distributed_optimizer.source);
     add("zero_stages", e.zero_stages.source);
+    add("default_zero_stage", e.default_zero_stage.source);
     add("context_parallel", e.context_parallel.source);
     add("context_parallel_impl", e.context_parallel_impl.source);
     add("pipeline_keeps_microbatch_tensors", e.pipeline_keeps_microbatch_tensors.source);

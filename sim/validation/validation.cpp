@@ -29,7 +29,6 @@ namespace {
 //    (named only for MoE rows); dp = devices / (tp * pp * cp). [tp=N / pp=N / cp=N (devices /
 //    the stated sizes)]: a TP or PP null beside a stated DP and the other stated (CP beside both)
 //    is what the device count leaves, where a whole number above 1
-//  - [heads]: hidden / 128; [heads=kv_heads] where stated KV heads do not divide that
 //  - [micro_batch]: 1, an assumption, not a default: Megatron has none (arguments.py @ f2e5db4
 //    declares --micro-batch-size with default=None and validate_args asserts it is set). 1 is
 //    the smallest and what the repository's own GPT-3 175B example passes at that commit
@@ -52,7 +51,8 @@ namespace {
 //  - [zero=1 / recompute=selective / recompute=full (the run fit in memory)]: where the row
 //    leaves zero or recompute null and the plan so defaulted does not fit, the least saving that
 //    fits, in that order (fit_unstated_memory_savings): the run ran, so it fitted
-//  - [heads]: hidden / 128 (head dimension 128, Megatron's GPT configs); [kv_heads]: heads (MHA)
+//  - [heads]: hidden / 128 (head dimension 128, Megatron's GPT configs), [heads=kv_heads] where
+//    stated KV heads do not divide that; [kv_heads]: heads (MHA)
 //  - [ffn]: 4 * hidden
 //  - [heads=, kv_heads=, ffn=, vocab= (models/<file>)]: where the row's model name names a shipped
 //    model file (its stem, or its stem and a parameter count: named_model.hpp) of the row's
@@ -707,7 +707,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // The row's quoted launch-script flags, if its notes quote them (quoted_script_flags).
   const std::optional<std::string> script = quoted_script_flags(run);
   std::vector<Diagnostic> problems;
-  auto use_default = [&](const char* field) { defaults.emplace_back(field); };
+  auto use_default = [&](const std::string& field) { defaults.push_back(field); };
 
   const AcceleratorFamily family = family_of(run.accelerator);
   if (family == AcceleratorFamily::unknown) {
@@ -868,7 +868,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   auto take_size = [&](const std::optional<int>& value, const std::optional<int>& found, const char* field) {
     if (value) return *value;
     if (found) {
-      use_default((std::string(field) + "=" + std::to_string(*found) + " (devices / the stated sizes)").c_str());
+      use_default(std::string(field) + "=" + std::to_string(*found) + " (devices / the stated sizes)");
       return *found;
     }
     use_default(field);
@@ -940,9 +940,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   const bool recipe = megatron_core_recipe(run);
   // MindSpeed-LLM's and ModelLink's launch scripts pass --sequence-parallel (all 19 quoted in
   // tests/validation/calibration.yaml, TP 1 to 8): a MindSpeed row that leaves sp null ran it.
-  const bool mindspeed_scripts =
-      (run.framework ? parse_framework(*run.framework) : std::optional<Framework>(infer_framework(run))) ==
-      Framework::mindspeed;
+  const Framework framework =
+      run.framework ? parse_framework(*run.framework).value_or(Framework::megatron_core) : infer_framework(run);
+  const bool mindspeed_scripts = framework == Framework::mindspeed;
   p.sequence_parallel = run.sp.value_or(recipe || mindspeed_scripts) && p.tensor_model_parallel_size > 1;
   if (!run.sp && p.tensor_model_parallel_size > 1)
     use_default(recipe ? "sp=on (recipe)" : mindspeed_scripts ? "sp=on (MindSpeed scripts)" : "sp");
@@ -967,7 +967,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     if (multiple > 0 && multiple <= std::numeric_limits<int>::max() &&
         std::abs(static_cast<double>(multiple) - sequences) <= 0.02 * sequences) {
       p.global_batch_size = static_cast<int>(multiple);
-      use_default(("global_batch=" + std::to_string(multiple) + " (step time x tokens/s)").c_str());
+      use_default("global_batch=" + std::to_string(multiple) + " (step time x tokens/s)");
     } else if (p.pipeline_model_parallel_size == 1 && unit > 0) {
       p.global_batch_size = static_cast<int>(unit);
       use_default("global_batch=micro_batch x DP (one micro-batch a step)");
@@ -978,12 +978,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     }
   }
   p.seq_length = static_cast<int>(*run.seq_len);  // checked against int above
-  if (run.framework) {
-    p.framework = parse_framework(*run.framework).value_or(Framework::megatron_core);
-  } else {
-    p.framework = infer_framework(run);
-    defaults.push_back(std::string("framework=") + to_string(p.framework));
-  }
+  p.framework = framework;
+  if (!run.framework) defaults.push_back(std::string("framework=") + to_string(p.framework));
   // The optimizer's placement where the source states it (plan.offload_optimizer: cpu, e.g.
   // BMTrain's AdamOffloadOptimizer); on the device otherwise. check_plan refuses it on a
   // framework without an optimizer offload.
@@ -1024,21 +1020,14 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   } else {
     use_default("recompute");
   }
-  // A framework that shards by construction: FSDP's default ShardingStrategy is FULL_SHARD
-  // (torch/distributed/fsdp/api.py; FSDP2's fully_shard reshards after forward by default), and a
-  // framework whose table lacks stage 0 (BMTrain) runs its lowest stage.
-  const std::vector<int>& stages = framework_entry(p.framework).zero_stages.value;
-  const bool fsdp_default = p.framework == Framework::fsdp || p.framework == Framework::llm_foundry ||
-                            p.framework == Framework::llm_foundry_2022;
-  const int unsharded = fsdp_default ? 3
-                        : !stages.empty() && std::find(stages.begin(), stages.end(), 0) == stages.end()
-                            ? *std::min_element(stages.begin(), stages.end())
-                            : 0;
-  const int zero = run.zero.value_or(recipe ? 1 : unsharded);
+  // A framework that shards unless told otherwise (FSDP's FULL_SHARD, BMTrain's only stage):
+  // FrameworkEntry::default_zero_stage.
+  const int framework_zero = framework_entry(p.framework).default_zero_stage.value;
+  const int zero = run.zero.value_or(recipe ? 1 : framework_zero);
   if (!run.zero)
     use_default(recipe ? "zero=distributed optimizer (recipe)"
-                : unsharded != 0 ? (std::string("zero=") + std::to_string(unsharded) + " (the framework's default)").c_str()
-                                 : "zero");
+                : framework_zero != 0 ? "zero=" + std::to_string(framework_zero) + " (the framework's default)"
+                                      : std::string("zero"));
   // zero 1 in the Megatron-based sources is --use-distributed-optimizer; on DeepSpeed it is
   // DeepSpeed's own ZeRO stage (the "zero_optimization": {"stage": N} of its config).
   const bool deepspeed_zero = runs_on_deepspeed(p.framework);
@@ -1164,10 +1153,6 @@ namespace {
 // The schedules trainsim replays, as the validation files name them (named_schedule).
 bool replayable_schedule(const std::string& schedule) { return named_schedule(schedule).has_value(); }
 
-}  // namespace
-
-namespace {
-
 constexpr const char* kFitInMemory = " (the run fit in memory)";
 
 // A measured run ran, so it fitted in memory. Where the row leaves ZeRO (the distributed
@@ -1178,41 +1163,40 @@ constexpr const char* kFitInMemory = " (the run fit in memory)";
 // scenario refuses it), and where none fits the row keeps its out-of-memory verdict.
 void fit_unstated_memory_savings(const MeasuredRun& run, const ValidationOptions& options, const SimOptions& sim_options,
                                  Scenario& scenario, SimResult& result, std::vector<std::string>& defaults) {
+  enum class Trial { refused, too_big, fits };
   auto priced = [&](const MeasuredRun& trial, const std::string& name) {
     std::vector<std::string> trial_defaults;
     Scenario s;
     try {
       s = scenario_for_run(trial, options, &trial_defaults);
     } catch (const ConfigError&) {
-      return false;
+      return Trial::refused;
     }
     SimResult r = simulate(s, sim_options);
-    if (!r.memory.fits) return false;
+    if (!r.memory.fits) return Trial::too_big;
     scenario = std::move(s);
     result = std::move(r);
     defaults = std::move(trial_defaults);
     defaults.push_back(name);
-    return true;
+    return Trial::fits;
   };
   MeasuredRun base = run;
   std::string zero_name;
   if (!run.zero) {
     MeasuredRun sharded = run;
     sharded.zero = 1;
-    if (priced(sharded, std::string("zero=1") + kFitInMemory)) return;
-    std::vector<std::string> ignored;
-    try {
-      scenario_for_run(sharded, options, &ignored);
-      base = sharded;  // allowed, not enough alone: kept under the recompute tried next
+    const Trial trial = priced(sharded, std::string("zero=1") + kFitInMemory);
+    if (trial == Trial::fits) return;
+    if (trial == Trial::too_big) {  // allowed, not enough alone: kept under the recompute tried next
+      base = sharded;
       zero_name = ", zero=1";
-    } catch (const ConfigError&) {
     }
   }
   if (run.recompute || counts_recompute_in_flops(run)) return;
   for (const char* granularity : {"selective", "full"}) {
     MeasuredRun trial = base;
     trial.recompute = granularity;
-    if (priced(trial, std::string("recompute=") + granularity + zero_name + kFitInMemory)) return;
+    if (priced(trial, std::string("recompute=") + granularity + zero_name + kFitInMemory) == Trial::fits) return;
   }
 }
 
@@ -1577,8 +1561,6 @@ void price_candidates(ValidationRow& row, const MeasuredRun& run, const Candidat
   if (out.size() >= 2) row.candidates = std::move(out);
 }
 
-// A row whose source states no micro-batch size: its metric at each power of two up to 16 that
-// divides a replica's sequences (global batch / DP) and fits in memory. Two or more make a range.
 // The memory saving fit_unstated_memory_savings took for a row ("" none), from its defaults.
 std::string memory_saving_taken(const std::vector<std::string>& defaults) {
   for (const std::string& d : defaults)
@@ -1586,6 +1568,8 @@ std::string memory_saving_taken(const std::vector<std::string>& defaults) {
   return "";
 }
 
+// A row whose source states no micro-batch size: its metric at each power of two up to 16 that
+// divides a replica's sequences (global batch / DP) and fits in memory. Two or more make a range.
 void price_micro_batches(ValidationRow& row, const MeasuredRun& run, const ValidationOptions& options) {
   if (row.metric.empty() || !row.failure.empty() || !row.unsupported.empty() || run.micro_batch) return;
   int per_replica = 0;

@@ -95,6 +95,19 @@ std::map<std::string, std::string> leaf_values(const std::string& file) {
   }
   return out;
 }
+
+// The leaves of a child file that differ from its parent's (the rest is the parent's text).
+std::vector<std::string> leaves_differing(const std::string& child_file, const std::string& parent_file) {
+  const auto child = leaf_values(child_file);
+  const auto parent = leaf_values(parent_file);
+  CHECK(child.size() == parent.size());
+  std::vector<std::string> differing;
+  for (const auto& [key, value] : parent) {
+    const auto found = child.find(key);
+    if (found == child.end() || found->second != value) differing.push_back(key);
+  }
+  return differing;
+}
 }  // namespace
 
 TEST_CASE("h800.yaml: the H100's compute with DeepSeek's NVLink and InfiniBand figures", "[hardware]") {
@@ -123,30 +136,10 @@ TEST_CASE("h100-96gb-grand-teton.yaml: the H100 file but for the HBM and the pow
   CHECK(gt.device.hbm_bandwidth == Approx(2.4e12));  // "2.4 TB/sec peak memory bandwidth"
   CHECK(gt.device.power_w == 500);                   // "the default 500W power limit"
   // Every other leaf is the parent's text: compute, efficiencies, NVLink, NICs, variability.
-  const auto child = leaf_values("h100-96gb-grand-teton.yaml");
-  const auto parent = leaf_values("h100-80gb.yaml");
-  CHECK(child.size() == parent.size());
-  CHECK(child.size() > 40);
-  std::vector<std::string> differing;
-  for (const auto& [key, value] : parent) {
-    const auto found = child.find(key);
-    if (found == child.end() || found->second != value) differing.push_back(key);
-  }
-  CHECK(differing == std::vector<std::string>{"device.hbm_bandwidth", "device.hbm_bytes", "device.name", "device.power",
-                                              "name", "source"});
-}
-
-// The leaves of a child file that differ from its parent's (the rest is the parent's text).
-std::vector<std::string> leaves_differing(const std::string& child_file, const std::string& parent_file) {
-  const auto child = leaf_values(child_file);
-  const auto parent = leaf_values(parent_file);
-  CHECK(child.size() == parent.size());
-  std::vector<std::string> differing;
-  for (const auto& [key, value] : parent) {
-    const auto found = child.find(key);
-    if (found == child.end() || found->second != value) differing.push_back(key);
-  }
-  return differing;
+  CHECK(leaf_values("h100-96gb-grand-teton.yaml").size() > 40);
+  CHECK(leaves_differing("h100-96gb-grand-teton.yaml", "h100-80gb.yaml") ==
+        std::vector<std::string>{"device.hbm_bandwidth", "device.hbm_bytes", "device.name", "device.power", "name",
+                                 "source"});
 }
 
 TEST_CASE("h200.yaml: the H100 file but for 141 GB of HBM3e at 4.8 TB/s (and the price)", "[hardware]") {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "shipped_rows.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/validation/validation.hpp"
 
@@ -131,15 +132,8 @@ TEST_CASE("validate prices an H800, H200 or A800 row on its own file, slower or 
           "[validation][submodel]") {
   // Calibration rows re-labelled: a TP 8 row inside one server (every layer all-reduces over
   // NVLink), once on its own part and once on the part sold with a slower NVLink or faster HBM.
-  const auto runs = load_measured_runs(kDir + "/tests/validation/calibration.yaml");
-  auto row = [&](const std::string& id) {
-    for (const MeasuredRun& r : runs)
-      if (r.id == id) return r;
-    FAIL("no calibration row " << id);
-    return runs.front();
-  };
-  ValidationOptions options;
-  options.hardware_dir = kDir + "/hardware";
+  auto row = [](const std::string& id) { return testing::shipped_row("calibration.yaml", id); };
+  const ValidationOptions options = testing::shipped_hardware_options();
   auto priced = [&](MeasuredRun run, const std::string& accelerator) {
     run.accelerator = accelerator;
     const ValidationRow r = validate_run(run, options);

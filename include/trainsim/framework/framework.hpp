@@ -239,6 +239,8 @@ struct FrameworkEntry {
   Sourced<bool> distributed_optimizer;
   // the ZeRO stages (plan.zero_stage) it has, ascending;
   Sourced<std::vector<int>> zero_stages;
+  // the stage a run takes when its launch asks for none (what validate gives a row leaving zero null);
+  Sourced<int> default_zero_stage{0, "no sharding unless the launch asks for it"};
   // whether it splits the sequence over ranks as context parallelism (plan.context_parallel_size).
   Sourced<bool> context_parallel;
   // PyTorch's pipelining (torch.distributed.pipelining, end 2024): each pipeline stage object
