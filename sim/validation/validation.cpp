@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
@@ -152,6 +153,27 @@ std::string lower(std::string text) {
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return lower(haystack).find(lower(needle)) != std::string::npos;
+}
+
+// What validate prices, for the error that names an accelerator it has no file for.
+constexpr const char* kFiledAccelerators =
+    "an SXM A100 (40 or 80 GB), A800 80 GB, H100 (80 GB, or 96 GB HBM2e), H800, H200, HGX B200, Ascend 910B "
+    "(B1-B4) or 32 GB V100 run";
+
+// The device memory an accelerator's name states ("A100 SXM 40GB", "64GB class"): a number before
+// "GB" or "GiB" written in capitals, so "1600 Gbps" of network is not read as memory.
+std::optional<double> stated_memory_gb(const std::string& accelerator) {
+  for (std::size_t at = accelerator.find("GB"); at != std::string::npos; at = accelerator.find("GB", at + 1)) {
+    std::size_t end = at;
+    while (end > 0 && accelerator[end - 1] == ' ') --end;
+    std::size_t begin = end;
+    while (begin > 0 && (std::isdigit(static_cast<unsigned char>(accelerator[begin - 1])) || accelerator[begin - 1] == '.'))
+      --begin;
+    if (begin == end || (begin > 0 && std::isalpha(static_cast<unsigned char>(accelerator[begin - 1])))) continue;
+    const double value = std::atof(accelerator.substr(begin, end - begin).c_str());
+    if (value >= 1 && value <= 4096) return value;
+  }
+  return std::nullopt;
 }
 
 // The pipeline schedule a row's `schedule` field names, read as sources write it: case, spaces
@@ -678,7 +700,21 @@ const char* to_string(AcceleratorFamily family) {
   return "other";
 }
 
+// A form factor no shipped file describes, though its name holds a filed part's: the PCIe cards
+// (lower power and clocks: the H100 PCIe's 756 dense BF16 TFLOPS against the SXM's 989, NVIDIA's
+// H100 datasheet; NVLink only between bridged pairs, no NVSwitch), the H100 NVL (94 GB, paired by
+// bridges) and the Grace-Blackwell GB200 (its B200 at 1200 W, 72 to an NVLink domain). Priced on the
+// SXM files they would be silently wrong; refused, they name what is missing.
+bool unfiled_form_factor(const std::string& accelerator) {
+  if (contains(accelerator, "PCIe") || contains(accelerator, "GB200") || contains(accelerator, "GB300")) return true;
+  const std::string text = lower(accelerator);
+  for (std::size_t at = text.find("nvl"); at != std::string::npos; at = text.find("nvl", at + 1))
+    if (text.compare(at, 6, "nvlink") != 0) return true;  // "H100 NVL", "NVL72"; "NVLink" is a link
+  return false;
+}
+
 AcceleratorFamily family_of(const std::string& accelerator) {
+  if (unfiled_form_factor(accelerator)) return AcceleratorFamily::unknown;
   if (contains(accelerator, "A100")) return AcceleratorFamily::a100;
   if (contains(accelerator, "H100")) return AcceleratorFamily::h100;
   // The parts sold as another's silicon (named_submodel_file gives each its file): the A800 is the
@@ -712,13 +748,25 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   const AcceleratorFamily family = family_of(run.accelerator);
   if (family == AcceleratorFamily::unknown) {
     throw ConfigError(problem(run, "hardware.accelerator", "no hardware file for '" + run.accelerator + "'",
-                              "an A100, H100, B200, Ascend 910B or V100 run"));
+                              kFiledAccelerators));
   }
   Scenario s;
   s.name = run.id;
   const std::string hardware_file = hardware_file_for_run(run);
   s.hardware = options.hardware_for ? options.hardware_for(family)
                                     : load_hardware(options.hardware_dir + "/" + hardware_file);
+  // A memory size the row states that the file's device does not have (a 16 GB V100 priced on the
+  // 32 GB file) would give wrong out-of-memory verdicts.
+  if (const std::optional<double> stated = stated_memory_gb(run.accelerator)) {
+    const double gib = s.hardware.device.hbm_bytes / 1073741824.0, gb = s.hardware.device.hbm_bytes / 1e9;
+    const auto near = [&](double have) { return std::abs(have - *stated) <= 0.06 * *stated; };
+    if (!near(gib) && !near(gb)) {
+      std::ostringstream what;
+      what << "'" << run.accelerator << "' states " << *stated << " GB of device memory, but " << hardware_file
+           << " has " << std::lround(gib) << " GiB";
+      throw ConfigError(problem(run, "hardware.accelerator", what.str(), kFiledAccelerators));
+    }
+  }
   s.num_devices = run.count;
   // The hardware file's variability defaults, as the scenario loader gives them to a scenario
   // that writes none (apply_hardware_variability): a measured run is replayed as `run` would.

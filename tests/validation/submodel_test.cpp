@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "shipped_rows.hpp"
+#include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/validation/validation.hpp"
 
@@ -52,6 +53,34 @@ TEST_CASE("the sub-model an accelerator field names, and none where it names non
   CHECK(family_of("NVIDIA GH200 Grace Hopper") == AcceleratorFamily::unknown);
   CHECK(family_of("NVIDIA H20 96GB") == AcceleratorFamily::unknown);
   CHECK(family_of("NVIDIA A800 40GB") == AcceleratorFamily::unknown);
+  // Form factors of a filed part that no file describes: PCIe cards, the H100 NVL, Grace-Blackwell.
+  CHECK(family_of("NVIDIA A100 PCIe 40GB") == AcceleratorFamily::unknown);
+  CHECK(family_of("H100 PCIe") == AcceleratorFamily::unknown);
+  CHECK(family_of("NVIDIA H100 NVL") == AcceleratorFamily::unknown);
+  CHECK(family_of("GB200 NVL72") == AcceleratorFamily::unknown);
+  // NVLink is a link, not the NVL card.
+  CHECK(family_of("NVIDIA H100 SXM 80GB (NVLink, NVSwitch)") == AcceleratorFamily::h100);
+}
+
+TEST_CASE("a row stating a memory size its hardware file does not have is refused, naming both",
+          "[validation][submodel]") {
+  MeasuredRun run = testing::shipped_row("trends.yaml", "bmtrain-13B-32v100-zero3-mp1-bs8");
+  REQUIRE(family_of(run.accelerator) == AcceleratorFamily::v100);
+  run.accelerator = "NVIDIA V100-SXM2-32GB";
+  CHECK_NOTHROW(scenario_for_run(run, testing::shipped_hardware_options()));
+  run.accelerator = "NVIDIA V100 16GB";
+  try {
+    scenario_for_run(run, testing::shipped_hardware_options());
+    FAIL("a 16 GB V100 priced on the 32 GB file");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("hardware.accelerator") != std::string::npos);
+    CHECK(what.find("states 16 GB") != std::string::npos);
+    CHECK(what.find("v100-32gb.yaml has 32 GiB") != std::string::npos);
+  }
+  // A network rate is not a memory size.
+  run.accelerator = "NVIDIA V100 32 GB (1600 Gbps RoCE between nodes)";
+  CHECK_NOTHROW(scenario_for_run(run, testing::shipped_hardware_options()));
 }
 
 TEST_CASE("no calibration row names its 910B sub-model: every one stays on ascend-910b3.yaml",
