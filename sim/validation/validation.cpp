@@ -73,14 +73,17 @@ namespace {
 //    code's --num-layers-per-virtual-pipeline-stage 1; derive_virtual_stages)
 //  - [model dims (NeMo GPTConfig)]: NeMo GPT3 5B / 20B rows without dimensions, and
 //    [vocab=50257 (NeMo GPT-2 BPE)] for NeMo GPT3 rows without a vocabulary (see below)
-//  - [framework=...]: from the source's own words (id, group, notes, source), first match:
-//    MindSpeed / ModelLink -> mindspeed; MindFormers / MindSpore -> mindformers; BMTrain's own rows of
-//    its README table (notes 'Framework: OpenBMB BMTrain') -> bmtrain; DeepSpeed in 2021 (the source says 2021, or the
-//    ZeRO-3 rows of narayanan21-) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
+//  - [framework=...]: from the source's own words (group, notes, source; never the row id),
+//    first match: MindSpeed / ModelLink -> mindspeed; MindFormers / MindSpore -> mindformers;
+//    BMTrain's own rows of its README table (notes 'Framework: OpenBMB BMTrain') -> bmtrain;
+//    DeepSpeed in 2021 (the text says 2021, or a ZeRO-3 row of a Megatron-LM source dated 2021 or
+//    earlier: Megatron-LM had no ZeRO-3) -> deepspeed-2021 (its ZeRO-3 fetch path changed in 0.5.5
 //    and 0.6.0, 2021-11 and 2022-01); BigScience (its own Megatron-DeepSpeed fork, 2022) ->
-//    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; NeMo performance-summary
-//    runs (ids nemo*) -> nemo; llm-foundry -> llm-foundry (Composer on FSDP1); FSDP / torchtitan -> fsdp; the 2021-22 Megatron papers
-//    (narayanan21-, korthikanti22-) -> megatron-lm; else megatron-core
+//    bigscience-megatron-deepspeed; DeepSpeed / Megatron-DeepSpeed -> deepspeed; NeMo's performance
+//    summary (source NVIDIA/NeMo) -> nemo; llm-foundry -> llm-foundry (Composer on FSDP1); FSDP /
+//    torchtitan -> fsdp; a source naming Megatron but not Megatron-Core, dated 2022 or earlier
+//    (source_year: its earliest arXiv identifier, else a year written on its own) -> megatron-lm;
+//    else megatron-core
 //  - [attention_kernel=...]: from the notes' "Attention kernel: flash-attn <major>" (the
 //    llm-foundry rows name the flash-attn release their table installed): 1 -> flash1,
 //    2 -> flash2, priced at that kernel's measured efficiency. Where the device has no
@@ -93,8 +96,8 @@ namespace {
 //    each device keeping its NVLink bandwidth and NIC share, no in-switch reduction; more devices
 //    than the file's server, or a non-divisor, is an error (another machine)
 // Not defaults but rules read from the source (not named per row):
-//  - flash attention: off for runs published before FlashAttention (ids narayanan21-,
-//    korthikanti22-, bigsci-, bmtrain-: 2021-2022 Megatron papers, BigScience 2022) and for the
+//  - flash attention: off for runs whose source dates them 2022 or earlier (source_year: the
+//    2021-2022 Megatron papers, BigScience's and BMTrain's 2022 records) and for the
 //    zero-bubble paper's runs, whose memory says they kept the attention scores
 //    (kept_attention_scores); on otherwise. Where the notes quote the row's launch script
 //    ("Script flags (<path> @ <commit>): --flag value ...;": the ModelLink / MindSpeed-LLM 910B rows,
@@ -104,9 +107,9 @@ namespace {
 //    eager path (ModelLink @ 390f0f0 modellink/model/transformer.py core_attention_forward)
 //  - dropout: Megatron's 0.1 attention and hidden dropout for the zero-bubble paper's runs
 //    (its fork's arguments.py defaults, which its launcher zeroes only for exact-numerics
-//    tests), Korthikanti et al. 2022's (ids korthikanti22-: their activation count holds the
+//    tests), Korthikanti et al. 2022's (source arXiv 2205.05198: their activation count holds the
 //    dropout masks, their selective recompute the softmax dropout) and BigScience's tr11 runs
-//    (ids bigsci-: its README says Megatron's dropout defaults are inherited); where the notes
+//    (source bigscience-workshop: its README says Megatron's dropout defaults are inherited); where the notes
 //    quote the script, its --attention-dropout and --hidden-dropout, Megatron's 0.1 each where
 //    it passes neither (the SC21 paper's run_table_1.sh); none elsewhere
 //  - torch.compile: on where the source or notes say "torch.compile" and the framework has the
@@ -114,7 +117,7 @@ namespace {
 //  - cp_comm_type: a2a where the notes say "cp comm type a2a"; on a framework that runs PyTorch's
 //    context_parallel (fsdp), its rotate method, torchtitan's default allgather (all_gather)
 //    unless the notes say "rotate method alltoall" (p2p); Megatron's p2p otherwise
-//  - precision: fp8 / fp16 when the id or notes say so, else bf16; an fp8 row's recipe tensorwise
+//  - precision: fp8 / fp16 when the notes say so, else bf16; an fp8 row's recipe tensorwise
 //    where the notes say "dynamic tensorwise scaling" (torchao), Transformer Engine's delayed otherwise; where the notes quote the
 //    script's flags, its --fp16 or --bf16
 //  - quoted script flags and the plan: a quoted --tensor-model-parallel-size,
@@ -220,22 +223,71 @@ bool is_zero_bubble(NamedSchedule schedule) {
 
 // The framework a row ran on when its source does not fill plan.framework (the rule in the
 // list above).
+// NeMo's published performance summary (NVIDIA/NeMo docs/source/performance): its recipes' runs.
+bool nemo_performance_summary(const MeasuredRun& run) { return contains(run.source, "NVIDIA/NeMo"); }
+
+// The year a row's source dates itself by: the earliest arXiv identifier it cites (YYMM.NNNNN is
+// 20YY's month MM), else the earliest year written on its own ("2021", not inside a commit hash or
+// a longer number); 0 when it names neither.
+int source_year(const std::string& source) {
+  const auto alnum = [&](std::size_t i) { return i < source.size() && std::isalnum(static_cast<unsigned char>(source[i])); };
+  const auto digits = [&](std::size_t at, std::size_t n) {
+    for (std::size_t i = at; i < at + n; ++i)
+      if (i >= source.size() || !std::isdigit(static_cast<unsigned char>(source[i]))) return false;
+    return true;
+  };
+  int arxiv = 0, standalone = 0;
+  for (std::size_t at = 0; at + 4 <= source.size(); ++at) {
+    if ((at > 0 && (alnum(at - 1) || source[at - 1] == '.')) || !digits(at, 4)) continue;
+    const int first = std::stoi(source.substr(at, 2)), second = std::stoi(source.substr(at + 2, 2));
+    const bool identifier = at + 4 < source.size() && source[at + 4] == '.' &&
+                            ((digits(at + 5, 4) && !alnum(at + 9)) || (digits(at + 5, 5) && !alnum(at + 10)));
+    if (identifier && second >= 1 && second <= 12 && first >= 7) {
+      const int year = 2000 + first;
+      arxiv = arxiv == 0 ? year : std::min(arxiv, year);
+    } else if (!alnum(at + 4) && first == 20 && second >= 10 && second <= 30) {
+      const int year = 2000 + second;
+      standalone = standalone == 0 ? year : std::min(standalone, year);
+    }
+  }
+  if (arxiv != 0 || standalone != 0) return arxiv != 0 ? arxiv : standalone;
+  // Projects whose source names no year, dated by their own records: BigScience's tr11 runs
+  // (bigscience-workshop/bigscience, BLOOM's training of 2022) and BMTrain's README table
+  // (OpenBMB/BMTrain, of 2022-03-28).
+  if (contains(source, "bigscience-workshop") || contains(source, "OpenBMB/BMTrain")) return 2022;
+  return 0;
+}
+
+// Megatron-LM before Megatron-Core (2023): a row whose source names Megatron but not Megatron-Core
+// or NeMo, and dates itself 2022 or earlier (the papers of Narayanan et al. 2021, arXiv 2104.04473,
+// and Korthikanti et al. 2022, arXiv 2205.05198, and the README tables quoting them).
+bool megatron_lm_era(const MeasuredRun& run) {
+  if (!contains(run.source + " " + run.notes, "megatron") || contains(run.source, "megatron-core") ||
+      contains(run.source, "mcore") || contains(run.source, "nemo"))
+    return false;
+  const int year = source_year(run.source);
+  return year != 0 && year <= 2022;
+}
+
 Framework infer_framework(const MeasuredRun& run) {
-  const std::string text = run.id + " " + run.group + " " + run.notes + " " + run.source;
+  const std::string text = run.group + " " + run.notes + " " + run.source;
   auto says = [&](const char* word) { return contains(text, word); };
   if (says("mindspeed") || says("modellink")) return Framework::mindspeed;
   if (says("mindformers") || says("mindspore")) return Framework::mindformers;
   // BMTrain's README table: its own rows say "Framework: OpenBMB BMTrain"; its DeepSpeed rows,
   // "Framework: DeepSpeed + Megatron", fall to deepspeed below.
   if (says("framework: openbmb bmtrain")) return Framework::bmtrain;
-  const bool paper_zero3 = run.id.rfind("narayanan21-", 0) == 0 && run.zero && *run.zero == 3;
-  if (paper_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
+  // Megatron-LM had no ZeRO-3 before Megatron-Core: a ZeRO-3 row of that era ran DeepSpeed (the
+  // baseline Narayanan et al. 2021 compare against), before 0.6.0 (2022-01) where the source dates
+  // itself 2021 or earlier.
+  const bool era_zero3 = megatron_lm_era(run) && run.zero && *run.zero == 3 && source_year(run.source) <= 2021;
+  if (era_zero3 || (says("deepspeed") && says("2021"))) return Framework::deepspeed_2021;
   if (says("bigscience") || says("bigsci-")) return Framework::bigscience_megatron_deepspeed;
   if (says("deepspeed")) return Framework::deepspeed;
-  if (starts_with(run.id, "nemo")) return Framework::nemo;
+  if (nemo_performance_summary(run)) return Framework::nemo;
   if (says("llm-foundry")) return Framework::llm_foundry;
   if (says("fsdp") || says("torchtitan")) return Framework::fsdp;
-  if (run.id.rfind("narayanan21-", 0) == 0 || run.id.rfind("korthikanti22-", 0) == 0) return Framework::megatron_lm;
+  if (megatron_lm_era(run)) return Framework::megatron_lm;
   return Framework::megatron_core;
 }
 
@@ -311,7 +363,7 @@ bool fuses_tp_comm_with_matmul(const MeasuredRun& run, AcceleratorFamily family)
 
 // Megatron-Core README and NeMo recipe runs: see the defaults above.
 bool megatron_core_recipe(const MeasuredRun& run) {
-  return starts_with(run.id, "mcore-") || starts_with(run.id, "nemo");
+  return contains(run.source, "Megatron-Core") || nemo_performance_summary(run);
 }
 
 // Megatron-Core r0.8.0's README tables (NVIDIA/Megatron-LM @ f2e5db4, "Training Speed and
@@ -320,7 +372,7 @@ bool megatron_core_recipe(const MeasuredRun& run) {
 // that commit (lines 254-277) turns overlap_p2p_comm off unless
 // --num-layers-per-virtual-pipeline-stage is given: their PP rows ran the interleaved schedule.
 bool interleaved_by_pipeline_overlap(const MeasuredRun& run) {
-  return starts_with(run.id, "mcore-h100-");
+  return contains(run.source, "Megatron-Core") && contains(run.source, "Training Speed and Scalability");
 }
 
 // The zero-bubble paper's runs (Qi et al., on their Megatron-LM fork, sail-sg/zero-bubble-
@@ -346,15 +398,15 @@ bool kept_attention_scores(const MeasuredRun& run) { return from_zero_bubble_for
 // --hidden-dropout 0.1", bigscience-workshop/bigscience train/tr11-176B-ml/README.md @ 9e64ede;
 // the experiments' train/tr11-200B-ml/tr11-200B-ml.slurm @ 217dc6c, 8aff319 passes neither).
 bool kept_megatron_dropout(const MeasuredRun& run) {
-  return from_zero_bubble_fork(run) || starts_with(run.id, "korthikanti22-") || starts_with(run.id, "bigsci-");
+  return from_zero_bubble_fork(run) || contains(run.source, "2205.05198") ||
+         contains(run.source, "bigscience-workshop");
 }
 
+// FlashAttention appeared in 2022-05 (arXiv 2205.14135) and reached Megatron-LM in 2023
+// (--use-flash-attn): a run its source dates 2022 or earlier ran without it.
 bool predates_flash_attention(const MeasuredRun& run) {
-  // Every BigScience row's id starts with "bigsci-" (their groups with "bigscience-").
-  for (const char* prefix : {"narayanan21-", "korthikanti22-", "bigsci-", "bmtrain-"}) {
-    if (run.id.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
+  const int year = source_year(run.source);
+  return year != 0 && year <= 2022;
 }
 
 
@@ -525,7 +577,7 @@ void apply_published_architecture(ModelSpec& m) {
 // the NeMo launcher's conf/training/gpt3/{5b,20b}.yaml), whose tokenizer is GPT-2 BPE (50257
 // entries; Megatron pads it). Names what it filled in `defaults`.
 void fill_published_dimensions(MeasuredRun& run, std::vector<std::string>& defaults) {
-  if (!starts_with(run.id, "nemo") || run.model_name.rfind("GPT3-", 0) != 0) return;
+  if (!nemo_performance_summary(run) || run.model_name.rfind("GPT3-", 0) != 0) return;
   if (!run.layers && !run.hidden) {
     if (run.model_name == "GPT3-5B") {
       run.layers = 24, run.hidden = 4096, run.heads = 32, run.ffn = 16384;
@@ -767,6 +819,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
       throw ConfigError(problem(run, "hardware.accelerator", what.str(), kFiledAccelerators));
     }
   }
+  // The loader reads a null count as 0: say so, rather than let the plan checks divide by it.
+  if (run.count < 1) throw ConfigError(problem(run, "hardware.count", "required; the source leaves it null"));
   s.num_devices = run.count;
   // The hardware file's variability defaults, as the scenario loader gives them to a scenario
   // that writes none (apply_hardware_variability): a measured run is replayed as `run` would.
@@ -1141,9 +1195,9 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.cp_attention_mask_type = CpAttentionMask::general;
     defaults.push_back("cp_attention_mask_type=general (the script's)");
   }
-  // FP8 where the id or notes say so, on a device with FP8 units (an A100 row's note about FP8
+  // FP8 where the notes say so, on a device with FP8 units (an A100 row's note about FP8
   // is about something else: it cannot have trained in it).
-  if ((contains(run.id, "fp8") || contains(run.notes, "FP8 training")) && s.hardware.device.peak_flops_fp8 > 0) {
+  if (contains(run.notes, "FP8 training") && s.hardware.device.peak_flops_fp8 > 0) {
     p.precision = Precision::fp8;
     // torchao's Float8 training (torchtitan's rows): dynamic scaling of each whole tensor from its
     // current amax (torchao float8/config.py: ScalingType.DYNAMIC, ScalingGranularity.TENSORWISE),

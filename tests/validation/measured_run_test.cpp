@@ -468,11 +468,16 @@ TEST_CASE("a quoted Megatron-LM 2021 script: --DDP-impl torch overlaps the DP al
   CHECK(no_dropout.model.attention_dropout == 0.0);
   CHECK(no_dropout.model.hidden_dropout == 0.25);
   // Without a quoted script the row keeps the model's own (no dropout), except the runs whose
-  // source says they kept Megatron's defaults: Korthikanti et al. 2022, BigScience's tr11.
+  // source says they kept Megatron's defaults: Korthikanti et al. 2022, BigScience's tr11. The
+  // source decides, not the id.
   CHECK(scenario("trainsim_dropout_none.yaml", run_yaml()).model.attention_dropout == 0.0);
-  for (const char* id : {"korthikanti22-t", "bigsci-t"}) {
-    const Scenario kept = scenario(std::string("trainsim_dropout_") + id + ".yaml",
-                                   edit(run_yaml(), "- id: t\n", std::string("- id: ") + id + "\n"));
+  CHECK(scenario("trainsim_dropout_id.yaml", edit(run_yaml(), "- id: t\n", "- id: korthikanti22-t\n"))
+            .model.attention_dropout == 0.0);
+  int kept_count = 0;
+  for (const char* source : {"arXiv 2205.05198 Table 5", "bigscience-workshop/bigscience train/tr11-176B-ml"}) {
+    const Scenario kept =
+        scenario("trainsim_dropout_" + std::to_string(kept_count++) + ".yaml",
+                 edit(run_yaml(), "- id: t\n", std::string("- id: t\n  source: '") + source + "'\n"));
     CHECK(kept.model.attention_dropout == 0.1);
     CHECK(kept.model.hidden_dropout == 0.1);
   }
@@ -657,7 +662,7 @@ TEST_CASE("the Megatron-Core README rows run with the overlaps the README names,
   }
   // A row from another source with PP and no chunk count keeps 1F1B and the plain default.
   MeasuredRun other = find(runs, "mcore-h100-weak-314B");
-  other.id = "other-314B";
+  other.source = "another source";
   std::vector<std::string> defaults;
   const Scenario s = scenario_for_run(other, shipped_hardware(), &defaults);
   CHECK(s.plan.schedule == PipelineSchedule::one_f_one_b);

@@ -16,3 +16,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/fit_in_memory_te
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/named_model_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/null_fields_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/as_curated_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/row_identity_test.cpp)
