@@ -25,10 +25,21 @@ bool is_parameter_count(const std::string& rest) {
   return true;
 }
 
+// The name as a model hub writes it, without the organisation and the format suffix:
+// "meta-llama/Llama-2-7b-hf" and "Meta-Llama-3-8B" name Llama-2-7b and Llama-3-8B.
+std::string hub_name(std::string name) {
+  name = name.substr(0, name.find('('));
+  if (const std::size_t slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  std::string out = reduced(name);
+  if (out.rfind("meta", 0) == 0 && out.size() > 4 && out.compare(4, 5, "llama") == 0) out = out.substr(4);
+  if (out.size() > 2 && out.compare(out.size() - 2, 2, "hf") == 0) out.resize(out.size() - 2);
+  return out;
+}
+
 }  // namespace
 
 std::string named_model_file(const std::string& model_name, const std::string& models_dir) {
-  const std::string name = reduced(model_name.substr(0, model_name.find('(')));
+  const std::string name = hub_name(model_name);
   if (name.empty()) return "";
   std::error_code error;
   std::string best;

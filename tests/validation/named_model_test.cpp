@@ -20,6 +20,9 @@ TEST_CASE("a row's model name names the model file with its stem, or its stem an
   CHECK(named_model_file("Llama3-70B (layer-truncated)", kModels) == "llama3-70b.yaml");
   CHECK(named_model_file("Qwen3-30B-A3B", kModels) == "qwen3-30b-a3b.yaml");
   CHECK(named_model_file("DeepSeek-V2 236B (layer-truncated)", kModels) == "deepseek-v2.yaml");
+  // As a model hub writes it: the organisation and the format suffix name nothing.
+  CHECK(named_model_file("meta-llama/Llama-2-7b-hf", kModels) == "llama2-7b.yaml");
+  CHECK(named_model_file("Meta-Llama-3-8B", kModels) == "llama3-8b.yaml");
   CHECK(named_model_file("GPT-2-style 13B", kModels).empty());
   CHECK(named_model_file("Some-New-Model-9B", kModels).empty());
   CHECK(named_model_file("", kModels).empty());
