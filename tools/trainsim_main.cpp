@@ -402,10 +402,11 @@ int main(int argc, char** argv) {
       const auto more = trainsim::check_output_paths(outputs, inputs);
       problems.insert(problems.end(), more.begin(), more.end());
       const auto runs = load_after_checks(
-          problems, [&] { return trainsim::load_measured_runs(trends_file.empty() ? validate_file : trends_file); });
+          problems, [&] { return trainsim::read_measured_runs(trends_file.empty() ? validate_file : trends_file); });
       for (const auto& id : show_ids) {
         const auto found = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.id == id; });
         if (found == runs.end()) throw trainsim::ConfigError(trainsim::Diagnostic({}, "--show", "no run '" + id + "'"));
+        if (!found->problems.empty()) throw trainsim::ConfigError(found->problems);
         std::vector<std::string> defaults;
         const auto scenario = trainsim::scenario_for_run(*found, options, &defaults);
         std::fputs(trainsim::format_summary(scenario, trainsim::simulate(scenario)).c_str(), stdout);
@@ -422,6 +423,11 @@ int main(int argc, char** argv) {
         std::fputs(trainsim::format_validation(report).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string&) { return trainsim::validation_json(report); });
       }
+      // Rows that could not be read are reported above as not simulated, the others validated;
+      // the file is still bad input: each problem on its line, exit 2.
+      std::vector<trainsim::Diagnostic> unreadable;
+      for (const auto& run : runs) unreadable.insert(unreadable.end(), run.problems.begin(), run.problems.end());
+      if (!unreadable.empty()) throw trainsim::ConfigError(std::move(unreadable));
     }
   }, !distribution.root());
   // A failed process of an MPI job ends the others too: none waits in a gather it never joins.

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <string_view>
+#include <type_traits>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/schema.hpp"
@@ -21,6 +22,7 @@ namespace {
 struct RowReader {
   const std::string& file;
   std::vector<Diagnostic>& problems;
+  std::vector<std::string>* readings = nullptr;  // how values written otherwise were read
 
   Diagnostic at(const YAML::Node& node, const std::string& path, const std::string& problem) const {
     const auto mark = node.Mark();
@@ -34,9 +36,65 @@ struct RowReader {
     try {
       return node.as<T>();
     } catch (const YAML::Exception&) {
-      problems.push_back(at(node, path + "." + key, "cannot read '" + node.Scalar() + "' as a number or flag"));
+    }
+    // A whole number written as a decimal ("32.0") is that number.
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      try {
+        const double value = node.as<double>();
+        if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15)
+          return static_cast<T>(value);
+        problems.push_back(at(node, path + "." + key, "'" + node.Scalar() + "' is not a whole number"));
+        return std::nullopt;
+      } catch (const YAML::Exception&) {
+      }
+    }
+    problems.push_back(at(node, path + "." + key, "cannot read '" + node.Scalar() + "' as a number or flag"));
+    return std::nullopt;
+  }
+
+  // A ZeRO stage as sources write it: 2, "ZeRO-1", "stage 3", "zero2", "none". One digit 0-3
+  // and nothing else numeric; anything else is refused.
+  std::optional<int> zero_stage(const YAML::Node& parent, const char* key, const std::string& path) const {
+    const YAML::Node node = parent[key];
+    if (!node || node.IsNull()) return std::nullopt;
+    if (node.IsScalar()) {
+      const std::string written = node.Scalar();
+      std::string lowered;
+      for (char c : written) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      int digits = 0, stage = -1;
+      for (char c : lowered)
+        if (std::isdigit(static_cast<unsigned char>(c))) ++digits, stage = c - '0';
+      if (digits == 1 && written.size() == 1) return stage <= 3 ? std::optional<int>(stage) : range_problem(node, path, key, written);
+      if (lowered == "none" || lowered == "no" || lowered == "off" || lowered == "false") stage = 0, digits = 1;
+      if (digits == 1 && stage >= 0 && stage <= 3) {
+        if (readings) readings->push_back("zero '" + written + "' read as " + std::to_string(stage));
+        return stage;
+      }
+    }
+    problems.push_back(at(node, path + "." + key,
+                          "cannot read '" + node.Scalar() + "' as a ZeRO stage; valid: 0, 1, 2, 3 (or \"ZeRO-1\"), or null"));
+    return std::nullopt;
+  }
+
+  std::optional<int> range_problem(const YAML::Node& node, const std::string& path, const char* key,
+                                   const std::string& written) const {
+    problems.push_back(at(node, path + "." + key, written + " is out of range; valid: 0, 1, 2, 3"));
+    return std::nullopt;
+  }
+
+  // A utilization: a fraction of the peak. Written above 1 (and at most 100) it can only be a
+  // percentage, and is read as one.
+  std::optional<double> utilization(const YAML::Node& parent, const char* key, const std::string& path) const {
+    std::optional<double> value = measured(parent, key, path);
+    if (value && *value > 1 && *value <= 100) {
+      if (readings) readings->push_back(std::string(key) + " " + parent[key].Scalar() + " read as a percentage");
+      *value /= 100;
+    } else if (value && *value > 100) {
+      problems.push_back(at(parent[key], path + "." + key,
+                            parent[key].Scalar() + " is not a utilization; valid: a fraction of the peak (0.44), or null"));
       return std::nullopt;
     }
+    return value;
   }
 
   // A count, dimension or parallel size: null (unknown) or at least `minimum`. A 0 would
@@ -107,7 +165,7 @@ struct RowReader {
 
 }  // namespace
 
-std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
+std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
   // One document (a second is refused, not ignored); a missing file, a directory or
   // malformed YAML is a one-line ConfigError naming the file.
   const YAML::Node root = read_yaml_file(path);
@@ -118,25 +176,33 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     d.valid = "- id: ... entries, as in tests/validation/calibration.yaml";
     throw ConfigError(std::move(d));
   }
-  std::vector<Diagnostic> problems;
-  const RowReader read{path, problems};
   std::vector<MeasuredRun> runs;
   std::vector<YAML::Node> memory_of_nodes;  // per run: where its memory_of was written
   for (std::size_t i = 0; i < root.size(); ++i) {
     const YAML::Node row = root[i];
+    MeasuredRun run;
+    std::vector<Diagnostic>& problems = run.problems;
+    const RowReader read{path, problems, &run.readings};
+    const std::string position = "[" + std::to_string(i) + "]";
     if (!row.IsMap()) {
-      problems.push_back(read.at(row, "[" + std::to_string(i) + "]", "a run must be a mapping (id:, model:, hardware:, plan:, measured:)"));
+      run.id = position;
+      problems.push_back(read.at(row, position, "a run must be a mapping (id:, model:, hardware:, plan:, measured:)"));
+      memory_of_nodes.push_back(YAML::Node());
+      runs.push_back(std::move(run));
       continue;
     }
-    MeasuredRun run;
     run.id = read.text(row, "id");
-    const std::string where = run.id.empty() ? "[" + std::to_string(i) + "]" : run.id;
-    const std::size_t problems_before = problems.size();
+    const std::string where = run.id.empty() ? position : run.id;
     if (run.id.empty()) problems.push_back(read.at(row, where, "run has no id"));
     for (const char* section : {"model", "hardware", "plan", "measured"}) {
       if (!row[section] || !row[section].IsMap()) problems.push_back(read.at(row, where + "." + section, "missing section"));
     }
-    if (problems.size() != problems_before) continue;
+    if (!problems.empty()) {
+      if (run.id.empty()) run.id = position;
+      memory_of_nodes.push_back(YAML::Node());
+      runs.push_back(std::move(run));
+      continue;
+    }
     run.group = read.text(row, "group");
     run.schedule = read.text(row, "schedule");
     run.source = read.text(row, "source");
@@ -182,10 +248,7 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     run.ep = read.plan_size(plan, "ep", pp, "plan.expert_model_parallel_size");
     run.micro_batch = read.plan_size(plan, "micro_batch", pp, "plan.micro_batch_size");
     run.global_batch = read.plan_size(plan, "global_batch", pp, "plan.global_batch_size");
-    run.zero = read.at_least<int>(plan, "zero", pp, 0);
-    if (run.zero && *run.zero > 3) {
-      problems.push_back(read.at(plan["zero"], pp + ".zero", std::to_string(*run.zero) + " is out of range; valid: 0, 1, 2, 3"));
-    }
+    run.zero = read.zero_stage(plan, "zero", pp);
     run.sp = read.optional<bool>(plan, "sp", pp);
     run.recompute = read.optional<std::string>(plan, "recompute", pp);
     run.framework = read.optional<std::string>(plan, "framework", pp);
@@ -203,8 +266,8 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
     const std::string mm = where + ".measured";
     run.step_time_s = read.measured(measured, "step_time_s", mm);
     run.tflops_per_device = read.measured(measured, "tflops_per_device", mm);
-    run.mfu = read.measured(measured, "mfu", mm);
-    run.hfu = read.measured(measured, "hfu", mm);
+    run.mfu = read.utilization(measured, "mfu", mm);
+    run.hfu = read.utilization(measured, "hfu", mm);
     run.tokens_per_s_per_device = read.measured(measured, "tokens_per_s_per_device", mm);
     run.memory_gb = read.measured(measured, "memory_gb", mm);
     run.memory_gib = read.measured(measured, "memory_gib", mm);
@@ -228,22 +291,30 @@ std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
   std::map<std::string, const MeasuredRun*> by_id;
   for (const auto& run : runs) by_id.emplace(run.id, &run);
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const MeasuredRun& run = runs[i];
+    MeasuredRun& run = runs[i];
     if (run.memory_of.empty()) continue;
+    const RowReader read{path, run.problems};
     const std::string key = run.id + ".measured.memory_of";
     const auto found = by_id.find(run.memory_of);
     if (found == by_id.end()) {
-      problems.push_back(read.at(memory_of_nodes[i], key, "no run '" + run.memory_of + "' in this file"));
+      run.problems.push_back(read.at(memory_of_nodes[i], key, "no run '" + run.memory_of + "' in this file"));
       continue;
     }
     const MeasuredRun& origin = *found->second;
     if (!origin.memory_of.empty() || &origin == &run) {
-      problems.push_back(read.at(memory_of_nodes[i], key, "'" + run.memory_of + "' does not hold its own measurement"));
+      run.problems.push_back(read.at(memory_of_nodes[i], key, "'" + run.memory_of + "' does not hold its own measurement"));
     } else if (origin.memory_gib != run.memory_gib || origin.memory_gb != run.memory_gb) {
-      problems.push_back(read.at(memory_of_nodes[i], key,
+      run.problems.push_back(read.at(memory_of_nodes[i], key,
                                  "'" + run.memory_of + "' has a different memory figure; valid: the figure of the run it names"));
     }
   }
+  return runs;
+}
+
+std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
+  std::vector<MeasuredRun> runs = read_measured_runs(path);
+  std::vector<Diagnostic> problems;
+  for (const MeasuredRun& run : runs) problems.insert(problems.end(), run.problems.begin(), run.problems.end());
   if (!problems.empty()) throw ConfigError(std::move(problems));
   return runs;
 }

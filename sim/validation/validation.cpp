@@ -1317,6 +1317,12 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
     row.unsupported = entry->needs;
     return row;
   }
+  if (!run.problems.empty()) {
+    row.failure = "unreadable:";
+    for (const Diagnostic& d : run.problems) row.failure += " " + d.str() + ";";
+    row.failure.pop_back();
+    return row;
+  }
   if (!replayable_schedule(run.schedule)) {
     row.failure = "schedule '" + run.schedule + "' is not one trainsim replays, and no entry of unsupported_runs() lists it";
     return row;
@@ -1387,6 +1393,7 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
     row.failure = e.what();
     std::replace(row.failure.begin(), row.failure.end(), '\n', ' ');
   }
+  row.defaults.insert(row.defaults.begin(), run.readings.begin(), run.readings.end());
   return row;
 }
 

@@ -235,6 +235,72 @@ std::string load_error(const std::string& text) {
 
 }  // namespace
 
+TEST_CASE("a row that cannot be read is kept with its problems and the others read while load_measured_runs still refuses",
+          "[validation]") {
+  const std::string bad = edit(run_yaml(), "    tp: 1\n", "    tp: 0\n");
+  const std::string good = edit(run_yaml(), "- id: t\n", "- id: u\n");
+  const std::string file = write_temp("trainsim_read_rows.yaml", bad + good + "- just text\n");
+  const std::vector<MeasuredRun> runs = read_measured_runs(file);
+  REQUIRE(runs.size() == 3);
+  REQUIRE(runs[0].problems.size() == 1);
+  CHECK(runs[0].problems[0].key_path == "t.plan.tp");
+  CHECK(runs[1].problems.empty());
+  CHECK(runs[1].tp == 1);
+  REQUIRE(runs[2].problems.size() == 1);
+  CHECK(runs[2].id == "[2]");
+  CHECK_THROWS_AS(load_measured_runs(file), ConfigError);
+  // validate reports the unreadable rows as not simulated, naming the field, and prices the others.
+  const ValidationReport report = validate_runs(runs, shipped_hardware());
+  CHECK_THAT(report.rows[0].failure, Catch::Matchers::Contains("t.plan.tp: 0 is out of range"));
+  CHECK(report.rows[1].failure.empty());
+  CHECK(report.rows[1].predicted > 0);
+  CHECK_THAT(report.rows[2].failure, Catch::Matchers::Contains("a run must be a mapping"));
+}
+
+TEST_CASE("values written otherwise than the schema asks are read as what they can only mean and named",
+          "[validation]") {
+  const auto read_one = [](const std::string& name, const std::string& text) {
+    const std::vector<MeasuredRun> runs = read_measured_runs(write_temp(name, text));
+    REQUIRE(runs.size() == 1);
+    return runs[0];
+  };
+  // A whole number as a decimal.
+  const MeasuredRun decimal = read_one("trainsim_decimal.yaml", edit(run_yaml(), "    count: 8\n", "    count: 8.0\n"));
+  CHECK(decimal.problems.empty());
+  CHECK(decimal.count == 8);
+  const MeasuredRun fraction = read_one("trainsim_fraction.yaml", edit(run_yaml(), "    count: 8\n", "    count: 8.5\n"));
+  REQUIRE(fraction.problems.size() == 1);
+  CHECK(fraction.problems[0].problem == "'8.5' is not a whole number");
+  // A ZeRO stage as sources write it.
+  for (const auto& [written, stage] : std::vector<std::pair<std::string, int>>{
+           {"ZeRO-1", 1}, {"'stage 3'", 3}, {"zero2", 2}, {"none", 0}, {"2", 2}}) {
+    const MeasuredRun run = read_one("trainsim_zero.yaml", edit(run_yaml(), "    cp: 1\n", "    cp: 1\n    zero: " + written + "\n"));
+    INFO(written);
+    CHECK(run.problems.empty());
+    CHECK(run.zero == stage);
+    CHECK(run.readings.size() == (written == "2" ? 0u : 1u));
+  }
+  for (const char* refused : {"ZeRO-12", "4", "sharded"}) {
+    const MeasuredRun run =
+        read_one("trainsim_zero_bad.yaml", edit(run_yaml(), "    cp: 1\n", std::string("    cp: 1\n    zero: ") + refused + "\n"));
+    INFO(refused);
+    CHECK(run.problems.size() == 1);
+  }
+  // A utilization above 1 can only be a percentage; above 100 it is nothing.
+  const MeasuredRun percent =
+      read_one("trainsim_mfu.yaml", edit(run_yaml(), "    step_time_s: 1.0\n", "    mfu: 44\n"));
+  CHECK(percent.problems.empty());
+  CHECK(percent.mfu == Approx(0.44));
+  REQUIRE(percent.readings.size() == 1);
+  CHECK(percent.readings[0] == "mfu 44 read as a percentage");
+  const ValidationRow row = validate_run(percent, shipped_hardware());
+  CHECK(row.metric == "mfu");
+  CHECK(row.measured == Approx(0.44));
+  CHECK(std::count(row.defaults.begin(), row.defaults.end(), "mfu 44 read as a percentage") == 1);
+  const MeasuredRun over = read_one("trainsim_mfu_over.yaml", edit(run_yaml(), "    step_time_s: 1.0\n", "    mfu: 150\n"));
+  CHECK(over.problems.size() == 1);
+}
+
 TEST_CASE("a zero count, dimension or parallel size is refused at load with file:line:col and the field",
           "[validation]") {
   // Each of these reached a division by zero (a floating point exception) before.

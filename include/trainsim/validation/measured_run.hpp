@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "trainsim/common/error.hpp"
+
 namespace trainsim {
 
 struct MeasuredRun {
@@ -60,7 +62,17 @@ struct MeasuredRun {
     return memory_measure == MemoryMeasure::allocated ||
            (memory_measure == MemoryMeasure::by_unit && memory_gib.has_value());
   }
+
+  // What the reader could not read in this row (read_measured_runs keeps the row and says why),
+  // and how it read a value written otherwise than the schema asks ("mfu 44 read as 44%").
+  std::vector<Diagnostic> problems;
+  std::vector<std::string> readings;
 };
+
+// Every row of a measured-runs file, each with what could not be read in it (`problems`): validate
+// reports such a row as not simulated, naming them, and goes on with the others. Throws ConfigError
+// only when the file itself cannot be read as a list of runs.
+std::vector<MeasuredRun> read_measured_runs(const std::string& path);
 
 // Throws ConfigError naming the file, line:col, the row and the field on malformed input:
 // a top level that is not a list of mappings, a count, dimension or parallel size below 1,
