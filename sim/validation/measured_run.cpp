@@ -165,6 +165,62 @@ struct RowReader {
 
 }  // namespace
 
+int source_year(const std::string& source) {
+  const auto alnum = [&](std::size_t i) { return i < source.size() && std::isalnum(static_cast<unsigned char>(source[i])); };
+  const auto digits = [&](std::size_t at, std::size_t n) {
+    for (std::size_t i = at; i < at + n; ++i)
+      if (i >= source.size() || !std::isdigit(static_cast<unsigned char>(source[i]))) return false;
+    return true;
+  };
+  int arxiv = 0, standalone = 0;
+  for (std::size_t at = 0; at + 4 <= source.size(); ++at) {
+    if ((at > 0 && (alnum(at - 1) || source[at - 1] == '.')) || !digits(at, 4)) continue;
+    const int first = std::stoi(source.substr(at, 2)), second = std::stoi(source.substr(at + 2, 2));
+    const bool identifier = at + 4 < source.size() && source[at + 4] == '.' &&
+                            ((digits(at + 5, 4) && !alnum(at + 9)) || (digits(at + 5, 5) && !alnum(at + 10)));
+    if (identifier && second >= 1 && second <= 12 && first >= 7) {
+      const int year = 2000 + first;
+      arxiv = arxiv == 0 ? year : std::min(arxiv, year);
+    } else if (!alnum(at + 4) && first == 20 && second >= 10 && second <= 30) {
+      const int year = 2000 + second;
+      standalone = standalone == 0 ? year : std::min(standalone, year);
+    }
+  }
+  if (arxiv != 0 || standalone != 0) return arxiv != 0 ? arxiv : standalone;
+  std::string lowered;
+  for (char c : source) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Projects whose source names no year, dated by their own records: BigScience's tr11 runs
+  // (bigscience-workshop/bigscience, BLOOM's training of 2022) and BMTrain's README table
+  // (OpenBMB/BMTrain, of 2022-03-28).
+  if (lowered.find("bigscience-workshop") != std::string::npos || lowered.find("openbmb/bmtrain") != std::string::npos) return 2022;
+  return 0;
+}
+
+// A framework as a source writes it ("DeepSpeed", "PyTorch FSDP", "MindSpeed-LLM"), as the
+// framework table's entry: an entry's own name first; then, case, spaces and underscores free,
+// the projects' names. "Megatron-LM" and "DeepSpeed" name the version of the run's date
+// (source_year): Megatron-LM of the 2021-22 papers (megatron-lm) until 2022, Megatron-Core after;
+// DeepSpeed before 0.6.0 (deepspeed-2021) for a source dated 2021 or earlier.
+static std::optional<std::string> framework_entry_named(const std::string& written, const std::string& source) {
+  if (parse_framework(written)) return written;
+  std::string name;
+  for (char c : written)
+    name += c == ' ' || c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const int year = source_year(source);
+  if (name == "megatron-lm") return year != 0 && year <= 2022 ? "megatron-lm" : "megatron-core";
+  if (name == "deepspeed" || name == "megatron-deepspeed")
+    return year != 0 && year <= 2021 ? "deepspeed-2021" : "deepspeed";
+  if (parse_framework(name)) return name;
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"mcore", "megatron-core"},       {"pytorch-fsdp", "fsdp"},  {"fsdp2", "fsdp"},
+      {"torchtitan", "fsdp"},           {"mindspeed-llm", "mindspeed"},
+      {"modellink", "mindspeed"},       {"mindspore", "mindformers"}, {"openbmb-bmtrain", "bmtrain"},
+      {"composer", "llm-foundry"},      {"mosaicml-llm-foundry", "llm-foundry"}};
+  for (const auto& [alias, entry] : kAliases)
+    if (name == alias) return std::string(entry);
+  return std::nullopt;
+}
+
 std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
   // One document (a second is refused, not ignored); a missing file, a directory or
   // malformed YAML is a one-line ConfigError naming the file.
@@ -252,9 +308,15 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
     run.sp = read.optional<bool>(plan, "sp", pp);
     run.recompute = read.optional<std::string>(plan, "recompute", pp);
     run.framework = read.optional<std::string>(plan, "framework", pp);
-    if (run.framework && !parse_framework(*run.framework)) {
-      problems.push_back(read.at(plan["framework"], pp + ".framework",
-                                 "'" + *run.framework + "' is not a framework; valid: " + framework_choices()));
+    if (run.framework) {
+      if (const std::optional<std::string> entry = framework_entry_named(*run.framework, run.source)) {
+        if (*entry != *run.framework) run.readings.push_back("framework '" + *run.framework + "' read as " + *entry);
+        run.framework = entry;
+      } else {
+        problems.push_back(read.at(plan["framework"], pp + ".framework",
+                                   "'" + *run.framework + "' is not a framework; valid: " + framework_choices() +
+                                       " (or a project's name: DeepSpeed, PyTorch FSDP, torchtitan, MindSpeed-LLM, NeMo)"));
+      }
     }
     run.offload_optimizer = read.optional<std::string>(plan, "offload_optimizer", pp);
     if (run.offload_optimizer && *run.offload_optimizer != "cpu" && *run.offload_optimizer != "none") {

@@ -226,38 +226,6 @@ bool is_zero_bubble(NamedSchedule schedule) {
 // NeMo's published performance summary (NVIDIA/NeMo docs/source/performance): its recipes' runs.
 bool nemo_performance_summary(const MeasuredRun& run) { return contains(run.source, "NVIDIA/NeMo"); }
 
-// The year a row's source dates itself by: the earliest arXiv identifier it cites (YYMM.NNNNN is
-// 20YY's month MM), else the earliest year written on its own ("2021", not inside a commit hash or
-// a longer number); 0 when it names neither.
-int source_year(const std::string& source) {
-  const auto alnum = [&](std::size_t i) { return i < source.size() && std::isalnum(static_cast<unsigned char>(source[i])); };
-  const auto digits = [&](std::size_t at, std::size_t n) {
-    for (std::size_t i = at; i < at + n; ++i)
-      if (i >= source.size() || !std::isdigit(static_cast<unsigned char>(source[i]))) return false;
-    return true;
-  };
-  int arxiv = 0, standalone = 0;
-  for (std::size_t at = 0; at + 4 <= source.size(); ++at) {
-    if ((at > 0 && (alnum(at - 1) || source[at - 1] == '.')) || !digits(at, 4)) continue;
-    const int first = std::stoi(source.substr(at, 2)), second = std::stoi(source.substr(at + 2, 2));
-    const bool identifier = at + 4 < source.size() && source[at + 4] == '.' &&
-                            ((digits(at + 5, 4) && !alnum(at + 9)) || (digits(at + 5, 5) && !alnum(at + 10)));
-    if (identifier && second >= 1 && second <= 12 && first >= 7) {
-      const int year = 2000 + first;
-      arxiv = arxiv == 0 ? year : std::min(arxiv, year);
-    } else if (!alnum(at + 4) && first == 20 && second >= 10 && second <= 30) {
-      const int year = 2000 + second;
-      standalone = standalone == 0 ? year : std::min(standalone, year);
-    }
-  }
-  if (arxiv != 0 || standalone != 0) return arxiv != 0 ? arxiv : standalone;
-  // Projects whose source names no year, dated by their own records: BigScience's tr11 runs
-  // (bigscience-workshop/bigscience, BLOOM's training of 2022) and BMTrain's README table
-  // (OpenBMB/BMTrain, of 2022-03-28).
-  if (contains(source, "bigscience-workshop") || contains(source, "OpenBMB/BMTrain")) return 2022;
-  return 0;
-}
-
 // Megatron-LM before Megatron-Core (2023): a row whose source names Megatron but not Megatron-Core
 // or NeMo, and dates itself 2022 or earlier (the papers of Narayanan et al. 2021, arXiv 2104.04473,
 // and Korthikanti et al. 2022, arXiv 2205.05198, and the README tables quoting them).

@@ -286,6 +286,24 @@ TEST_CASE("values written otherwise than the schema asks are read as what they c
     INFO(refused);
     CHECK(run.problems.size() == 1);
   }
+  // A framework as its project is named; Megatron-LM and DeepSpeed by the source's date.
+  const auto framework = [&](const std::string& written, const std::string& source) {
+    const MeasuredRun run = read_one("trainsim_framework.yaml",
+                                     edit(edit(run_yaml(), "- id: t\n", "- id: t\n  source: '" + source + "'\n"),
+                                          "    cp: 1\n", "    cp: 1\n    framework: " + written + "\n"));
+    return run.problems.empty() && run.framework ? *run.framework : std::string("refused");
+  };
+  CHECK(framework("deepspeed", "arXiv 2104.04473") == "deepspeed");  // an entry's own name stands
+  CHECK(framework("DeepSpeed", "arXiv 2104.04473") == "deepspeed-2021");
+  CHECK(framework("Megatron-DeepSpeed", "a 2023 blog") == "deepspeed");
+  CHECK(framework("Megatron-LM", "arXiv 2205.05198 Table 5") == "megatron-lm");
+  CHECK(framework("Megatron-LM", "NVIDIA/Megatron-LM README, 2024") == "megatron-core");
+  CHECK(framework("'PyTorch FSDP'", "x") == "fsdp");
+  CHECK(framework("MindSpeed-LLM", "x") == "mindspeed");
+  CHECK(framework("NeMo", "x") == "nemo");
+  CHECK(framework("Colossal-AI", "x") == "refused");
+  CHECK(source_year("commit 50a4b5fa0280a160 (arXiv 2104.04473 Table 1; SC 2021)") == 2021);
+  CHECK(source_year("seq 2048, hash a2021b") == 0);
   // A utilization above 1 can only be a percentage; above 100 it is nothing.
   const MeasuredRun percent =
       read_one("trainsim_mfu.yaml", edit(run_yaml(), "    step_time_s: 1.0\n", "    mfu: 44\n"));

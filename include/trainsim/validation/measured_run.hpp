@@ -69,6 +69,11 @@ struct MeasuredRun {
   std::vector<std::string> readings;
 };
 
+// The year a source dates itself by: the earliest arXiv identifier it cites (YYMM.NNNNN is 20YY's
+// month MM), else the earliest year written on its own (2010-2030, not inside a hash or a longer
+// number), else the records of projects that name none (BigScience, BMTrain: 2022); 0 when none.
+int source_year(const std::string& source);
+
 // Every row of a measured-runs file, each with what could not be read in it (`problems`): validate
 // reports such a row as not simulated, naming them, and goes on with the others. Throws ConfigError
 // only when the file itself cannot be read as a list of runs.
