@@ -59,12 +59,25 @@ struct RowReader {
     if (!node || node.IsNull()) return std::nullopt;
     if (node.IsScalar()) {
       const std::string written = node.Scalar();
+      try {  // a number: 0 to 3
+        const long long number = node.as<long long>();
+        if (number >= 0 && number <= 3) return static_cast<int>(number);
+        return range_problem(node, path, key, written);
+      } catch (const YAML::Exception&) {
+      }
+      // The words sources put around the digit ("ZeRO-1", "ZeRO stage 3", "zero_2") and nothing
+      // else: "ZeRO-1+offload" says more than a stage, and is refused.
       std::string lowered;
       for (char c : written) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::string rest;
+      for (std::size_t i = 0; i < lowered.size();) {
+        if (lowered.compare(i, 4, "zero") == 0) i += 4;
+        else if (lowered.compare(i, 5, "stage") == 0) i += 5;
+        else if (lowered[i] == ' ' || lowered[i] == '-' || lowered[i] == '_') ++i;
+        else rest += lowered[i++];
+      }
       int digits = 0, stage = -1;
-      for (char c : lowered)
-        if (std::isdigit(static_cast<unsigned char>(c))) ++digits, stage = c - '0';
-      if (digits == 1 && written.size() == 1) return stage <= 3 ? std::optional<int>(stage) : range_problem(node, path, key, written);
+      if (rest.size() == 1 && std::isdigit(static_cast<unsigned char>(rest[0]))) digits = 1, stage = rest[0] - '0';
       if (lowered == "none" || lowered == "no" || lowered == "off" || lowered == "false") stage = 0, digits = 1;
       if (digits == 1 && stage >= 0 && stage <= 3) {
         if (readings) readings->push_back("zero '" + written + "' read as " + std::to_string(stage));

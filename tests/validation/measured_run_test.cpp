@@ -280,7 +280,7 @@ TEST_CASE("values written otherwise than the schema asks are read as what they c
     CHECK(run.zero == stage);
     CHECK(run.readings.size() == (written == "2" ? 0u : 1u));
   }
-  for (const char* refused : {"ZeRO-12", "4", "sharded"}) {
+  for (const char* refused : {"ZeRO-12", "4", "-1", "'1.5'", "sharded", "ZeRO-1+offload"}) {
     const MeasuredRun run =
         read_one("trainsim_zero_bad.yaml", edit(run_yaml(), "    cp: 1\n", std::string("    cp: 1\n    zero: ") + refused + "\n"));
     INFO(refused);
