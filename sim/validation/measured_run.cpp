@@ -41,9 +41,14 @@ struct RowReader {
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       try {
         const double value = node.as<double>();
-        if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15)
-          return static_cast<T>(value);
-        problems.push_back(at(node, path + "." + key, "'" + node.Scalar() + "' is not a whole number"));
+        const bool whole = std::isfinite(value) && value == std::floor(value);
+        // Within T's range before the cast (2^31 as an int is undefined: fuzz finding). A signed
+        // T holds [-2^(n-1), 2^(n-1)), both ends exact in a double.
+        static_assert(std::is_signed_v<T>);
+        const double bound = -static_cast<double>(std::numeric_limits<T>::min());
+        if (whole && value >= -bound && value < bound) return static_cast<T>(value);
+        problems.push_back(at(node, path + "." + key,
+                              "'" + node.Scalar() + (whole ? "' is out of range" : "' is not a whole number")));
         return std::nullopt;
       } catch (const YAML::Exception&) {
       }

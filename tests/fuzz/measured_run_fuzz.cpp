@@ -1,8 +1,9 @@
 // libFuzzer target: measured-run files (tests/validation/calibration.yaml format), as
-// `trainsim validate` reads them. One input -> runs.yaml -> load_measured_runs -> for each
-// run scenario_for_run (model, shipped hardware, plan check) -> for small plans the
-// validation row (a simulated step against the measured metric) and the simulated step's
-// invariants (fuzz_support.hpp: check_result).
+// `trainsim validate` reads them. One input -> runs.yaml -> read_measured_runs (each row with
+// what could not be read in it) -> for each run: a row that could not be read is a validation
+// row that says so; the others scenario_for_run (model, shipped hardware, plan check) -> for
+// small plans the validation row (a simulated step against the measured metric) and the
+// simulated step's invariants (fuzz_support.hpp: check_result).
 //
 // Accepted: ConfigError (exit 2), or a row whose numbers are finite. Anything else is a
 // finding and aborts (see scenario_fuzz.cpp).
@@ -41,10 +42,16 @@ void check_row(const ValidationRow& row) {
 void run_one(std::string_view text) {
   const std::string path = fuzz::scratch_dir() + "/runs.yaml";
   fuzz::write_file(path, text);
-  const std::vector<MeasuredRun> runs = load_measured_runs(path);
+  const std::vector<MeasuredRun> runs = read_measured_runs(path);
   ValidationOptions options;
   options.hardware_dir = std::string(TRAINSIM_SOURCE_DIR) + "/hardware";
   for (std::size_t i = 0; i < runs.size() && i < kMaxRunsSimulated; ++i) {
+    if (!runs[i].problems.empty()) {
+      // `validate` reports the row as not read, naming the field, and goes on.
+      const ValidationRow row = validate_run(runs[i], options);
+      if (row.failure.empty() && row.unsupported.empty()) fuzz::fuzz_finding("validate: an unreadable row was priced");
+      continue;
+    }
     Scenario scenario;
     try {
       scenario = scenario_for_run(runs[i], options);
