@@ -425,9 +425,8 @@ int main(int argc, char** argv) {
       }
       // Rows that could not be read are reported above as not simulated, the others validated;
       // the file is still bad input: each problem on its line, exit 2.
-      std::vector<trainsim::Diagnostic> unreadable;
-      for (const auto& run : runs) unreadable.insert(unreadable.end(), run.problems.begin(), run.problems.end());
-      if (!unreadable.empty()) throw trainsim::ConfigError(std::move(unreadable));
+      if (auto unreadable = trainsim::problems_of(runs); !unreadable.empty())
+        throw trainsim::ConfigError(std::move(unreadable));
     }
   }, !distribution.root());
   // A failed process of an MPI job ends the others too: none waits in a gather it never joins.

@@ -23,6 +23,11 @@ std::string trim(const std::string& text) {
   return text.substr(begin, end - begin);
 }
 
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 std::string format_number(const char* printf_format, double value) {
   char buf[64];
   std::snprintf(buf, sizeof buf, printf_format, value);

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/config/schema.hpp"
 #include "trainsim/config/yaml_file.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -67,13 +68,13 @@ struct RowReader {
       try {  // a number: 0 to 3
         const long long number = node.as<long long>();
         if (number >= 0 && number <= 3) return static_cast<int>(number);
-        return range_problem(node, path, key, written);
+        problems.push_back(at(node, path + "." + key, written + " is out of range; valid: 0, 1, 2, 3"));
+        return std::nullopt;
       } catch (const YAML::Exception&) {
       }
       // The words sources put around the digit ("ZeRO-1", "ZeRO stage 3", "zero_2") and nothing
       // else: "ZeRO-1+offload" says more than a stage, and is refused.
-      std::string lowered;
-      for (char c : written) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const std::string lowered = lower(written);
       std::string rest;
       for (std::size_t i = 0; i < lowered.size();) {
         if (lowered.compare(i, 4, "zero") == 0) i += 4;
@@ -81,22 +82,15 @@ struct RowReader {
         else if (lowered[i] == ' ' || lowered[i] == '-' || lowered[i] == '_') ++i;
         else rest += lowered[i++];
       }
-      int digits = 0, stage = -1;
-      if (rest.size() == 1 && std::isdigit(static_cast<unsigned char>(rest[0]))) digits = 1, stage = rest[0] - '0';
-      if (lowered == "none" || lowered == "no" || lowered == "off" || lowered == "false") stage = 0, digits = 1;
-      if (digits == 1 && stage >= 0 && stage <= 3) {
+      const bool unsharded = lowered == "none" || lowered == "no" || lowered == "off" || lowered == "false";
+      if (unsharded || (rest.size() == 1 && rest[0] >= '0' && rest[0] <= '3')) {
+        const int stage = unsharded ? 0 : rest[0] - '0';
         if (readings) readings->push_back("zero '" + written + "' read as " + std::to_string(stage));
         return stage;
       }
     }
     problems.push_back(at(node, path + "." + key,
                           "cannot read '" + node.Scalar() + "' as a ZeRO stage; valid: 0, 1, 2, 3 (or \"ZeRO-1\"), or null"));
-    return std::nullopt;
-  }
-
-  std::optional<int> range_problem(const YAML::Node& node, const std::string& path, const char* key,
-                                   const std::string& written) const {
-    problems.push_back(at(node, path + "." + key, written + " is out of range; valid: 0, 1, 2, 3"));
     return std::nullopt;
   }
 
@@ -205,8 +199,7 @@ int source_year(const std::string& source) {
     }
   }
   if (arxiv != 0 || standalone != 0) return arxiv != 0 ? arxiv : standalone;
-  std::string lowered;
-  for (char c : source) lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lowered = lower(source);
   // Projects whose source names no year, dated by their own records: BigScience's tr11 runs
   // (bigscience-workshop/bigscience, BLOOM's training of 2022) and BMTrain's README table
   // (OpenBMB/BMTrain, of 2022-03-28).
@@ -221,9 +214,9 @@ int source_year(const std::string& source) {
 // DeepSpeed before 0.6.0 (deepspeed-2021) for a source dated 2021 or earlier.
 static std::optional<std::string> framework_entry_named(const std::string& written, const std::string& source) {
   if (parse_framework(written)) return written;
-  std::string name;
-  for (char c : written)
-    name += c == ' ' || c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string name = lower(written);
+  std::replace(name.begin(), name.end(), ' ', '-');
+  std::replace(name.begin(), name.end(), '_', '-');
   const int year = source_year(source);
   if (name == "megatron-lm") return year != 0 && year <= 2022 ? "megatron-lm" : "megatron-core";
   if (name == "deepspeed" || name == "megatron-deepspeed")
@@ -259,24 +252,22 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
     const RowReader read{path, problems, &run.readings};
     const std::string position = "[" + std::to_string(i) + "]";
     if (!row.IsMap()) {
-      run.id = position;
       problems.push_back(read.at(row, position, "a run must be a mapping (id:, model:, hardware:, plan:, measured:)"));
-      memory_of_nodes.push_back(YAML::Node());
-      runs.push_back(std::move(run));
-      continue;
+    } else {
+      run.id = read.text(row, "id");
+      if (run.id.empty()) problems.push_back(read.at(row, position, "run has no id"));
+      for (const char* section : {"model", "hardware", "plan", "measured"}) {
+        if (!row[section] || !row[section].IsMap())
+          problems.push_back(read.at(row, (run.id.empty() ? position : run.id) + "." + section, "missing section"));
+      }
     }
-    run.id = read.text(row, "id");
-    const std::string where = run.id.empty() ? position : run.id;
-    if (run.id.empty()) problems.push_back(read.at(row, where, "run has no id"));
-    for (const char* section : {"model", "hardware", "plan", "measured"}) {
-      if (!row[section] || !row[section].IsMap()) problems.push_back(read.at(row, where + "." + section, "missing section"));
-    }
-    if (!problems.empty()) {
+    if (!problems.empty()) {  // kept, named by its position when it has no id
       if (run.id.empty()) run.id = position;
       memory_of_nodes.push_back(YAML::Node());
       runs.push_back(std::move(run));
       continue;
     }
+    const std::string& where = run.id;
     run.group = read.text(row, "group");
     run.schedule = read.text(row, "schedule");
     run.source = read.text(row, "source");
@@ -391,11 +382,15 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
   return runs;
 }
 
-std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
-  std::vector<MeasuredRun> runs = read_measured_runs(path);
+std::vector<Diagnostic> problems_of(const std::vector<MeasuredRun>& runs) {
   std::vector<Diagnostic> problems;
   for (const MeasuredRun& run : runs) problems.insert(problems.end(), run.problems.begin(), run.problems.end());
-  if (!problems.empty()) throw ConfigError(std::move(problems));
+  return problems;
+}
+
+std::vector<MeasuredRun> load_measured_runs(const std::string& path) {
+  std::vector<MeasuredRun> runs = read_measured_runs(path);
+  if (std::vector<Diagnostic> problems = problems_of(runs); !problems.empty()) throw ConfigError(std::move(problems));
   return runs;
 }
 

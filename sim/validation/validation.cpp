@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/common/version.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/framework/framework.hpp"
@@ -148,11 +149,6 @@ namespace {
 // SwiGLU MLP with rotary positions, RMSNorm and untied embeddings.
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return lower(haystack).find(lower(needle)) != std::string::npos;

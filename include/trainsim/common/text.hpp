@@ -12,6 +12,9 @@ std::vector<std::string> split(const std::string& text, char separator);
 // Leading and trailing whitespace removed.
 std::string trim(const std::string& text);
 
+// ASCII letters lower-cased ("ZeRO-1" -> "zero-1"), for names compared as sources write them.
+std::string lower(std::string text);
+
 // One number through a printf format ("%.3f", "%8.1f", ...).
 std::string format_number(const char* printf_format, double value);
 

@@ -79,6 +79,9 @@ int source_year(const std::string& source);
 // only when the file itself cannot be read as a list of runs.
 std::vector<MeasuredRun> read_measured_runs(const std::string& path);
 
+// Every row's problems, in file order: what load_measured_runs refuses and validate reports.
+std::vector<Diagnostic> problems_of(const std::vector<MeasuredRun>& runs);
+
 // Throws ConfigError naming the file, line:col, the row and the field on malformed input:
 // a top level that is not a list of mappings, a count, dimension or parallel size below 1,
 // a measured value <= 0, a memory_of that names no row or a different figure.
