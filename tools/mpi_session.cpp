@@ -1,9 +1,11 @@
 #include "mpi_session.hpp"
 
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "trainsim/common/error.hpp"
@@ -21,7 +23,21 @@ int launcher_rank() {
 
 #if TRAINSIM_WITH_MPI
 
+// A duplicate of MPI_COMM_WORLD: a failing process's barrier there never meets a gather
+// another process may be waiting in on the world communicator.
+struct MpiSession::FailureChannel {
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
 namespace {
+
+// How long a failing process waits for the others to fail too. Bad input fails every process
+// alike within the time the slowest takes to read the same files; rank 0's wait is short
+// because the others may have finished (only rank 0 writes the outputs, so only it can fail
+// there), the others' long enough for rank 0 to print under a loaded machine.
+constexpr std::chrono::milliseconds kRootWait{2000};
+constexpr std::chrono::milliseconds kOtherWait{30000};
+constexpr std::chrono::milliseconds kPoll{1};
 
 // Every process's bytes to rank 0, in rank order (MPI_Gather of the sizes, MPI_Gatherv of
 // the bytes); the counts are ints in MPI, so more than 2 GiB in all is an internal error.
@@ -56,10 +72,14 @@ MpiSession::MpiSession(int& argc, char**& argv) {
   initialised_ = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
+  failure_ = std::make_unique<FailureChannel>();
+  MPI_Comm_dup(MPI_COMM_WORLD, &failure_->comm);
 }
 
 MpiSession::~MpiSession() {
-  if (initialised_) MPI_Finalize();
+  if (!initialised_) return;
+  if (failure_ && failure_->comm != MPI_COMM_NULL) MPI_Comm_free(&failure_->comm);
+  MPI_Finalize();
 }
 
 trainsim::Distribution MpiSession::distribution() const {
@@ -77,12 +97,22 @@ int MpiSession::fail(int code) {
   if (initialised_ && ranks_ > 1) {
     std::fflush(stdout);
     std::fflush(stderr);
+    MPI_Request meeting = MPI_REQUEST_NULL;
+    MPI_Ibarrier(failure_->comm, &meeting);
+    const auto until = std::chrono::steady_clock::now() + (rank_ == 0 ? kRootWait : kOtherWait);
+    int met = 0;
+    while (!met && std::chrono::steady_clock::now() < until) {
+      MPI_Test(&meeting, &met, MPI_STATUS_IGNORE);
+      if (!met) std::this_thread::sleep_for(kPoll);
+    }
     MPI_Abort(MPI_COMM_WORLD, code);
   }
   return code;
 }
 
 #else
+
+struct MpiSession::FailureChannel {};
 
 MpiSession::MpiSession(int&, char**&) {
   const int rank = launcher_rank();
