@@ -1,7 +1,9 @@
 #include "trainsim/validation/named_model.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
@@ -36,7 +38,78 @@ std::string hub_name(std::string name) {
   return out;
 }
 
+// Megatron's padded GPT-2 vocabulary, validate's default for a GPT-style row (validation.cpp).
+constexpr long long kDefaultGptVocab = 51200;
+
+// The vocabulary sizes of the shipped model files, each once.
+std::set<long long> shipped_vocabularies(const std::string& models_dir) {
+  std::set<long long> out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir, error)) {
+    if (entry.path().extension() != ".yaml") continue;
+    try {
+      const long long vocab = load_model(entry.path().string()).vocab_size;
+      if (vocab > 0) out.insert(vocab);
+    } catch (const ConfigError&) {
+      // a shipped file that does not load is the model tests' failure, not this row's
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<StatedParameters> stated_parameters(const std::string& model_name) {
+  const std::string name = model_name.substr(0, model_name.find('('));
+  const auto alnum = [&](std::size_t i) { return i < name.size() && std::isalnum(static_cast<unsigned char>(name[i])); };
+  for (std::size_t at = 0; at < name.size(); ++at) {
+    if (!std::isdigit(static_cast<unsigned char>(name[at])) || (at > 0 && (alnum(at - 1) || name[at - 1] == '.')))
+      continue;
+    std::size_t end = at, decimals = 0;
+    bool point = false;
+    while (end < name.size() && (std::isdigit(static_cast<unsigned char>(name[end])) || (name[end] == '.' && !point))) {
+      if (name[end] == '.') {
+        point = true;
+      } else if (point) {
+        ++decimals;
+      }
+      ++end;
+    }
+    if (point && decimals == 0) continue;  // "3." is no count
+    const char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(end < name.size() ? name[end] : ' ')));
+    if ((unit != 'b' && unit != 'm') || alnum(end + 1)) continue;
+    const double scale = unit == 'b' ? 1e9 : 1e6;
+    StatedParameters stated;
+    stated.count = std::stod(name.substr(at, end - at)) * scale;
+    stated.last_digit = scale * std::pow(10.0, -static_cast<double>(decimals));
+    return stated;
+  }
+  return std::nullopt;
+}
+
+void fill_vocab_from_stated_size(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults) {
+  if (run.vocab || !run.layers || !run.hidden || !run.seq_len || run.moe_experts) return;
+  const double h = static_cast<double>(*run.hidden), L = static_cast<double>(*run.layers);
+  if (run.ffn && *run.ffn != 4 * *run.hidden) return;
+  const std::optional<StatedParameters> stated = stated_parameters(run.model_name);
+  if (!stated) return;
+  const bool learned = !run.position_embedding || *run.position_embedding == "learned";
+  const double fixed = 12 * L * h * h + 13 * L * h + 2 * h + (learned ? static_cast<double>(*run.seq_len) * h : 0.0);
+  // Rounds to the stated count at the stated precision (a half of the last digit either way).
+  const auto rounds = [&](long long vocab) {
+    return std::abs(fixed + static_cast<double>(vocab) * h - stated->count) <= 0.5 * stated->last_digit * (1 + 1e-9);
+  };
+  if (rounds(kDefaultGptVocab)) return;
+  std::vector<long long> matching;
+  for (long long vocab : shipped_vocabularies(models_dir))
+    if (rounds(vocab)) matching.push_back(vocab);
+  if (matching.size() != 1) return;
+  run.vocab = matching.front();
+  std::string written = run.model_name.substr(0, run.model_name.find('('));
+  while (!written.empty() && written.back() == ' ') written.pop_back();
+  defaults.push_back("vocab=" + std::to_string(matching.front()) + " (the parameter count '" + written +
+                     "' states; 51200 gives another)");
+}
 
 std::string named_model_file(const std::string& model_name, const std::string& models_dir) {
   const std::string name = hub_name(model_name);

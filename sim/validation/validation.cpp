@@ -60,7 +60,10 @@ namespace {
 //    model file (its stem, or its stem and a parameter count: named_model.hpp) of the row's
 //    hidden size, each null one of these is that file's, the published config the run ran
 //  - [vocab]: 51200 (Megatron's padded GPT-2 vocabulary), for GPT-style rows only: a
-//    LLaMA-style row without a vocabulary is an error (its tokenizer is never GPT-2's)
+//    LLaMA-style row without a vocabulary is an error (its tokenizer is never GPT-2's);
+//    [vocab=V (the parameter count '<name>' states; 51200 gives another)] where the name states a
+//    count that 51200 does not round to and exactly one shipped model's vocabulary does
+//    (fill_vocab_from_stated_size, named_model.hpp)
 //  - MoE: [moe.topk]: 2 (Megatron's --moe-router-topk default), [moe.moe_ffn]: the dense ffn,
 //    [moe.shared_experts]: 0
 //  - [recompute]: none; [recompute=full (source counts recompute FLOPs)] where the source's
@@ -673,8 +676,10 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   std::vector<std::string> defaults;
   MeasuredRun run = measured;
   fill_published_dimensions(run, defaults);
-  fill_named_model_fields(run, options.models_dir.empty() ? options.hardware_dir + "/../models" : options.models_dir,
-                          defaults);
+  const std::string models_dir =
+      options.models_dir.empty() ? options.hardware_dir + "/../models" : options.models_dir;
+  fill_named_model_fields(run, models_dir, defaults);
+  fill_vocab_from_stated_size(run, models_dir, defaults);
   // The row's quoted launch-script flags, if its notes quote them (quoted_script_flags).
   const std::optional<std::string> script = quoted_script_flags(run);
   std::vector<Diagnostic> problems;

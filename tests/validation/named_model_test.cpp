@@ -108,3 +108,70 @@ TEST_CASE("a row naming a model that encodes positions otherwise than its MLP su
   CHECK_FALSE(llama.position_embedding);
   CHECK(none.empty());
 }
+
+TEST_CASE("a model name's stated parameter count is read with the precision it is written to", "[validation][model]") {
+  const auto stated = stated_parameters("GPT-3-like 14.6B (zero-bubble paper)");
+  REQUIRE(stated);
+  CHECK(stated->count == Approx(14.6e9));
+  CHECK(stated->last_digit == Approx(1e8));
+  CHECK(stated_parameters("GPT3-175B")->count == Approx(175e9));  // "3" sits inside GPT3
+  CHECK(stated_parameters("GPT3-175B")->last_digit == Approx(1e9));
+  CHECK(stated_parameters("MPT-760M")->count == Approx(760e6));
+  CHECK(stated_parameters("Llama 3.1 8b")->count == Approx(8e9));  // "3.1" is a version
+  CHECK_FALSE(stated_parameters("GPT-2-style model"));
+  CHECK_FALSE(stated_parameters("Qwen 7Bx"));     // a letter after the unit: no count
+  CHECK_FALSE(stated_parameters("BLOOM (176B)"));  // inside the parenthesis: a note, not the name
+}
+
+TEST_CASE("a GPT-style row without a vocabulary takes the one its stated parameter count implies, where 51200 does not",
+          "[validation][model]") {
+  // The zero-bubble paper's 14.6B: 46 layers of 5120, learned positions over 1024. With
+  // Megatron's 51200 it counts 14.74B (rounds to 14.7B); with 32000, 14.64B; no other shipped
+  // vocabulary rounds to 14.6B.
+  MeasuredRun run;
+  run.model_name = "GPT-3-like 14.6B (zero-bubble paper)";
+  run.layers = 46;
+  run.hidden = 5120;
+  run.seq_len = 1024;
+  std::vector<std::string> defaults;
+  fill_vocab_from_stated_size(run, kModels, defaults);
+  REQUIRE(run.vocab);
+  CHECK(*run.vocab == 32000);
+  REQUIRE(defaults.size() == 1);
+  CHECK(defaults[0] == "vocab=32000 (the parameter count 'GPT-3-like 14.6B' states; 51200 gives another)");
+
+  // Where 51200 rounds to the stated count (GPT-3 175B: 174.6B), the default stands.
+  MeasuredRun gpt3;
+  gpt3.model_name = "GPT-3 175B";
+  gpt3.layers = 96;
+  gpt3.hidden = 12288;
+  gpt3.seq_len = 2048;
+  std::vector<std::string> none;
+  fill_vocab_from_stated_size(gpt3, kModels, none);
+  CHECK_FALSE(gpt3.vocab);
+  // The paper's 1.5B (22 x 2304): 51200 gives 1.52B and 32000 1.48B; both round to 1.5B, so the
+  // count decides nothing and the default stands.
+  MeasuredRun small = run;
+  small.vocab.reset();
+  small.model_name = "GPT-3-like 1.5B (zero-bubble paper)";
+  small.layers = 22;
+  small.hidden = 2304;
+  fill_vocab_from_stated_size(small, kModels, none);
+  CHECK_FALSE(small.vocab);
+  // A SwiGLU row, a MoE row and a row stating its vocabulary are not read this way.
+  MeasuredRun swiglu = run;
+  swiglu.vocab.reset();
+  swiglu.ffn = 13824;
+  fill_vocab_from_stated_size(swiglu, kModels, none);
+  CHECK_FALSE(swiglu.vocab);
+  MeasuredRun moe = run;
+  moe.vocab.reset();
+  moe.moe_experts = 8;
+  fill_vocab_from_stated_size(moe, kModels, none);
+  CHECK_FALSE(moe.vocab);
+  MeasuredRun stated = run;
+  stated.vocab = 50257;
+  fill_vocab_from_stated_size(stated, kModels, none);
+  CHECK(*stated.vocab == 50257);
+  CHECK(none.empty());
+}

@@ -22,4 +22,22 @@ std::string named_model_file(const std::string& model_name, const std::string& m
 // experts; names each field it filled in `defaults` ("vocab=128256 (models/llama3-8b.yaml)").
 void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults);
 
+// The parameter count a model name states ("GPT-3-like 14.6B", "MPT-760M"): the first number
+// followed by B or M (case free) and no other letter or digit, with the unit its last stated
+// digit is worth (14.6B: 1e8); nullopt when the name states none.
+struct StatedParameters {
+  double count = 0;
+  double last_digit = 0;
+};
+std::optional<StatedParameters> stated_parameters(const std::string& model_name);
+
+// A GPT-style row (4h MLP, no experts) without a vocabulary whose name states its parameter
+// count: where Megatron's padded GPT-2 vocabulary (51200, validate's default) gives a count that
+// does not round to the stated one and exactly one vocabulary of the shipped model files does,
+// that vocabulary, named in `defaults` ("vocab=32000 (the 14.6B parameters the name states)").
+// The count is Megatron's (Narayanan et al. 2021, Eq. 2 without its approximation): 12 L h^2 + 13 L h
+// per layer, the final norm 2h, the embedding V h once (as papers count a tied head) and learned
+// positions s h.
+void fill_vocab_from_stated_size(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults);
+
 }  // namespace trainsim
