@@ -788,8 +788,10 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   // The zero-bubble reference code's launcher unties them (--untie-embeddings-and-output-weights,
   // examples/pretrain_zero_bubble.sh @ 39f2c186): no embedding all-reduce between its first and
-  // last stage, which would otherwise tie their step ends together again.
-  m.tie_word_embeddings = gpt_style && !from_zero_bubble_fork(run);
+  // last stage, which would otherwise tie their step ends together again. So does any quoted
+  // Megatron script passing that flag.
+  const bool untied_by_script = script && script_sets(*script, "--untie-embeddings-and-output-weights");
+  m.tie_word_embeddings = gpt_style && !from_zero_bubble_fork(run) && !untied_by_script;
   m.use_bias = gpt_style;
   m.norm = gpt_style ? "layernorm" : "rmsnorm";
   // Megatron's dropout where the source says the run kept it: the attention-probability
@@ -1099,7 +1101,23 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   } else if (contains(run.notes, "fp16")) {
     p.precision = Precision::fp16;
   }
-  if (contains(run.notes, "hold one fewer transformer layer") && p.pipeline_model_parallel_size > 1) {
+  const std::optional<long long> final_stage_layers =
+      script && script_sets(*script, "--enable-layer-redistribution")
+          ? script_value(*script, "--final-stage-num-layers")
+          : std::nullopt;
+  if (final_stage_layers && p.pipeline_model_parallel_size > 1 && *final_stage_layers >= 0 &&
+      *final_stage_layers <= m.num_layers && p.virtual_pipeline_model_parallel_size == 1) {
+    // The vocabulary-parallelism paper's layer redistribution (sail-sg/VocabularyParallelism @
+    // 6191c3bf megatron/core/transformer/transformer_block.py get_num_layers_to_build): the last
+    // stage builds --final-stage-num-layers, the others (L - n) / (p - 1) each, the remainder one
+    // each on the stages before the last, from the last backwards.
+    const int pp_size = p.pipeline_model_parallel_size;
+    const int last = static_cast<int>(*final_stage_layers);
+    p.layers_per_stage.assign(static_cast<std::size_t>(pp_size), (m.num_layers - last) / (pp_size - 1));
+    for (int extra = 0; extra < (m.num_layers - last) % (pp_size - 1); ++extra)
+      ++p.layers_per_stage[static_cast<std::size_t>(pp_size - 2 - extra)];
+    p.layers_per_stage.back() = last;
+  } else if (contains(run.notes, "hold one fewer transformer layer") && p.pipeline_model_parallel_size > 1) {
     // The zero-bubble paper's split (layers = k p - 2): the first and the last virtual stage
     // one layer short, the embedding and the loss in their place: Megatron's account_for_*
     // keys, the reference code's --allow-padding-num-layers.

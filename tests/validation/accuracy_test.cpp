@@ -94,7 +94,7 @@ TEST_CASE("step-time MAPE per family and peak-memory MAPE stay within their boun
   }
 }
 
-TEST_CASE("every trend row simulates or is listed unsupported, and exactly 19 groups are compared",
+TEST_CASE("every trend row simulates or is listed unsupported, and exactly 21 groups are compared",
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
@@ -102,8 +102,9 @@ TEST_CASE("every trend row simulates or is listed unsupported, and exactly 19 gr
   // 19: rows whose source leaves out what a scenario needs (the model's size, the device count);
   // the zero-bubble paper's 1F1B-I rows, which simulate, are compared since 2026-12-06.
   CHECK(report.rows_unsupported == 19);
-  CHECK(report.groups.size() == 23);
-  CHECK(report.groups_compared == 19);
+  // 25 groups, 21 compared since the vocabulary-parallelism paper's two 1F1B groups (yeung25-*).
+  CHECK(report.groups.size() == 25);
+  CHECK(report.groups_compared == 21);
   // Wrong memory verdicts, listed by validate: the Llama 3 rows ran with their gradients sharded,
   // which megatron-core's distributed optimizer does not do with PP (the rows' notes). A new
   // row predicted out of memory that ran fails here until its cause is named.
@@ -278,4 +279,21 @@ TEST_CASE("torchtitan's benchmark rows: absolute step-time error within its boun
   CHECK(rows == 18);
   CHECK(mape <= 0.06);
   CHECK(std::abs(bias) <= 0.02);
+}
+
+// The vocabulary-parallelism paper's artifact rows (trends.yaml groups yeung25-*): 1F1B on PP 8 of a
+// 4B GPT at vocabularies 32k-256k, with the vocabulary layers on the end stages and with the
+// layers moved off the last stage; never fitted to. When entered (2026-12-06): 16 rows, MAPE 7.0%,
+// bias -6.6% (the 2k-token rows 5-10% fast, the 4k ones within 6%), but the 2k / 256k baseline
+// row, -33.5%: its one timed iteration ran at 17.3% MFU, where the artifact's exp_one_host.csv
+// (columns not documented) has the same case at 80.72 TFLOPS (25.9%), as the replay predicts
+// (26.0%). Bounds just above those figures.
+TEST_CASE("the vocabulary-parallelism paper's trend rows: absolute step-time error within its bound",
+          "[validation][accuracy]") {
+  const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
+  const auto [rows, mape, bias] = trend_errors(report, "yeung25-");
+  INFO("vocabulary-parallelism rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
+  CHECK(rows == 16);
+  CHECK(mape <= 0.075);
+  CHECK(std::abs(bias) <= 0.07);
 }
