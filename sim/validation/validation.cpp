@@ -609,6 +609,17 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // unless the CUDA 11 cuBLAS of early 2022 behaved otherwise, for which nothing is stored.
       // Also missing: GEMM efficiency at small M (mbs 1 -> 2 measures 6% faster, the replay 0.3%;
       // the cookbook's m_sweep grows M and K together). Fill them in when trainsim prices both.
+      // The vocabulary-parallelism paper's own schedules (issue 16, "vocabulary parallelism across
+      // stages where the framework has it"): the output and input layers split over every stage,
+      // their S and T passes placed among the transformer passes, the all-reduces of the softmax
+      // statistics and of the input gradient on streams of their own (sail-sg/VocabularyParallelism
+      // megatron/core/pipeline_parallel/vocab_parallel_schedule.py), and the interlaced pipeline
+      // (interlaced_schedule.py), by the names the paper gives them. The same artifact's 1F1B rows
+      // (groups yeung25-vocab-1f1b-*) are compared.
+      {M::schedule, "vocab-1", "Vocabulary Parallelism's S and T passes, which trainsim does not replay"},
+      {M::schedule, "vocab-2", "Vocabulary Parallelism's S and T passes, which trainsim does not replay"},
+      {M::schedule, "interlaced",
+       "the interlaced pipeline's vocabulary layers split over the stages, which trainsim does not replay"},
       {M::group, "bigscience-tr11-3d-topology-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220", kBigScience0220},
