@@ -897,3 +897,24 @@ TEST_CASE("memory_measure says which peak a memory figure is: allocated drops th
   CHECK_THAT(load_error(run_yaml() + "    memory_measure: allocated\n"),
              Catch::Contains("t.measured.memory_measure: says which peak a memory figure is, but the run gives none"));
 }
+
+TEST_CASE("a quoted script's --untie-embeddings-and-output-weights unties a GPT-style row and the vocabulary-parallelism "
+          "fork's layer redistribution splits its layers by the fork's rule",
+          "[validation]") {
+  // Shipped rows of the vocabulary-parallelism paper's artifact: 32 layers on PP 8.
+  const auto runs = load_measured_runs(kTrends);
+  const Scenario base = scenario_for_run(find(runs, "yeung25-vp-s2k-v256k-base"), shipped_hardware());
+  CHECK_FALSE(base.model.tie_word_embeddings);
+  CHECK(base.plan.layers_per_stage.empty());  // 4 a stage: the even split
+  // --final-stage-num-layers n: the last stage n, the others (32 - n) / 7, the remainder one each
+  // on the stages before the last (transformer_block.py get_num_layers_to_build).
+  const Scenario none_last = scenario_for_run(find(runs, "yeung25-vp-s2k-v256k-redis"), shipped_hardware());
+  CHECK(none_last.plan.layers_per_stage == std::vector<int>{4, 4, 4, 5, 5, 5, 5, 0});
+  const Scenario two_last = scenario_for_run(find(runs, "yeung25-vp-s2k-v128k-redis"), shipped_hardware());
+  CHECK(two_last.plan.layers_per_stage == std::vector<int>{4, 4, 4, 4, 4, 5, 5, 2});
+  const Scenario three_last = scenario_for_run(find(runs, "yeung25-vp-s4k-v64k-redis"), shipped_hardware());
+  CHECK(three_last.plan.layers_per_stage == std::vector<int>{4, 4, 4, 4, 4, 4, 5, 3});
+  // A GPT-style row without the flag keeps Megatron's tied embeddings.
+  CHECK(scenario_for_run(find(runs, "bigsci-tr11-final-h14336-l72-dp8-pp6-mbs4"), shipped_hardware())
+            .model.tie_word_embeddings);
+}
