@@ -214,6 +214,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   // Issue 14: PyTorch FSDP's MixedPrecision by Composer / llm-foundry's names (fsdp_config.mixed_precision).
   {"plan.fsdp_mixed_precision", T::choice, D::none, "default", false, 0, 0, "default|pure|full", "FSDP: default reduces gradients in fp32, pure in the compute dtype, full gathers and reduces in fp32"},
   {"plan.reuse_fp32_param", T::boolean, D::none, "false", false, 0, 0, "", "MindSpeed --reuse-fp32-param: fp32 master copy rebuilt from the bf16 parameters"},
+  {"plan.accumulate_allreduce_grads_in_fp32", T::boolean, D::none, "false", false, 0, 0, "", "Megatron-family frameworks, fp16: the gradient buffer and its DP reduction in fp32 (--accumulate-allreduce-grads-in-fp32; bf16 always does); false: fp16, 2 bytes a parameter"},
   {"plan.gradient_accumulation_fusion", T::boolean, D::none, "true", false, 0, 0, "", "Megatron-family frameworks: each weight-gradient GEMM accumulates into the fp32 gradient buffer (false: --no-gradient-accumulation-fusion, a separate add kernel per weight); no effect on other frameworks"},
   {"plan.torch_compile", T::boolean, D::none, "false", false, 0, 0, "", "torchtitan training.compile: each transformer block compiled with torch.compile, fusing the model's eager norm, rotary and activation ops (framework fsdp)"},
   {"plan.schedule", T::choice, D::none, "1f1b", false, 0, 0, schedule_names(), "pipeline schedule (zb-2p: the zero-bubble reference's heuristic under a 2p memory limit)"},

@@ -359,7 +359,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
   const double shard = shard_states ? dense / dp_total + experts / expert_dp : params;
   // As build_pipeline_costs prices the step: on the host's CPU when the optimizer is offloaded,
   // the framework's passes over the shard and the local gradient buffer on the device.
-  const double grad_bytes = grad_reduce_bytes_per_param(framework, plan.precision);
+  const double grad_bytes = grad_reduce_bytes_per_param(framework, plan);
   const OptimizerStepBytes step =
       optimizer_step_bytes(framework, shard, params, grad_bytes, dp_total);
   optimizer_s = plan.offload_optimizer

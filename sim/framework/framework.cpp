@@ -517,11 +517,17 @@ FrameworkEntry megatron_core() {
       true, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/core/transformer/transformer_config.py "
             "overlap_moe_expert_parallel_comm (--overlap-moe-expert-parallel-comm; from ae1c88296f, 2025-08-01, "
             "'Support EP A2A overlap at PP=1', with interleaved PP from d7bf5aaaa8, 2025-08-26)"};
-  e.grad_buffer_bytes = {4, at(kMcore,
+  e.grad_buffer_bytes = {0, at(kMcore,
                                "distributed/param_and_grad_buffer.py: the grad buffer's dtype is fp32 when "
-                               "grad_reduce_in_fp32; megatron/training/arguments.py: 'bfloat16 requires gradient "
-                               "accumulation and all-reduce to be performed in fp32' (accumulate_allreduce_grads_in_fp32 "
-                               "forced on with --bf16); docs dist_optimizer.md: bf16 param, fp32 grads = 6 + 12/d bytes")};
+                               "grad_reduce_in_fp32, else the parameters'; megatron/training/arguments.py: 'bfloat16 "
+                               "requires gradient accumulation and all-reduce to be performed in fp32' "
+                               "(accumulate_allreduce_grads_in_fp32 forced on with --bf16; off by default with --fp16, "
+                               "so an fp16 run's buffer is fp16); docs dist_optimizer.md: bf16 param, fp32 grads = "
+                               "6 + 12/d bytes")};
+  e.main_grad_accumulation = {true, at(kMcore,
+                                       "distributed/distributed_data_parallel.py: each parameter's main_grad in the "
+                                       "contiguous buffer; the backward hook's param.main_grad.add_(param.grad.data), "
+                                       "or the weight-gradient GEMM accumulating into it (gradient_accumulation_fusion)")};
   e.gradient_accumulation_fusion = {
       true, at(kMcore,
                "training/arguments.py --no-gradient-accumulation-fusion (dest gradient_accumulation_fusion, "
@@ -622,6 +628,10 @@ FrameworkEntry megatron_lm() {
                                   "contiguous main-grad buffer, allreduce_gradients divides it by the DP size (read "
                                   "and write, DP 1 included); no NaN check of the gradients before the reduction"};
   e.grad_prescale_passes = {0, "Megatron-LM 2021-22: the division by the DP size is counted in step_grad_buffer_passes"};
+  e.grad_buffer_bytes.source =
+      "NVIDIA/Megatron-LM @ de7dc40f88 megatron/model/distributed.py _get_buffer_type: torch.float if "
+      "accumulate_allreduce_grads_in_fp32 else param.dtype (arguments.py forces fp32 accumulation with --bf16 "
+      "only): by the precision, as Megatron-Core's";
   e.moe_overlap_extra_warmup = {0, "Megatron-LM 2021-22 has no combined 1F1B (moe_expert_parallel_comm_overlap)"};
   e.interleaved_microbatch_groups = {
       MicrobatchGrouping::megatron_2021,
@@ -1810,9 +1820,22 @@ bool has_root_unit(const FrameworkEntry& framework) {
   return framework.zero3_gather_unit.value == GatherUnit::layer && framework.root_unit_outside_layers.value;
 }
 
-double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision) {
+namespace {
+// Megatron's rule (megatron/training/arguments.py): bf16 forces accumulate_allreduce_grads_in_fp32;
+// with fp16 it is --accumulate-allreduce-grads-in-fp32 (off by default).
+double megatron_grad_bytes(const ParallelPlan& plan) {
+  return plan.precision == Precision::fp16 && !plan.accumulate_allreduce_grads_in_fp32 ? 2.0 : 4.0;
+}
+}  // namespace
+
+double grad_buffer_bytes_per_param(const FrameworkEntry& framework, const ParallelPlan& plan) {
+  if (framework.grad_buffer_bytes.value > 0) return framework.grad_buffer_bytes.value;
+  return megatron_grad_bytes(plan);
+}
+
+double grad_reduce_bytes_per_param(const FrameworkEntry& framework, const ParallelPlan& plan) {
   if (framework.grad_reduce_bytes.value > 0) return framework.grad_reduce_bytes.value;
-  return precision == Precision::fp16 ? 2.0 : 4.0;
+  return megatron_grad_bytes(plan);
 }
 
 OptimizerStepBytes optimizer_step_bytes(const FrameworkEntry& framework, double shard_params, double local_params,
@@ -1940,6 +1963,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("fp8_tp_all_gather", e.fp8_tp_all_gather.source);
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
     add("gradient_accumulation_fusion", e.gradient_accumulation_fusion.source);
+    add("main_grad_accumulation", e.main_grad_accumulation.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);

@@ -463,7 +463,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
   // fp16 runs reduce in fp16. Other frameworks say their own dtype.
-  const double grad_bytes_per_param = grad_reduce_bytes_per_param(framework, plan.precision);
+  const double grad_bytes_per_param = grad_reduce_bytes_per_param(framework, plan);
   // ZeRO-3 / FSDP: parameters gathered and gradients reduce-scattered at the framework's
   // granularity, each collective priced with the algorithms NCCL has for it (ring only).
   // FSDP's SHARD_GRAD_OP (ZeRO-2) takes the same per-unit path, gathering each unit once a

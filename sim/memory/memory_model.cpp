@@ -73,7 +73,7 @@ constexpr double kFp32GradBytes = 4.0;
 
 // Bytes per parameter of the gradients a stage keeps, by what its framework does.
 double gradient_bytes_per_param(const ParallelPlan& plan, const FrameworkEntry& framework) {
-  double bytes = framework.grad_buffer_bytes.value;
+  double bytes = grad_buffer_bytes_per_param(framework, plan);
   const bool bf16_fold = plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer &&
                          framework.bf16_grad_fold_bytes_per_param.value > 0;
   if (bf16_fold) bytes += kFp32GradBytes;
@@ -268,7 +268,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;
   const double grad_bytes =
-      units_held ? grad_reduce_bytes_per_param(framework, plan.precision) : gradient_bytes_per_param(plan, framework);
+      units_held ? grad_reduce_bytes_per_param(framework, plan) : gradient_bytes_per_param(plan, framework);
   const double bucket_buffers = reduce_bucket_buffer_bytes(plan, framework);
   // MindSpeed --reuse-fp32-param: the fp32 master copy shares the 16-bit parameters' memory plus a
   // 16-bit residual, sharded as the optimizer state is (the framework entry's saving).

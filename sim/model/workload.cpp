@@ -1444,7 +1444,7 @@ LayerWorkload build_embedding(const ModelSpec& m, const ParallelPlan& p, std::in
   // table, however few rows its tokens touch.
   Op lookup = memory_op("embedding", sh.T * h, sh.T * h, 1.0, 0.0);
   const double table = d(vp) / sh.t * h;
-  const double buffer_bytes = framework_entry(p.framework).grad_buffer_bytes.value;
+  const double buffer_bytes = grad_buffer_bytes_per_param(framework_entry(p.framework), p);
   // Read the tokens' gradients, read and write the rows they touch (16 bit); zero-fill the table;
   // read the buffer and the table, write the buffer.
   lookup.backward_bytes = 3.0 * kHalf * sh.T * h + kHalf * table + (buffer_bytes + kHalf + buffer_bytes) * table;
@@ -1623,13 +1623,14 @@ namespace {
 // with it is priced in its own entry (framework.cpp).
 void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& layer) {
   const FrameworkEntry& framework = framework_entry(p.framework);
-  if (!framework.gradient_accumulation_fusion.value) return;
-  const double buffer = framework.grad_buffer_bytes.value;
+  if (!framework.main_grad_accumulation.value) return;
+  const double buffer = grad_buffer_bytes_per_param(framework, p);
+  const bool fused = framework.gradient_accumulation_fusion.value && p.gradient_accumulation_fusion;
   for (Op& op : layer.ops) {
     if (op.op_class != OpClass::gemm || op.backward_weight_flops <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
     const double elements =
         std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
-    if (p.gradient_accumulation_fusion) {
+    if (fused) {
       // The GEMM reads and writes the buffer instead of writing a 16-bit gradient.
       op.backward_bytes += (2.0 * buffer - kHalf) * elements;
       op.weight_grad_accumulator_read_bytes = buffer * elements;

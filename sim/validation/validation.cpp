@@ -1085,6 +1085,8 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   if (script ? script_sets(*script, "--no-gradient-accumulation-fusion")
              : contains(run.notes, "--no-gradient-accumulation-fusion"))
     p.gradient_accumulation_fusion = false;
+  // Megatron's --accumulate-allreduce-grads-in-fp32: an fp16 run's gradient buffer in fp32.
+  if (script && script_sets(*script, "--accumulate-allreduce-grads-in-fp32")) p.accumulate_allreduce_grads_in_fp32 = true;
   if (const AttentionKernel noted = noted_attention_kernel(run); p.use_flash_attn && noted != AttentionKernel::device_default) {
     p.attention_kernel = priced_attention_kernel(noted, s.hardware.device);
     std::string what = std::string("attention_kernel=") + to_string(p.attention_kernel);

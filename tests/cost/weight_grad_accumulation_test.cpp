@@ -39,7 +39,7 @@ ParallelPlan megatron_plan(bool fused) {
 TEST_CASE("fused the wgrad GEMM reads the fp32 buffer, unfused the hook adds a bf16 gradient into it",
           "[model][cost][grad_accumulation]") {
   REQUIRE(framework_entry(Framework::megatron_core).gradient_accumulation_fusion.value);
-  REQUIRE(framework_entry(Framework::megatron_core).grad_buffer_bytes.value == 4);
+  REQUIRE(grad_buffer_bytes_per_param(framework_entry(Framework::megatron_core), megatron_plan(true)) == 4);
   const Op fused = first_weight_gemm(build_workload(llama2_7b(), megatron_plan(true)));
   const Op unfused = first_weight_gemm(build_workload(llama2_7b(), megatron_plan(false)));
   const double n = weight_elements(fused);
@@ -112,4 +112,26 @@ TEST_CASE("a tied LM head accumulates its weight gradient too: fused into main_g
   // Unfused: autograd adds the head's bf16 gradient into the shared .grad (read 2 + 2, write 2);
   // the DDP hook's add of the whole table into main_grad is the embedding's.
   CHECK(unfused.weight_grad_add_bytes == 3 * 2 * n);
+}
+
+// Megatron's gradient buffer follows its precision rule (megatron/training/arguments.py: bf16
+// forces accumulate_allreduce_grads_in_fp32; with fp16 it is off unless asked): an fp16 run's
+// buffer, its fused accumulation and its hook's add move 2-byte elements; asked for fp32, 4.
+TEST_CASE("an fp16 Megatron run accumulates into an fp16 buffer unless it asks for fp32", "[model][cost][grad_accumulation]") {
+  ParallelPlan fp16 = megatron_plan(false);
+  fp16.precision = Precision::fp16;
+  const FrameworkEntry& mcore = framework_entry(Framework::megatron_core);
+  CHECK(grad_buffer_bytes_per_param(mcore, fp16) == 2);
+  CHECK(grad_reduce_bytes_per_param(mcore, fp16) == 2);
+  const Op half = first_weight_gemm(build_workload(llama2_7b(), fp16));
+  const double n = weight_elements(half);
+  REQUIRE(n > 0);
+  CHECK(half.weight_grad_add_bytes == (2 + 2 * 2) * n);  // read the fp16 grad, read and write the fp16 main_grad
+  ParallelPlan fp32 = fp16;
+  fp32.accumulate_allreduce_grads_in_fp32 = true;
+  CHECK(grad_buffer_bytes_per_param(mcore, fp32) == 4);
+  CHECK(grad_reduce_bytes_per_param(mcore, fp32) == 4);
+  CHECK(first_weight_gemm(build_workload(llama2_7b(), fp32)).weight_grad_add_bytes == (2 + 2 * 4) * n);
+  // A framework with a buffer of its own keeps it whatever the precision (DeepSpeed's 16-bit .grad).
+  CHECK(grad_buffer_bytes_per_param(framework_entry(Framework::deepspeed), fp32) == 2);
 }

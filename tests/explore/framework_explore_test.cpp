@@ -326,7 +326,7 @@ TEST_CASE("the search estimate prices the framework's gradient dtype and ZeRO-3 
   auto passes_s = [&](Framework f) {
     const FrameworkEntry& e = framework_entry(f);
     const OptimizerStepBytes b =
-        optimizer_step_bytes(e, local / dp, local, grad_reduce_bytes_per_param(e, tp8.precision), dp);
+        optimizer_step_bytes(e, local / dp, local, grad_reduce_bytes_per_param(e, tp8), dp);
     const CostModel cost(base.hardware, tp8, base.num_devices);
     return cost.memory_bound_s(b.shard) + (b.buffer > 0 ? cost.memory_bound_s(b.buffer) : 0.0);
   };

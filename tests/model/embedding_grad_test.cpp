@@ -29,8 +29,9 @@ TEST_CASE("embedding backward: the tokens' rows plus the dense local table, zero
   const Op& op = lookup_op(build_workload(llama3_70b(), p));
   const double tokens_h = 4096.0 * 8192.0;
   const double table = 129024.0 / 8.0 * 8192.0;
-  // Megatron-Core's gradient buffer is fp32 (main_grad): zero-fill 2, then read 4 + read 2 + write 4.
-  REQUIRE(framework_entry(p.framework).grad_buffer_bytes.value == 4);
+  // Megatron-Core's gradient buffer is fp32 with bf16 (main_grad): zero-fill 2, then read 4 + read 2 + write 4.
+  REQUIRE(p.precision == Precision::bf16);
+  REQUIRE(grad_buffer_bytes_per_param(framework_entry(p.framework), p) == 4);
   CHECK(op.backward_bytes == 6 * tokens_h + (2 + 4 + 2 + 4) * table);
 }
 

@@ -278,7 +278,14 @@ struct FrameworkEntry {
   // Bytes per parameter of the gradients kept through the step in 16-bit training (the
   // buffer the backward accumulates into, before ZeRO-2/3 sharding): 4 where the framework
   // accumulates in fp32 (Megatron's main_grad), 2 where it keeps 16-bit gradients.
+  // 0: by the precision (grad_buffer_bytes_per_param): Megatron's buffer is fp32 where it
+  // accumulates in fp32 (forced with bf16) and the parameters' dtype otherwise (fp16).
   Sourced<double> grad_buffer_bytes{4, "fp32 gradient accumulation (Megatron main_grad)"};
+  // Whether the backward adds each weight gradient into that buffer every micro-batch (Megatron's
+  // DDP: the GEMM fused with the add, gradient_accumulation_fusion, or its backward hook's
+  // main_grad.add_(grad)); false: autograd's .grad is the gradient (a framework's own handling of
+  // it is priced in its entry).
+  Sourced<bool> main_grad_accumulation{false, "the weight gradient is autograd's .grad"};
   // Whether the framework can fuse a weight gradient's accumulation into its GEMM (Megatron's
   // gradient accumulation fusion, on unless plan.gradient_accumulation_fusion is false): the GEMM
   // runs with beta 1 on the gradient buffer, reading each element before it writes it back, a
@@ -469,7 +476,11 @@ bool has_root_unit(const FrameworkEntry& framework);
 
 // The bytes a gradient is reduced in: the framework's dtype where it names one, else the
 // model's (Megatron reduces bf16 and fp8 runs in fp32, fp16 runs in fp16).
-double grad_reduce_bytes_per_param(const FrameworkEntry& framework, Precision precision);
+double grad_reduce_bytes_per_param(const FrameworkEntry& framework, const ParallelPlan& plan);
+// Bytes per parameter of the buffer the backward accumulates gradients into: the entry's
+// grad_buffer_bytes, or where that is 0 Megatron's rule (fp32 where the plan accumulates in fp32,
+// which bf16 and FP8 force; an fp16 run's parameters' 2 bytes otherwise).
+double grad_buffer_bytes_per_param(const FrameworkEntry& framework, const ParallelPlan& plan);
 
 // The device memory traffic of one optimizer step, in bytes: over the optimizer's shard, Adam's
 // 30 per parameter and the framework's step_grad_shard_passes (the device's step: unused when

@@ -161,6 +161,10 @@ struct ParallelPlan {
   // gradient GEMM accumulates into the gradient buffer itself; off, the framework's hook adds a
   // fresh 16-bit gradient into the buffer with a kernel of its own. No effect elsewhere.
   bool gradient_accumulation_fusion = true;
+  // Megatron's --accumulate-allreduce-grads-in-fp32: the gradient buffer, and its reduction, in
+  // fp32 with fp16 parameters (bf16 forces it: megatron/training/arguments.py). Off, an fp16 run's
+  // buffer is fp16 (grad_buffer_bytes_per_param). Megatron-family frameworks only.
+  bool accumulate_allreduce_grads_in_fp32 = false;
   FsdpMixedPrecision fsdp_mixed_precision = FsdpMixedPrecision::standard;  // framework fsdp only
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;
