@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -79,8 +80,11 @@ std::optional<StatedParameters> stated_parameters(const std::string& model_name)
     const char unit = static_cast<char>(std::tolower(static_cast<unsigned char>(end < name.size() ? name[end] : ' ')));
     if ((unit != 'b' && unit != 'm') || alnum(end + 1)) continue;
     const double scale = unit == 'b' ? 1e9 : 1e6;
+    // strtod, not stod: a name of 400 digits is no parameter count, not an exception.
+    const double value = std::strtod(name.substr(at, end - at).c_str(), nullptr);
+    if (!std::isfinite(value * scale)) continue;
     StatedParameters stated;
-    stated.count = std::stod(name.substr(at, end - at)) * scale;
+    stated.count = value * scale;
     stated.last_digit = scale * std::pow(10.0, -static_cast<double>(decimals));
     return stated;
   }

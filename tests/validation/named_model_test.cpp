@@ -121,6 +121,7 @@ TEST_CASE("a model name's stated parameter count is read with the precision it i
   CHECK_FALSE(stated_parameters("GPT-2-style model"));
   CHECK_FALSE(stated_parameters("Qwen 7Bx"));     // a letter after the unit: no count
   CHECK_FALSE(stated_parameters("BLOOM (176B)"));  // inside the parenthesis: a note, not the name
+  CHECK_FALSE(stated_parameters(std::string(400, '9') + "B"));  // past a double: no count, no exception
 }
 
 TEST_CASE("a GPT-style row without a vocabulary takes the one its stated parameter count implies, where 51200 does not",
