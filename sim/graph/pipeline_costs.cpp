@@ -462,7 +462,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const FrameworkEntry& framework = framework_for(plan);
   // Megatron reduces bf16 (and fp8) runs' gradients in fp32: bf16 forces
   // accumulate_allreduce_grads_in_fp32 (NeMo's bf16-mixed: grad_reduce_in_fp32=True);
-  // fp16 runs reduce in fp16. Other frameworks say their own dtype.
+  // fp16 runs reduce in fp16 unless --accumulate-allreduce-grads-in-fp32. Other frameworks say
+  // their own dtype.
   const double grad_bytes_per_param = grad_reduce_bytes_per_param(framework, plan);
   // ZeRO-3 / FSDP: parameters gathered and gradients reduce-scattered at the framework's
   // granularity, each collective priced with the algorithms NCCL has for it (ring only).

@@ -31,16 +31,13 @@ bool is_parameter_count(const std::string& rest) {
 // The name as a model hub writes it, without the organisation and the format suffix:
 // "meta-llama/Llama-2-7b-hf" and "Meta-Llama-3-8B" name Llama-2-7b and Llama-3-8B.
 std::string hub_name(std::string name) {
-  name = name.substr(0, name.find('('));
+  name = name_before_note(name);
   if (const std::size_t slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
   std::string out = reduced(name);
   if (out.rfind("meta", 0) == 0 && out.size() > 4 && out.compare(4, 5, "llama") == 0) out = out.substr(4);
   if (out.size() > 2 && out.compare(out.size() - 2, 2, "hf") == 0) out.resize(out.size() - 2);
   return out;
 }
-
-// Megatron's padded GPT-2 vocabulary, validate's default for a GPT-style row (validation.cpp).
-constexpr long long kDefaultGptVocab = 51200;
 
 // The vocabulary sizes of the shipped model files, each once.
 std::set<long long> shipped_vocabularies(const std::string& models_dir) {
@@ -60,8 +57,14 @@ std::set<long long> shipped_vocabularies(const std::string& models_dir) {
 
 }  // namespace
 
+std::string name_before_note(const std::string& model_name) {
+  std::string name = model_name.substr(0, model_name.find('('));
+  while (!name.empty() && name.back() == ' ') name.pop_back();
+  return name;
+}
+
 std::optional<StatedParameters> stated_parameters(const std::string& model_name) {
-  const std::string name = model_name.substr(0, model_name.find('('));
+  const std::string name = name_before_note(model_name);
   const auto alnum = [&](std::size_t i) { return i < name.size() && std::isalnum(static_cast<unsigned char>(name[i])); };
   for (std::size_t at = 0; at < name.size(); ++at) {
     if (!std::isdigit(static_cast<unsigned char>(name[at])) || (at > 0 && (alnum(at - 1) || name[at - 1] == '.')))
@@ -103,16 +106,15 @@ void fill_vocab_from_stated_size(MeasuredRun& run, const std::string& models_dir
   const auto rounds = [&](long long vocab) {
     return std::abs(fixed + static_cast<double>(vocab) * h - stated->count) <= 0.5 * stated->last_digit * (1 + 1e-9);
   };
-  if (rounds(kDefaultGptVocab)) return;
+  if (rounds(kMegatronGpt2Vocab)) return;
   std::vector<long long> matching;
   for (long long vocab : shipped_vocabularies(models_dir))
     if (rounds(vocab)) matching.push_back(vocab);
   if (matching.size() != 1) return;
   run.vocab = matching.front();
-  std::string written = run.model_name.substr(0, run.model_name.find('('));
-  while (!written.empty() && written.back() == ' ') written.pop_back();
-  defaults.push_back("vocab=" + std::to_string(matching.front()) + " (the parameter count '" + written +
-                     "' states; 51200 gives another)");
+  defaults.push_back("vocab=" + std::to_string(matching.front()) + " (the parameter count '" +
+                     name_before_note(run.model_name) + "' states; " + std::to_string(kMegatronGpt2Vocab) +
+                     " gives another)");
 }
 
 std::string named_model_file(const std::string& model_name, const std::string& models_dir) {

@@ -779,7 +779,7 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   if (run.vocab) {
     m.vocab_size = *run.vocab;
   } else if (gpt_style) {
-    m.vocab_size = 51200;
+    m.vocab_size = kMegatronGpt2Vocab;
     use_default("vocab");
   } else {
     problems.push_back(problem(run, "model.vocab",

@@ -129,11 +129,15 @@ TEST_CASE("a GPT-style row without a vocabulary takes the one its stated paramet
   // The zero-bubble paper's 14.6B: 46 layers of 5120, learned positions over 1024. With
   // Megatron's 51200 it counts 14.74B (rounds to 14.7B); with 32000, 14.64B; no other shipped
   // vocabulary rounds to 14.6B.
-  MeasuredRun run;
-  run.model_name = "GPT-3-like 14.6B (zero-bubble paper)";
-  run.layers = 46;
-  run.hidden = 5120;
-  run.seq_len = 1024;
+  const auto gpt_row = [](const char* name, long long layers, long long hidden, long long seq_len) {
+    MeasuredRun row;
+    row.model_name = name;
+    row.layers = layers;
+    row.hidden = hidden;
+    row.seq_len = seq_len;
+    return row;
+  };
+  MeasuredRun run = gpt_row("GPT-3-like 14.6B (zero-bubble paper)", 46, 5120, 1024);
   std::vector<std::string> defaults;
   fill_vocab_from_stated_size(run, kModels, defaults);
   REQUIRE(run.vocab);
@@ -142,21 +146,13 @@ TEST_CASE("a GPT-style row without a vocabulary takes the one its stated paramet
   CHECK(defaults[0] == "vocab=32000 (the parameter count 'GPT-3-like 14.6B' states; 51200 gives another)");
 
   // Where 51200 rounds to the stated count (GPT-3 175B: 174.6B), the default stands.
-  MeasuredRun gpt3;
-  gpt3.model_name = "GPT-3 175B";
-  gpt3.layers = 96;
-  gpt3.hidden = 12288;
-  gpt3.seq_len = 2048;
+  MeasuredRun gpt3 = gpt_row("GPT-3 175B", 96, 12288, 2048);
   std::vector<std::string> none;
   fill_vocab_from_stated_size(gpt3, kModels, none);
   CHECK_FALSE(gpt3.vocab);
   // The paper's 1.5B (22 x 2304): 51200 gives 1.52B and 32000 1.48B; both round to 1.5B, so the
   // count decides nothing and the default stands.
-  MeasuredRun small = run;
-  small.vocab.reset();
-  small.model_name = "GPT-3-like 1.5B (zero-bubble paper)";
-  small.layers = 22;
-  small.hidden = 2304;
+  MeasuredRun small = gpt_row("GPT-3-like 1.5B (zero-bubble paper)", 22, 2304, 1024);
   fill_vocab_from_stated_size(small, kModels, none);
   CHECK_FALSE(small.vocab);
   // A SwiGLU row, a MoE row and a row stating its vocabulary are not read this way.

@@ -22,6 +22,13 @@ std::string named_model_file(const std::string& model_name, const std::string& m
 // experts; names each field it filled in `defaults` ("vocab=128256 (models/llama3-8b.yaml)").
 void fill_named_model_fields(MeasuredRun& run, const std::string& models_dir, std::vector<std::string>& defaults);
 
+// Megatron's padded GPT-2 vocabulary: validate's vocabulary for a GPT-style row that states none.
+constexpr long long kMegatronGpt2Vocab = 51200;
+
+// The model name before its first '(' (what follows is a note: "GPT 4B (vocabulary-parallelism paper)"),
+// trailing spaces removed.
+std::string name_before_note(const std::string& model_name);
+
 // The parameter count a model name states ("GPT-3-like 14.6B", "MPT-760M"): the first number
 // followed by B or M (case free) and no other letter or digit, with the unit its last stated
 // digit is worth (14.6B: 1e8); nullopt when the name states none.
