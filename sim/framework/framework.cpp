@@ -524,6 +524,11 @@ FrameworkEntry megatron_core() {
                                "(accumulate_allreduce_grads_in_fp32 forced on with --bf16; off by default with --fp16, "
                                "so an fp16 run's buffer is fp16); docs dist_optimizer.md: bf16 param, fp32 grads = "
                                "6 + 12/d bytes")};
+  e.vocab_parallel = {true,
+                      "sail-sg/VocabularyParallelism @ 6191c3bf (Yeung et al., MLSys 2025, arXiv 2411.05288): Megatron-Core "
+                      "forked, --enable-vocab-parallel (arguments.py: PP > 1, no virtual pipeline, "
+                      "make_vocab_size_divisible_by a multiple of TP x PP, untied embeddings), "
+                      "pipeline_parallel/vocab_parallel_schedule.py; NVIDIA's Megatron-Core has no such flag"};
   e.main_grad_accumulation = {true, at(kMcore,
                                        "distributed/distributed_data_parallel.py: each parameter's main_grad in the "
                                        "contiguous buffer; the backward hook's param.main_grad.add_(param.grad.data), "
@@ -621,6 +626,7 @@ FrameworkEntry megatron_core() {
 
 FrameworkEntry megatron_lm() {
   FrameworkEntry e = megatron_core();
+  e.vocab_parallel = {false, "Megatron-LM 2021-22 predates Vocabulary Parallelism (2024)"};
   e.id = Framework::megatron_lm;
   e.name = "megatron-lm";
   e.versions = "Megatron-LM 2021-22 (Narayanan et al. 2021, Korthikanti et al. 2022)";
@@ -1277,6 +1283,7 @@ FrameworkEntry fsdp() {
 FrameworkEntry mindspeed() {
   // MindSpeed patches Megatron-Core for Ascend: the same schedules, buckets and overlaps.
   FrameworkEntry e = megatron_core();
+  e.vocab_parallel = {false, "MindSpeed has no --enable-vocab-parallel"};
   e.id = Framework::mindspeed;
   e.name = "mindspeed";
   e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
@@ -1354,6 +1361,7 @@ FrameworkEntry nemo() {
   constexpr const char* kApex =
       "NVIDIA/apex apex/contrib/optimizers/distributed_fused_adam.py";
   FrameworkEntry e = megatron_core();
+  e.vocab_parallel = {false, "NeMo's Megatron-Core has no --enable-vocab-parallel (it is sail-sg's fork)"};
   e.id = Framework::nemo;
   e.name = "nemo";
   e.loss_check_syncs_host = {false, "NeMo's loss reduction (MaskedTokenLossReduction) not checked for a host read "
@@ -1964,6 +1972,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
     add("gradient_accumulation_fusion", e.gradient_accumulation_fusion.source);
     add("main_grad_accumulation", e.main_grad_accumulation.source);
+    add("vocab_parallel", e.vocab_parallel.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);

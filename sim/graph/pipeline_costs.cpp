@@ -508,6 +508,32 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
           ? framework.bf16_grad_fold_bytes_per_param.value
           : 0.0;
 
+  // Vocabulary Parallelism (plan.vocab_parallel): every stage runs its shard of the embedding and
+  // of the output layer for every micro-batch (workload.cpp builds the shards), and the pipeline
+  // group exchanges per micro-batch (sail-sg/VocabularyParallelism @ 6191c3bf,
+  // vocab_parallel_schedule.py): in forward, the last stage's output broadcast in fp32 (with the
+  // loss gradient's column), the softmax statistics all-reduced (max, predicted logit, sum of
+  // exponentials: fp32 per token) and the embedding shards' outputs all-reduced (16 bit); in
+  // backward, the output layer's input gradient all-reduced (the gradient dtype) and the
+  // embedding gradient broadcast from the first stage (16 bit). All on side streams under the
+  // transformer layers' compute: priced as hidden collectives (they slow the compute beside them,
+  // device.overlap_slowdown), exposed only past the pass they hide under. The S and T passes ride
+  // in each stage's F and B (the paper's Table 'Bubble Rate': 1F1B's), their cross-stage order is
+  // the warm-up's (MicrobatchGroups::vocab_warmup); the loss itself is per token.
+  const bool vocab_everywhere = plan.vocab_parallel != VocabParallel::none;
+  double vocab_forward_comm_s = 0, vocab_backward_comm_s = 0;
+  if (vocab_everywhere && p > 1 && cost.group_collective) {
+    const double tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size / plan.context_parallel_size /
+                          (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
+    const double h = scenario.model.hidden_size;
+    const double grad_bytes = grad_buffer_bytes_per_param(framework, plan);
+    vocab_forward_comm_s = cost.group_collective(CollectiveKind::broadcast, CommGroup::pp, 4.0 * tokens * (h + 1)).time_s +
+                           cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, 3 * 4.0 * tokens).time_s +
+                           cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, 2.0 * tokens * h).time_s;
+    vocab_backward_comm_s = cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, grad_bytes * tokens * h).time_s +
+                            cost.group_collective(CollectiveKind::broadcast, CommGroup::pp, 2.0 * tokens * h).time_s;
+  }
+
   std::vector<BucketedGradients> bucketed;
   int layer = 0;
   std::vector<double> stage_params(static_cast<std::size_t>(p), 0.0);
@@ -541,7 +567,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         plan.recompute_method == RecomputeMethod::block && plan.recompute_num_layers > 0 ? plan.recompute_num_layers
                                                                                          : n;
     auto& z3 = zero3_layers[static_cast<std::size_t>(s)];
-    if (vs == 0) {
+    if (vs == 0 || vocab_everywhere) {
       const LayerCost lc = cost_layer(workload.embedding, cost, plan);
       add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), RecomputeGranularity::none, false);
       params += workload.embedding.parameters;
@@ -557,7 +583,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       z3.push_back({&workload.layer_types[type], type_cost[type].forward_s, type_cost[type].backward_s,
                     plan.recompute_granularity == RecomputeGranularity::full && i < recompute_layers, c});
     }
-    if (vs == vstages - 1) {
+    if (vs == vstages - 1 || vocab_everywhere) {
       const LayerCost lc = cost_layer(workload.head, cost, plan);
       // Selective recompute reaches the MTP modules' layers (the head's other ops recompute nothing).
       const RecomputeGranularity head_recompute =
@@ -587,6 +613,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.forward_s += slowdown * chunk.ep_forward_s;
       chunk.backward_input_s += slowdown * chunk.ep_backward_s;
     }
+    if (vocab_everywhere) {
+      chunk.forward_s += slowdown * vocab_forward_comm_s + std::max(0.0, vocab_forward_comm_s - chunk.forward_s);
+      chunk.backward_input_s +=
+          slowdown * vocab_backward_comm_s + std::max(0.0, vocab_backward_comm_s - chunk.backward_input_s);
+    }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype
     // and pre-divided before its reduce-scatter (FrameworkEntry::sharded_grad_pass_bytes_per_param),
@@ -613,9 +644,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // (FrameworkEntry::root_unit_outside_layers). Megatron-Core cuts buckets only on the first
       // stage's first chunk; the others reduce in one (FrameworkEntry::grad_buckets_first_stage_only).
       const bool one_bucket = framework.grad_buckets_first_stage_only.value && (s > 0 || c > 0);
-      const double outside_layers = (vs == 0 ? workload.embedding.parameters - workload.embedding.expert_parameters : 0.0) +
-                                    (vs == vstages - 1 ? workload.head.parameters - workload.head.expert_parameters : 0.0);
-      const int own_units = root_unit ? 0 : (vs == 0) + (vs == vstages - 1);
+      const bool holds_embedding = vs == 0 || vocab_everywhere, holds_head = vs == vstages - 1 || vocab_everywhere;
+      const double outside_layers = (holds_embedding ? workload.embedding.parameters - workload.embedding.expert_parameters : 0.0) +
+                                    (holds_head ? workload.head.parameters - workload.head.expert_parameters : 0.0);
+      const int own_units = root_unit ? 0 : holds_embedding + holds_head;
       const int layer_buckets = per_layer_buckets ? std::max(1, n + own_units) : one_bucket ? 1 : 0;
       if (dense_bytes > 0)
         bucketed.push_back({&chunk, dense_bytes, CommGroup::dp, layer_buckets, s,

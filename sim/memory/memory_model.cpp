@@ -290,6 +290,12 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const CommunicatorBuffers library_buffers = communicator_buffers(scenario);
   const double communicators = library_buffers.library == "HCCL" ? 0.0 : library_buffers.bytes;
 
+  const bool vocab_everywhere = plan.vocab_parallel != VocabParallel::none;
+  // Rows of the output layer a device holds: the vocabulary over TP, and over PP with Vocabulary
+  // Parallelism (its S pass keeps one micro-batch's fp32 softmax shard until its T pass, which
+  // runs before the next micro-batch's S: one at a time, as the last stage's loss otherwise).
+  const double head_vocab_rows = static_cast<double>(workload.padded_vocab_size) /
+                                 std::max(1, plan.tensor_model_parallel_size) / (vocab_everywhere ? p : 1);
   const double input_bytes = layer_input_bytes(model, plan);
   const std::vector<std::vector<int>> stage_layer_list = layers_held_per_device(plan, model.num_layers);
 
@@ -360,8 +366,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       fp8_params += fp8_params_per_type[type];
       max_layer_gather_bytes = std::max(max_layer_gather_bytes, gather_bytes_per_type[type]);
     }
-    const bool first = holds_vstage(plan, p, v, 0, stage);
-    const bool last = holds_vstage(plan, p, v, pipeline_length(plan.schedule, p, v) - 1, stage);
+    // Vocabulary Parallelism: every stage holds a 1/PP shard of both (workload.cpp builds them).
+    const bool first = vocab_everywhere || holds_vstage(plan, p, v, 0, stage);
+    const bool last = vocab_everywhere || holds_vstage(plan, p, v, pipeline_length(plan.schedule, p, v) - 1, stage);
     // Embedding on the first stage, final norm + LM head on the last. With tied
     // embeddings and PP > 1 the last stage holds its own copy (Megatron); the head's
     // parameter count already says so.
@@ -482,8 +489,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       // torchtitan's eager loss casts the logits to fp32 first: the 16-bit logits and that copy
       // (2 + 4 bytes a logit) beside the kept log-softmax (workload.cpp cross_entropy_op).
       const double transient_per_logit = framework.fp32_eager_cross_entropy.value ? 6.0 : 2.0;
-      working = std::max(working, transient_per_logit * tokens * static_cast<double>(workload.padded_vocab_size) /
-                                      std::max(1, plan.tensor_model_parallel_size));
+      working = std::max(working, transient_per_logit * tokens * head_vocab_rows);
     }
     sm.activations_embedding_head = edge;
     sm.activations = act + edge;
@@ -495,8 +501,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       // received input and the gradient it keeps (not the first), the gradient receive buffer and
       // the kept output (not the last); the last keeps the logits (vocabulary-sharded by TP).
       const double logits = kWeightBytes * static_cast<double>(plan.micro_batch_size) * plan.seq_length /
-                            std::max(1, plan.context_parallel_size) * static_cast<double>(workload.padded_vocab_size) /
-                            std::max(1, plan.tensor_model_parallel_size);
+                            std::max(1, plan.context_parallel_size) * head_vocab_rows;
       const int length = pipeline_length(plan.schedule, p, v);
       for (int vs = 0; vs < length; ++vs) {
         if (place_of(plan.schedule, p, v, vs).stage != stage) continue;

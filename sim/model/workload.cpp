@@ -1495,6 +1495,27 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   layer.parameters = (holds_head ? d(vp) * h / sh.t : 0.0) + norm_params(m);
   // Tied on one stage, the LM head's weight is the embedding table (counted there).
   if (!holds_head) layer.ops[static_cast<std::size_t>(head)].weight_tensors = 0;
+  if (p.vocab_parallel != VocabParallel::none) {
+    // Vocabulary Parallelism's output-layer shard (sail-sg/VocabularyParallelism @ 6191c3bf,
+    // tensor_parallel/vocab_output.py): its S pass keeps each local softmax un-normalised by the
+    // other shards, and the T pass rescales it by the reduced statistics before the gradient
+    // (softmax.mul_(alpha)): read and write the fp32 logits once more. Algorithm 2 (vocab-2,
+    // fuse_forward_input_grad) also casts the softmax to the gradient dtype in S for the input
+    // gradient's GEMM (exp_logits.to(weight.main_grad.dtype)); the GEMM itself is the head's.
+    // Every shard keeps the final norm (h weights, one pass over the hidden states), which the
+    // fork runs on the last stage alone: p - 1 norms too many, under 0.01% of a stage.
+    const double logits = sh.T * v_local;
+    Op rescale = memory_op("vocab_parallel_softmax_rescale", 0.0, 0.0, 0.0, 0.0);
+    rescale.backward_flops = logits;
+    rescale.backward_bytes = 2.0 * kFp32 * logits;
+    B.add(rescale);
+    if (p.vocab_parallel == VocabParallel::vocab_2) {
+      Op cast = memory_op("vocab_parallel_grad_cast", 0.0, 0.0, 0.0, 0.0);
+      cast.forward_flops = logits;
+      cast.forward_bytes = (kFp32 + grad_buffer_bytes_per_param(framework_entry(p.framework), p)) * logits;
+      B.add(cast);
+    }
+  }
   add_mtp_modules(layer, m, p, vp);
   if (steps_tensor_by_tensor(p)) layer.parameter_tensor_sizes = parameter_tensor_sizes(layer, m);
   for (const auto& op : layer.ops) layer.activation_bytes += op.activation_bytes;
@@ -1694,8 +1715,13 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   for (int l = 0; l < m.num_layers; ++l)
     w.layer_type_of.push_back(uniform ? 0 : type_index[layer_is_moe(m, l)][windows && m.layer_has_window(l)]);
   keep_first_last_layers_bf16(m, p, w);
-  w.embedding = build_embedding(m, p, w.padded_vocab_size);
-  w.head = build_head(m, p, w.padded_vocab_size);
+  // Vocabulary Parallelism: every pipeline stage builds its 1/PP of the (padded) vocabulary's
+  // embedding and output layer (plan_check makes the shard whole).
+  const std::int64_t vocab_rows =
+      p.vocab_parallel != VocabParallel::none ? w.padded_vocab_size / std::max(1, p.pipeline_model_parallel_size)
+                                              : w.padded_vocab_size;
+  w.embedding = build_embedding(m, p, vocab_rows);
+  w.head = build_head(m, p, vocab_rows);
   for (LayerWorkload& layer : w.layer_types) price_weight_gradient_accumulation(p, layer);
   price_weight_gradient_accumulation(p, w.head);
 

@@ -523,6 +523,32 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       add(key, "true with the allgather token dispatcher (Megatron-Core allows alltoall and flex)",
           "false, or moe.token_dispatcher alltoall or flex");
   }
+  // Vocabulary Parallelism (FrameworkEntry::vocab_parallel; the fork's arguments.py asserts).
+  if (plan.vocab_parallel != VocabParallel::none) {
+    const std::string key = "plan.vocab_parallel";
+    if (!framework.vocab_parallel.value)
+      add(key, "set, but there is no vocabulary parallelism across pipeline stages" + in,
+          "none" + or_frameworks([](const FrameworkEntry& e) { return e.vocab_parallel.value; }));
+    if (pp < 2)
+      add(key, "set with pipeline_model_parallel_size " + str(pp) + ": it splits the vocabulary over pipeline stages",
+          "none, or pipeline_model_parallel_size >= 2");
+    if (plan.schedule != PipelineSchedule::one_f_one_b)
+      add(key, "runs on 1F1B only (the fork's vocab_parallel_schedule.py), not schedule " + std::string(to_string(plan.schedule)),
+          "none, or schedule: 1f1b");
+    // Megatron pads the vocabulary to a multiple of 128 x TP; the fork asserts that
+    // --make-vocab-size-divisible-by (128) is a multiple of TP x PP, so every stage gets an equal shard.
+    if (128 % (static_cast<long long>(tp) * pp) != 0)
+      add(key, "needs TP x PP (" + str(static_cast<long long>(tp) * pp) +
+                   ") to divide Megatron's --make-vocab-size-divisible-by (128), so the padded vocabulary splits evenly",
+          "none, or TP x PP in 2, 4, 8, 16, 32, 64, 128");
+    if (model.mtp_layers > 0)
+      add(key, "runs on the GPT model alone (the fork's README): no multi-token-prediction modules, but the model has " +
+                   str(model.mtp_layers),
+          "none, or a model without mtp_layers");
+    if (model.tie_word_embeddings)
+      add(key, "needs untied embeddings (the fork asserts --untie-embeddings-and-output-weights), but the model ties them",
+          "none, or model tie_word_embeddings: false");
+  }
   // TP overlap: the framework must have it (framework.hpp tp_comm_overlap).
   if (plan.tp_comm_overlap && !framework.tp_comm_overlap.value)
     add("plan.tp_comm_overlap", "true, but there is no tensor-parallel communication overlap" + in,

@@ -9,7 +9,8 @@ namespace trainsim::detail {
 
 // schedule.cpp: GPipe, 1F1B, interleaved 1F1B (v chunks), ZB-H1, ZB-H2, ZB-V.
 std::vector<StageOrder> gpipe_orders(int p, int m);
-std::vector<StageOrder> one_f_one_b_orders(int p, int m);
+// 1F1B with `extra_warmup` more warm-up forwards on every stage (MicrobatchGroups::vocab_warmup).
+std::vector<StageOrder> one_f_one_b_orders(int p, int m, int extra_warmup = 0);
 std::vector<StageOrder> interleaved_orders(int p, int m, int v, const MicrobatchGroups& groups);
 std::vector<StageOrder> zero_bubble_h1_orders(int p, int m);
 std::vector<StageOrder> zero_bubble_h2_orders(int p, int m);

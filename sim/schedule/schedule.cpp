@@ -28,8 +28,8 @@ StageOrder gpipe(int m) {
   return order;
 }
 
-StageOrder one_f_one_b(int p, int s, int m) {
-  const int warmup = std::min(p - s - 1, m);
+StageOrder one_f_one_b(int p, int s, int m, int extra_warmup = 0) {
+  const int warmup = std::min(p - s - 1 + extra_warmup, m);
   StageOrder order;
   order.reserve(2 * static_cast<std::size_t>(m));
   for (int i = 0; i < warmup; ++i) order.push_back({WorkKind::forward, i, 0});
@@ -187,10 +187,10 @@ std::vector<StageOrder> gpipe_orders(int p, int m) {
   return std::vector<StageOrder>(static_cast<std::size_t>(p), p == 1 ? one_f_one_b(1, 0, m) : gpipe(m));
 }
 
-std::vector<StageOrder> one_f_one_b_orders(int p, int m) {
+std::vector<StageOrder> one_f_one_b_orders(int p, int m, int extra_warmup) {
   std::vector<StageOrder> orders;
   orders.reserve(static_cast<std::size_t>(p));
-  for (int s = 0; s < p; ++s) orders.push_back(one_f_one_b(p, s, m));
+  for (int s = 0; s < p; ++s) orders.push_back(one_f_one_b(p, s, m, extra_warmup));
   return orders;
 }
 
@@ -397,7 +397,10 @@ int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatc
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {
   const FrameworkEntry& framework = framework_entry(plan.framework);
   return {framework.interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage,
-          plan.overlap_moe_expert_parallel_comm ? framework.moe_overlap_extra_warmup.value : 0};
+          plan.overlap_moe_expert_parallel_comm ? framework.moe_overlap_extra_warmup.value : 0,
+          plan.vocab_parallel == VocabParallel::vocab_1   ? 2
+          : plan.vocab_parallel == VocabParallel::vocab_2 ? 1
+                                                          : 0};
 }
 
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,

@@ -108,10 +108,14 @@ constexpr ScheduleEntry one_f_one_b() {
   e.source = "Megatron-LM forward_backward_pipelining_without_interleaving";
   e.count_in_flight_on_orders = false;
   e.idle_relative = [](int) { return 1.0; };
-  e.in_flight = [](int p, int m, int, int s, const MicrobatchGroups&) { return static_cast<double>(std::min(m, p - s)); };
+  e.in_flight = [](int p, int m, int, int s, const MicrobatchGroups& groups) {
+    return static_cast<double>(std::min(m, p - s + groups.vocab_warmup));
+  };
   e.shape_problem = any_shape;
   e.search_depths = depth_one;
-  e.orders = [](int p, int m, int, const MicrobatchGroups&) { return detail::one_f_one_b_orders(p, m); };
+  e.orders = [](int p, int m, int, const MicrobatchGroups& groups) {
+    return detail::one_f_one_b_orders(p, m, groups.vocab_warmup);
+  };
   return e;
 }
 

@@ -26,3 +26,8 @@ trainsim_cli_test(bad_data_loading_names_the_key 2 "data.loader_workers: -1 is o
 trainsim_cli_test(in_loop_data_loading_shows_in_the_breakdown 0 "step time 16\\.39.*data"
   run scenarios/default.yaml --set data.sample_load_time=20ms --set data.loader_workers=0)
 trainsim_cli_test(huge_global_batch_is_refused_not_hung 2 "plan.global_batch_size: 100000000 gives 25000000 micro-batches.*valid: global_batch_size <= 4194304" run scenarios/default.yaml --set plan.global_batch_size=100000000)
+# Vocabulary Parallelism (plan.vocab_parallel): on 1F1B only, the answer names it in the plan line.
+trainsim_cli_test(vocab_parallel_needs_1f1b 2 "--set: plan.vocab_parallel: runs on 1F1B only .*not schedule zb-h1; valid: none, or schedule: 1f1b"
+  run scenarios/default.yaml --set plan.vocab_parallel=vocab-2 --set plan.schedule=zb-h1)
+trainsim_cli_test(vocab_parallel_shows_in_the_plan 0 "plan: TP1 PP2 DP4, 1f1b vocab-1, mbs 1"
+  run scenarios/default.yaml --set plan.vocab_parallel=vocab-1)

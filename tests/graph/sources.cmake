@@ -10,3 +10,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/interleaved_exch
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cp_ring_pricing_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cp_tp_overlap_test.cpp ${CMAKE_CURRENT_LIST_DIR}/ep_overlap_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/tp_overlap_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/vocab_parallel_test.cpp)

@@ -55,6 +55,8 @@ std::vector<MicrobatchGroups> groupings(int p) {
           {MicrobatchGrouping::megatron_core, 0},
           {MicrobatchGrouping::megatron_core, p + 1},
           {MicrobatchGrouping::megatron_core, 0, 1},  // the combined 1F1B's extra warm-up forward
+          {MicrobatchGrouping::megatron_core, 0, 0, 1},  // Vocabulary Parallelism's vocab-2 warm-up
+          {MicrobatchGrouping::megatron_core, 0, 0, 2},  // and vocab-1's
           {MicrobatchGrouping::torch_rounds, 0}};
 }
 

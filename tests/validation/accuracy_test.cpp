@@ -94,25 +94,26 @@ TEST_CASE("step-time MAPE per family and peak-memory MAPE stay within their boun
   }
 }
 
-TEST_CASE("every trend row simulates or is listed unsupported, and exactly 21 groups are compared",
+TEST_CASE("every trend row simulates or is listed unsupported, and exactly 23 groups are compared",
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
   CHECK(report.rows_failed == 0);
   // 19: rows whose source leaves out what a scenario needs (the model's size, the device count);
   // the zero-bubble paper's 1F1B-I rows, which simulate, are compared since 2026-12-06.
-  // 43 with the vocabulary-parallelism paper's 24 rows of schedules trainsim does not replay.
-  CHECK(report.rows_unsupported == 43);
-  // 27 groups, 21 compared since the vocabulary-parallelism paper's two 1F1B groups and its two
-  // groups of vocabulary-parallel schedules (yeung25-*).
+  // 27 with the vocabulary-parallelism paper's 8 interlaced-pipeline rows; its 16 vocab-1 and
+  // vocab-2 rows replay since plan.vocab_parallel (2026-12-06).
+  CHECK(report.rows_unsupported == 27);
+  // 27 groups, 23 compared: the vocabulary-parallelism paper's two 1F1B groups and its two groups
+  // of vocabulary-parallel schedules (yeung25-*) among them.
   CHECK(report.groups.size() == 27);
-  CHECK(report.groups_compared == 21);
+  CHECK(report.groups_compared == 23);
   // Wrong memory verdicts, listed by validate: the Llama 3 rows ran with their gradients sharded,
   // which megatron-core's distributed optimizer does not do with PP (the rows' notes). A new
   // row predicted out of memory that ran fails here until its cause is named.
   CHECK(report.rows_predicted_oom ==
         std::vector<std::string>{"llama3-405b-8192gpu-dp64-s8192", "llama3-405b-16384gpu-dp128-s8192"});
-  CHECK(report.groups_unsupported == 6);
+  CHECK(report.groups_unsupported == 4);
   for (const auto& group : report.groups) {
     INFO(group.group);
     CHECK(group.failed == 0);
@@ -289,13 +290,15 @@ TEST_CASE("torchtitan's benchmark rows: absolute step-time error within its boun
 // bias -6.7% (the 2k-token rows 5-10% fast, the 4k ones within 6%), but the 2k / 256k baseline
 // row, -33.5%: its one timed iteration ran at 17.3% MFU, where the artifact's exp_one_host.csv
 // (columns not documented) has the same case at 80.72 TFLOPS (25.9%), as the replay predicts
-// (26.0%). Bounds just above those figures.
+// (26.0%). With its 16 vocab-1 and vocab-2 rows replayed (plan.vocab_parallel, never fitted to):
+// 32 rows, MAPE 9.9%, bias -9.7%; the vocabulary-parallel rows run 8-16% fast, 4-6 points more
+// than the 1F1B rows of the same shapes. Bounds just above those figures.
 TEST_CASE("the vocabulary-parallelism paper's trend rows: absolute step-time error within its bound",
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   const auto [rows, mape, bias] = trend_errors(report, "yeung25-");
   INFO("vocabulary-parallelism rows " << rows << ": step-time MAPE " << 100 * mape << "%, bias " << 100 * bias << "%");
-  CHECK(rows == 16);
-  CHECK(mape <= 0.075);
-  CHECK(std::abs(bias) <= 0.07);
+  CHECK(rows == 32);
+  CHECK(mape <= 0.105);
+  CHECK(std::abs(bias) <= 0.10);
 }

@@ -286,6 +286,10 @@ struct FrameworkEntry {
   // main_grad.add_(grad)); false: autograd's .grad is the gradient (a framework's own handling of
   // it is priced in its entry).
   Sourced<bool> main_grad_accumulation{false, "the weight gradient is autograd's .grad"};
+  // Whether plan.vocab_parallel runs: the vocabulary layers split over the pipeline stages with
+  // their S and T passes in the 1F1B order (sail-sg/VocabularyParallelism, a fork of
+  // Megatron-Core with --enable-vocab-parallel).
+  Sourced<bool> vocab_parallel{false, "no vocabulary parallelism across pipeline stages"};
   // Whether the framework can fuse a weight gradient's accumulation into its GEMM (Megatron's
   // gradient accumulation fusion, on unless plan.gradient_accumulation_fusion is false): the GEMM
   // runs with beta 1 on the gradient buffer, reading each element before it writes it back, a

@@ -44,6 +44,17 @@ enum class AttentionKernel { device_default, flash1, flash2, flash3, cudnn, eage
 // dtype too; full: no FSDP mixed precision (fp32 gathers and reductions, autocast casts per op).
 enum class FsdpMixedPrecision { standard, pure, full };
 
+// Vocabulary Parallelism (Yeung, Qi, Lin, Wan, MLSys 2025, arXiv 2411.05288; sail-sg/
+// VocabularyParallelism, --enable-vocab-parallel on 1F1B): the input embedding and the output
+// layer split over the pipeline stages by vocabulary, each stage running its shard for every
+// micro-batch as S and T passes beside its transformer layers, their all-reduces on a stream of
+// their own. The paper's two algorithms, named as its artifact names them
+// (artifact/show_result_full_exp.py): vocab_1, Algorithm 1 (two communication barriers, the
+// input gradient in T; the fork's --disable-backward-fusion, one more warm-up micro-batch:
+// p + 2 in flight), and vocab_2, Algorithm 2 (one barrier, the input gradient fused into S; the
+// fork's default: p + 1 in flight).
+enum class VocabParallel { none, vocab_1, vocab_2 };
+
 // How context parallelism moves K and V (plan.cp_comm_type, Megatron-Core's
 // TransformerConfig.cp_comm_type words; Transformer Engine runs each): p2p, the ring
 // (AttnFuncWithCPAndKVP2P); all_gather, Llama 3's all-gather of K and V before attention
@@ -165,6 +176,8 @@ struct ParallelPlan {
   // fp32 with fp16 parameters (bf16 forces it: megatron/training/arguments.py). Off, an fp16 run's
   // buffer is fp16 (grad_buffer_bytes_per_param). Megatron-family frameworks only.
   bool accumulate_allreduce_grads_in_fp32 = false;
+  // plan.vocab_parallel: the vocabulary layers split over the pipeline (VocabParallel).
+  VocabParallel vocab_parallel = VocabParallel::none;
   FsdpMixedPrecision fsdp_mixed_precision = FsdpMixedPrecision::standard;  // framework fsdp only
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   Precision precision = Precision::bf16;

@@ -155,6 +155,12 @@ struct MicrobatchGroups {
   // Warm-up forwards added on every stage (FrameworkEntry::moe_overlap_extra_warmup with
   // plan.overlap_moe_expert_parallel_comm: Megatron-Core's combined 1F1B).
   int extra_warmup = 0;
+  // 1F1B's warm-up forwards added on every stage by Vocabulary Parallelism (plan.vocab_parallel):
+  // vocab_parallel_schedule.py warms stage s up with p - s forwards and one more before its first
+  // backward (1F1B's p - s - 1, plus 1: vocab-2), one more again under --disable-backward-fusion
+  // (vocab-1), each capped at m, so that every stage's S pass of a micro-batch can run before the
+  // last stage needs its reduced input gradient. In flight: p + 1 and p + 2 (the fork's README).
+  int vocab_warmup = 0;
 };
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan);
 // N for this shape: the micro-batches a stage runs through one chunk before the next (Megatron-
