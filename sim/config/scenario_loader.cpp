@@ -548,9 +548,8 @@ ParallelPlan fill_plan(const Validated& v) {
   p.gradient_accumulation_fusion = as_bool(v, "plan.gradient_accumulation_fusion");
   p.accumulate_allreduce_grads_in_fp32 = as_bool(v, "plan.accumulate_allreduce_grads_in_fp32");
   const std::string& vocab = v.str("plan.vocab_parallel");
-  p.vocab_parallel = vocab == "vocab-1"   ? VocabParallel::vocab_1
-                     : vocab == "vocab-2" ? VocabParallel::vocab_2
-                                          : VocabParallel::none;
+  for (VocabParallel mode : {VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced})
+    if (vocab == to_string(mode)) p.vocab_parallel = mode;
   p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;
@@ -1215,7 +1214,7 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
   if (!p.gradient_accumulation_fusion) out.push_back({"plan.gradient_accumulation_fusion", "false"});
   if (p.accumulate_allreduce_grads_in_fp32) out.push_back({"plan.accumulate_allreduce_grads_in_fp32", "true"});
   if (p.vocab_parallel != VocabParallel::none)
-    out.push_back({"plan.vocab_parallel", p.vocab_parallel == VocabParallel::vocab_1 ? "vocab-1" : "vocab-2"});
+    out.push_back({"plan.vocab_parallel", to_string(p.vocab_parallel)});
   if (p.first_last_layers_bf16) {
     out.push_back({"plan.first_last_layers_bf16", "true"});
     out.push_back({"plan.num_layers_at_start_in_bf16", std::to_string(p.num_layers_at_start_in_bf16)});

@@ -511,23 +511,28 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // Vocabulary Parallelism (plan.vocab_parallel): every stage runs its shard of the embedding and
   // of the output layer for every micro-batch (workload.cpp builds the shards), and the pipeline
   // group exchanges per micro-batch (sail-sg/VocabularyParallelism @ 6191c3bf,
-  // vocab_parallel_schedule.py): in forward, the last stage's output broadcast in fp32 (with the
-  // loss gradient's column), the softmax statistics all-reduced (max, predicted logit, sum of
-  // exponentials: fp32 per token) and the embedding shards' outputs all-reduced (16 bit); in
-  // backward, the output layer's input gradient all-reduced (the gradient dtype) and the
-  // embedding gradient broadcast from the first stage (16 bit). All on side streams under the
-  // transformer layers' compute: priced as hidden collectives (they slow the compute beside them,
-  // device.overlap_slowdown), exposed only past the pass they hide under. The S and T passes ride
-  // in each stage's F and B (the paper's Table 'Bubble Rate': 1F1B's), their cross-stage order is
-  // the warm-up's (MicrobatchGroups::vocab_warmup); the loss itself is per token.
+  // vocab_parallel_schedule.py): in forward, the last stage's output broadcast (in fp32 with the
+  // loss gradient's column; 16 bit in the interlaced pipeline), the softmax statistics
+  // all-reduced (max, predicted logit, sum of exponentials: fp32 per token) and the embedding
+  // shards' outputs all-reduced (16 bit); in backward, the output layer's input gradient
+  // all-reduced (the gradient dtype) and the embedding gradient broadcast from the first stage
+  // (16 bit). vocab-1 and vocab-2 run them on side streams under the transformer layers'
+  // compute: priced as hidden collectives (they slow the compute beside them,
+  // device.overlap_slowdown), exposed only past the pass they hide under. The interlaced
+  // pipeline (interlaced_schedule.py) runs them synchronously (blocking broadcasts, vocab_output's
+  // sync_allreduce): on the stage's own time. The S and T passes ride in each stage's F and B (the
+  // paper's Table 'Bubble Rate': 1F1B's); their cross-stage order is the warm-up's
+  // (MicrobatchGroups::vocab_warmup). The breakdown counts the synchronous ones as compute.
   const bool vocab_everywhere = plan.vocab_parallel != VocabParallel::none;
+  const bool vocab_comm_hidden = plan.vocab_parallel != VocabParallel::interlaced;
   double vocab_forward_comm_s = 0, vocab_backward_comm_s = 0;
   if (vocab_everywhere && p > 1 && cost.group_collective) {
     const double tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size / plan.context_parallel_size /
                           (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
     const double h = scenario.model.hidden_size;
     const double grad_bytes = grad_buffer_bytes_per_param(framework, plan);
-    vocab_forward_comm_s = cost.group_collective(CollectiveKind::broadcast, CommGroup::pp, 4.0 * tokens * (h + 1)).time_s +
+    const double broadcast_bytes = vocab_comm_hidden ? 4.0 * tokens * (h + 1) : 2.0 * tokens * h;
+    vocab_forward_comm_s = cost.group_collective(CollectiveKind::broadcast, CommGroup::pp, broadcast_bytes).time_s +
                            cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, 3 * 4.0 * tokens).time_s +
                            cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, 2.0 * tokens * h).time_s;
     vocab_backward_comm_s = cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, grad_bytes * tokens * h).time_s +
@@ -613,10 +618,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.forward_s += slowdown * chunk.ep_forward_s;
       chunk.backward_input_s += slowdown * chunk.ep_backward_s;
     }
-    if (vocab_everywhere) {
+    if (vocab_everywhere && vocab_comm_hidden) {
       chunk.forward_s += slowdown * vocab_forward_comm_s + std::max(0.0, vocab_forward_comm_s - chunk.forward_s);
       chunk.backward_input_s +=
           slowdown * vocab_backward_comm_s + std::max(0.0, vocab_backward_comm_s - chunk.backward_input_s);
+    } else if (vocab_everywhere) {
+      chunk.forward_s += vocab_forward_comm_s;
+      chunk.backward_input_s += vocab_backward_comm_s;
     }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype

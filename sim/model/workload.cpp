@@ -1495,8 +1495,9 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   layer.parameters = (holds_head ? d(vp) * h / sh.t : 0.0) + norm_params(m);
   // Tied on one stage, the LM head's weight is the embedding table (counted there).
   if (!holds_head) layer.ops[static_cast<std::size_t>(head)].weight_tensors = 0;
-  if (p.vocab_parallel != VocabParallel::none) {
-    // Vocabulary Parallelism's output-layer shard (sail-sg/VocabularyParallelism @ 6191c3bf,
+  if (p.vocab_parallel == VocabParallel::vocab_1 || p.vocab_parallel == VocabParallel::vocab_2) {
+    // Vocabulary Parallelism's output-layer shard (the interlaced pipeline's reduces its softmax
+    // statistics before the loss, sync_allreduce: the shard's loss is Megatron's, nothing added) (sail-sg/VocabularyParallelism @ 6191c3bf,
     // tensor_parallel/vocab_output.py): its S pass keeps each local softmax un-normalised by the
     // other shards, and the T pass rescales it by the reduced statistics before the gradient
     // (softmax.mul_(alpha)): read and write the fp32 logits once more. Algorithm 2 (vocab-2,

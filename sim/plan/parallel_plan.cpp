@@ -10,7 +10,7 @@ std::string describe_plan(const ParallelPlan& p) {
   s += ", ";
   s += to_string(p.schedule);
   if (p.virtual_pipeline_model_parallel_size > 1) s += " v=" + std::to_string(p.virtual_pipeline_model_parallel_size);
-  if (p.vocab_parallel != VocabParallel::none) s += p.vocab_parallel == VocabParallel::vocab_1 ? " vocab-1" : " vocab-2";
+  if (p.vocab_parallel != VocabParallel::none) s += std::string(" ") + to_string(p.vocab_parallel);
   s += ", mbs " + std::to_string(p.micro_batch_size) + " x " + std::to_string(p.num_microbatches()) +
        " micro-batches, gbs " + std::to_string(p.global_batch_size) + ", seq " + std::to_string(p.seq_length);
   if (p.recompute_granularity != RecomputeGranularity::none)

@@ -394,13 +394,21 @@ int interleaved_warmup(const MicrobatchGroups& groups, int stages, int microbatc
   return static_cast<int>(std::min(uncapped_warmup(groups, stages, microbatches, chunks, stage), total));
 }
 
+int vocab_parallel_extra_warmup(VocabParallel mode, int stages) {
+  switch (mode) {
+    case VocabParallel::vocab_1: return 2;
+    case VocabParallel::vocab_2: return 1;
+    case VocabParallel::interlaced: return std::max(1, stages) * 3 / 2 - std::max(1, stages);
+    case VocabParallel::none: break;
+  }
+  return 0;
+}
+
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {
   const FrameworkEntry& framework = framework_entry(plan.framework);
   return {framework.interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage,
           plan.overlap_moe_expert_parallel_comm ? framework.moe_overlap_extra_warmup.value : 0,
-          plan.vocab_parallel == VocabParallel::vocab_1   ? 2
-          : plan.vocab_parallel == VocabParallel::vocab_2 ? 1
-                                                          : 0};
+          vocab_parallel_extra_warmup(plan.vocab_parallel, plan.pipeline_model_parallel_size)};
 }
 
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,

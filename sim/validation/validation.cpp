@@ -194,7 +194,8 @@ enum class NamedSchedule {
   dualpipe,
   dualpipev,
   vocab_1,  // Vocabulary Parallelism on 1F1B, Algorithm 1 / 2 (plan.vocab_parallel)
-  vocab_2
+  vocab_2,
+  interlaced  // the interlaced pipeline (plan.vocab_parallel: interlaced)
 };
 
 std::optional<NamedSchedule> named_schedule(const std::string& field) {
@@ -212,6 +213,7 @@ std::optional<NamedSchedule> named_schedule(const std::string& field) {
   if (has("gpipe")) return NamedSchedule::gpipe;
   if (s == "vocab-1") return NamedSchedule::vocab_1;
   if (s == "vocab-2") return NamedSchedule::vocab_2;
+  if (s == "interlaced") return NamedSchedule::interlaced;
   if (s == "1f1b-i") return NamedSchedule::zero_bubble_paper_interleaved;
   if (has("non-interleav") || has("noninterleav")) return NamedSchedule::one_f_one_b;
   if (has("interleav") || has("vpp") || has("virtual")) return NamedSchedule::interleaved;
@@ -613,12 +615,6 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
       // unless the CUDA 11 cuBLAS of early 2022 behaved otherwise, for which nothing is stored.
       // Also missing: GEMM efficiency at small M (mbs 1 -> 2 measures 6% faster, the replay 0.3%;
       // the cookbook's m_sweep grows M and K together). Fill them in when trainsim prices both.
-      // The vocabulary-parallelism paper's interlaced pipeline (Lin et al., OSDI 2024, as its
-      // artifact runs it: interlaced_schedule.py): the vocabulary layers split over the stages in a
-      // tensor-parallel style, their all-reduces synchronous. Its vocab-1 and vocab-2 rows replay
-      // (plan.vocab_parallel).
-      {M::schedule, "interlaced",
-       "the interlaced pipeline's vocabulary layers split over the stages, which trainsim does not replay"},
       {M::group, "bigscience-tr11-3d-topology-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220", kBigScience0220},
       {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220", kBigScience0220},
@@ -921,11 +917,13 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.virtual_pipeline_model_parallel_size = 1;
   } else if (named == NamedSchedule::gpipe) {
     p.schedule = PipelineSchedule::gpipe;
-  } else if (named == NamedSchedule::vocab_1 || named == NamedSchedule::vocab_2) {
+  } else if (named == NamedSchedule::vocab_1 || named == NamedSchedule::vocab_2 || named == NamedSchedule::interlaced) {
     // The vocabulary-parallelism paper's names (its artifact's show_result_full_exp.py): 1F1B
-    // with the vocabulary layers split over the stages, Algorithm 1 or 2.
+    // with the vocabulary layers split over the stages, Algorithm 1 or 2, or the interlaced pipeline.
     p.schedule = PipelineSchedule::one_f_one_b;
-    p.vocab_parallel = named == NamedSchedule::vocab_1 ? VocabParallel::vocab_1 : VocabParallel::vocab_2;
+    p.vocab_parallel = named == NamedSchedule::vocab_1   ? VocabParallel::vocab_1
+                       : named == NamedSchedule::vocab_2 ? VocabParallel::vocab_2
+                                                         : VocabParallel::interlaced;
   } else if (named == NamedSchedule::interleaved && !run.vpp && p.pipeline_model_parallel_size > 1) {
     // Megatron's interleaving needs its chunk count; replaying 1F1B instead would be a silent
     // wrong number.
@@ -1092,12 +1090,12 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   // Megatron's --accumulate-allreduce-grads-in-fp32: an fp16 run's gradient buffer in fp32.
   if (script && script_sets(*script, "--accumulate-allreduce-grads-in-fp32")) p.accumulate_allreduce_grads_in_fp32 = true;
   // sail-sg/VocabularyParallelism's --enable-vocab-parallel on 1F1B: Algorithm 2 by default,
-  // Algorithm 1 under --disable-backward-fusion (its vocab_parallel_schedule.py); with
-  // --use-interlaced-schedule it runs the interlaced pipeline instead, which trainsim does not.
-  if (script && script_sets(*script, "--enable-vocab-parallel") && !script_sets(*script, "--use-interlaced-schedule") &&
-      p.vocab_parallel == VocabParallel::none)
-    p.vocab_parallel =
-        script_sets(*script, "--disable-backward-fusion") ? VocabParallel::vocab_1 : VocabParallel::vocab_2;
+  // Algorithm 1 under --disable-backward-fusion (its vocab_parallel_schedule.py), the interlaced
+  // pipeline under --use-interlaced-schedule (interlaced_schedule.py).
+  if (script && script_sets(*script, "--enable-vocab-parallel") && p.vocab_parallel == VocabParallel::none)
+    p.vocab_parallel = script_sets(*script, "--use-interlaced-schedule")   ? VocabParallel::interlaced
+                       : script_sets(*script, "--disable-backward-fusion") ? VocabParallel::vocab_1
+                                                                          : VocabParallel::vocab_2;
   if (const AttentionKernel noted = noted_attention_kernel(run); p.use_flash_attn && noted != AttentionKernel::device_default) {
     p.attention_kernel = priced_attention_kernel(noted, s.hardware.device);
     std::string what = std::string("attention_kernel=") + to_string(p.attention_kernel);

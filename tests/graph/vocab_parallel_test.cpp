@@ -44,13 +44,15 @@ bool mentions(const std::vector<Diagnostic>& ds, const std::string& key, const s
 
 }  // namespace
 
-TEST_CASE("Vocabulary Parallelism's 1F1B warms stage s up with p - s + 1 (vocab-2) and p - s + 2 (vocab-1) forwards",
+TEST_CASE("Vocabulary Parallelism's 1F1B warms stage s up with p - s + 1 (vocab-2), p - s + 2 (vocab-1) and 3p/2 - s "
+          "(interlaced) forwards",
           "[schedule][vocab]") {
   // vocab_parallel_schedule.py: p - s warm-up forwards and one more before the first backward,
   // one more again under --disable-backward-fusion; the README's p + 1 and p + 2 in flight.
   const int p = 4, m = 16;
+  // The interlaced pipeline (interlaced_schedule.py): floor(3p/2) - s, 1.5p in flight.
   for (const auto& [vocab, extra] : {std::pair{VocabParallel::none, 0}, std::pair{VocabParallel::vocab_2, 1},
-                                     std::pair{VocabParallel::vocab_1, 2}}) {
+                                     std::pair{VocabParallel::vocab_1, 2}, std::pair{VocabParallel::interlaced, 2}}) {
     ParallelPlan plan;
     plan.pipeline_model_parallel_size = p;
     plan.vocab_parallel = vocab;
@@ -111,6 +113,12 @@ TEST_CASE("Vocabulary Parallelism spreads the output layer's work and weights ev
   CHECK(base.memory.stages[0].microbatches_in_flight == p);
   CHECK(vocab.memory.stages[0].microbatches_in_flight == p + 1);
   CHECK(simulate(pipeline(VocabParallel::vocab_1)).memory.stages[0].microbatches_in_flight == p + 2);
+
+  // The interlaced pipeline runs the same shards with its collectives on the stage's own time:
+  // slower than vocab-2's hidden ones by at least their time, 3p/2 in flight.
+  const SimResult interlaced = simulate(pipeline(VocabParallel::interlaced));
+  CHECK(interlaced.metrics.stages[1].forward_s > vs[1].forward_s);
+  CHECK(interlaced.memory.stages[0].microbatches_in_flight == 3 * p / 2);
 }
 
 TEST_CASE("Vocabulary Parallelism refuses what the fork asserts, naming plan.vocab_parallel", "[plan][vocab]") {

@@ -52,8 +52,21 @@ enum class FsdpMixedPrecision { standard, pure, full };
 // (artifact/show_result_full_exp.py): vocab_1, Algorithm 1 (two communication barriers, the
 // input gradient in T; the fork's --disable-backward-fusion, one more warm-up micro-batch:
 // p + 2 in flight), and vocab_2, Algorithm 2 (one barrier, the input gradient fused into S; the
-// fork's default: p + 1 in flight).
-enum class VocabParallel { none, vocab_1, vocab_2 };
+// fork's default: p + 1 in flight). interlaced: the same artifact's interlaced pipeline (Lin et al.,
+// OSDI 2024, as its interlaced_schedule.py runs it, --use-interlaced-schedule): the same shards,
+// each stage's S pass (forward and backward of its output-layer shard) between its F and B, the
+// pipeline group's broadcast and all-reduces synchronous, and 1.5p - s warm-up forwards (1.5p in flight).
+enum class VocabParallel { none, vocab_1, vocab_2, interlaced };
+// plan.vocab_parallel's words: "none", "vocab-1", "vocab-2", "interlaced".
+inline const char* to_string(VocabParallel mode) {
+  switch (mode) {
+    case VocabParallel::vocab_1: return "vocab-1";
+    case VocabParallel::vocab_2: return "vocab-2";
+    case VocabParallel::interlaced: return "interlaced";
+    case VocabParallel::none: break;
+  }
+  return "none";
+}
 
 // How context parallelism moves K and V (plan.cp_comm_type, Megatron-Core's
 // TransformerConfig.cp_comm_type words; Transformer Engine runs each): p2p, the ring

@@ -160,8 +160,11 @@ struct MicrobatchGroups {
   // backward (1F1B's p - s - 1, plus 1: vocab-2), one more again under --disable-backward-fusion
   // (vocab-1), each capped at m, so that every stage's S pass of a micro-batch can run before the
   // last stage needs its reduced input gradient. In flight: p + 1 and p + 2 (the fork's README).
+  // The interlaced pipeline (interlaced_schedule.py) warms stage s up with floor(3p/2) - s: p/2 more.
   int vocab_warmup = 0;
 };
+// MicrobatchGroups::vocab_warmup for a plan.vocab_parallel mode on `stages` pipeline stages.
+int vocab_parallel_extra_warmup(VocabParallel mode, int stages);
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan);
 // N for this shape: the micro-batches a stage runs through one chunk before the next (Megatron-
 // Core: the plan's N or p; PyTorch: m / max(1, m / p); Megatron-LM 2021: p).
