@@ -23,7 +23,7 @@ std::string schedule_list_choices() {
     if (s == PipelineSchedule::interleaved) out += "[:V] (V >= 2)";
     out += ", ";
   }
-  return out + "comma-separated";
+  return out + "vocab-1, vocab-2, interlaced (1F1B with plan.vocab_parallel so), comma-separated";
 }
 
 namespace {
@@ -42,12 +42,14 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
     c.label = item;
     const auto colon = item.find(':');
     const std::string name = item.substr(0, colon);
-    const std::optional<PipelineSchedule> schedule = schedule_from_name(name);
+    std::optional<PipelineSchedule> schedule = schedule_from_name(name);
+    for (VocabParallel mode : {VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced})
+      if (name == to_string(mode)) schedule = PipelineSchedule::one_f_one_b, c.vocab_parallel = mode;
     if (!schedule) throw schedules_error("unknown schedule '" + name + "'");
     c.schedule = *schedule;
     if (c.schedule == PipelineSchedule::interleaved) c.virtual_stages = 0;  // the scenario's own
     if (colon != std::string::npos) {
-      if (c.schedule != PipelineSchedule::interleaved)
+      if (c.schedule != PipelineSchedule::interleaved || c.vocab_parallel != VocabParallel::none)
         throw schedules_error("'" + item + "': only interleaved takes a number of virtual stages");
       const std::string v = item.substr(colon + 1);
       int value = 0;
@@ -63,7 +65,8 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
     }
     // The same choice twice would be compared with itself ("1f1b beats 1f1b with probability 0.50").
     for (const ScheduleChoice& earlier : out)
-      if (earlier.schedule == c.schedule && earlier.virtual_stages == c.virtual_stages)
+      if (earlier.schedule == c.schedule && earlier.virtual_stages == c.virtual_stages &&
+          earlier.vocab_parallel == c.vocab_parallel)
         throw schedules_error("'" + item + "' is listed twice" +
                               (earlier.label == item ? "" : " (as '" + earlier.label + "')") +
                               "; list each schedule once");
@@ -75,6 +78,7 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
 Scenario with_schedule(const Scenario& scenario, const ScheduleChoice& choice) {
   Scenario s = scenario;
   s.plan.schedule = choice.schedule;
+  s.plan.vocab_parallel = choice.vocab_parallel;
   if (choice.schedule != PipelineSchedule::interleaved) {
     s.plan.virtual_pipeline_model_parallel_size = 1;
   } else if (choice.virtual_stages > 0) {

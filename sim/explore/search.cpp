@@ -636,7 +636,8 @@ namespace {
 std::string plan_label(const ParallelPlan& p) {
   char buf[200];
   // The schedule's own name (a kept zb-h2 or zb-v plan reads as itself), "int" kept short.
-  const char* sched = p.schedule == PipelineSchedule::interleaved ? "int" : to_string(p.schedule);
+  std::string sched = p.schedule == PipelineSchedule::interleaved ? "int" : to_string(p.schedule);
+  if (p.vocab_parallel != VocabParallel::none) sched.append("+").append(to_string(p.vocab_parallel));
   const std::string opt =
       p.use_distributed_optimizer ? std::string("distopt") : std::string("zero").append(std::to_string(p.zero_stage));
   auto suffix = [](const char* tag, int value) {
@@ -647,7 +648,7 @@ std::string plan_label(const ParallelPlan& p) {
   const std::string ep = suffix(" EP", p.expert_model_parallel_size);
   std::snprintf(buf, sizeof buf, "TP%d PP%d%s DP%d%s%s mbs%d %s%s %s rc:%s", p.tensor_model_parallel_size,
                 p.pipeline_model_parallel_size, vpp.c_str(), p.data_parallel_size, cp.c_str(), ep.c_str(),
-                p.micro_batch_size, sched, p.sequence_parallel ? " SP" : "", opt.c_str(),
+                p.micro_batch_size, sched.c_str(), p.sequence_parallel ? " SP" : "", opt.c_str(),
                 to_string(p.recompute_granularity));
   return buf;
 }

@@ -32,6 +32,31 @@ TEST_CASE("parse_schedule_list reads names and interleaved:V, rejects the rest",
   CHECK(parse_schedule_list("interleaved:2,interleaved:3").size() == 2);
 }
 
+TEST_CASE("compare: vocab-1, vocab-2 and interlaced are 1F1B with plan.vocab_parallel, every other choice without",
+          "[explore][vocab]") {
+  const auto c = parse_schedule_list("1f1b,vocab-1,vocab-2,interlaced");
+  REQUIRE(c.size() == 4);
+  CHECK(c[0].vocab_parallel == VocabParallel::none);
+  CHECK(c[1].schedule == PipelineSchedule::one_f_one_b);
+  CHECK(c[1].vocab_parallel == VocabParallel::vocab_1);
+  CHECK(c[2].vocab_parallel == VocabParallel::vocab_2);
+  CHECK(c[3].vocab_parallel == VocabParallel::interlaced);
+  CHECK_THROWS_AS(parse_schedule_list("vocab-2:2"), ConfigError);
+  CHECK_THROWS_WITH(parse_schedule_list("vocab-2,vocab-2"), Catch::Contains("listed twice"));
+  CHECK_THROWS_WITH(parse_schedule_list("vocab-3"), Catch::Contains("vocab-1, vocab-2, interlaced"));
+
+  Scenario s = load_default();  // LLaMA-2 7B, PP 2: the head on the last stage unbalances 1F1B
+  s.plan.vocab_parallel = VocabParallel::vocab_2;
+  const auto rows = compare_schedules(s, c);
+  for (const auto& r : rows) REQUIRE(r.outcome.status == PlanStatus::ok);
+  // "1f1b" is plain 1F1B even where the scenario sets vocab_parallel; the split beats it here.
+  CHECK(rows[2].outcome.step_time_s < rows[0].outcome.step_time_s);
+  CHECK(with_schedule(s, c[0]).plan.vocab_parallel == VocabParallel::none);
+  // One and two more micro-batches in flight on the first stage than 1F1B's.
+  CHECK(rows[1].outcome.stage_peak_memory_bytes[0] > rows[2].outcome.stage_peak_memory_bytes[0]);
+  CHECK(rows[2].outcome.stage_peak_memory_bytes[0] > rows[0].outcome.stage_peak_memory_bytes[0]);
+}
+
 TEST_CASE("compare: interleaving shrinks the bubble of 1F1B, GPipe holds more activations than 1F1B", "[explore]") {
   const Scenario s = load_default();  // PP 2, 32 micro-batches per replica
   const auto rows = compare_schedules(s, parse_schedule_list("gpipe,1f1b,interleaved:2,interleaved:3"));

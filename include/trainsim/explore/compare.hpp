@@ -16,6 +16,8 @@ struct ScheduleChoice {
   std::string label;  // as written: "interleaved:2"
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   int virtual_stages = 1;  // virtual_pipeline_model_parallel_size; interleaved without :v keeps the scenario's
+  // "vocab-1", "vocab-2", "interlaced": 1F1B with plan.vocab_parallel so; every other choice runs without.
+  VocabParallel vocab_parallel = VocabParallel::none;
 };
 
 // What --schedules takes, from the schedule table: "gpipe, 1f1b, interleaved[:V] (V >= 2), ...,
