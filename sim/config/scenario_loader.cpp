@@ -547,9 +547,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.torch_compile = as_bool(v, "plan.torch_compile");
   p.gradient_accumulation_fusion = as_bool(v, "plan.gradient_accumulation_fusion");
   p.accumulate_allreduce_grads_in_fp32 = as_bool(v, "plan.accumulate_allreduce_grads_in_fp32");
-  const std::string& vocab = v.str("plan.vocab_parallel");
-  for (VocabParallel mode : {VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced})
-    if (vocab == to_string(mode)) p.vocab_parallel = mode;
+  p.vocab_parallel = vocab_parallel_from_name(v.str("plan.vocab_parallel")).value_or(VocabParallel::none);
   p.schedule = schedule_from_name(v.str("plan.schedule")).value_or(PipelineSchedule::one_f_one_b);
   const std::string& pr = v.str("plan.precision");
   p.precision = pr == "fp8" ? Precision::fp8 : pr == "fp16" ? Precision::fp16 : Precision::bf16;

@@ -43,8 +43,10 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
     const auto colon = item.find(':');
     const std::string name = item.substr(0, colon);
     std::optional<PipelineSchedule> schedule = schedule_from_name(name);
-    for (VocabParallel mode : {VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced})
-      if (name == to_string(mode)) schedule = PipelineSchedule::one_f_one_b, c.vocab_parallel = mode;
+    if (const std::optional<VocabParallel> mode = vocab_parallel_from_name(name); mode && *mode != VocabParallel::none) {
+      schedule = PipelineSchedule::one_f_one_b;
+      c.vocab_parallel = *mode;
+    }
     if (!schedule) throw schedules_error("unknown schedule '" + name + "'");
     c.schedule = *schedule;
     if (c.schedule == PipelineSchedule::interleaved) c.virtual_stages = 0;  // the scenario's own

@@ -410,9 +410,10 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
   // Activations (or gradients) crossing a stage boundary: s*b*h 16-bit values, split by
   // TP when sequence parallel scatters them and by CP.
-  double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;
-  if (plan.sequence_parallel) act /= plan.tensor_model_parallel_size;
-  act /= plan.context_parallel_size;
+  const double boundary_tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size /
+                                 plan.context_parallel_size /
+                                 (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
+  const double act = boundary_tokens * scenario.model.hidden_size * 2.0;
   const FrameworkEntry& pipe_framework = framework_entry(plan.framework);
   // DeepSpeed's pipeline engine sends each TP rank's 1/TP slice; the receiver rebuilds the
   // whole tensor (zeros, all-gather over TP, clone) before the compute that needs it.
@@ -527,8 +528,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const bool vocab_comm_hidden = plan.vocab_parallel != VocabParallel::interlaced;
   double vocab_forward_comm_s = 0, vocab_backward_comm_s = 0;
   if (vocab_everywhere && p > 1 && cost.group_collective) {
-    const double tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size / plan.context_parallel_size /
-                          (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
+    // The [s/cp(/tp), b, h] tensors the stages exchange, and per-token statistics.
+    const double tokens = boundary_tokens;
     const double h = scenario.model.hidden_size;
     const double grad_bytes = grad_buffer_bytes_per_param(framework, plan);
     const double broadcast_bytes = vocab_comm_hidden ? 4.0 * tokens * (h + 1) : 2.0 * tokens * h;
@@ -572,7 +573,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
         plan.recompute_method == RecomputeMethod::block && plan.recompute_num_layers > 0 ? plan.recompute_num_layers
                                                                                          : n;
     auto& z3 = zero3_layers[static_cast<std::size_t>(s)];
-    if (vs == 0 || vocab_everywhere) {
+    const bool holds_embedding = vs == 0 || vocab_everywhere, holds_head = vs == vstages - 1 || vocab_everywhere;
+    if (holds_embedding) {
       const LayerCost lc = cost_layer(workload.embedding, cost, plan);
       add_layer(chunk, lc, layer_host_time(lc.kernels, launch_s, framework), RecomputeGranularity::none, false);
       params += workload.embedding.parameters;
@@ -588,7 +590,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       z3.push_back({&workload.layer_types[type], type_cost[type].forward_s, type_cost[type].backward_s,
                     plan.recompute_granularity == RecomputeGranularity::full && i < recompute_layers, c});
     }
-    if (vs == vstages - 1 || vocab_everywhere) {
+    if (holds_head) {
       const LayerCost lc = cost_layer(workload.head, cost, plan);
       // Selective recompute reaches the MTP modules' layers (the head's other ops recompute nothing).
       const RecomputeGranularity head_recompute =
@@ -652,7 +654,6 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       // (FrameworkEntry::root_unit_outside_layers). Megatron-Core cuts buckets only on the first
       // stage's first chunk; the others reduce in one (FrameworkEntry::grad_buckets_first_stage_only).
       const bool one_bucket = framework.grad_buckets_first_stage_only.value && (s > 0 || c > 0);
-      const bool holds_embedding = vs == 0 || vocab_everywhere, holds_head = vs == vstages - 1 || vocab_everywhere;
       const double outside_layers = (holds_embedding ? workload.embedding.parameters - workload.embedding.expert_parameters : 0.0) +
                                     (holds_head ? workload.head.parameters - workload.head.expert_parameters : 0.0);
       const int own_units = root_unit ? 0 : holds_embedding + holds_head;

@@ -294,8 +294,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // Rows of the output layer a device holds: the vocabulary over TP, and over PP with Vocabulary
   // Parallelism (its S pass keeps one micro-batch's fp32 softmax shard until its T pass, which
   // runs before the next micro-batch's S: one at a time, as the last stage's loss otherwise).
-  const double head_vocab_rows = static_cast<double>(workload.padded_vocab_size) /
-                                 std::max(1, plan.tensor_model_parallel_size) / (vocab_everywhere ? p : 1);
+  const double head_vocab_rows =
+      static_cast<double>(vocab_rows_per_stage(workload.padded_vocab_size, plan)) /
+      std::max(1, plan.tensor_model_parallel_size);
   const double input_bytes = layer_input_bytes(model, plan);
   const std::vector<std::vector<int>> stage_layer_list = layers_held_per_device(plan, model.num_layers);
 

@@ -139,8 +139,8 @@ double attention_projection_flops(const ModelSpec& m) {
 }
 
 std::int64_t padded_vocab(const ModelSpec& m, const ParallelPlan& p) {
-  // Megatron --make-vocab-size-divisible-by 128, times TP (megatron/training/tokenizer).
-  const std::int64_t mult = 128LL * std::max(1, p.tensor_model_parallel_size);
+  // Megatron --make-vocab-size-divisible-by (kVocabSizeDivisibleBy), times TP (megatron/training/tokenizer).
+  const std::int64_t mult = static_cast<std::int64_t>(kVocabSizeDivisibleBy) * std::max(1, p.tensor_model_parallel_size);
   return (m.vocab_size + mult - 1) / mult * mult;
 }
 
@@ -1496,9 +1496,10 @@ LayerWorkload build_head(const ModelSpec& m, const ParallelPlan& p, std::int64_t
   // Tied on one stage, the LM head's weight is the embedding table (counted there).
   if (!holds_head) layer.ops[static_cast<std::size_t>(head)].weight_tensors = 0;
   if (p.vocab_parallel == VocabParallel::vocab_1 || p.vocab_parallel == VocabParallel::vocab_2) {
-    // Vocabulary Parallelism's output-layer shard (the interlaced pipeline's reduces its softmax
-    // statistics before the loss, sync_allreduce: the shard's loss is Megatron's, nothing added) (sail-sg/VocabularyParallelism @ 6191c3bf,
-    // tensor_parallel/vocab_output.py): its S pass keeps each local softmax un-normalised by the
+    // Vocabulary Parallelism's output-layer shard (sail-sg/VocabularyParallelism @ 6191c3bf,
+    // tensor_parallel/vocab_output.py; the interlaced pipeline's reduces its softmax statistics
+    // before the loss, sync_allreduce, so its shard's loss is Megatron's with nothing added):
+    // its S pass keeps each local softmax un-normalised by the
     // other shards, and the T pass rescales it by the reduced statistics before the gradient
     // (softmax.mul_(alpha)): read and write the fp32 logits once more. Algorithm 2 (vocab-2,
     // fuse_forward_input_grad) also casts the softmax to the gradient dtype in S for the input
@@ -1718,9 +1719,7 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   keep_first_last_layers_bf16(m, p, w);
   // Vocabulary Parallelism: every pipeline stage builds its 1/PP of the (padded) vocabulary's
   // embedding and output layer (plan_check makes the shard whole).
-  const std::int64_t vocab_rows =
-      p.vocab_parallel != VocabParallel::none ? w.padded_vocab_size / std::max(1, p.pipeline_model_parallel_size)
-                                              : w.padded_vocab_size;
+  const std::int64_t vocab_rows = vocab_rows_per_stage(w.padded_vocab_size, p);
   w.embedding = build_embedding(m, p, vocab_rows);
   w.head = build_head(m, p, vocab_rows);
   for (LayerWorkload& layer : w.layer_types) price_weight_gradient_accumulation(p, layer);

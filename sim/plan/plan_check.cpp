@@ -535,11 +535,12 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     if (plan.schedule != PipelineSchedule::one_f_one_b)
       add(key, "runs on 1F1B only (the fork's vocab_parallel_schedule.py), not schedule " + std::string(to_string(plan.schedule)),
           "none, or schedule: 1f1b");
-    // Megatron pads the vocabulary to a multiple of 128 x TP; the fork asserts that
-    // --make-vocab-size-divisible-by (128) is a multiple of TP x PP, so every stage gets an equal shard.
-    if (128 % (static_cast<long long>(tp) * pp) != 0)
+    // Megatron pads the vocabulary to a multiple of kVocabSizeDivisibleBy x TP; the fork asserts that
+    // --make-vocab-size-divisible-by is a multiple of TP x PP, so every stage gets an equal shard.
+    if (kVocabSizeDivisibleBy % (static_cast<long long>(tp) * pp) != 0)
       add(key, "needs TP x PP (" + str(static_cast<long long>(tp) * pp) +
-                   ") to divide Megatron's --make-vocab-size-divisible-by (128), so the padded vocabulary splits evenly",
+                   ") to divide Megatron's --make-vocab-size-divisible-by (" + str(kVocabSizeDivisibleBy) +
+                   "), so the padded vocabulary splits evenly",
           "none, or TP x PP in 2, 4, 8, 16, 32, 64, 128");
     if (model.mtp_layers > 0)
       add(key, "runs on the GPT model alone (the fork's README): no multi-token-prediction modules, but the model has " +

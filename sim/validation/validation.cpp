@@ -193,15 +193,19 @@ enum class NamedSchedule {
   zero_bubble_v,
   dualpipe,
   dualpipev,
-  vocab_1,  // Vocabulary Parallelism on 1F1B, Algorithm 1 / 2 (plan.vocab_parallel)
-  vocab_2,
-  interlaced  // the interlaced pipeline (plan.vocab_parallel: interlaced)
+  vocab_parallel  // vocab-1, vocab-2, interlaced: 1F1B with plan.vocab_parallel so (vocab_parallel_from_name)
 };
 
-std::optional<NamedSchedule> named_schedule(const std::string& field) {
+// A schedule field as named_schedule reads it: lower case, spaces and underscores as dashes.
+std::string schedule_word(const std::string& field) {
   std::string s = lower(field);
   for (char& c : s)
     if (c == ' ' || c == '_') c = '-';
+  return s;
+}
+
+std::optional<NamedSchedule> named_schedule(const std::string& field) {
+  const std::string s = schedule_word(field);
   auto has = [&](const char* word) { return s.find(word) != std::string::npos; };
   if (s.empty()) return NamedSchedule::unstated;
   if (has("dualpipev") || has("dualpipe-v")) return NamedSchedule::dualpipev;
@@ -211,9 +215,8 @@ std::optional<NamedSchedule> named_schedule(const std::string& field) {
   if (has("zb-h2") || has("zbh2")) return NamedSchedule::zero_bubble_h2;
   if (has("zb-v") || has("zbv")) return NamedSchedule::zero_bubble_v;
   if (has("gpipe")) return NamedSchedule::gpipe;
-  if (s == "vocab-1") return NamedSchedule::vocab_1;
-  if (s == "vocab-2") return NamedSchedule::vocab_2;
-  if (s == "interlaced") return NamedSchedule::interlaced;
+  if (const auto mode = vocab_parallel_from_name(s); mode && *mode != VocabParallel::none)
+    return NamedSchedule::vocab_parallel;
   if (s == "1f1b-i") return NamedSchedule::zero_bubble_paper_interleaved;
   if (has("non-interleav") || has("noninterleav")) return NamedSchedule::one_f_one_b;
   if (has("interleav") || has("vpp") || has("virtual")) return NamedSchedule::interleaved;
@@ -917,13 +920,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
     p.virtual_pipeline_model_parallel_size = 1;
   } else if (named == NamedSchedule::gpipe) {
     p.schedule = PipelineSchedule::gpipe;
-  } else if (named == NamedSchedule::vocab_1 || named == NamedSchedule::vocab_2 || named == NamedSchedule::interlaced) {
+  } else if (named == NamedSchedule::vocab_parallel) {
     // The vocabulary-parallelism paper's names (its artifact's show_result_full_exp.py): 1F1B
     // with the vocabulary layers split over the stages, Algorithm 1 or 2, or the interlaced pipeline.
     p.schedule = PipelineSchedule::one_f_one_b;
-    p.vocab_parallel = named == NamedSchedule::vocab_1   ? VocabParallel::vocab_1
-                       : named == NamedSchedule::vocab_2 ? VocabParallel::vocab_2
-                                                         : VocabParallel::interlaced;
+    p.vocab_parallel = *vocab_parallel_from_name(schedule_word(run.schedule));
   } else if (named == NamedSchedule::interleaved && !run.vpp && p.pipeline_model_parallel_size > 1) {
     // Megatron's interleaving needs its chunk count; replaying 1F1B instead would be a silent
     // wrong number.

@@ -224,6 +224,13 @@ ParameterCount count_parameters(const ModelSpec& model);
 // Model FLOPs for one step (forward + backward, no recompute), counted per matmul.
 double model_flops_per_step(const ModelSpec& model, const ParallelPlan& plan);
 
+// Vocabulary rows a stage's embedding and output layer hold before TP: the padded vocabulary, or
+// its 1/PP shard under plan.vocab_parallel (every stage then holds one; plan_check makes it whole).
+inline std::int64_t vocab_rows_per_stage(std::int64_t padded_vocab_size, const ParallelPlan& p) {
+  return p.vocab_parallel != VocabParallel::none ? padded_vocab_size / std::max(1, p.pipeline_model_parallel_size)
+                                                 : padded_vocab_size;
+}
+
 Workload build_workload(const ModelSpec& model, const ParallelPlan& plan);
 
 // The parameter tensors an optimizer steps on a device holding `layers` (the embedding,

@@ -3,6 +3,7 @@
 // arguments (snake_case), ZeRO stages follow DeepSpeed.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,17 @@ inline const char* to_string(VocabParallel mode) {
   }
   return "none";
 }
+// The mode a plan.vocab_parallel word names ("vocab-1", "vocab-2", "interlaced", "none"); nullopt
+// for any other word. The loader, compare's --schedules and validate's schedule names read it.
+inline std::optional<VocabParallel> vocab_parallel_from_name(const std::string& name) {
+  for (VocabParallel mode : {VocabParallel::none, VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced})
+    if (name == to_string(mode)) return mode;
+  return std::nullopt;
+}
+
+// Megatron's --make-vocab-size-divisible-by (default 128): the vocabulary is padded to a multiple
+// of it times TP (workload.cpp), and Vocabulary Parallelism asserts it is a multiple of TP x PP.
+constexpr int kVocabSizeDivisibleBy = 128;
 
 // How context parallelism moves K and V (plan.cp_comm_type, Megatron-Core's
 // TransformerConfig.cp_comm_type words; Transformer Engine runs each): p2p, the ring
