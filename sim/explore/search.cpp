@@ -17,6 +17,7 @@
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/framework/launch.hpp"
 #include "trainsim/framework/offload.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/graph/tp_overlap.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/activation_storage.hpp"
@@ -112,6 +113,12 @@ struct OptimizerChoice {
   int zero;
 };
 
+struct SearchedSchedule {
+  PipelineSchedule schedule;
+  int v;  // chunks per stage
+  VocabParallel vocab;
+};
+
 // Whether every launcher's table accounts for the schedule (writes it or refuses it with a
 // reason): the search proposes no value that would leave a gap in `--launch` (the launch
 // tables' test, "never a gap"). zb-h2, zb-v, dualpipe and dualpipev are searched once
@@ -176,6 +183,12 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
   std::vector<PipelineSchedule> listed;
   for (PipelineSchedule schedule : all_schedules())
     if (launch_tables_list(schedule)) listed.push_back(schedule);
+  // Vocabulary Parallelism's modes on 1F1B where the framework runs them and the model allows
+  // them (untied, no MTP: model properties the search cannot change); TP x PP dividing the
+  // padding is check_plan's.
+  std::vector<VocabParallel> vocab_modes{VocabParallel::none};
+  if (framework_entry(base.framework).vocab_parallel.value && !model.tie_word_embeddings && model.mtp_layers == 0)
+    vocab_modes = {VocabParallel::none, VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced};
   for (int tp : axis(keep.tp, base.tensor_model_parallel_size, divisors(head_gcd))) {
     if ((!keep.tp && tp > per_node) || devices % tp != 0) continue;
     for (int pp : axis(keep.pp, base.pipeline_model_parallel_size, divisors(layers))) {
@@ -198,9 +211,18 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
           for (int mbs : axis(keep.micro_batch, base.micro_batch_size, {1, 2, 4, 8})) {
             if (gbs % (static_cast<long long>(mbs) * dp) != 0) continue;
             const int m = gbs / (mbs * dp);
-            std::vector<std::pair<PipelineSchedule, int>> schedules = schedules_for(pp, m, layers, listed, base_groups);
-            if (keep.schedule)
-              schedules.assign(1, {base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size)});
+            // The schedule axis: each schedule at each depth, and on 1F1B each vocabulary split.
+            std::vector<SearchedSchedule> schedules;
+            if (keep.schedule) {
+              schedules.push_back({base.schedule, std::max(1, base.virtual_pipeline_model_parallel_size),
+                                   base.vocab_parallel});
+            } else {
+              for (const auto& [schedule, v] : schedules_for(pp, m, layers, listed, base_groups)) {
+                const bool split = schedule == PipelineSchedule::one_f_one_b && pp > 1;
+                for (VocabParallel vocab : split ? vocab_modes : std::vector<VocabParallel>{VocabParallel::none})
+                  schedules.push_back({schedule, v, vocab});
+              }
+            }
             std::vector<OptimizerChoice> optimizers{{true, 0}, {false, 0}, {false, 1}, {false, 2}, {false, 3}};
             if (keep.optimizer) optimizers.assign(1, {base.use_distributed_optimizer, base.zero_stage});
             // Only what the framework runs: with PP, no ZeRO stage above its limit.
@@ -211,14 +233,15 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
                          static_cast<long long>(schedules.size() * granularities.size());
               optimizers.erase(runs, optimizers.end());
             }
-            for (const auto& [schedule, v] : schedules) {
+            for (const SearchedSchedule& sched : schedules) {
               for (const auto& opt : optimizers) {
                 for (auto rc : granularities) {
                   ParallelPlan p = base;
                   p.tensor_model_parallel_size = tp;
                   p.pipeline_model_parallel_size = pp;
-                  p.virtual_pipeline_model_parallel_size = v;
-                  p.schedule = schedule;
+                  p.virtual_pipeline_model_parallel_size = sched.v;
+                  p.schedule = sched.schedule;
+                  p.vocab_parallel = sched.vocab;
                   p.context_parallel_size = cp;
                   p.expert_model_parallel_size = ep;
                   p.data_parallel_size = dp;
@@ -324,8 +347,27 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     bwd += t[1] * share * count[type];
   }
   const auto emb = layer_time(workload.embedding, false), head = layer_time(workload.head, false);
-  fwd += std::max(emb[0], head[0]);
-  bwd += std::max(emb[1], head[1]);
+  // The tokens a stage boundary carries: split by TP when sequence parallel, and by CP.
+  const double boundary_tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size /
+                                 plan.context_parallel_size /
+                                 (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
+  const double act = boundary_tokens * scenario.model.hidden_size * 2.0;
+  if (plan.vocab_parallel != VocabParallel::none && pp > 1) {
+    // Every stage runs both vocabulary shards and the pipeline group's collectives, as
+    // pipeline_costs prices them.
+    fwd += emb[0] + head[0];
+    bwd += emb[1] + head[1];
+    const auto collective = [&cost](CollectiveKind kind, CommGroup group, double bytes) {
+      return cost.group_collective(kind, group, bytes);
+    };
+    const VocabParallelComm comm = vocab_parallel_comm(plan, framework, boundary_tokens, scenario.model.hidden_size, collective);
+    const double slowdown = scenario.hardware.device.overlap_slowdown;
+    fwd += comm.added_s(fwd, comm.forward_s, slowdown);
+    bwd += comm.added_s(bwd, comm.backward_s, slowdown);
+  } else {
+    fwd += std::max(emb[0], head[0]);
+    bwd += std::max(emb[1], head[1]);
+  }
   const double compute = m * (fwd + bwd);
   // The entry's idle share at this pipeline size where it has one (DualPipe's (p-2)/(3(p-1))),
   // else its bound.
@@ -350,6 +392,10 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     const bool sharded = plan.use_distributed_optimizer || plan.zero_stage >= 1;
     tensors = optimizer_tensors(layers, framework.optimizer_tensors_are_flat_units.value, sharded ? dp_total : 1);
   }
+  // With the vocabulary split, every stage holds a shard of both vocabulary layers (the
+  // workload's are the shards).
+  if (plan.vocab_parallel != VocabParallel::none)
+    params += (pp - 1) * (workload.embedding.parameters + workload.head.parameters);
   params *= static_cast<double>(model_copies(plan.schedule)) / pp;
   experts *= static_cast<double>(model_copies(plan.schedule)) / pp;
   tensors *= static_cast<double>(model_copies(plan.schedule)) / pp;
@@ -448,9 +494,6 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
               cost.collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, root * grad_bytes);
     }
   }
-  double act = static_cast<double>(plan.seq_length) * plan.micro_batch_size * scenario.model.hidden_size * 2.0;
-  if (plan.sequence_parallel) act /= plan.tensor_model_parallel_size;
-  act /= plan.context_parallel_size;
   const double pp_s = pp > 1 ? 2.0 * (pp - 1) * v * cost.p2p_s(act) : 0.0;
   return compute / (1 - bubble) + dp_s + pp_s + optimizer_s;
 }

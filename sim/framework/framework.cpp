@@ -55,6 +55,10 @@ constexpr const char* kMegatronLaunchChecked =
 constexpr const char* kNoZeroBubble =
     "no zero-bubble schedule: megatron/training/arguments.py has no such argument and "
     "core/pipeline_parallel/schedules.py runs 1F1B or interleaved 1F1B";
+constexpr const char* kNoVocabParallel =
+    "no vocabulary parallelism: megatron/training/arguments.py has no --enable-vocab-parallel (sail-sg/"
+    "VocabularyParallelism's fork of Megatron-Core adds it, with --disable-backward-fusion for vocab-1 and "
+    "--use-interlaced-schedule for interlaced)";
 constexpr const char* kNoDualPipe =
     "no DualPipe schedule: megatron/training/arguments.py has no such argument and "
     "core/pipeline_parallel/schedules.py runs 1F1B or interleaved 1F1B";
@@ -86,6 +90,9 @@ std::vector<LaunchArgument> megatron_launch_arguments() {
       A{"plan.schedule", "zb-v", "", "", kNoZeroBubble},
       A{"plan.schedule", "dualpipe", "", "", kNoDualPipe},
       A{"plan.schedule", "dualpipev", "", "", kNoDualPipe},
+      // plan.vocab_parallel: absent ("") unless set.
+      A{"plan.vocab_parallel", "", "", "", ""},
+      A{"plan.vocab_parallel", "*", "", "", kNoVocabParallel},
       A{"plan.context_parallel_size", "1", "", "", ""},
       A{"plan.context_parallel_size", "*", "", "--context-parallel-size {value}", ""},
       A{"plan.expert_model_parallel_size", "1", "", "", ""},
@@ -235,6 +242,10 @@ std::vector<LaunchArgument> torchtitan_launch_arguments() {
       A{"plan.schedule", "dualpipev", "", "--parallelism.pipeline_parallel_schedule DualPipeV", ""},
       A{"plan.schedule", "dualpipe", "", "",
         "torch.distributed.pipelining has DualPipeV (one copy of the model in a V), not the two-copy DualPipe"},
+      A{"plan.vocab_parallel", "", "", "", ""},
+      A{"plan.vocab_parallel", "*", "", "",
+        "no vocabulary parallelism across pipeline stages: torchtitan's pipeline splits the model by whole "
+        "modules, the embedding on the first stage and the output on the last"},
       A{"plan.context_parallel_size", "1", "", "", ""},
       A{"plan.context_parallel_size", "*", "", "--parallelism.context_parallel_degree {value}", ""},
       A{"plan.expert_model_parallel_size", "1", "", "", ""},
@@ -337,6 +348,10 @@ std::vector<LaunchArgument> deepspeed_launch_arguments() {
       A{"plan.schedule", "zb-v", "", "", one_stage},
       A{"plan.schedule", "dualpipe", "", "", one_stage},
       A{"plan.schedule", "dualpipev", "", "", one_stage},
+      A{"plan.vocab_parallel", "", "", "", ""},
+      A{"plan.vocab_parallel", "*", "", "",
+        "no vocabulary parallelism across pipeline stages: Megatron-DeepSpeed's GPTModelPipe puts the embedding "
+        "on the first stage and the output layer on the last"},
       A{"plan.context_parallel_size", "1", "", "", ""},
       A{"plan.context_parallel_size", "*", "", "",
         "no context parallelism: Megatron-DeepSpeed's --ds-sequence-parallel-size is Ulysses (an all-to-all of "

@@ -319,6 +319,27 @@ P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framewo
                                                                                         : P2pExchange::blocking;
 }
 
+VocabParallelComm vocab_parallel_comm(const ParallelPlan& plan, const FrameworkEntry& framework, double tokens,
+                                      double hidden_size,
+                                      const std::function<GroupCollective(CollectiveKind, CommGroup, double)>& collective) {
+  VocabParallelComm out;
+  if (plan.vocab_parallel == VocabParallel::none) return out;
+  out.hidden = plan.vocab_parallel != VocabParallel::interlaced;
+  const double h = hidden_size;
+  const double grad_bytes = grad_buffer_bytes_per_param(framework, plan);
+  const double broadcast_bytes = out.hidden ? 4.0 * tokens * (h + 1) : 2.0 * tokens * h;
+  out.forward_s = collective(CollectiveKind::broadcast, CommGroup::pp, broadcast_bytes).time_s +
+                  collective(CollectiveKind::all_reduce, CommGroup::pp, 3 * 4.0 * tokens).time_s +
+                  collective(CollectiveKind::all_reduce, CommGroup::pp, 2.0 * tokens * h).time_s;
+  out.backward_s = collective(CollectiveKind::all_reduce, CommGroup::pp, grad_bytes * tokens * h).time_s +
+                   collective(CollectiveKind::broadcast, CommGroup::pp, 2.0 * tokens * h).time_s;
+  return out;
+}
+
+double VocabParallelComm::added_s(double pass_s, double comm_s, double overlap_slowdown) const {
+  return hidden ? overlap_slowdown * comm_s + std::max(0.0, comm_s - pass_s) : comm_s;
+}
+
 std::vector<double> zero3_units(const LayerWorkload& layer, const FrameworkEntry& framework) {
   const double dense = layer.parameters - layer.expert_parameters;
   std::vector<double> units;
@@ -511,34 +532,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
   // Vocabulary Parallelism (plan.vocab_parallel): every stage runs its shard of the embedding and
   // of the output layer for every micro-batch (workload.cpp builds the shards), and the pipeline
-  // group exchanges per micro-batch (sail-sg/VocabularyParallelism @ 6191c3bf,
-  // vocab_parallel_schedule.py): in forward, the last stage's output broadcast (in fp32 with the
-  // loss gradient's column; 16 bit in the interlaced pipeline), the softmax statistics
-  // all-reduced (max, predicted logit, sum of exponentials: fp32 per token) and the embedding
-  // shards' outputs all-reduced (16 bit); in backward, the output layer's input gradient
-  // all-reduced (the gradient dtype) and the embedding gradient broadcast from the first stage
-  // (16 bit). vocab-1 and vocab-2 run them on side streams under the transformer layers'
-  // compute: priced as hidden collectives (they slow the compute beside them,
-  // device.overlap_slowdown), exposed only past the pass they hide under. The interlaced
-  // pipeline (interlaced_schedule.py) runs them synchronously (blocking broadcasts, vocab_output's
-  // sync_allreduce): on the stage's own time. The S and T passes ride in each stage's F and B (the
-  // paper's Table 'Bubble Rate': 1F1B's); their cross-stage order is the warm-up's
+  // group's collectives (vocab_parallel_comm). The S and T passes ride in each stage's F and B
+  // (the paper's Table 'Bubble Rate': 1F1B's); their cross-stage order is the warm-up's
   // (MicrobatchGroups::vocab_warmup). The breakdown counts the synchronous ones as compute.
   const bool vocab_everywhere = plan.vocab_parallel != VocabParallel::none;
-  const bool vocab_comm_hidden = plan.vocab_parallel != VocabParallel::interlaced;
-  double vocab_forward_comm_s = 0, vocab_backward_comm_s = 0;
-  if (vocab_everywhere && p > 1 && cost.group_collective) {
-    // The [s/cp(/tp), b, h] tensors the stages exchange, and per-token statistics.
-    const double tokens = boundary_tokens;
-    const double h = scenario.model.hidden_size;
-    const double grad_bytes = grad_buffer_bytes_per_param(framework, plan);
-    const double broadcast_bytes = vocab_comm_hidden ? 4.0 * tokens * (h + 1) : 2.0 * tokens * h;
-    vocab_forward_comm_s = cost.group_collective(CollectiveKind::broadcast, CommGroup::pp, broadcast_bytes).time_s +
-                           cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, 3 * 4.0 * tokens).time_s +
-                           cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, 2.0 * tokens * h).time_s;
-    vocab_backward_comm_s = cost.group_collective(CollectiveKind::all_reduce, CommGroup::pp, grad_bytes * tokens * h).time_s +
-                            cost.group_collective(CollectiveKind::broadcast, CommGroup::pp, 2.0 * tokens * h).time_s;
-  }
+  VocabParallelComm vocab_comm;
+  if (vocab_everywhere && p > 1 && cost.group_collective)
+    vocab_comm = vocab_parallel_comm(plan, framework, boundary_tokens, scenario.model.hidden_size, cost.group_collective);
 
   std::vector<BucketedGradients> bucketed;
   int layer = 0;
@@ -620,13 +620,9 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.forward_s += slowdown * chunk.ep_forward_s;
       chunk.backward_input_s += slowdown * chunk.ep_backward_s;
     }
-    if (vocab_everywhere && vocab_comm_hidden) {
-      chunk.forward_s += slowdown * vocab_forward_comm_s + std::max(0.0, vocab_forward_comm_s - chunk.forward_s);
-      chunk.backward_input_s +=
-          slowdown * vocab_backward_comm_s + std::max(0.0, vocab_backward_comm_s - chunk.backward_input_s);
-    } else if (vocab_everywhere) {
-      chunk.forward_s += vocab_forward_comm_s;
-      chunk.backward_input_s += vocab_backward_comm_s;
+    if (vocab_everywhere) {
+      chunk.forward_s += vocab_comm.added_s(chunk.forward_s, vocab_comm.forward_s, slowdown);
+      chunk.backward_input_s += vocab_comm.added_s(chunk.backward_input_s, vocab_comm.backward_s, slowdown);
     }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype

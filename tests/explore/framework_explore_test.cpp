@@ -84,7 +84,12 @@ TEST_CASE("enumerate_plans: only ZeRO stages the framework runs with PP, the res
   CHECK(fsdp_skipped == 0);
   // Nothing else differs: the framework adds exactly the combinations the others skip.
   CHECK(ds_skipped == fsdp_pp);
-  CHECK(mcore_skipped == fsdp_pp);
+  // megatron-core also tries Vocabulary Parallelism's three splits on each 1F1B plan with PP.
+  const auto fsdp_pp_1f1b = std::count_if(fsdp.begin(), fsdp.end(), [&](const ParallelPlan& p) {
+    return sharded_with_pp(p) && p.schedule == PipelineSchedule::one_f_one_b;
+  });
+  CHECK(fsdp_pp_1f1b > 0);
+  CHECK(mcore_skipped == fsdp_pp + 3 * fsdp_pp_1f1b);
   CHECK(static_cast<long long>(ds.size()) + ds_skipped + fsdp_torch_only == static_cast<long long>(fsdp.size()));
   for (const auto& p : ds) CHECK(p.framework == Framework::deepspeed);
   // A kept optimizer the framework does not run with PP leaves only its PP-1 plans.

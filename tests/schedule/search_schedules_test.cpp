@@ -10,8 +10,10 @@
 #include "trainsim/explore/search.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/framework/launch.hpp"
+#include "trainsim/model/workload.hpp"
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -64,4 +66,60 @@ TEST_CASE("search enumerates every schedule and every interleaving depth the lay
   v6.virtual_pipeline_model_parallel_size = 6;
   derive_plan(v6, 1024);
   CHECK(check_plan(s.model, s.hardware, 1024, v6).empty());
+}
+
+TEST_CASE("search tries Vocabulary Parallelism's three splits on 1F1B where the framework and the model allow them",
+          "[schedule][search][vocab]") {
+  // LLaMA-2 7B (untied) on 8 devices: under megatron-core every 1F1B plan with PP > 1 comes in
+  // the four splits, nothing else carries one; MindSpeed (the scenario's) has none, and a model
+  // that ties its embeddings none either (the fork asserts untied).
+  Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
+                             {{"plan.framework", "megatron-core"}, {"plan.global_batch_size", "16"}});
+  REQUIRE_FALSE(s.model.tie_word_embeddings);
+  std::set<std::string> splits_at_pp2;
+  std::size_t split_plans = 0, one_f_one_b_pp = 0;
+  for (const ParallelPlan& p : enumerate_plans(s, 8)) {
+    if (p.vocab_parallel != VocabParallel::none) {
+      ++split_plans;
+      CHECK(p.schedule == PipelineSchedule::one_f_one_b);
+      CHECK(p.pipeline_model_parallel_size > 1);
+    } else if (p.schedule == PipelineSchedule::one_f_one_b && p.pipeline_model_parallel_size > 1) {
+      ++one_f_one_b_pp;
+    }
+    if (p.pipeline_model_parallel_size == 2 && p.schedule == PipelineSchedule::one_f_one_b)
+      splits_at_pp2.insert(to_string(p.vocab_parallel));
+  }
+  CHECK(splits_at_pp2 == std::set<std::string>{"none", "vocab-1", "vocab-2", "interlaced"});
+  CHECK(split_plans == 3 * one_f_one_b_pp);
+
+  for (const auto& overrides : std::vector<std::vector<Override>>{
+           {{"plan.framework", "mindspeed"}}, {{"plan.framework", "megatron-core"}, {"model.tie_word_embeddings", "true"}}}) {
+    std::vector<Override> with = overrides;
+    with.push_back({"plan.global_batch_size", "16"});
+    const Scenario other = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml", with);
+    for (const ParallelPlan& p : enumerate_plans(other, 8)) CHECK(p.vocab_parallel == VocabParallel::none);
+  }
+}
+
+TEST_CASE("search's estimate prices each vocabulary split relative to 1F1B as the replay does",
+          "[schedule][search][vocab]") {
+  // PP 2 under megatron-core: the estimate holds both vocabulary shards on every stage and the
+  // pipeline group's collectives (hidden for vocab-1 and vocab-2, on the stage's time for
+  // interlaced); each split's estimate relative to 1F1B's is the replay's within 0.3%.
+  const Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
+                                   {{"plan.framework", "megatron-core"}});
+  auto at = [&](VocabParallel split) {
+    Scenario c = s;
+    c.plan.vocab_parallel = split;
+    derive_plan(c.plan, c.num_devices);
+    REQUIRE(check_plan(c.model, c.hardware, c.num_devices, c.plan).empty());
+    const Workload w = build_workload(c.model, c.plan);
+    return std::make_pair(estimate_step_time(c, c.plan, w), simulate(c).metrics.step_time_s);
+  };
+  const auto whole = at(VocabParallel::none);
+  for (VocabParallel split : {VocabParallel::vocab_1, VocabParallel::vocab_2, VocabParallel::interlaced}) {
+    CAPTURE(to_string(split));
+    const auto t = at(split);
+    CHECK(t.first / whole.first == Approx(t.second / whole.second).margin(0.003));
+  }
 }

@@ -226,6 +226,28 @@ void make_p2p_blocking(PipelineCosts& costs);
 // plan.overlap_p2p_comm; every other case keeps its own streams.
 P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framework, int chunks);
 
+// Vocabulary Parallelism's pipeline-group collectives for one micro-batch, the same on every
+// stage (plan.vocab_parallel; sail-sg/VocabularyParallelism @ 6191c3bf,
+// vocab_parallel_schedule.py). Forward: the last stage's output broadcast (fp32 with the loss
+// gradient's column; 16 bit in the interlaced pipeline), the softmax statistics all-reduced
+// (max, predicted logit, sum of exponentials: fp32 a token), the embedding shards' outputs
+// all-reduced (16 bit). Backward: the output layer's input gradient all-reduced (the gradient
+// dtype), the embedding gradient broadcast from the first stage (16 bit). `tokens`: the
+// [s/cp(/tp), b] tokens a stage boundary carries.
+struct VocabParallelComm {
+  double forward_s = 0, backward_s = 0;
+  // vocab-1 and vocab-2 run them on side streams under the transformer layers: they slow the
+  // compute beside them (device.overlap_slowdown) and are exposed only past the pass. The
+  // interlaced pipeline runs them synchronously (blocking broadcasts, vocab_output's
+  // sync_allreduce): on the stage's own time.
+  bool hidden = false;
+  // What the collectives `comm_s` add to a pass of `pass_s`.
+  double added_s(double pass_s, double comm_s, double overlap_slowdown) const;
+};
+VocabParallelComm vocab_parallel_comm(const ParallelPlan& plan, const FrameworkEntry& framework, double tokens,
+                                      double hidden_size,
+                                      const std::function<GroupCollective(CollectiveKind, CommGroup, double)>& collective);
+
 // ZeRO-3 parameter units of one layer as the framework gathers them: its parameters split
 // over its weight GEMMs in proportion to their shapes (sub_module), or the whole layer
 // (layer); units below the persistence threshold stay unpartitioned and are left out.
