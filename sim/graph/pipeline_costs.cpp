@@ -328,11 +328,16 @@ VocabParallelComm vocab_parallel_comm(const ParallelPlan& plan, const FrameworkE
   const double h = hidden_size;
   const double grad_bytes = grad_buffer_bytes_per_param(framework, plan);
   const double broadcast_bytes = out.hidden ? 4.0 * tokens * (h + 1) : 2.0 * tokens * h;
-  out.forward_s = collective(CollectiveKind::broadcast, CommGroup::pp, broadcast_bytes).time_s +
-                  collective(CollectiveKind::all_reduce, CommGroup::pp, 3 * 4.0 * tokens).time_s +
-                  collective(CollectiveKind::all_reduce, CommGroup::pp, 2.0 * tokens * h).time_s;
-  out.backward_s = collective(CollectiveKind::all_reduce, CommGroup::pp, grad_bytes * tokens * h).time_s +
-                   collective(CollectiveKind::broadcast, CommGroup::pp, 2.0 * tokens * h).time_s;
+  auto add = [&](double& time_s, double& moved, CollectiveKind kind, double bytes) {
+    const GroupCollective c = collective(kind, CommGroup::pp, bytes);
+    time_s += c.time_s;
+    moved += c.tier_bytes;
+  };
+  add(out.forward_s, out.forward_bytes, CollectiveKind::broadcast, broadcast_bytes);
+  add(out.forward_s, out.forward_bytes, CollectiveKind::all_reduce, 3 * 4.0 * tokens);
+  add(out.forward_s, out.forward_bytes, CollectiveKind::all_reduce, 2.0 * tokens * h);
+  add(out.backward_s, out.backward_bytes, CollectiveKind::all_reduce, grad_bytes * tokens * h);
+  add(out.backward_s, out.backward_bytes, CollectiveKind::broadcast, 2.0 * tokens * h);
   return out;
 }
 
@@ -534,7 +539,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // of the output layer for every micro-batch (workload.cpp builds the shards), and the pipeline
   // group's collectives (vocab_parallel_comm). The S and T passes ride in each stage's F and B
   // (the paper's Table 'Bubble Rate': 1F1B's); their cross-stage order is the warm-up's
-  // (MicrobatchGroups::vocab_warmup). The breakdown counts the synchronous ones as compute.
+  // (MicrobatchGroups::vocab_warmup).
   const bool vocab_everywhere = plan.vocab_parallel != VocabParallel::none;
   VocabParallelComm vocab_comm;
   if (vocab_everywhere && p > 1 && cost.group_collective)
@@ -620,9 +625,14 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.forward_s += slowdown * chunk.ep_forward_s;
       chunk.backward_input_s += slowdown * chunk.ep_backward_s;
     }
-    if (vocab_everywhere) {
+    if (vocab_everywhere && vocab_comm.hidden) {
       chunk.forward_s += vocab_comm.added_s(chunk.forward_s, vocab_comm.forward_s, slowdown);
       chunk.backward_input_s += vocab_comm.added_s(chunk.backward_input_s, vocab_comm.backward_s, slowdown);
+    } else if (vocab_everywhere) {
+      chunk.pp_forward_s = vocab_comm.forward_s;
+      chunk.pp_backward_s = vocab_comm.backward_s;
+      chunk.pp_forward_bytes = vocab_comm.forward_bytes;
+      chunk.pp_backward_bytes = vocab_comm.backward_bytes;
     }
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype

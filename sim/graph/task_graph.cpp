@@ -227,7 +227,10 @@ class Builder {
   }
 
   bool crosses_servers(RankGroup g) const {
-    return g == RankGroup::tp ? costs_.tp_inter_node : g == RankGroup::cp ? costs_.cp_inter_node : costs_.ep_inter_node;
+    return g == RankGroup::tp   ? costs_.tp_inter_node
+           : g == RankGroup::cp ? costs_.cp_inter_node
+           : g == RankGroup::pp ? costs_.p2p_inter_node
+                                : costs_.ep_inter_node;
   }
 
   // One side (send or receive) of a pipeline transfer, met by the other at rendezvous `rv`.
@@ -414,7 +417,10 @@ class Builder {
         // ring's exposed part, the all-gather/reduce-scatter of K/V (AttnFuncWithCPAndKVAllGather:
         // "KV all-gather between CP ranks is exposed") and Ulysses' all-to-alls
         // (flash_attn_a2a_communicate: the attention waits for every one) stay serial.
-        const std::array<InLayer, 5> comms = {
+        // The pipeline group's synchronous collectives (the interlaced pipeline's, ChunkCosts::
+        // pp_forward_s) are priced alone: the replay's groups are a stage's ranks, the other
+        // stages' arrival is the schedule's own order.
+        const std::array<InLayer, 6> comms = {
             InLayer{is_forward ? cc.tp_forward_s : cc.tp_backward_s,
                     is_forward ? cc.tp_forward_bytes : cc.tp_backward_bytes, SpanCategory::tp_comm, false},
             InLayer{is_forward ? cc.cp_forward_s : cc.cp_backward_s,
@@ -426,7 +432,9 @@ class Builder {
                     true},
             InLayer{is_forward ? cc.tp_hidden_forward_s : cc.tp_hidden_backward_s,
                     is_forward ? cc.tp_hidden_forward_bytes : cc.tp_hidden_backward_bytes, SpanCategory::tp_comm,
-                    true}};
+                    true},
+            InLayer{is_forward ? cc.pp_forward_s : cc.pp_backward_s,
+                    is_forward ? cc.pp_forward_bytes : cc.pp_backward_bytes, SpanCategory::pp_comm, false}};
         int last = last_piece;
         IdList beside;  // collectives running beside the compute
         for (const auto& [dur, bytes, ccat, hidden] : comms) {
@@ -434,6 +442,7 @@ class Builder {
           Task& task = add_new(s, w.chunk, w.microbatch, Stream::tp_comm, ccat, w.kind, dur);
           task.group = ccat == SpanCategory::tp_comm   ? RankGroup::tp
                        : ccat == SpanCategory::cp_comm ? RankGroup::cp
+                       : ccat == SpanCategory::pp_comm ? RankGroup::pp
                                                        : RankGroup::ep;
           // A group across servers runs on the NICs and shares them (tier 1); inside a server
           // on the server fabric (tier 0, counted only: nothing shares it in the replay).
@@ -903,9 +912,9 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
                           : 1;
       if (!weight) {
         n += forward ? (cc.tp_forward_s > 0) + (cc.cp_forward_s > 0) + (cc.ep_forward_s > 0) +
-                           (cc.cp_hidden_forward_s > 0) + (cc.tp_hidden_forward_s > 0)
+                           (cc.cp_hidden_forward_s > 0) + (cc.tp_hidden_forward_s > 0) + (cc.pp_forward_s > 0)
                      : (cc.tp_backward_s > 0) + (cc.cp_backward_s > 0) + (cc.ep_backward_s > 0) +
-                           (cc.cp_hidden_backward_s > 0) + (cc.tp_hidden_backward_s > 0);
+                           (cc.cp_hidden_backward_s > 0) + (cc.tp_hidden_backward_s > 0) + (cc.pp_backward_s > 0);
       }
       // A send and a receive when the item's input comes from another stage (connect_stage).
       const bool has_input = forward ? vs != 0 : !weight && vs != vstages - 1;
@@ -934,7 +943,8 @@ StepTimeBound step_time_bound(const PipelineCosts& costs, double compute_stretch
                                      (costs.tp_inter_node ? kMaxFlowsPerLink : 1.0) +
                                  (cc.cp_forward_s + cc.cp_backward_s + cc.cp_hidden_forward_s + cc.cp_hidden_backward_s) *
                                      (costs.cp_inter_node ? kMaxFlowsPerLink : 1.0) +
-                                 (cc.ep_forward_s + cc.ep_backward_s) * (costs.ep_inter_node ? kMaxFlowsPerLink : 1.0);
+                                 (cc.ep_forward_s + cc.ep_backward_s) * (costs.ep_inter_node ? kMaxFlowsPerLink : 1.0) +
+                                 (cc.pp_forward_s + cc.pp_backward_s) * (costs.p2p_inter_node ? kMaxFlowsPerLink : 1.0);
       comm += m * collectives;
       compute += m * costs.pair_overlap_slowdown * (cc.ep_forward_s + cc.ep_backward_s);  // F&B pairs (pair_slowdown_s)
       if (costs.num_stages() > 1) comm += m * 4 * costs.p2p_s * p2p_share;  // a send and a receive, each way

@@ -574,14 +574,6 @@ void fill_published_dimensions(MeasuredRun& run, std::vector<std::string>& defau
 // MindSpeed-LLM divides by 354 TFLOPS for any device named 910B (its flops_base.py).
 constexpr double kMindSpeedPeakFlops = 354e12;
 
-constexpr const char* kBigScience0220 =
-    "the model's layers and hidden size, which the source gives only through its logged TFLOPs (derivation in the "
-    "notes, held back: filled in, on Jean Zay's network (hardware/jean-zay-a100.yaml) the rows run 11-26% fast and "
-    "every group is out of the measured order); missing: what makes h=14400 with 96 heads 27% slower per FLOP than "
-    "h=13824 in the source's own table. Not the linears: the TP-8 shards 1800, 5400, 7200 are multiples of 8, which "
-    "an A100 fp16 sweep runs at full speed (EleutherAI cookbook, microbenchmarks.md 1c); head dim 150 (not a "
-    "multiple of 8) costs the attention GEMMs their measured factor, 0.1-0.5% of the step. Also missing: GEMM "
-    "efficiency at small M (mbs 1 -> 2 measures 6% faster, the replay 0.3%), for which no sweep of M alone is stored";
 }  // namespace
 
 const std::vector<UnsupportedEntry>& unsupported_runs() {
@@ -589,38 +581,6 @@ const std::vector<UnsupportedEntry>& unsupported_runs() {
   static const std::vector<UnsupportedEntry> entries = {
       {M::group, "narayanan21-fused-ops-175B",
        "the device count, plan and batch (the source gives none); operator fusion is not a plan setting"},
-      // The 02-20 tables' shape can be derived from the source (trends.yaml notes: NHIDDEN 14400,
-      // NHEADS 96, NLAYERS from the logged TFLOPs) and is held back. DeepSpeed's pipeline engine
-      // is priced (framework.cpp: TrainSchedule's 1F1B order, blocking partitioned sends, the DP
-      // reduction after the schedule, the tied-embedding all-reduce; tests/framework/
-      // deepspeed_train_schedule_test.cpp): against Megatron-LM's 1F1B on the same plan it adds
-      // 0.7% (bigsci-tr11-final-h14336-l72-dp8-pp6-mbs4: 97.06 -> 97.72 s). Filled in (2026-12-01), the 17 rows ran 26-40% fast on
-      // a DGX A100's network; on Jean Zay's (hardware/jean-zay-a100.yaml: 4 x Omni-Path 100 Gb/s, NCCL's
-      // measured 5.07 GB/s busbw over 4 servers) they run 11-26% fast (the 02-23/24 rows of h 12288-14336,
-      // within +0.2..+6.3%), every group still out of the measured order: topology measured 1 : 1.102 :
-      // 0.971 : 1.074 : 0.982 : 1.053 : 1.170 : 1.043 : 0.912 (dp12-pp4 .. dp4-pp12), replayed 1 : 1.012 :
-      // 0.923 : 1.003 : 0.924 : 0.982 : 1.077 : 0.962 : 0.847; mbs 1/2/4/8 measured 1 : 0.939 :
-      // 0.947 : 1.048 (dp8-pp6) and 1 : 0.947 : 0.942 : 1.048 (dp4-pp11), replayed 1 : 0.999 :
-      // 0.905 : 0.953 and 1 : 0.999 : 0.904 : 0.956. What the replay lacks is in the kernels:
-      // the same source measures h=14400 (96 heads of 150) 27% slower per FLOP than h=13824
-      // (head dimension 144 with the slurm's 96 heads) on the same 40 nodes (its 'tile and wave
-      // quantization' table). 2026-12-01: the A100 GEMM alignment is now measured (EleutherAI
-      // cookbook @ 27dff48, the sweeps behind Anthony et al. 2024; microbenchmarks.md 1c): in fp16
-      // the step is at 8 elements, not 64, so the linears' TP-8 shards of 14400 (1800, 5400, 7200,
-      // multiples of 8) pay nothing, and a dim that is not a multiple of 8 runs at 0.66 (the A100
-      // files' misaligned_factor). Head dim 150 is such a dim: its batched QK^T and PV now pay it
-      // (the cookbook's bmm at hd 150 ran 0.81 and 0.72 of its aligned neighbours). Filled in, the
-      // 17 rows move by 0.1-0.4 points (MAPE 18.7% -> 18.3%, -26.2..-11.3%), every group still out of
-      // the measured order (topology replayed 1 : 1.013 : 0.923 : 1.003 : 0.924 : 0.983 : 1.078 :
-      // 0.963 : 0.848). Charging the shards too (the guide's 128-byte rule with the same 0.66) would
-      // bring them within -3.5..+11.6%, but the sweep measures multiples of 8 on one curve with
-      // multiples of 64 (normalized 0.869 / 0.870): that would fit these rows, not the measurement,
-      // unless the CUDA 11 cuBLAS of early 2022 behaved otherwise, for which nothing is stored.
-      // Also missing: GEMM efficiency at small M (mbs 1 -> 2 measures 6% faster, the replay 0.3%;
-      // the cookbook's m_sweep grows M and K together). Fill them in when trainsim prices both.
-      {M::group, "bigscience-tr11-3d-topology-0220", kBigScience0220},
-      {M::group, "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220", kBigScience0220},
-      {M::group, "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220", kBigScience0220},
   };
   return entries;
 }

@@ -94,26 +94,28 @@ TEST_CASE("step-time MAPE per family and peak-memory MAPE stay within their boun
   }
 }
 
-TEST_CASE("every trend row simulates or is listed unsupported, and exactly 23 groups are compared",
+TEST_CASE("every trend row simulates or is listed unsupported, and exactly 26 groups are compared",
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
   CHECK(report.rows_failed == 0);
-  // 19: rows whose source leaves out what a scenario needs (the model's size, the device count);
-  // the zero-bubble paper's 1F1B-I rows, which simulate, are compared since 2026-12-06.
-  // The vocabulary-parallelism paper's 24 rows of its own schedules (vocab-1, vocab-2, interlaced)
-  // replay since plan.vocab_parallel (2026-12-06).
-  CHECK(report.rows_unsupported == 19);
-  // 27 groups, 23 compared: the vocabulary-parallelism paper's two 1F1B groups and its two groups
+  // 2: Narayanan et al.'s fused-operator rows, whose source gives no device count, plan or
+  // batch. The zero-bubble paper's 1F1B-I rows, which simulate, are compared since 2026-12-06;
+  // the vocabulary-parallelism paper's 24 rows of its own schedules (vocab-1, vocab-2,
+  // interlaced) replay since plan.vocab_parallel (2026-12-06); BigScience's 17 rows of 02-20,
+  // held back until 2026-12-06 though their shape is derived from the source (trends.yaml
+  // notes), are compared since (11-26% fast, the order exceptions below).
+  CHECK(report.rows_unsupported == 2);
+  // 27 groups, 26 compared: the vocabulary-parallelism paper's two 1F1B groups and its two groups
   // of vocabulary-parallel schedules (yeung25-*) among them.
   CHECK(report.groups.size() == 27);
-  CHECK(report.groups_compared == 23);
+  CHECK(report.groups_compared == 26);
   // Wrong memory verdicts, listed by validate: the Llama 3 rows ran with their gradients sharded,
   // which megatron-core's distributed optimizer does not do with PP (the rows' notes). A new
   // row predicted out of memory that ran fails here until its cause is named.
   CHECK(report.rows_predicted_oom ==
         std::vector<std::string>{"llama3-405b-8192gpu-dp64-s8192", "llama3-405b-16384gpu-dp128-s8192"});
-  CHECK(report.groups_unsupported == 4);
+  CHECK(report.groups_unsupported == 1);
   for (const auto& group : report.groups) {
     INFO(group.group);
     CHECK(group.failed == 0);
@@ -125,7 +127,7 @@ TEST_CASE("no trend group is predicted in the wrong order where the measured gap
           "[validation][accuracy]") {
   const auto report = validate_trends(load_measured_runs(kDir + "/tests/validation/trends.yaml"), shipped_hardware());
   INFO(format_trends(report));
-  // One exemption, named below (BMTrain on V100). The BigScience tr11 groups (micro-batch 2 vs 4, head counts) are in order
+  // The exemptions are named below. The BigScience tr11 groups (micro-batch 2 vs 4, head counts) are in order
   // since their rows carry the source's full recompute and DeepSpeed runs price the fork's
   // fused-softmax check (cost_model.cpp fork_fused_softmax_available).
   for (const auto& group : report.groups) {
@@ -149,6 +151,17 @@ TEST_CASE("no trend group is predicted in the wrong order where the measured gap
     // host, nor the SMs a waiting P2P kernel holds, nor the one hardware queue's issue order,
     // each tried and replayed without effect (issue 16 notes). Never to be fitted on these rows.
     if (group.group == "qi24-zb-t4-14.6B-p16") {
+      CHECK(group.significant_order_violation);  // remove the exception when this starts to fail
+      continue;
+    }
+    // The third, compared since 2026-12-06 (until then listed unsupported although their shape
+    // is derived from the source, which hid them): BigScience's 02-20 tables at h = 14400 with 96
+    // heads, 11-26% fast. Missing, as README "Validation" details: what makes h = 14400 27%
+    // slower per FLOP than h = 13824 in the source's own table (not the TP shards' alignment,
+    // which an A100 sweep measures at full speed), and GEMM efficiency at small M (micro-batch
+    // 1 -> 2 measures 6% faster, the replay 0.2%; issue 15). Never to be fitted on these rows.
+    if (group.group == "bigscience-tr11-3d-topology-0220" || group.group == "bigscience-tr11-mbs-sweep-194B-dp8-pp6-0220" ||
+        group.group == "bigscience-tr11-mbs-sweep-195B-dp4-pp11-0220") {
       CHECK(group.significant_order_violation);  // remove the exception when this starts to fail
       continue;
     }

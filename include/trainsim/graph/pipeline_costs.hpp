@@ -47,6 +47,9 @@ struct ChunkCosts {
   // part they do not hide is in cp_forward_s / cp_backward_s.
   double cp_hidden_forward_s = 0, cp_hidden_backward_s = 0;
   double ep_forward_s = 0, ep_backward_s = 0;
+  // Collectives over the pipeline group that the pass waits for, on the stage's own time
+  // (Vocabulary Parallelism's interlaced pipeline: vocab_parallel_comm), per micro-batch.
+  double pp_forward_s = 0, pp_backward_s = 0;
   // The bytes one rank moves on the network tier of each of the above (through its NIC when the
   // group spans servers, else over the server fabric), from the estimate that prices it
   // (CostFunctions::group_collective's tier_bytes): the replay counts them in the tier's
@@ -56,6 +59,7 @@ struct ChunkCosts {
   double cp_forward_bytes = 0, cp_backward_bytes = 0;
   double cp_hidden_forward_bytes = 0, cp_hidden_backward_bytes = 0;
   double ep_forward_bytes = 0, ep_backward_bytes = 0;
+  double pp_forward_bytes = 0, pp_backward_bytes = 0;
   // Host time issuing the chunk's kernels, one micro-batch (host_time below); the device waits
   // when it exceeds the compute.
   double host_forward_s = 0, host_backward_s = 0;
@@ -236,6 +240,7 @@ P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framewo
 // [s/cp(/tp), b] tokens a stage boundary carries.
 struct VocabParallelComm {
   double forward_s = 0, backward_s = 0;
+  double forward_bytes = 0, backward_bytes = 0;  // one rank's, on the pipeline group's tier
   // vocab-1 and vocab-2 run them on side streams under the transformer layers: they slow the
   // compute beside them (device.overlap_slowdown) and are exposed only past the pass. The
   // interlaced pipeline runs them synchronously (blocking broadcasts, vocab_output's
