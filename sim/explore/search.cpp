@@ -347,11 +347,8 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     bwd += t[1] * share * count[type];
   }
   const auto emb = layer_time(workload.embedding, false), head = layer_time(workload.head, false);
-  // The tokens a stage boundary carries: split by TP when sequence parallel, and by CP.
-  const double boundary_tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size /
-                                 plan.context_parallel_size /
-                                 (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
-  const double act = boundary_tokens * scenario.model.hidden_size * 2.0;
+  const double tokens = boundary_tokens(plan);
+  const double act = tokens * scenario.model.hidden_size * 2.0;
   if (plan.vocab_parallel != VocabParallel::none && pp > 1) {
     // Every stage runs both vocabulary shards and the pipeline group's collectives, as
     // pipeline_costs prices them.
@@ -360,7 +357,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     const auto collective = [&cost](CollectiveKind kind, CommGroup group, double bytes) {
       return cost.group_collective(kind, group, bytes);
     };
-    const VocabParallelComm comm = vocab_parallel_comm(plan, framework, boundary_tokens, scenario.model.hidden_size, collective);
+    const VocabParallelComm comm = vocab_parallel_comm(plan, framework, tokens, scenario.model.hidden_size, collective);
     const double slowdown = scenario.hardware.device.overlap_slowdown;
     fwd += comm.added_s(fwd, comm.forward_s, slowdown);
     bwd += comm.added_s(bwd, comm.backward_s, slowdown);

@@ -319,6 +319,11 @@ P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framewo
                                                                                         : P2pExchange::blocking;
 }
 
+double boundary_tokens(const ParallelPlan& plan) {
+  return static_cast<double>(plan.seq_length) * plan.micro_batch_size / plan.context_parallel_size /
+         (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
+}
+
 VocabParallelComm vocab_parallel_comm(const ParallelPlan& plan, const FrameworkEntry& framework, double tokens,
                                       double hidden_size,
                                       const std::function<GroupCollective(CollectiveKind, CommGroup, double)>& collective) {
@@ -436,10 +441,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
   // Activations (or gradients) crossing a stage boundary: s*b*h 16-bit values, split by
   // TP when sequence parallel scatters them and by CP.
-  const double boundary_tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size /
-                                 plan.context_parallel_size /
-                                 (plan.sequence_parallel ? plan.tensor_model_parallel_size : 1);
-  const double act = boundary_tokens * scenario.model.hidden_size * 2.0;
+  const double act = boundary_tokens(plan) * scenario.model.hidden_size * 2.0;
   const FrameworkEntry& pipe_framework = framework_entry(plan.framework);
   // DeepSpeed's pipeline engine sends each TP rank's 1/TP slice; the receiver rebuilds the
   // whole tensor (zeros, all-gather over TP, clone) before the compute that needs it.
@@ -543,7 +545,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   const bool vocab_everywhere = plan.vocab_parallel != VocabParallel::none;
   VocabParallelComm vocab_comm;
   if (vocab_everywhere && p > 1 && cost.group_collective)
-    vocab_comm = vocab_parallel_comm(plan, framework, boundary_tokens, scenario.model.hidden_size, cost.group_collective);
+    vocab_comm = vocab_parallel_comm(plan, framework, boundary_tokens(plan), scenario.model.hidden_size, cost.group_collective);
 
   std::vector<BucketedGradients> bucketed;
   int layer = 0;

@@ -127,7 +127,7 @@ TEST_CASE("Vocabulary Parallelism spreads the output layer's work and weights ev
   ParallelPlan plan = interlaced_scenario.plan;
   derive_plan(plan, interlaced_scenario.num_devices);
   const CostModel cost(interlaced_scenario.hardware, plan, interlaced_scenario.num_devices);
-  const double tokens = static_cast<double>(plan.seq_length) * plan.micro_batch_size;
+  const double tokens = boundary_tokens(plan);
   const VocabParallelComm comm = vocab_parallel_comm(
       plan, framework_entry(plan.framework), tokens, h,
       [&cost](CollectiveKind k, CommGroup g, double bytes) { return cost.group_collective(k, g, bytes); });

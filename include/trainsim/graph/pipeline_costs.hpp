@@ -230,6 +230,10 @@ void make_p2p_blocking(PipelineCosts& costs);
 // plan.overlap_p2p_comm; every other case keeps its own streams.
 P2pExchange p2p_exchange(const ParallelPlan& plan, const FrameworkEntry& framework, int chunks);
 
+// The tokens a stage boundary carries (activations, or their gradients, of s*b*h 16-bit
+// values): split by TP when sequence parallel scatters them, and by CP.
+double boundary_tokens(const ParallelPlan& plan);
+
 // Vocabulary Parallelism's pipeline-group collectives for one micro-batch, the same on every
 // stage (plan.vocab_parallel; sail-sg/VocabularyParallelism @ 6191c3bf,
 // vocab_parallel_schedule.py). Forward: the last stage's output broadcast (fp32 with the loss
