@@ -3,6 +3,7 @@
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/explore/explain.hpp"
 #include "trainsim/plan/plan_check.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 
@@ -176,4 +177,21 @@ TEST_CASE("explain offers PyTorch's other rotate method on a torchtitan plan wit
   mcore.push_back({"plan.fp8_recipe", "delayed"});
   for (const auto& c : explain(load("llama3-70b-h100-256-torchtitan.yaml", mcore)).counterfactuals)
     CHECK(c.what.find("rotate method") == std::string::npos);
+}
+
+TEST_CASE("explain offers the vocabulary split on a 1F1B pipeline where the framework has it and it fits",
+          "[explore][vocab]") {
+  // LLaMA-2 7B, PP 2 under megatron-core: the split is offered, at the replay's step for the plan
+  // with plan.vocab_parallel: vocab-2; MindSpeed (no split) and a plan already split are not.
+  const Scenario mcore = load("default.yaml", {{"plan.framework", "megatron-core"}});
+  const auto e = explain(mcore);
+  const Counterfactual& c = find(e, "vocabulary split over the stages");
+  Scenario split = mcore;
+  split.plan.vocab_parallel = VocabParallel::vocab_2;
+  CHECK(c.step_time_s == Approx(simulate(split).metrics.step_time_s).epsilon(1e-9));
+  CHECK(c.saving > 0);
+  for (const Scenario& s : {load("default.yaml", {{"plan.framework", "mindspeed"}}),
+                            load("default.yaml", {{"plan.framework", "megatron-core"},
+                                                                        {"plan.vocab_parallel", "vocab-2"}})})
+    for (const auto& other : explain(s).counterfactuals) CHECK(other.what.find("vocabulary split") == std::string::npos);
 }

@@ -71,7 +71,7 @@ TEST_CASE("search enumerates every schedule and every interleaving depth the lay
 TEST_CASE("search tries Vocabulary Parallelism's three splits on 1F1B where the framework and the model allow them",
           "[schedule][search][vocab]") {
   // LLaMA-2 7B (untied) on 8 devices: under megatron-core every 1F1B plan with PP > 1 comes in
-  // the four splits, nothing else carries one; MindSpeed (the scenario's) has none, and a model
+  // the four splits, nothing else carries one; MindSpeed has none, and a model
   // that ties its embeddings none either (the fork asserts untied).
   Scenario s = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
                              {{"plan.framework", "megatron-core"}, {"plan.global_batch_size", "16"}});
