@@ -158,12 +158,17 @@ struct RowReader {
     return value;
   }
 
-  // A measured figure: null or a finite number > 0 (a 0 gave an error of "+inf%").
-  std::optional<double> measured(const YAML::Node& parent, const char* key, const std::string& path) const {
+  // A measured figure: null or a finite number > 0 (a 0 gave an error of "+inf%"), at most
+  // `maximum` where a larger one would overflow what it is converted to.
+  std::optional<double> measured(const YAML::Node& parent, const char* key, const std::string& path,
+                                 double maximum = std::numeric_limits<double>::max()) const {
     auto value = optional<double>(parent, key, path);
-    if (value && !(std::isfinite(*value) && *value > 0)) {
+    if (value && !(std::isfinite(*value) && *value > 0 && *value <= maximum)) {
+      const std::string valid = maximum < std::numeric_limits<double>::max()
+                                    ? "a number > 0 and at most " + format_number("%g", maximum)
+                                    : "a finite number > 0";
       problems.push_back(at(parent[key], path + "." + key,
-                            parent[key].Scalar() + " is not a measurement; valid: a finite number > 0, or null"));
+                            parent[key].Scalar() + " is not a measurement; valid: " + valid + ", or null"));
       return std::nullopt;
     }
     return value;
@@ -340,8 +345,11 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
     run.mfu = read.utilization(measured, "mfu", mm);
     run.hfu = read.utilization(measured, "hfu", mm);
     run.tokens_per_s_per_device = read.measured(measured, "tokens_per_s_per_device", mm);
-    run.memory_gb = read.measured(measured, "memory_gb", mm);
-    run.memory_gib = read.measured(measured, "memory_gib", mm);
+    // A device's memory in GB: a million is 5,000x the largest HBM (B200's 192 GB); 1e300 GB
+    // overflowed to inf bytes (a fuzzer finding).
+    constexpr double kMaxDeviceMemoryGb = 1e6;
+    run.memory_gb = read.measured(measured, "memory_gb", mm, kMaxDeviceMemoryGb);
+    run.memory_gib = read.measured(measured, "memory_gib", mm, kMaxDeviceMemoryGb);
     run.memory_of = read.text(measured, "memory_of");
     if (const auto measure = read.optional<std::string>(measured, "memory_measure", mm)) {
       const YAML::Node at = measured["memory_measure"];

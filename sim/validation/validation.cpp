@@ -429,13 +429,20 @@ RecomputeGranularity parse_recompute(const std::string& text) {
   return RecomputeGranularity::full;
 }
 
-// "full (block method, 1 layer per stage)" -> 1; 0 (all layers) when no count is given.
+// "full (block method, 1 layer per stage)" -> 1; 0 (all layers) when no count is given. A count
+// past int saturates (the plan check then names it as more layers than a stage has; stoi would
+// throw: a fuzzer finding).
 int recompute_layers_of(const std::string& text) {
   const auto at = text.find(" layer");
   if (at == std::string::npos) return 0;
   std::size_t begin = at;
   while (begin > 0 && std::isdigit(static_cast<unsigned char>(text[begin - 1]))) --begin;
-  return begin < at ? std::stoi(text.substr(begin, at - begin)) : 0;
+  long long count = 0;
+  for (std::size_t i = begin; i < at; ++i) {
+    count = count * 10 + (text[i] - '0');
+    if (count > std::numeric_limits<int>::max()) return std::numeric_limits<int>::max();
+  }
+  return static_cast<int>(count);
 }
 
 // The model, the other parallel sizes and the recomputation a quoted script sets, against the
