@@ -228,12 +228,10 @@ Explanation explain(const Scenario& scenario) {
                                          std::to_string(m / 2) + " per replica (the global batch kept, it fits)",
                                      outcome.step_time_s, step > 0 ? 1 - outcome.step_time_s / step : 0});
   }
-  // Vocabulary Parallelism (plan.vocab_parallel): a 1F1B pipeline's end stages carry the
-  // embedding and the output layer; where the framework splits them over the stages, the fork's
-  // default (vocab-2), shown only where it passes the plan checks and fits (evaluate_plan: one
-  // more micro-batch in flight).
-  if (plan.pipeline_model_parallel_size > 1 && plan.schedule == PipelineSchedule::one_f_one_b &&
-      plan.vocab_parallel == VocabParallel::none && framework_entry(plan.framework).vocab_parallel.value) {
+  // Vocabulary Parallelism (plan.vocab_parallel): the fork's default (vocab-2), shown only where
+  // it passes the plan checks (the framework has it, 1F1B, PP > 1, untied: check_plan inside
+  // evaluate_plan) and fits (one more micro-batch in flight).
+  if (plan.vocab_parallel == VocabParallel::none) {
     Scenario split = scenario;
     split.plan.vocab_parallel = VocabParallel::vocab_2;
     const PlanOutcome outcome = evaluate_plan(split);
