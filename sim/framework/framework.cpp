@@ -828,6 +828,16 @@ FrameworkEntry deepspeed() {
              "gradient is one partition, single_partition_of_fp32_groups[i].grad, made at the step and counted "
              "with the sharded optimizer state); Rajbhandari et al. 2020 (ZeRO) Section 3.1: '2Psi + 2Psi' "
              "for fp16 parameters and gradients"};
+  e.grad_accumulates_in_autograd = {
+      true, std::string(kDeepSpeedPipe) +
+                "runtime/zero/stage_1_and_2.py: the gradient hooks are registered only 'if "
+                "self.partition_gradients or self.overlap_comm' (overlap_comm defaults to stage == 3, "
+                "zero/config.py overlap_comm_valid), and reduce_ready_partitions_and_remove_grads does nothing "
+                "off the accumulation boundary without partition_gradients: ZeRO-0/1 gradients stay in .grad "
+                "over the micro-batches; ZeRO-2's copy_grads_in_partition keeps the rank's partition there and "
+                "clears the rest; the pipe engine runs torch.autograd.backward (pipe/engine.py "
+                "_exec_backward_pass). PyTorch torch/csrc/autograd/functions/accumulate_grad.h: once .grad "
+                "exists, 'variable_grad += new_grad'"};
   e.reduce_buffers_zero12_overlap = {
       2, at(kDeepSpeed,
             "deepspeed/runtime/zero/stage_1_and_2.py setup_buckets: with contiguous_gradients (config.py default "
@@ -1856,6 +1866,21 @@ double grad_buffer_bytes_per_param(const FrameworkEntry& framework, const Parall
   return megatron_grad_bytes(plan);
 }
 
+double bf16_grad_fold_bytes(const FrameworkEntry& framework, const ParallelPlan& plan) {
+  return plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer
+             ? framework.bf16_grad_fold_bytes_per_param.value
+             : 0.0;
+}
+
+double autograd_grad_accumulation_share(const FrameworkEntry& framework, const ParallelPlan& plan) {
+  if (!framework.grad_accumulates_in_autograd.value || framework.main_grad_accumulation.value) return 0;
+  if (plan.zero_stage >= 3 || bf16_grad_fold_bytes(framework, plan) > 0) return 0;
+  const int m = plan.num_microbatches();
+  if (m <= 1) return 0;
+  const double kept = plan.zero_stage == 2 ? 1.0 / std::max(1, plan.data_parallel_size) : 1.0;
+  return kept * (m - 1) / m;
+}
+
 double grad_reduce_bytes_per_param(const FrameworkEntry& framework, const ParallelPlan& plan) {
   if (framework.grad_reduce_bytes.value > 0) return framework.grad_reduce_bytes.value;
   return megatron_grad_bytes(plan);
@@ -1987,6 +2012,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("grad_buffer_bytes", e.grad_buffer_bytes.source);
     add("gradient_accumulation_fusion", e.gradient_accumulation_fusion.source);
     add("main_grad_accumulation", e.main_grad_accumulation.source);
+    add("grad_accumulates_in_autograd", e.grad_accumulates_in_autograd.source);
     add("vocab_parallel", e.vocab_parallel.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);

@@ -532,10 +532,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
   // DeepSpeed's BF16_Optimizer (bf16 without ZeRO): after every micro-batch's backward, the
   // 16-bit gradients are folded into fp32 copies of the whole stage's parameters, on the
   // compute stream and before the gradient is sent back (the send is the next step's).
-  const double grad_fold_bytes_per_param =
-      plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer
-          ? framework.bf16_grad_fold_bytes_per_param.value
-          : 0.0;
+  const double grad_fold_bytes_per_param = bf16_grad_fold_bytes(framework, plan);
 
   // Vocabulary Parallelism (plan.vocab_parallel): every stage runs its shard of the embedding and
   // of the output layer for every micro-batch (workload.cpp builds the shards), and the pipeline

@@ -74,9 +74,7 @@ constexpr double kFp32GradBytes = 4.0;
 // Bytes per parameter of the gradients a stage keeps, by what its framework does.
 double gradient_bytes_per_param(const ParallelPlan& plan, const FrameworkEntry& framework) {
   double bytes = grad_buffer_bytes_per_param(framework, plan);
-  const bool bf16_fold = plan.precision == Precision::bf16 && plan.zero_stage == 0 && !plan.use_distributed_optimizer &&
-                         framework.bf16_grad_fold_bytes_per_param.value > 0;
-  if (bf16_fold) bytes += kFp32GradBytes;
+  if (bf16_grad_fold_bytes(framework, plan) > 0) bytes += kFp32GradBytes;
   return bytes;
 }
 

@@ -1642,11 +1642,28 @@ namespace {
 // it says so (device.gemm.accumulator_read_exposed). Unfused,
 // the GEMM writes a fresh 16-bit gradient and the DDP hook's main_grad.add_(grad) reads it and the
 // buffer and writes the buffer, a kernel of its own after the GEMM. A framework without the fusion
-// (DeepSpeed, FSDP) takes autograd's gradient, the 16-bit write gemm_op counts; what its hooks do
-// with it is priced in its own entry (framework.cpp).
+// (DeepSpeed, FSDP) takes autograd's gradient, the 16-bit write gemm_op counts; where .grad lives
+// across micro-batches (FrameworkEntry::grad_accumulates_in_autograd: DeepSpeed's ZeRO-0/1/2),
+// autograd's AccumulateGrad adds the fresh gradient into it, read 2 + 2 and write 2 bytes, on
+// autograd_grad_accumulation_share of each micro-batch's gradients; what else its hooks do with it
+// is priced in its own entry (framework.cpp).
 void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& layer) {
   const FrameworkEntry& framework = framework_entry(p.framework);
-  if (!framework.main_grad_accumulation.value) return;
+  if (!framework.main_grad_accumulation.value) {
+    const double share = autograd_grad_accumulation_share(framework, p);
+    if (share <= 0) return;
+    for (Op& op : layer.ops) {
+      // A tied LM head's gradient goes into the embedding's .grad, whose add build_embedding prices.
+      if (op.op_class != OpClass::gemm || op.backward_weight_flops <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0 ||
+          op.weight_tensors <= 0)
+        continue;
+      const double elements =
+          std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
+      op.weight_grad_add_bytes = share * 3.0 * kHalf * elements;
+      op.backward_bytes += op.weight_grad_add_bytes;
+    }
+    return;
+  }
   const double buffer = grad_buffer_bytes_per_param(framework, p);
   const bool fused = framework.gradient_accumulation_fusion.value && p.gradient_accumulation_fusion;
   for (Op& op : layer.ops) {

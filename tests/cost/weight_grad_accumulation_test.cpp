@@ -135,3 +135,48 @@ TEST_CASE("an fp16 Megatron run accumulates into an fp16 buffer unless it asks f
   // A framework with a buffer of its own keeps it whatever the precision (DeepSpeed's 16-bit .grad).
   CHECK(grad_buffer_bytes_per_param(framework_entry(Framework::deepspeed), fp32) == 2);
 }
+
+TEST_CASE("DeepSpeed's ZeRO-0/1 add every micro-batch's gradient after the first into .grad, ZeRO-2 its "
+          "partition, ZeRO-3, the bf16 fold and FSDP none",
+          "[model][cost][grad_accumulation]") {
+  // DP 8, micro-batch 1, global batch 64: m = 8 micro-batches, 7 of which add into the .grad
+  // the first one left (PyTorch's AccumulateGrad: read 2 + 2, write 2 bytes an element).
+  ParallelPlan p = plan(2, 1, 8, 1, 64, 4096);
+  p.framework = Framework::deepspeed;
+  p.precision = Precision::fp16;
+  REQUIRE(p.num_microbatches() == 8);
+  const FrameworkEntry& deepspeed = framework_entry(Framework::deepspeed);
+  REQUIRE(deepspeed.grad_accumulates_in_autograd.value);
+  REQUIRE_FALSE(deepspeed.main_grad_accumulation.value);
+  auto share = [&](int zero, Precision precision) {
+    ParallelPlan q = p;
+    q.zero_stage = zero;
+    q.precision = precision;
+    return autograd_grad_accumulation_share(deepspeed, q);
+  };
+  CHECK(share(0, Precision::fp16) == Approx(7.0 / 8));
+  CHECK(share(1, Precision::fp16) == Approx(7.0 / 8));
+  CHECK(share(1, Precision::bf16) == Approx(7.0 / 8));
+  CHECK(share(2, Precision::fp16) == Approx(7.0 / 8 / 8));  // the rank's 1/DP partition
+  CHECK(share(3, Precision::fp16) == 0);
+  CHECK(share(0, Precision::bf16) == 0);  // BF16_Optimizer folds into fp32 and clears .grad
+  ParallelPlan one = p;
+  one.global_batch_size = 8;  // one micro-batch a step: nothing kept from before
+  CHECK(autograd_grad_accumulation_share(deepspeed, one) == 0);
+  for (Framework f : {Framework::fsdp, Framework::megatron_core, Framework::bmtrain}) {
+    ParallelPlan q = p;
+    q.framework = f;
+    CHECK(autograd_grad_accumulation_share(framework_entry(f), q) == 0);
+  }
+
+  p.zero_stage = 1;
+  const Op op = first_weight_gemm(build_workload(llama2_7b(), p));
+  const double n = weight_elements(op);
+  CHECK(op.weight_grad_accumulator_read_bytes == 0);
+  CHECK(op.weight_grad_add_bytes == Approx(7.0 / 8 * 6 * n).epsilon(1e-12));
+  ParallelPlan zero3 = p;
+  zero3.zero_stage = 3;
+  const Op sharded = first_weight_gemm(build_workload(llama2_7b(), zero3));
+  CHECK(sharded.weight_grad_add_bytes == 0);
+  CHECK(op.backward_bytes - sharded.backward_bytes == Approx(op.weight_grad_add_bytes).epsilon(1e-12));
+}

@@ -286,6 +286,14 @@ struct FrameworkEntry {
   // main_grad.add_(grad)); false: autograd's .grad is the gradient (a framework's own handling of
   // it is priced in its entry).
   Sourced<bool> main_grad_accumulation{false, "the weight gradient is autograd's .grad"};
+  // Where the weight gradient is autograd's .grad (main_grad_accumulation false): whether .grad
+  // lives across the step's micro-batches, so that every micro-batch after the first adds its
+  // fresh 16-bit gradient into it (PyTorch's AccumulateGrad, `variable_grad += new_grad` once
+  // .grad exists: read 2 + 2, write 2 bytes an element), a kernel of its own after the wgrad
+  // GEMM. Under ZeRO-2 only the rank's own partition keeps its .grad (the others are cleared
+  // once reduced); ZeRO-3 and the bf16 fold (bf16_grad_fold_bytes_per_param) clear it.
+  // false: the framework frees or moves the gradient every micro-batch (FSDP's reduce-scatter).
+  Sourced<bool> grad_accumulates_in_autograd{false, "the 16-bit .grad does not live across micro-batches"};
   // Whether plan.vocab_parallel runs: the vocabulary layers split over the pipeline stages with
   // their S and T passes in the 1F1B order (sail-sg/VocabularyParallelism, a fork of
   // Megatron-Core with --enable-vocab-parallel).
@@ -485,6 +493,15 @@ double grad_reduce_bytes_per_param(const FrameworkEntry& framework, const Parall
 // grad_buffer_bytes, or where that is 0 Megatron's rule (fp32 where the plan accumulates in fp32,
 // which bf16 and FP8 force; an fp16 run's parameters' 2 bytes otherwise).
 double grad_buffer_bytes_per_param(const FrameworkEntry& framework, const ParallelPlan& plan);
+// Bytes per parameter DeepSpeed's BF16_Optimizer moves folding every micro-batch's 16-bit
+// gradients into their fp32 copies (bf16_grad_fold_bytes_per_param: bf16 without ZeRO or the
+// distributed optimizer), 0 where the plan does not run it.
+double bf16_grad_fold_bytes(const FrameworkEntry& framework, const ParallelPlan& plan);
+// The share of one micro-batch's weight gradients that autograd adds into a .grad kept from the
+// micro-batches before (grad_accumulates_in_autograd): (m - 1) / m of the step's micro-batches
+// add, the first takes the fresh gradient as .grad; ZeRO-2 keeps only the rank's 1/DP partition;
+// 0 under ZeRO-3, the bf16 fold, or a framework that keeps no .grad across micro-batches.
+double autograd_grad_accumulation_share(const FrameworkEntry& framework, const ParallelPlan& plan);
 
 // The device memory traffic of one optimizer step, in bytes: over the optimizer's shard, Adam's
 // 30 per parameter and the framework's step_grad_shard_passes (the device's step: unused when
