@@ -30,4 +30,4 @@ trainsim_cli_test(huge_global_batch_is_refused_not_hung 2 "plan.global_batch_siz
 trainsim_cli_test(vocab_parallel_needs_1f1b 2 "--set: plan.vocab_parallel: runs on 1F1B only .*not schedule zb-h1; valid: none, or schedule: 1f1b"
   run scenarios/default.yaml --set plan.vocab_parallel=vocab-2 --set plan.schedule=zb-h1)
 trainsim_cli_test(vocab_parallel_shows_in_the_plan 0 "plan: TP1 PP2 DP4, 1f1b vocab-1, mbs 1"
-  run scenarios/default.yaml --set plan.vocab_parallel=vocab-1)
+  run scenarios/default.yaml --set plan.framework=megatron-core --set plan.vocab_parallel=vocab-1)

@@ -46,6 +46,7 @@ TEST_CASE("compare: vocab-1, vocab-2 and interlaced are 1F1B with plan.vocab_par
   CHECK_THROWS_WITH(parse_schedule_list("vocab-3"), Catch::Contains("vocab-1, vocab-2, interlaced"));
 
   Scenario s = load_default();  // LLaMA-2 7B, PP 2: the head on the last stage unbalances 1F1B
+  s.plan.framework = Framework::megatron_core;  // the split is the Megatron-Core fork's
   s.plan.vocab_parallel = VocabParallel::vocab_2;
   const auto rows = compare_schedules(s, c);
   for (const auto& r : rows) REQUIRE(r.outcome.status == PlanStatus::ok);

@@ -162,7 +162,7 @@ TEST_CASE("plan.overlap_p2p_comm: a boolean, and false needs more than two stage
     REQUIRE_FALSE(e.diagnostics().empty());
     CHECK(e.diagnostics()[0].key_path == "plan.overlap_p2p_comm");
     CHECK(e.diagnostics()[0].problem ==
-          "false with the interleaved schedule needs pipeline_model_parallel_size > 2 (it is 2) in megatron-core: "
+          "false with the interleaved schedule needs pipeline_model_parallel_size > 2 (it is 2) in mindspeed: "
           "arguments.py asserts it, to avoid 'multiple p2p sends and recvs between same 2 ranks per communication "
           "batch'");
   }

@@ -23,6 +23,7 @@ const std::string kDir = TRAINSIM_SOURCE_DIR;
 // LLaMA-2 7B (untied, 32000 words) on one 910B3 server, TP1 PP4 DP2, 16 micro-batches.
 Scenario pipeline(VocabParallel vocab) {
   Scenario s = load_scenario(kDir + "/scenarios/default.yaml");
+  s.plan.framework = Framework::megatron_core;  // the fork is Megatron-Core's; MindSpeed has no split
   s.plan.pipeline_model_parallel_size = 4;
   s.plan.data_parallel_size = 2;
   s.plan.global_batch_size = 32;

@@ -46,7 +46,7 @@ check(math.isfinite(step["mfu"]) and 0 < step["mfu"] < 1, "MFU in (0, 1)")
 
 # A dict scenario gives the same answer as the file it was read from.
 as_dict = {"model": "models/llama2-7b.yaml", "hardware": "hardware/ascend-910b3.yaml", "num_devices": 8,
-           "plan": {"tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2, "micro_batch_size": 2,
+           "plan": {"framework": "mindspeed", "tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 2, "micro_batch_size": 2,
                     "global_batch_size": 128, "seq_length": 4096, "sequence_parallel": False,
                     "use_distributed_optimizer": True, "overlap_grad_reduce": True, "use_flash_attn": True,
                     "recompute_granularity": "none", "schedule": "1f1b", "precision": "bf16"},
