@@ -14,6 +14,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/version.hpp"
 #include "trainsim/cost/cost_model.hpp"
+#include "trainsim/framework/communicator.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/framework/launch.hpp"
 #include "trainsim/framework/offload.hpp"
@@ -358,7 +359,8 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
       return cost.group_collective(kind, group, bytes);
     };
     const VocabParallelComm comm = vocab_parallel_comm(plan, framework, tokens, scenario.model.hidden_size, collective);
-    const double slowdown = scenario.hardware.device.overlap_slowdown;
+    const double slowdown =
+        scenario.hardware.device.overlap_slowdown + comm_compute_share(scenario, plan, false).pp;
     fwd += comm.added_s(fwd, comm.forward_s, slowdown);
     bwd += comm.added_s(bwd, comm.backward_s, slowdown);
   } else {

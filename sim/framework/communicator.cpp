@@ -107,6 +107,10 @@ const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware) {
 }
 
 CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node) {
+  return comm_compute_share(scenario, scenario.plan, p2p_inter_node);
+}
+
+CommComputeShare comm_compute_share(const Scenario& scenario, const ParallelPlan& plan, bool p2p_inter_node) {
   const HardwareSpec& hw = scenario.hardware;
   const CommLibraryFigures& lib = comm_library_for(hw);
   const int units = hw.device.compute_units;
@@ -119,7 +123,7 @@ CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_nod
   auto group = [&](CommGroup g) {
     GroupShape shape;
     try {
-      shape = group_shape(scenario.plan, scenario.num_devices, per_node, nics, g);
+      shape = group_shape(plan, scenario.num_devices, per_node, nics, g);
     } catch (const ConfigError&) {  // a plan not yet checked: taken as inside one server
       return share(lib.local_units);
     }
@@ -131,6 +135,7 @@ CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_nod
   out.cp = group(CommGroup::cp);
   out.ep = group(CommGroup::ep);
   out.dp = group(CommGroup::dp);
+  out.pp = group(CommGroup::pp);
   out.p2p = share(p2p_inter_node ? lib.units_per_nic : lib.local_units);
   out.tp_overlap = share(lib.tp_overlap_units);
   return out;

@@ -625,8 +625,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
       chunk.backward_input_s += slowdown * chunk.ep_backward_s;
     }
     if (vocab_everywhere && vocab_comm.hidden) {
-      chunk.forward_s += vocab_comm.added_s(chunk.forward_s, vocab_comm.forward_s, slowdown);
-      chunk.backward_input_s += vocab_comm.added_s(chunk.backward_input_s, vocab_comm.backward_s, slowdown);
+      // Beside the pass they hold the pipeline group's compute units too (NCCL's CTAs,
+      // comm_compute_share), as every other hidden collective does in the replay.
+      const double vocab_slowdown = slowdown + share.pp;
+      chunk.forward_s += vocab_comm.added_s(chunk.forward_s, vocab_comm.forward_s, vocab_slowdown);
+      chunk.backward_input_s += vocab_comm.added_s(chunk.backward_input_s, vocab_comm.backward_s, vocab_slowdown);
     } else if (vocab_everywhere) {
       chunk.pp_forward_s = vocab_comm.forward_s;
       chunk.pp_backward_s = vocab_comm.backward_s;

@@ -188,6 +188,22 @@ TEST_CASE("NCCL holds 16 SMs inside a server, 2 per NIC across, HCCL (SDMA) no A
   const CommComputeShare w = comm_compute_share(wide, true);
   CHECK(w.dp == Approx(2.0 * 4 / 132));
   CHECK(w.tp == Approx(16.0 / 132));
+  CHECK(w.pp == 0);  // PP 1: no group
+  // The pipeline group's collectives (Vocabulary Parallelism's), for the plan given, not the
+  // scenario's: PP 8 on one server, then PP 4 over four servers with one rank in each (Megatron's
+  // order puts PP outermost: TP 8 x DP 2 ranks apart).
+  const Scenario server = load_scenario(h100);
+  ParallelPlan pipelined = server.plan;
+  pipelined.tensor_model_parallel_size = 1;
+  pipelined.context_parallel_size = 1;
+  pipelined.pipeline_model_parallel_size = 8;
+  pipelined.data_parallel_size = 1;
+  CHECK(comm_compute_share(server, pipelined, true).pp == Approx(16.0 / 132));
+  pipelined = wide.plan;
+  pipelined.tensor_model_parallel_size = 8;
+  pipelined.pipeline_model_parallel_size = 4;
+  pipelined.data_parallel_size = 2;
+  CHECK(comm_compute_share(wide, pipelined, true).pp == Approx(2.0 / 132));
   const CommComputeShare ascend = comm_compute_share(load_scenario(kRoot + "/scenarios/default.yaml"), true);
   CHECK(ascend.dp == 0);
   CHECK(ascend.tp == 0);

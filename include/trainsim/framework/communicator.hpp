@@ -47,10 +47,13 @@ const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware);
 // NICs). 0 when the device has no compute_units or the library takes none.
 struct CommComputeShare {
   double tp = 0, cp = 0, ep = 0, dp = 0;  // collectives of each group (dp: expert_dp alike)
+  double pp = 0;                          // a collective of the pipeline group (Vocabulary Parallelism's)
   double p2p = 0;                         // a pipeline send or receive
   double tp_overlap = 0;                  // a TP collective under tp_comm_overlap
 };
 CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node);
+// The same for `plan` on the scenario's hardware and devices (the search's candidates).
+CommComputeShare comm_compute_share(const Scenario& scenario, const ParallelPlan& plan, bool p2p_inter_node);
 
 struct Communicator {
   std::string group;  // "world", "tp", "cp", "dp", "pp", "ep", "expert_dp"

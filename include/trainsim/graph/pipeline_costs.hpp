@@ -250,7 +250,9 @@ struct VocabParallelComm {
   // interlaced pipeline runs them synchronously (blocking broadcasts, vocab_output's
   // sync_allreduce): on the stage's own time.
   bool hidden = false;
-  // What the collectives `comm_s` add to a pass of `pass_s`.
+  // What the collectives `comm_s` add to a pass of `pass_s`; `overlap_slowdown`: the share of the
+  // compute's speed they take while they run (the device's overlap_slowdown and the pipeline
+  // group's compute units, comm_compute_share).
   double added_s(double pass_s, double comm_s, double overlap_slowdown) const;
 };
 VocabParallelComm vocab_parallel_comm(const ParallelPlan& plan, const FrameworkEntry& framework, double tokens,
