@@ -828,6 +828,16 @@ FrameworkEntry deepspeed() {
              "gradient is one partition, single_partition_of_fp32_groups[i].grad, made at the step and counted "
              "with the sharded optimizer state); Rajbhandari et al. 2020 (ZeRO) Section 3.1: '2Psi + 2Psi' "
              "for fp16 parameters and gradients"};
+  e.sharded_grad_pass_bytes_per_param = {
+      8, std::string(kDeepSpeedPipe) +
+             "runtime/zero/: ZeRO-2/3 reduce every micro-batch's gradients as the backward makes them; with "
+             "contiguous_gradients (zero/config.py default True) each .grad is first copied into the bucket "
+             "(stage_1_and_2.py reduce_independent_p_g_buckets_and_remove_grads, stage3.py "
+             "__add_grad_to_ipg_bucket: new_grad_tensor.copy_, read 2 + write 2), and the bucket is pre-divided "
+             "by DP before its reduction (stage_1_and_2.py average_tensor tensor.div_, comm/"
+             "coalesced_collectives.py reduce_scatter_coalesced tensor_partition_flat_buffer.div_: read 2 + "
+             "write 2); ZeRO-3's interleaving torch.cat of the per-rank chunks before that division is not "
+             "counted"};
   e.grad_accumulates_in_autograd = {
       true, std::string(kDeepSpeedPipe) +
                 "runtime/zero/stage_1_and_2.py: the gradient hooks are registered only 'if "
@@ -914,6 +924,9 @@ FrameworkEntry deepspeed_2021() {
   e.name = "deepspeed-2021";
   e.versions = std::string(kDeepSpeed2021) + " on PyTorch 1.8";
   e.async_checkpoint = {false, "DeepSpeed 0.3-0.5 (2021) saves with torch.save, synchronously"};
+  e.sharded_grad_pass_bytes_per_param = {
+      0, at(kDeepSpeed2021, "not read from this version's code: its reduction copies are the list collectives' "
+                            "(zero3_list_collectives)")};
   e.eager_layer_norm = {false, "the 2021 Megatron-LM model under DeepSpeed 0.3: megatron/model/fused_layer_norm.py "
                                "MixedFusedLayerNorm (fused_mix_prec_layer_norm_cuda; NVIDIA/Megatron-LM @ b84d7a9012)"};
   e.launch = {};  // a past version: its launch is deepspeed's (today's)

@@ -639,7 +639,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
     // FSDP: every micro-batch, each unit's unsharded gradient is cast to the reduction dtype
     // and pre-divided before its reduce-scatter (FrameworkEntry::sharded_grad_pass_bytes_per_param),
-    // in FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2) alike: the same post-backward hook.
+    // in FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2) alike: the same post-backward hook;
+    // DeepSpeed's ZeRO-2/3 copy each gradient into the reduction bucket and pre-divide it.
     // FSDP runs these on its post-backward stream beside the next unit's backward; a
     // full-grid memory-bound kernel shares the SMs and HBM with it: priced as serial.
     if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&

@@ -330,6 +330,34 @@ TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weight
   CHECK(build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).stages[0].after_step_comm_s == 0);
 }
 
+TEST_CASE("DeepSpeed ZeRO-2/3 copy every micro-batch's gradients into the bucket and pre-divide them, 8 bytes a "
+          "parameter, ZeRO-0/1 and DeepSpeed 2021 do not",
+          "[graph][costs]") {
+  Fixture fx;
+  auto& plan = fx.scenario.plan;
+  plan.pipeline_model_parallel_size = 1;
+  plan.virtual_pipeline_model_parallel_size = 1;
+  plan.schedule = PipelineSchedule::one_f_one_b;
+  plan.use_distributed_optimizer = false;
+  plan.recompute_granularity = RecomputeGranularity::none;
+  fx.memory.stages.resize(1);
+  const auto f = linear_prices();
+  REQUIRE(framework_entry(Framework::deepspeed).sharded_grad_pass_bytes_per_param.value == 8);
+  REQUIRE(framework_entry(Framework::deepspeed_2021).sharded_grad_pass_bytes_per_param.value == 0);
+  const double params = 8 * 1e6 + 5e6 + 5e6;  // eight layers, embedding and head on one stage
+  auto weight_s = [&](Framework framework, int zero) {
+    plan.framework = framework;
+    plan.zero_stage = zero;
+    return build_pipeline_costs(fx.scenario, fx.workload, f, fx.memory).stages[0].chunks[0].backward_weight_s;
+  };
+  for (int zero : {2, 3}) {
+    INFO("ZeRO-" << zero);
+    CHECK(weight_s(Framework::deepspeed, zero) - weight_s(Framework::deepspeed_2021, zero) ==
+          Approx(params * 8 * 1e-12));
+  }
+  CHECK(weight_s(Framework::deepspeed, 1) == weight_s(Framework::deepspeed_2021, 1));
+}
+
 TEST_CASE("Pipeline costs mark PP and DP traffic inter-node only when the prices say it crosses servers",
           "[graph][costs][nic]") {
   Fixture fx;
