@@ -294,8 +294,11 @@ TEST_CASE("Overlapped TP communication slows the compute it hides under by the d
   }
 }
 
-TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weights after the step, the others do not",
-          "[graph][costs]") {
+namespace {
+
+// The fixture's eight layers, embedding and head on one stage, 1F1B, gradients not sharded by
+// Megatron's distributed optimizer (the DeepSpeed cases).
+Fixture one_stage_without_distributed_optimizer() {
   Fixture fx;
   auto& plan = fx.scenario.plan;
   plan.pipeline_model_parallel_size = 1;
@@ -303,6 +306,15 @@ TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weight
   plan.schedule = PipelineSchedule::one_f_one_b;
   plan.use_distributed_optimizer = false;
   fx.memory.stages.resize(1);
+  return fx;
+}
+
+}  // namespace
+
+TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weights after the step, the others do not",
+          "[graph][costs]") {
+  Fixture fx = one_stage_without_distributed_optimizer();
+  auto& plan = fx.scenario.plan;
   auto f = linear_prices();
   std::vector<CollectiveKind> kinds;
   // The gradients' collectives (the layers' TP all-reduces are priced through here too, for
@@ -333,14 +345,9 @@ TEST_CASE("DeepSpeed ZeRO-1/2 reduce-scatter gradients and all-gather the weight
 TEST_CASE("DeepSpeed ZeRO-2/3 copy every micro-batch's gradients into the bucket and pre-divide them, 8 bytes a "
           "parameter, ZeRO-0/1 and DeepSpeed 2021 do not",
           "[graph][costs]") {
-  Fixture fx;
+  Fixture fx = one_stage_without_distributed_optimizer();
   auto& plan = fx.scenario.plan;
-  plan.pipeline_model_parallel_size = 1;
-  plan.virtual_pipeline_model_parallel_size = 1;
-  plan.schedule = PipelineSchedule::one_f_one_b;
-  plan.use_distributed_optimizer = false;
   plan.recompute_granularity = RecomputeGranularity::none;
-  fx.memory.stages.resize(1);
   const auto f = linear_prices();
   REQUIRE(framework_entry(Framework::deepspeed).sharded_grad_pass_bytes_per_param.value == 8);
   REQUIRE(framework_entry(Framework::deepspeed_2021).sharded_grad_pass_bytes_per_param.value == 0);
