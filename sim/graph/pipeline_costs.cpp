@@ -983,6 +983,7 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
     }
   }
   costs.p2p_exchange = p2p_exchange(plan, framework, v);
+  costs.exchange_syncs_host = plan.vocab_parallel == VocabParallel::none;
   // The host stream: after catching up with the device the host issues one kernel (its
   // dispatch and the driver's launch; one graph launch for captured layers) before the device
   // has work again.

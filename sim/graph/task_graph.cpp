@@ -828,8 +828,9 @@ class Builder {
     // Megatron's blocking exchange ends with torch.cuda.synchronize() (p2p_communication.py
     // _communicate: `if config.batch_p2p_comm and config.batch_p2p_sync`, batch_p2p_sync on by
     // default; Megatron-LM 2021-22 unconditionally): the host issues the items that wait for it
-    // only once the device is there. (The overlapped path never reaches it.)
-    if (costs_.p2p_exchange == P2pExchange::blocking) {
+    // only once the device is there. (The overlapped path never reaches it, nor Vocabulary
+    // Parallelism's fork: PipelineCosts::exchange_syncs_host.)
+    if (costs_.p2p_exchange == P2pExchange::blocking && costs_.exchange_syncs_host) {
       if (out.wait_send >= 0) sync_host(item_at(ps, out.wait_send));
       sync_host(item_at(s, in.wait_recv));
     }

@@ -157,3 +157,29 @@ TEST_CASE("Megatron's blocking exchanges and its loss check synchronize the host
       first_forward_synced += t.host_sync;
   CHECK(first_forward_synced == 0);
 }
+
+TEST_CASE("Vocabulary Parallelism's fork skips the exchange's synchronization, its loss check stays",
+          "[engine][host][vocab]") {
+  // p2p_communication.py _communicate: `if not get_args().enable_vocab_parallel:
+  // torch.cuda.synchronize()`; the split's collectives stay pending on their side streams.
+  auto synced_forwards = [](const std::string& split) {
+    const Scenario s = load_scenario(kRoot + "/scenarios/default.yaml", {{"plan.framework", "megatron-core"},
+                                                                         {"plan.global_batch_size", "16"},
+                                                                         {"plan.vocab_parallel", split}});
+    const Built b = build(s);
+    REQUIRE(b.costs.p2p_exchange == P2pExchange::blocking);
+    CHECK(b.costs.exchange_syncs_host == (split == "none"));
+    int n = 0;
+    for (const Task& t : build_task_graph(b.costs, b.orders).tasks)
+      if (t.stage == 1 && t.stream == Stream::compute && t.work == WorkKind::forward && t.microbatch >= 0)
+        n += t.host_sync;
+    return n;
+  };
+  // Stage 1 (the last) receives every forward's input in a blocking exchange: each of the
+  // 4 micro-batches (global batch 16 over DP 4) synchronized without the split, none with it.
+  CHECK(synced_forwards("none") == 4);
+  for (const char* split : {"vocab-1", "vocab-2", "interlaced"}) {
+    INFO(split);
+    CHECK(synced_forwards(split) == 0);
+  }
+}

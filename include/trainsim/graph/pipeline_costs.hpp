@@ -126,6 +126,10 @@ enum class P2pExchange {
 struct PipelineCosts {
   PipelineSchedule schedule = PipelineSchedule::one_f_one_b;
   P2pExchange p2p_exchange = P2pExchange::streams;
+  // Whether the blocking exchange ends with torch.cuda.synchronize() (Megatron's batch_p2p_sync);
+  // Vocabulary Parallelism's fork skips it (p2p_communication.py _communicate: `if not
+  // get_args().enable_vocab_parallel`), its pipeline-group collectives pending on side streams.
+  bool exchange_syncs_host = true;
   int microbatches = 1;
   std::vector<StageCosts> stages;  // p entries
   double p2p_s = 0;                // one activation (or gradient) send between stages
