@@ -493,8 +493,15 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
               cost.collective_s(CollectiveKind::reduce_scatter, CommGroup::dp, root * grad_bytes);
     }
   }
+  // The framework's pass over every micro-batch's gradients before their reduction (FSDP's cast
+  // and pre-division, DeepSpeed ZeRO-2/3's bucket copy and pre-division), on the backward as
+  // build_pipeline_costs prices it: FrameworkEntry::sharded_grad_pass_bytes_per_param.
+  double grad_pass_s = 0;
+  if (plan.zero_stage >= 2 && !plan.use_distributed_optimizer &&
+      framework.sharded_grad_pass_bytes_per_param.value > 0 && dp_total > 1)
+    grad_pass_s = m * cost.memory_bound_s(dense * framework.sharded_grad_pass_bytes_per_param.value);
   const double pp_s = pp > 1 ? 2.0 * (pp - 1) * v * cost.p2p_s(act) : 0.0;
-  return compute / (1 - bubble) + dp_s + pp_s + optimizer_s;
+  return (compute + grad_pass_s) / (1 - bubble) + dp_s + pp_s + optimizer_s;
 }
 
 namespace {
