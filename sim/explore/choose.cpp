@@ -10,6 +10,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/version.hpp"
+#include "trainsim/framework/communicator.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
@@ -104,6 +105,7 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     row.hardware_name = hw.name;
     row.hardware_file = hw.file;
     row.device_name = hw.device.name;
+    row.ascend = is_ascend(hw);
     row.price_per_hour = hw.device.price_per_hour;
     row.power_w = hw.device.power_w;
     row.enumerated = found.enumerated;
@@ -170,6 +172,14 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
                 r.pue);
   std::string out = buf;
   out += framework_rule(r.framework, 0) + "\n";  // the skipped count differs by hardware: in --json
+  if (framework_entry(r.framework).ascend_only.value) {
+    std::string others;
+    for (const auto& row : r.rows)
+      if (!row.ascend) others += (others.empty() ? "" : ", ") + row.hardware_name;
+    if (!others.empty())
+      out += "note: " + std::string(to_string(r.framework)) + " runs on Ascend NPUs only; on " + others +
+             " its mechanisms are priced all the same (--framework megatron-core prices Megatron-Core there)\n";
+  }
   int w = 8;
   for (const auto& row : r.rows) w = std::max(w, static_cast<int>(row.hardware_name.size()));
   std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %8s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h",
@@ -252,6 +262,7 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
     e["fit"] = row.fit;
     e["replayed"] = row.replayed;
     e["framework_skipped"] = row.framework_skipped;
+    e["ascend"] = row.ascend;
     if (row.fits) {
       add_plan_fields(e, row.best.plan);
     } else {

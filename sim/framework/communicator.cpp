@@ -83,10 +83,6 @@ CommLibraryFigures hccl() {
   return f;
 }
 
-bool is_ascend(const HardwareSpec& hardware) {
-  return hardware.device.name.rfind("Ascend", 0) == 0 || hardware.name.rfind("ascend", 0) == 0;
-}
-
 // NCCL buffers of one communicator on one rank: the ring's incoming connection per channel (the
 // outgoing one's FIFOs sit on the next rank, or its Simple FIFO here with P2P read: the same
 // bytes per rank), and NVLS's buffers when the group has ranks together behind a multicast
@@ -99,6 +95,10 @@ double nccl_bytes(const CommLibraryFigures& f, const HardwareSpec& hardware, int
 }
 
 }  // namespace
+
+bool is_ascend(const HardwareSpec& hardware) {
+  return hardware.device.name.rfind("Ascend", 0) == 0 || hardware.name.rfind("ascend", 0) == 0;
+}
 
 const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware) {
   static const CommLibraryFigures nccl_figures = nccl();

@@ -1322,6 +1322,8 @@ FrameworkEntry mindspeed() {
   // MindSpeed patches Megatron-Core for Ascend: the same schedules, buckets and overlaps.
   FrameworkEntry e = megatron_core();
   e.vocab_parallel = {false, "MindSpeed has no --enable-vocab-parallel"};
+  e.ascend_only = {true, "Ascend/MindSpeed megatron_adaptor.py: it patches Megatron-Core onto torch_npu (Ascend's "
+                         "PyTorch adapter) and its fused operators are NPU kernels (mindspeed.ops); no CUDA path"};
   e.id = Framework::mindspeed;
   e.name = "mindspeed";
   e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
@@ -2027,6 +2029,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("main_grad_accumulation", e.main_grad_accumulation.source);
     add("grad_accumulates_in_autograd", e.grad_accumulates_in_autograd.source);
     add("vocab_parallel", e.vocab_parallel.source);
+    add("ascend_only", e.ascend_only.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);

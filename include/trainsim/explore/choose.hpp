@@ -45,6 +45,7 @@ struct HardwareChoiceRow {
   std::string hardware_name;  // HardwareSpec::name
   std::string hardware_file;
   std::string device_name;
+  bool ascend = false;        // an Ascend NPU (FrameworkEntry::ascend_only frameworks run only there)
   double price_per_hour = 0;  // per device-hour; 0: unknown
   double power_w = 0;         // board power per device; 0: unknown
   // The search's counts on this hardware.
