@@ -36,10 +36,10 @@ struct CommLibraryFigures {
   std::string units_source;
 };
 
+// Whether the hardware is an Ascend NPU (its device or file name says so).
+bool is_ascend(const HardwareSpec& hardware);
 // The library the hardware's devices run: HCCL on Ascend devices (CANN has no other), NCCL
 // on the others.
-// Whether the hardware is an Ascend NPU (its device or file name says so): HCCL, not NCCL.
-bool is_ascend(const HardwareSpec& hardware);
 const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware);
 
 // The share of a device's compute units one running transfer of the scenario's groups holds:
