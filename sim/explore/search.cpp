@@ -360,7 +360,7 @@ double estimate_step_time(const Scenario& scenario, const ParallelPlan& plan, co
     };
     const VocabParallelComm comm = vocab_parallel_comm(plan, framework, tokens, scenario.model.hidden_size, collective);
     const double slowdown =
-        scenario.hardware.device.overlap_slowdown + comm_compute_share(scenario, plan, false).pp;
+        scenario.hardware.device.overlap_slowdown + group_compute_share(scenario, plan, CommGroup::pp);
     fwd += comm.added_s(fwd, comm.forward_s, slowdown);
     bwd += comm.added_s(bwd, comm.backward_s, slowdown);
   } else {

@@ -106,31 +106,44 @@ const CommLibraryFigures& comm_library_for(const HardwareSpec& hardware) {
   return is_ascend(hardware) ? hccl_figures : nccl_figures;
 }
 
-CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node) {
-  return comm_compute_share(scenario, scenario.plan, p2p_inter_node);
+namespace {
+
+// A library holding all the units (a device of a handful of SMs) would stop compute.
+double units_share(const HardwareSpec& hw, double held) {
+  return std::min(1.0, held / hw.device.compute_units);
 }
 
-CommComputeShare comm_compute_share(const Scenario& scenario, const ParallelPlan& plan, bool p2p_inter_node) {
-  const HardwareSpec& hw = scenario.hardware;
+bool takes_units(const HardwareSpec& hw) {
   const CommLibraryFigures& lib = comm_library_for(hw);
-  const int units = hw.device.compute_units;
-  CommComputeShare out;
-  if (units <= 0 || (lib.local_units <= 0 && lib.units_per_nic <= 0 && lib.tp_overlap_units <= 0)) return out;
-  // A library holding all the units (a device of a handful of SMs) would stop compute.
-  auto share = [units](double held) { return std::min(1.0, held / units); };
+  return hw.device.compute_units > 0 && (lib.local_units > 0 || lib.units_per_nic > 0 || lib.tp_overlap_units > 0);
+}
+
+}  // namespace
+
+double group_compute_share(const Scenario& scenario, const ParallelPlan& plan, CommGroup g) {
+  const HardwareSpec& hw = scenario.hardware;
+  if (!takes_units(hw)) return 0;
+  const CommLibraryFigures& lib = comm_library_for(hw);
   const int per_node = std::max(1, hw.node.devices_per_node);
   const int nics = std::max(1, hw.cluster.nics_per_node);
-  auto group = [&](CommGroup g) {
-    GroupShape shape;
-    try {
-      shape = group_shape(plan, scenario.num_devices, per_node, nics, g);
-    } catch (const ConfigError&) {  // a plan not yet checked: taken as inside one server
-      return share(lib.local_units);
-    }
-    if (shape.ranks <= 1) return 0.0;
-    if (shape.nodes <= 1) return share(lib.local_units);
-    return share(static_cast<double>(lib.units_per_nic) * std::min(shape.ranks_per_node, nics));
-  };
+  GroupShape shape;
+  try {
+    shape = group_shape(plan, scenario.num_devices, per_node, nics, g);
+  } catch (const ConfigError&) {  // a plan not yet checked: taken as inside one server
+    return units_share(hw, lib.local_units);
+  }
+  if (shape.ranks <= 1) return 0.0;
+  if (shape.nodes <= 1) return units_share(hw, lib.local_units);
+  return units_share(hw, static_cast<double>(lib.units_per_nic) * std::min(shape.ranks_per_node, nics));
+}
+
+CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node) {
+  const HardwareSpec& hw = scenario.hardware;
+  const CommLibraryFigures& lib = comm_library_for(hw);
+  CommComputeShare out;
+  if (!takes_units(hw)) return out;
+  auto share = [&hw](double held) { return units_share(hw, held); };
+  auto group = [&](CommGroup g) { return group_compute_share(scenario, scenario.plan, g); };
   out.tp = group(CommGroup::tp);
   out.cp = group(CommGroup::cp);
   out.ep = group(CommGroup::ep);

@@ -1649,28 +1649,22 @@ namespace {
 // is priced in its own entry (framework.cpp).
 void price_weight_gradient_accumulation(const ParallelPlan& p, LayerWorkload& layer) {
   const FrameworkEntry& framework = framework_entry(p.framework);
-  if (!framework.main_grad_accumulation.value) {
-    const double share = autograd_grad_accumulation_share(framework, p);
-    if (share <= 0) return;
-    for (Op& op : layer.ops) {
-      // A tied LM head's gradient goes into the embedding's .grad, whose add build_embedding prices.
-      if (op.op_class != OpClass::gemm || op.backward_weight_flops <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0 ||
-          op.weight_tensors <= 0)
-        continue;
-      const double elements =
-          std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
-      op.weight_grad_add_bytes = share * 3.0 * kHalf * elements;
-      op.backward_bytes += op.weight_grad_add_bytes;
-    }
-    return;
-  }
+  const bool main_grad = framework.main_grad_accumulation.value;
+  const double autograd_share = main_grad ? 0.0 : autograd_grad_accumulation_share(framework, p);
+  if (!main_grad && autograd_share <= 0) return;
   const double buffer = grad_buffer_bytes_per_param(framework, p);
   const bool fused = framework.gradient_accumulation_fusion.value && p.gradient_accumulation_fusion;
   for (Op& op : layer.ops) {
     if (op.op_class != OpClass::gemm || op.backward_weight_flops <= 0 || op.gemm_n <= 0 || op.gemm_k <= 0) continue;
     const double elements =
         std::max(1, op.gemm_groups) * static_cast<double>(op.gemm_n) * static_cast<double>(op.gemm_k);
-    if (fused) {
+    if (!main_grad) {
+      // Autograd's add into the kept .grad; a tied LM head's goes into the embedding's, whose add
+      // build_embedding prices.
+      if (op.weight_tensors <= 0) continue;
+      op.weight_grad_add_bytes = autograd_share * 3.0 * kHalf * elements;
+      op.backward_bytes += op.weight_grad_add_bytes;
+    } else if (fused) {
       // The GEMM reads and writes the buffer instead of writing a 16-bit gradient.
       op.backward_bytes += (2.0 * buffer - kHalf) * elements;
       op.weight_grad_accumulator_read_bytes = buffer * elements;

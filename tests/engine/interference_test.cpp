@@ -198,12 +198,12 @@ TEST_CASE("NCCL holds 16 SMs inside a server, 2 per NIC across, HCCL (SDMA) no A
   pipelined.context_parallel_size = 1;
   pipelined.pipeline_model_parallel_size = 8;
   pipelined.data_parallel_size = 1;
-  CHECK(comm_compute_share(server, pipelined, true).pp == Approx(16.0 / 132));
+  CHECK(group_compute_share(server, pipelined, CommGroup::pp) == Approx(16.0 / 132));
   pipelined = wide.plan;
   pipelined.tensor_model_parallel_size = 8;
   pipelined.pipeline_model_parallel_size = 4;
   pipelined.data_parallel_size = 2;
-  CHECK(comm_compute_share(wide, pipelined, true).pp == Approx(2.0 / 132));
+  CHECK(group_compute_share(wide, pipelined, CommGroup::pp) == Approx(2.0 / 132));
   const CommComputeShare ascend = comm_compute_share(load_scenario(kRoot + "/scenarios/default.yaml"), true);
   CHECK(ascend.dp == 0);
   CHECK(ascend.tp == 0);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/model/workload.hpp"
 
 namespace trainsim {
 
@@ -54,8 +55,8 @@ struct CommComputeShare {
   double tp_overlap = 0;                  // a TP collective under tp_comm_overlap
 };
 CommComputeShare comm_compute_share(const Scenario& scenario, bool p2p_inter_node);
-// The same for `plan` on the scenario's hardware and devices (the search's candidates).
-CommComputeShare comm_compute_share(const Scenario& scenario, const ParallelPlan& plan, bool p2p_inter_node);
+// One group's share for `plan` on the scenario's hardware and devices (the search's candidates).
+double group_compute_share(const Scenario& scenario, const ParallelPlan& plan, CommGroup group);
 
 struct Communicator {
   std::string group;  // "world", "tp", "cp", "dp", "pp", "ep", "expert_dp"
