@@ -106,7 +106,7 @@ const std::vector<KeySpec> kModelKeys = {
 const std::vector<KeySpec> kHardwareKeys = {
   {"name", T::string, D::none, "", true, 0, 0, "", "hardware name"},
   {"source", T::string, D::none, "", false, 0, 0, "", "where the numbers come from"},
-  {"device.name", T::string, D::none, "", true, 0, 0, "", "accelerator name"},
+  {"device.name", T::string, D::none, "", true, 0, 0, "", "accelerator name; one starting 'Ascend' (or a file name starting 'ascend') is an Ascend NPU: HCCL's figures, MindSpeed allowed"},
   {"device.peak_flops_bf16", T::quantity, D::flops_rate, "", true, kMinFlops, kMaxFlops, "", "dense BF16 tensor FLOP/s"},
   {"device.peak_flops_fp16", T::quantity, D::flops_rate, "", false, kMinFlops, kMaxFlops, "", "dense FP16 FLOP/s; default = bf16"},
   {"device.peak_flops_fp8", T::quantity, D::flops_rate, "0FLOPS", false, 0, kMaxFlops, "", "dense FP8 FLOP/s; 0 = no FP8 units"},

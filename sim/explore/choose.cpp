@@ -99,13 +99,16 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
     Scenario s = scenario;
     s.hardware = hw;
     s.num_devices = result.devices;
-    s.plan.framework = result.framework;
+    // An Ascend-only framework's job runs on what it patches elsewhere (check_plan refuses it there).
+    const FrameworkEntry& asked = framework_entry(result.framework);
+    s.plan.framework = asked.ascend_only.value && !is_ascend(hw) ? asked.cuda_base.value : result.framework;
     const SearchResult found = search_plans(s, search);
     HardwareChoiceRow row;
     row.hardware_name = hw.name;
     row.hardware_file = hw.file;
     row.device_name = hw.device.name;
     row.ascend = is_ascend(hw);
+    row.framework = s.plan.framework;
     row.price_per_hour = hw.device.price_per_hour;
     row.power_w = hw.device.power_w;
     row.enumerated = found.enumerated;
@@ -172,14 +175,12 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
                 r.pue);
   std::string out = buf;
   out += framework_rule(r.framework, 0) + "\n";  // the skipped count differs by hardware: in --json
-  if (framework_entry(r.framework).ascend_only.value) {
-    std::string others;
-    for (const auto& row : r.rows)
-      if (!row.ascend) others += (others.empty() ? "" : ", ") + row.hardware_name;
-    if (!others.empty())
-      out += "note: " + std::string(to_string(r.framework)) + " runs on Ascend NPUs only; on " + others +
-             " its mechanisms are priced all the same (--framework megatron-core prices Megatron-Core there)\n";
-  }
+  std::string others;
+  for (const auto& row : r.rows)
+    if (row.framework != r.framework) others += (others.empty() ? "" : ", ") + row.hardware_name;
+  if (!others.empty())
+    out += "note: " + std::string(to_string(r.framework)) + " runs on Ascend NPUs only; on " + others + " the plans are " +
+           to_string(framework_entry(r.framework).cuda_base.value) + "'s, the framework it patches\n";
   int w = 8;
   for (const auto& row : r.rows) w = std::max(w, static_cast<int>(row.hardware_name.size()));
   std::snprintf(buf, sizeof buf, "%-*s %7s %6s %8s %10s %6s %8s %7s %12s %12s %8s  %s\n", w, "hardware", "price/h",
@@ -263,6 +264,7 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
     e["replayed"] = row.replayed;
     e["framework_skipped"] = row.framework_skipped;
     e["ascend"] = row.ascend;
+    e["framework"] = to_string(row.framework);
     if (row.fits) {
       add_plan_fields(e, row.best.plan);
     } else {

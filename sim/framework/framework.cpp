@@ -1324,6 +1324,9 @@ FrameworkEntry mindspeed() {
   e.vocab_parallel = {false, "MindSpeed has no --enable-vocab-parallel"};
   e.ascend_only = {true, "Ascend/MindSpeed megatron_adaptor.py: it patches Megatron-Core onto torch_npu (Ascend's "
                          "PyTorch adapter) and its fused operators are NPU kernels (mindspeed.ops); no CUDA path"};
+  e.cuda_base = {Framework::megatron_core,
+                 "Ascend/MindSpeed @ 028de58c megatron_adaptor.py patches NVIDIA's Megatron-Core (its README pins "
+                 "core_v0.12.1): on NVIDIA devices the same job runs on Megatron-Core itself"};
   e.id = Framework::mindspeed;
   e.name = "mindspeed";
   e.loss_check_syncs_host = {false, "MindSpeed-LLM's loss function not checked for a host read of the loss: counted as "
@@ -2030,6 +2033,7 @@ std::vector<std::pair<std::string, std::string>> framework_sources() {
     add("grad_accumulates_in_autograd", e.grad_accumulates_in_autograd.source);
     add("vocab_parallel", e.vocab_parallel.source);
     add("ascend_only", e.ascend_only.source);
+    add("cuda_base", e.cuda_base.source);
     add("reduce_buffers_zero12_overlap", e.reduce_buffers_zero12_overlap.source);
     add("reduce_buffers_zero12", e.reduce_buffers_zero12.source);
     add("reduce_buffers_zero3", e.reduce_buffers_zero3.source);

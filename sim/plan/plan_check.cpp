@@ -10,7 +10,8 @@
 //   (trainsim/framework): ZeRO stages above its max_zero_stage_with_pp with PP > 1 (DeepSpeed's
 //   PipelineEngine asserts zero_optimization_stage() < 2), schedules with PP it does not have
 //   (DeepSpeed: its TrainSchedule, 1F1B, only), the distributed optimizer outside Megatron,
-//   ZeRO stages it does not have (FSDP: 0, 2, 3), context parallelism. ZeRO with
+//   ZeRO stages it does not have (FSDP: 0, 2, 3), context parallelism, another vendor's
+//   hardware for an Ascend-only framework (MindSpeed needs torch_npu). ZeRO with
 //   use_distributed_optimizer is an error: pick one way of sharding the optimizer;
 // - offload_optimizer needs a sharded optimizer (ZeRO-Offload runs on ZeRO stage >= 1).
 #include "trainsim/plan/plan_check.hpp"
@@ -20,6 +21,7 @@
 #include <string>
 #include <utility>
 
+#include "trainsim/framework/communicator.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/schedule/layer_split.hpp"
 #include "trainsim/schedule/schedule.hpp"
@@ -452,6 +454,12 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // the frameworks that would run the plan as it is.
   const FrameworkEntry& framework = framework_entry(plan.framework);
   const std::string in = " in " + framework.name;
+  if (framework.ascend_only.value && !is_ascend(hardware))
+    add("plan.framework",
+        framework.name + " runs on Ascend NPUs only (it needs torch_npu), but hardware " + hardware.name + " (" +
+            hardware.device.name + ") is not one (its device.name does not start with 'Ascend')",
+        std::string("framework ") + to_string(framework.cuda_base.value) + " (what " + framework.name +
+            " patches) on this hardware, or an Ascend hardware file such as hardware/ascend-910b3.yaml");
   if (plan.use_distributed_optimizer && !framework.distributed_optimizer.value)
     add("plan.use_distributed_optimizer",
         "true, but there is no distributed optimizer" + in + " (its optimizer sharding is zero_stage " +

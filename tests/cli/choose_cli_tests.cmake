@@ -10,10 +10,10 @@ trainsim_cli_test(choose_row_says_why_nothing_fits 0
   "tiny-hbm +2.00 +400 no plan fits in memory: the smallest of [0-9]+ valid plans needs [0-9.]+ GiB of 4.0 GiB.*best on cost: a100-80gb"
   choose scenarios/default.yaml --set plan.global_batch_size=16 --objective cost
   --hardware tests/explore/data/tiny-hbm.yaml,hardware/a100-80gb.yaml --json ${CMAKE_CURRENT_BINARY_DIR}/choose.json)
-# The default scenario is a MindSpeed run: on NVIDIA files choose says MindSpeed runs on Ascend
-# only, and with --framework megatron-core it has nothing to say.
-trainsim_cli_test(choose_says_an_ascend_only_framework_is_priced_on_other_hardware 0
-  "note: mindspeed runs on Ascend NPUs only; on a100-80gb, h100-80gb its mechanisms are priced all the same"
+# The default scenario is a MindSpeed run: on NVIDIA files choose prices Megatron-Core, what
+# MindSpeed patches, and says so; with --framework megatron-core it has nothing to say.
+trainsim_cli_test(choose_prices_what_an_ascend_only_framework_patches_on_other_hardware 0
+  "note: mindspeed runs on Ascend NPUs only; on a100-80gb, h100-80gb the plans are megatron-core's, the framework it patches"
   choose scenarios/default.yaml --set plan.global_batch_size=16
   --hardware hardware/ascend-910b3.yaml,hardware/a100-80gb.yaml,hardware/h100-80gb.yaml --tokens 1e9)
 trainsim_cli_test(choose_names_no_note_for_a_framework_of_every_vendor 0

@@ -12,7 +12,8 @@ namespace {
 const std::string kRoot = TRAINSIM_SOURCE_DIR;
 // LLaMA-2 7B with a small global batch: a few hundred plans per hardware, fast.
 Scenario small_case(const std::vector<Override>& extra = {}) {
-  std::vector<Override> overrides{{"plan.global_batch_size", "16"}};
+  // Megatron-Core, which runs on every file here (the scenario's MindSpeed runs on Ascend only).
+  std::vector<Override> overrides{{"plan.global_batch_size", "16"}, {"plan.framework", "megatron-core"}};
   overrides.insert(overrides.end(), extra.begin(), extra.end());
   return load_scenario(kRoot + "/scenarios/default.yaml", overrides);
 }
@@ -238,4 +239,33 @@ TEST_CASE("check_choice_options: a PUE or token budget that is not a finite numb
     INFO(pue);
     CHECK(check_choice_options(p).size() == 1);
   }
+}
+
+TEST_CASE("choose: an Ascend-only framework's rows on other hardware are what it patches, searched as such",
+          "[explore][choose]") {
+  // The default scenario as it is: MindSpeed on 910B3.
+  const Scenario s = load_scenario(kRoot + "/scenarios/default.yaml", {{"plan.global_batch_size", "16"}});
+  REQUIRE(s.plan.framework == Framework::mindspeed);
+  const auto r = choose_hardware(s, {hardware("ascend-910b3"), hardware("a100-80gb")});
+  REQUIRE(r.rows.size() == 2);
+  CHECK(r.framework == Framework::mindspeed);
+  CHECK(r.rows[0].framework == Framework::mindspeed);
+  CHECK(r.rows[1].framework == Framework::megatron_core);
+  REQUIRE(r.rows[1].fits);
+  Scenario on_a100 = s;
+  on_a100.hardware = hardware("a100-80gb");
+  on_a100.plan.framework = Framework::megatron_core;
+  SearchOptions search;
+  search.top = 1;
+  const auto found = search_plans(on_a100, search);
+  REQUIRE(found.best.size() == 1);
+  CHECK(describe_plan(r.rows[1].best.plan) == describe_plan(found.best[0].plan));
+  CHECK(r.rows[1].best.outcome.step_time_s == found.best[0].outcome.step_time_s);
+  CHECK_THAT(format_hardware_choice(r),
+             Catch::Contains("note: mindspeed runs on Ascend NPUs only; on a100-80gb the plans are megatron-core's"));
+  // Searched as MindSpeed there, every plan is refused.
+  on_a100.plan.framework = Framework::mindspeed;
+  const auto refused = search_plans(on_a100, search);
+  CHECK(refused.valid == 0);
+  CHECK(refused.best.empty());
 }

@@ -134,6 +134,7 @@ Scenario tp8_across_servers(int microbatches, bool overlap_p2p_comm) {
   return load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
                        {{"model", "models/llama3-8b.yaml"},
                         {"hardware", "hardware/b200.yaml"},
+                        {"plan.framework", "megatron-core"},
                         {"num_devices", "64"},
                         {"plan.tensor_model_parallel_size", "8"},
                         {"plan.pipeline_model_parallel_size", "4"},

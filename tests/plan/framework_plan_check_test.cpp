@@ -52,9 +52,19 @@ ParallelPlan plan(Framework framework, int cp = 1) {
   return p;
 }
 
+HardwareSpec ascend_910b3() {
+  HardwareSpec h;
+  h.name = "ascend-910b3";
+  h.device.name = "Ascend 910B3";
+  h.device.peak_flops_bf16 = 313e12;
+  return h;
+}
+
+// On an A100, or on a 910B for a framework that runs on Ascend NPUs only (tested apart, below).
 std::string check(const ParallelPlan& p) {
   std::string out;
-  for (const auto& d : check_plan(llama70b(), a100(), 16 * p.context_parallel_size, p)) out += d.str() + "\n";
+  const HardwareSpec hardware = framework_entry(p.framework).ascend_only.value ? ascend_910b3() : a100();
+  for (const auto& d : check_plan(llama70b(), hardware, 16 * p.context_parallel_size, p)) out += d.str() + "\n";
   return out;
 }
 
@@ -152,7 +162,8 @@ TEST_CASE("ZeRO with PP: the message names the plan's framework and the stages i
   for (const FrameworkEntry& e : framework_table()) {
     ParallelPlan q = plan(e.id);
     q.zero_stage = 3;
-    for (const auto& d : check_plan(llama70b(), a100(), 16, q)) {
+    const HardwareSpec hardware = e.ascend_only.value ? ascend_910b3() : a100();
+    for (const auto& d : check_plan(llama70b(), hardware, 16, q)) {
       INFO(e.name << ": " << d.str());
       CHECK(d.problem.find(" in " + e.name + " ") != std::string::npos);
       CHECK(d.problem.find("DeepSpeed") == std::string::npos);
@@ -245,4 +256,26 @@ TEST_CASE("Every measured run's inferred plan is one its framework runs", "[plan
     }
   }
   CHECK(runs > 100);
+}
+
+TEST_CASE("An Ascend-only framework on another vendor's hardware is refused, naming what it patches",
+          "[plan][framework]") {
+  for (const FrameworkEntry& e : framework_table()) {
+    INFO(e.name);
+    const ParallelPlan p = plan(e.id);
+    const auto on_a100 = check_plan(llama70b(), a100(), 16, p);
+    const auto on_910b = check_plan(llama70b(), ascend_910b3(), 16, p);
+    CHECK(on_910b.size() <= on_a100.size());
+    const bool refused = std::any_of(on_a100.begin(), on_a100.end(),
+                                     [](const Diagnostic& d) { return d.key_path == "plan.framework"; });
+    CHECK(refused == e.ascend_only.value);
+    if (e.ascend_only.value) {
+      CHECK(on_910b.empty());
+      CHECK(on_a100.size() == 1);
+      CHECK_THAT(on_a100.front().str(), Catch::Contains(e.name + " runs on Ascend NPUs only") &&
+                                            Catch::Contains(std::string("framework ") + to_string(e.cuda_base.value)));
+    }
+  }
+  CHECK(framework_entry(Framework::mindspeed).ascend_only.value);
+  CHECK(framework_entry(Framework::mindspeed).cuda_base.value == Framework::megatron_core);
 }

@@ -129,6 +129,7 @@ TEST_CASE("Network bandwidth use counts the bytes a device moves on the tier, so
   std::vector<std::vector<Override>> cases = {
       {},
       {{"hardware", "hardware/a100-80gb.yaml"},
+       {"plan.framework", "megatron-core"},
        {"plan.tensor_model_parallel_size", "2"},
        {"plan.pipeline_model_parallel_size", "1"},
        {"plan.virtual_pipeline_model_parallel_size", "1"},

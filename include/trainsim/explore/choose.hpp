@@ -46,6 +46,9 @@ struct HardwareChoiceRow {
   std::string hardware_file;
   std::string device_name;
   bool ascend = false;        // an Ascend NPU (FrameworkEntry::ascend_only frameworks run only there)
+  // The framework this hardware's plans are for: the result's, or its cuda_base where the
+  // result's runs on Ascend NPUs only and this hardware is not one.
+  Framework framework = Framework::megatron_core;
   double price_per_hour = 0;  // per device-hour; 0: unknown
   double power_w = 0;         // board power per device; 0: unknown
   // The search's counts on this hardware.
@@ -68,7 +71,7 @@ struct HardwareChoiceResult {
   int devices = 0;
   int seq_length = 0;
   int global_batch_size = 0;
-  Framework framework = Framework::megatron_core;  // the framework every plan is for
+  Framework framework = Framework::megatron_core;  // the framework asked for (rows: what each runs)
   double tokens = 0;
   double pue = 1.0;
   SearchObjective objective = SearchObjective::throughput;

@@ -298,9 +298,11 @@ struct FrameworkEntry {
   // their S and T passes in the 1F1B order (sail-sg/VocabularyParallelism, a fork of
   // Megatron-Core with --enable-vocab-parallel).
   Sourced<bool> vocab_parallel{false, "no vocabulary parallelism across pipeline stages"};
-  // Whether the framework runs on Ascend NPUs only (MindSpeed's torch_npu patches): on another
-  // vendor's hardware trainsim still prices its mechanisms, and `choose` says so.
+  // Whether the framework runs on Ascend NPUs only (MindSpeed's torch_npu patches): check_plan
+  // refuses it on another vendor's hardware, and `choose` prices `cuda_base` there instead.
   Sourced<bool> ascend_only{false, "not tied to Ascend NPUs"};
+  // What an Ascend-only framework patches: the framework the same job runs on other hardware.
+  Sourced<Framework> cuda_base{Framework::megatron_core, "not tied to Ascend NPUs (read only when ascend_only)"};
   // Whether the framework can fuse a weight gradient's accumulation into its GEMM (Megatron's
   // gradient accumulation fusion, on unless plan.gradient_accumulation_fusion is false): the GEMM
   // runs with beta 1 on the gradient buffer, reading each element before it writes it back, a
