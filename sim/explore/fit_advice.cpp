@@ -119,14 +119,16 @@ Trial try_knobs(const Scenario& scenario, const Knobs& original, const Knobs& k)
     const Scenario s = with_plan(scenario, scenario.num_devices, plan);
     const Workload workload = build_workload(s.model, plan);
     const MemoryReport report = estimate_memory(s, workload);
-    t.valid = true;
-    t.fits = report.fits;
     t.change.settings = settings(original, k);
     t.change.peak_bytes = report.peak_bytes;
     t.change.worst_stage = report.worst_stage;
-    if (t.fits) t.change.estimate_step_s = estimate_step(s, plan, workload);
+    // A change whose step cannot be priced (a key the hardware file leaves unknown, e.g. the
+    // host's CPU-Adam rate under offload) is not advice: run would refuse it.
+    if (report.fits) t.change.estimate_step_s = estimate_step(s, plan, workload);
+    t.valid = true;
+    t.fits = report.fits;
   } catch (const ConfigError&) {
-    t.valid = false;
+    return Trial{};
   }
   return t;
 }

@@ -650,9 +650,11 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
     // Kept activations come from the memory model (it knows the recompute accounting), whose
     // stage is one copy's layers: a DualPipe chunk holds all of them.
-    if (s < static_cast<int>(memory.stages.size()))
-      chunk.activation_bytes =
-          memory.stages[static_cast<std::size_t>(s)].activations_per_microbatch * model_copies(plan.schedule) / v;
+    if (s < static_cast<int>(memory.stages.size())) {
+      const StageMemory& held = memory.stages[static_cast<std::size_t>(s)];
+      chunk.activation_bytes = held.activations_per_microbatch * model_copies(plan.schedule) / v;
+      chunk.weight_grad_activation_fraction = held.weight_grad_share;
+    }
 
     // Gradient buckets in backward order (last layers first); experts reduce over expert_dp.
     if (plan.data_parallel_size * plan.context_parallel_size > 1) {

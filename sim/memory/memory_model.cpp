@@ -197,7 +197,10 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage, const Microbat
 // closed form where the schedule tests prove it equal to that count (building p orders of m
 // items for every estimate doubled the search's cost). `gradients_per_chunk`: the plan frees held
 // gradients per chunk, which only the order can place beside the activations.
-std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradients_per_chunk) {
+// `weight_shares`: per stage, the share of a chunk's activations its W pass keeps
+// (weight_grad_activation_share); empty: kWeightGradActivationShare on every stage.
+std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradients_per_chunk,
+                                          const std::vector<double>& weight_shares = {}) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   const MicrobatchGroups groups = microbatch_groups(plan);
@@ -216,9 +219,11 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradien
   std::vector<InFlight> out;
   out.reserve(static_cast<std::size_t>(p));
   try {
-    for (const StageOrder& order :
-         build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v, groups))
-      out.push_back(activations_in_flight(order, v, kWeightGradActivationShare, gradients_per_chunk));
+    const std::vector<StageOrder> orders = build_schedule(plan.schedule, p, std::max(1, plan.num_microbatches()), v, groups);
+    for (std::size_t s = 0; s < orders.size(); ++s) {
+      const double share = s < weight_shares.size() ? weight_shares[s] : kWeightGradActivationShare;
+      out.push_back(activations_in_flight(orders[s], v, share, gradients_per_chunk));
+    }
   } catch (const ConfigError&) {
     return closed_forms();
   }
@@ -262,7 +267,26 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const HeldUnits held_units = pipeline_held_units(plan, framework);
   const bool units_held = held_units.held;
   const bool gradients_freed_per_chunk = held_units.reduced_per_chunk;
-  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk);
+  const std::vector<std::vector<int>> stage_layer_list = layers_held_per_device(plan, model.num_layers);
+  // What each stage's W passes keep after B, as a share of its layers' kept activations.
+  std::vector<double> weight_shares;
+  if (has_weight_passes(plan.schedule)) {
+    std::vector<double> kept_of_type, w_of_type;
+    for (const auto& type : workload.layer_types) {
+      kept_of_type.push_back(kept_layer_activation_bytes(type, model, plan));
+      w_of_type.push_back(weight_grad_kept_bytes(type, model, plan));
+    }
+    for (const std::vector<int>& held : stage_layer_list) {
+      double kept = 0, w = 0;
+      for (int l : held) {
+        const std::size_t type = static_cast<std::size_t>(workload.layer_type_of.at(static_cast<std::size_t>(l)));
+        kept += kept_of_type[type];
+        w += w_of_type[type];
+      }
+      weight_shares.push_back(kept > 0 ? std::min(1.0, w / kept) : kWeightGradActivationShare);
+    }
+  }
+  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares);
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;
   const double grad_bytes =
@@ -296,7 +320,6 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       static_cast<double>(vocab_rows_per_stage(workload.padded_vocab_size, plan)) /
       std::max(1, plan.tensor_model_parallel_size);
   const double input_bytes = layer_input_bytes(model, plan);
-  const std::vector<std::vector<int>> stage_layer_list = layers_held_per_device(plan, model.num_layers);
 
   // Per layer type, not per held layer: a search estimates this for every plan it screens.
   std::vector<double> kept_per_type, max_op_per_type;
@@ -452,6 +475,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     if (model.is_moe() && sm.layers > 0 && plan.expert_model_parallel_size > 1)
       working = std::max(working, input_bytes + moe_dispatch_traffic(model, plan).working_bytes);
     sm.activations_per_microbatch = per_unit * v;
+    sm.weight_grad_share = static_cast<std::size_t>(stage) < weight_shares.size()
+                               ? weight_shares[static_cast<std::size_t>(stage)]
+                               : kWeightGradActivationShare;
     double units_at_peak = flight.units;
     if (gradients_freed_per_chunk && !flight.units_with_held_gradients.empty()) {
       // Held gradients and activations peak together only where the order has both: the peak of

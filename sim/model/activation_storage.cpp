@@ -31,9 +31,11 @@
 //    attention's backward reads it too) in E5M6 and the routed experts' SwiGLU input in FP8.
 #include "trainsim/model/activation_storage.hpp"
 
+#include <algorithm>
 #include <string_view>
 
 #include "trainsim/framework/framework.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -159,6 +161,26 @@ double recompute_module_flops_per_token(const ModelSpec& m, const ParallelPlan& 
   const double kv_up =
       2.0 * static_cast<double>(m.kv_lora_rank) * heads * static_cast<double>(m.qk_nope_head_dim + m.v_head_dim);
   return q_up + kv_up;
+}
+
+double weight_grad_kept_bytes(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan) {
+  const int tp = std::max(1, plan.tensor_model_parallel_size);
+  double sum = 0;
+  for (const Op& op : layer.ops) {
+    if (op.op_class != OpClass::gemm) continue;
+    const double m = static_cast<double>(op.gemm_m), n = static_cast<double>(op.gemm_n), k = static_cast<double>(op.gemm_k);
+    // A column-parallel Linear reads the hidden states; under sequence parallelism it keeps its
+    // local shard and gathers it again when W runs (layers.py pre_process).
+    const bool gathered_input = plan.sequence_parallel && tp > 1 && op.gemm_k == model.hidden_size;
+    sum += kHalf * m * k / (gathered_input ? tp : 1) + kHalf * m * n;
+  }
+  return sum;
+}
+
+double weight_grad_activation_share(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan) {
+  const double kept = kept_layer_activation_bytes(layer, model, plan);
+  if (!(kept > 0)) return kWeightGradActivationShare;
+  return std::min(1.0, weight_grad_kept_bytes(layer, model, plan) / kept);
 }
 
 }  // namespace trainsim

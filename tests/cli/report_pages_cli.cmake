@@ -34,7 +34,7 @@ trainsim_page_test(scale_page_keeps_an_invalid_size 0 "invalid"
            "Linearity at N devices: its throughput / \\(N / N0 × the throughput at N0 devices\\), N0 = 8")
 # compare used to drop a schedule that ran out of memory without a word: every schedule is a row.
 trainsim_page_test(compare_page_keeps_out_of_memory_schedules 0 "gpipe +out of memory"
-  ARGS compare ${TRAINSIM_PAGE_SCENARIO} --set plan.micro_batch_size=2 --schedules gpipe,1f1b,zb-h1 --html c.html
+  ARGS compare ${TRAINSIM_PAGE_SCENARIO} --schedules gpipe,1f1b,zb-h1 --html c.html
   FILE c.html COUNT_REGEX "<tr[ >]" COUNT 4
   CONTAINS "<tr class=\"fail\"><td>gpipe</td><td class=\"l st\">out of memory</td>.*stage 1 needs [0-9.]+ GiB of 64\\.0 GiB"
            ">out of memory</text>" "<h3>1f1b — " "<h3>zb-h1 — ")

@@ -28,6 +28,7 @@ void check_every_suggestion_fits(const std::string& name, const std::vector<Over
     INFO(format_fit_advice(advice));
     CHECK(report.fits);
     CHECK(report.peak_bytes == Approx(change.peak_bytes).epsilon(1e-12));
+    CHECK(change.estimate_step_s > 0);
   }
 }
 
@@ -162,4 +163,16 @@ TEST_CASE("advise_fit: the smallest recompute that fits, one layer of each stage
   // One layer of eight recomputed: 1/8 of the way from no recompute to full in the estimate.
   CHECK(advice.fitting.front().estimate_step_s > advice.estimate_step_s);
   check_every_suggestion_fits("llama3-405b-h100-16384.yaml", overrides, advice);
+}
+
+TEST_CASE("advise_fit: a change whose step cannot be priced on the hardware is not advice", "[explore][fit]") {
+  // The 910B3 file states no CPU-Adam rate: offloading the optimizer cannot be priced there (run
+  // refuses it), so it is not suggested, though it would fit.
+  const std::vector<Override> overrides{{"plan.micro_batch_size", "2"}, {"plan.schedule", "zb-h1"}};
+  const Scenario s = load("default.yaml", overrides);
+  REQUIRE_FALSE(memory_of(s).fits);
+  const FitAdvice advice = advise_fit(s, memory_of(s));
+  REQUIRE_FALSE(advice.fitting.empty());
+  CHECK_FALSE(mentions(advice, "plan.offload_optimizer"));
+  check_every_suggestion_fits("default.yaml", overrides, advice);
 }

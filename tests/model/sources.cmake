@@ -12,3 +12,4 @@ target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/long_context_op_
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/alibi_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/torchtitan_ops_test.cpp)
 target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/torch_cp_test.cpp)
+target_sources(trainsim_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/weight_grad_store_test.cpp)

@@ -87,8 +87,9 @@ for page in sweep scale; do
   grep -q '<svg[^>]*class="chart"' "$work/$page.dom.html" || fail "the $page page has no chart"
   rows=$(grep -o '<tr' "$work/$page.dom.html" | wc -l)
   failed=$(grep -o '<tr class="fail"' "$work/$page.dom.html" | wc -l)
-  # sweep: 6 combinations, micro batch 4 out of memory under both schedules; scale: 9 devices invalid.
-  if [ "$page" = sweep ]; then expected_rows=7 expected_failed=2; else expected_rows=5 expected_failed=1; fi
+  # sweep: 6 combinations, micro batch 4 out of memory under both schedules and 2 under zb-h1 (its
+  # W passes keep each Linear's input and output gradient); scale: 9 devices invalid.
+  if [ "$page" = sweep ]; then expected_rows=7 expected_failed=3; else expected_rows=5 expected_failed=1; fi
   [ "$rows" -eq "$expected_rows" ] || fail "the $page page's table has $rows rows, expected $expected_rows (header included)"
   [ "$failed" -eq "$expected_failed" ] || fail "the $page page marks $failed failed rows, expected $expected_failed"
   echo "OK: $page page rendered: $(stat -c %s "$work/$page.png") bytes, $rows table rows, $failed failed"

@@ -71,7 +71,7 @@ struct ChunkCosts {
   bool host_waits_device = false;
   double activation_bytes = 0;                   // kept from forward until backward, one micro-batch
   double recompute_bytes = 0;                    // extra bytes alive from recompute until backward ends
-  // ZB: share of activations W still needs (the memory model counts with the same number).
+  // ZB: share of activations W still needs (the memory model's StageMemory::weight_grad_share).
   double weight_grad_activation_fraction = kWeightGradActivationShare;
   std::vector<GradBucket> buckets;               // in the order backward produces them
   double backward_s() const { return backward_input_s + backward_weight_s; }

@@ -9,6 +9,7 @@
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/hardware/hardware_spec.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -68,6 +69,9 @@ struct StageMemory {
   double activations = 0;  // all micro-batches in flight
   double activations_per_microbatch = 0;
   int microbatches_in_flight = 0;
+  // Share of a micro-batch's activations a W pass keeps after its B (weight_grad_activation_share
+  // over the stage's layers; kWeightGradActivationShare where the schedule has no W pass).
+  double weight_grad_share = kWeightGradActivationShare;
   double communication_buffers = 0;
   double reserve = 0;            // allocator / runtime workspace (hardware file)
   double offloaded_to_host = 0;  // optimizer state moved to host memory (not on device)

@@ -1,0 +1,80 @@
+// What a deferred weight gradient (the zero-bubble schedules' W pass) keeps after B: each
+// Linear's input and output gradient (the zero-bubble fork's WeightGradStore.put). Its runtime
+// (megatron/core/pipeline_parallel/zerobubble/runtime.py) models it as 32 h bytes a token of the
+// 34 h + 5 a s a GPT layer keeps (Korthikanti et al. 2022).
+#include <catch2/catch.hpp>
+
+#include "reference_models.hpp"
+#include "trainsim/model/activation_storage.hpp"
+#include "trainsim/model/workload.hpp"
+#include "trainsim/plan/plan_check.hpp"
+#include "trainsim/schedule/schedule.hpp"
+
+using namespace trainsim;
+
+namespace {
+
+// The zero-bubble paper's 1.5B model: h 2304, 24 heads, sequence 1024, micro-batch 6.
+ParallelPlan plan(int tp, bool flash) {
+  ParallelPlan p;
+  p.tensor_model_parallel_size = tp;
+  p.sequence_parallel = tp > 1;
+  p.pipeline_model_parallel_size = 1;
+  p.micro_batch_size = 6;
+  p.global_batch_size = 6;
+  p.seq_length = 1024;
+  p.use_flash_attn = flash;
+  derive_plan(p, tp);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("A W pass keeps 32 h bytes a token of a GPT layer: the Linears' inputs and output gradients",
+          "[model][zb][memory]") {
+  const ModelSpec gpt = testing::plain_gpt(2304, 22, 24, 32000, 1024);
+  const double sbh = 1024.0 * 6 * 2304;
+  const ParallelPlan unsplit = plan(1, false);
+  const Workload w = build_workload(gpt, unsplit);
+  const LayerWorkload& layer = w.layer_types.front();
+  CHECK(weight_grad_kept_bytes(layer, gpt, unsplit) == Approx(32 * sbh).epsilon(1e-12));
+  // Without flash attention the layer keeps 34 sbh + 5 a s^2 b (Korthikanti): runtime.py's ratio.
+  const double as2b = 5.0 * 24 * 1024.0 * 1024 * 6;
+  CHECK(kept_layer_activation_bytes(layer, gpt, unsplit) == Approx(34 * sbh + as2b).epsilon(1e-12));
+  CHECK(weight_grad_activation_share(layer, gpt, unsplit) ==
+        Approx(32.0 * 2304 / (34.0 * 2304 + 5.0 * 24 * 1024)).epsilon(1e-12));
+
+  // TP 2 with sequence parallelism: the column-parallel Linears keep their local shard of the
+  // hidden states (gathered again when W runs), the row-parallel ones the whole output gradient:
+  // (2 + 6 + 2 + 8) / t + (2 + 8) / t + 2 + 2 = 28 / t + 4 sbh.
+  const ParallelPlan split = plan(2, false);
+  const Workload ws = build_workload(gpt, split);
+  CHECK(weight_grad_kept_bytes(ws.layer_types.front(), gpt, split) == Approx((28.0 / 2 + 4) * sbh).epsilon(1e-12));
+
+  // With flash attention nearly all of a layer's activations wait for W; never more than all.
+  const ParallelPlan flash = plan(1, true);
+  const Workload wf = build_workload(gpt, flash);
+  const double share = weight_grad_activation_share(wf.layer_types.front(), gpt, flash);
+  CHECK(share > 0.85);
+  CHECK(share <= 1.0);
+}
+
+TEST_CASE("The memory model counts a stage's W passes with its layers' share, without W the constant",
+          "[model][zb][memory]") {
+  const ModelSpec gpt = testing::plain_gpt(2304, 24, 24, 32000, 1024);
+  ParallelPlan p = plan(1, false);
+  p.pipeline_model_parallel_size = 8;
+  p.global_batch_size = 6 * 24;
+  p.schedule = PipelineSchedule::zero_bubble_h1;
+  derive_plan(p, 8);
+  Scenario s = testing::scenario_on("a100-80gb.yaml", p, gpt);
+  const Workload w = build_workload(s.model, s.plan);
+  const double expected = weight_grad_activation_share(w.layer_types.front(), s.model, s.plan);
+  const MemoryReport zb = estimate_memory(s, w);
+  for (const StageMemory& stage : zb.stages) CHECK(stage.weight_grad_share == Approx(expected).epsilon(1e-12));
+  // A lower share than the former constant: the stage holding W passes back keeps less.
+  REQUIRE(expected < kWeightGradActivationShare);
+  s.plan.schedule = PipelineSchedule::one_f_one_b;
+  const MemoryReport one_f_one_b = estimate_memory(s, w);
+  for (const StageMemory& stage : one_f_one_b.stages) CHECK(stage.weight_grad_share == kWeightGradActivationShare);
+}
