@@ -268,19 +268,27 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   const bool units_held = held_units.held;
   const bool gradients_freed_per_chunk = held_units.reduced_per_chunk;
   const std::vector<std::vector<int>> stage_layer_list = layers_held_per_device(plan, model.num_layers);
+  // Per layer type, not per held layer: a search estimates this for every plan it screens.
+  std::vector<double> kept_per_type, max_op_per_type;
+  kept_per_type.reserve(workload.layer_types.size());
+  max_op_per_type.reserve(workload.layer_types.size());
+  for (const auto& type : workload.layer_types) {
+    kept_per_type.push_back(kept_layer_activation_bytes(type, model, plan));
+    double largest = 0;
+    for (const auto& op : type.ops) largest = std::max(largest, op.activation_bytes);
+    max_op_per_type.push_back(largest);
+  }
+
   // What each stage's W passes keep after B, as a share of its layers' kept activations.
   std::vector<double> weight_shares;
   if (has_weight_passes(plan.schedule)) {
-    std::vector<double> kept_of_type, w_of_type;
-    for (const auto& type : workload.layer_types) {
-      kept_of_type.push_back(kept_layer_activation_bytes(type, model, plan));
-      w_of_type.push_back(weight_grad_kept_bytes(type, model, plan));
-    }
+    std::vector<double> w_of_type;
+    for (const auto& type : workload.layer_types) w_of_type.push_back(weight_grad_kept_bytes(type, model, plan));
     for (const std::vector<int>& held : stage_layer_list) {
       double kept = 0, w = 0;
       for (int l : held) {
         const std::size_t type = static_cast<std::size_t>(workload.layer_type_of.at(static_cast<std::size_t>(l)));
-        kept += kept_of_type[type];
+        kept += kept_per_type[type];
         w += w_of_type[type];
       }
       weight_shares.push_back(kept > 0 ? std::min(1.0, w / kept) : kWeightGradActivationShare);
@@ -320,17 +328,6 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       static_cast<double>(vocab_rows_per_stage(workload.padded_vocab_size, plan)) /
       std::max(1, plan.tensor_model_parallel_size);
   const double input_bytes = layer_input_bytes(model, plan);
-
-  // Per layer type, not per held layer: a search estimates this for every plan it screens.
-  std::vector<double> kept_per_type, max_op_per_type;
-  kept_per_type.reserve(workload.layer_types.size());
-  max_op_per_type.reserve(workload.layer_types.size());
-  for (const auto& type : workload.layer_types) {
-    kept_per_type.push_back(kept_layer_activation_bytes(type, model, plan));
-    double largest = 0;
-    for (const auto& op : type.ops) largest = std::max(largest, op.activation_bytes);
-    max_op_per_type.push_back(largest);
-  }
 
   // FP8 GEMM weights (issue 15): Transformer Engine's FP8 copies where the framework keeps them for
   // the step (or the FP8 parameters under plan.fp8_param_gather), per layer type and for the head
