@@ -198,7 +198,7 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage, const Microbat
 // items for every estimate doubled the search's cost). `gradients_per_chunk`: the plan frees held
 // gradients per chunk, which only the order can place beside the activations.
 // `weight_shares`: per stage, the share of a chunk's activations its W pass keeps
-// (weight_grad_activation_share); empty: kWeightGradActivationShare on every stage.
+// (estimate_memory's); empty: kWeightGradActivationShare on every stage.
 std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradients_per_chunk,
                                           const std::vector<double>& weight_shares = {}) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
@@ -279,19 +279,20 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     max_op_per_type.push_back(largest);
   }
 
-  // What each stage's W passes keep after B, as a share of its layers' kept activations.
-  std::vector<double> weight_shares;
+  // What each stage's W passes keep after B (weight_grad_kept_bytes), as a share of its layers'
+  // kept activations: at most all of them (a recomputed layer keeps less than its W needs).
+  std::vector<double> weight_shares(stage_layer_list.size(), kWeightGradActivationShare);
   if (has_weight_passes(plan.schedule)) {
     std::vector<double> w_of_type;
     for (const auto& type : workload.layer_types) w_of_type.push_back(weight_grad_kept_bytes(type, model, plan));
-    for (const std::vector<int>& held : stage_layer_list) {
+    for (std::size_t stage = 0; stage < stage_layer_list.size(); ++stage) {
       double kept = 0, w = 0;
-      for (int l : held) {
+      for (int l : stage_layer_list[stage]) {
         const std::size_t type = static_cast<std::size_t>(workload.layer_type_of.at(static_cast<std::size_t>(l)));
         kept += kept_per_type[type];
         w += w_of_type[type];
       }
-      weight_shares.push_back(kept > 0 ? std::min(1.0, w / kept) : kWeightGradActivationShare);
+      if (kept > 0) weight_shares[stage] = std::min(1.0, w / kept);
     }
   }
   const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares);
@@ -472,9 +473,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
     if (model.is_moe() && sm.layers > 0 && plan.expert_model_parallel_size > 1)
       working = std::max(working, input_bytes + moe_dispatch_traffic(model, plan).working_bytes);
     sm.activations_per_microbatch = per_unit * v;
-    sm.weight_grad_share = static_cast<std::size_t>(stage) < weight_shares.size()
-                               ? weight_shares[static_cast<std::size_t>(stage)]
-                               : kWeightGradActivationShare;
+    sm.weight_grad_share = weight_shares.at(static_cast<std::size_t>(stage));
     double units_at_peak = flight.units;
     if (gradients_freed_per_chunk && !flight.units_with_held_gradients.empty()) {
       // Held gradients and activations peak together only where the order has both: the peak of

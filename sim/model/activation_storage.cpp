@@ -35,7 +35,6 @@
 #include <string_view>
 
 #include "trainsim/framework/framework.hpp"
-#include "trainsim/schedule/schedule.hpp"
 
 namespace trainsim {
 
@@ -175,12 +174,6 @@ double weight_grad_kept_bytes(const LayerWorkload& layer, const ModelSpec& model
     sum += kHalf * m * k / (gathered_input ? tp : 1) + kHalf * m * n;
   }
   return sum;
-}
-
-double weight_grad_activation_share(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan) {
-  const double kept = kept_layer_activation_bytes(layer, model, plan);
-  if (!(kept > 0)) return kWeightGradActivationShare;
-  return std::min(1.0, weight_grad_kept_bytes(layer, model, plan) / kept);
 }
 
 }  // namespace trainsim

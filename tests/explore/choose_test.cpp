@@ -19,6 +19,18 @@ Scenario small_case(const std::vector<Override>& extra = {}) {
 }
 HardwareSpec hardware(const std::string& name) { return load_hardware(kRoot + "/hardware/" + name + ".yaml"); }
 HardwareSpec tiny_hbm() { return load_hardware(kRoot + "/tests/explore/data/tiny-hbm.yaml"); }
+
+// The row is what the plan search finds best for `searched` (its hardware and framework).
+void check_row_is_search_best(const HardwareChoiceRow& row, const Scenario& searched) {
+  SearchOptions search;
+  search.top = 1;
+  const auto found = search_plans(searched, search);
+  REQUIRE(found.best.size() == 1);
+  CHECK(describe_plan(row.best.plan) == describe_plan(found.best[0].plan));
+  CHECK(row.best.outcome.step_time_s == found.best[0].outcome.step_time_s);
+  CHECK(row.enumerated == found.enumerated);
+  CHECK(row.fit == found.fit);
+}
 }  // namespace
 
 TEST_CASE("choose: time = tokens / tokens_per_s, cost = device-hours x price, energy = devices x power x hours x PUE",
@@ -57,14 +69,7 @@ TEST_CASE("choose: each row's plan is the plan search's best on that hardware", 
   const auto r = choose_hardware(s, {hardware("h100-80gb")});
   REQUIRE(r.rows.size() == 1);
   s.hardware = hardware("h100-80gb");
-  SearchOptions search;
-  search.top = 1;
-  const auto found = search_plans(s, search);
-  REQUIRE(found.best.size() == 1);
-  CHECK(describe_plan(r.rows[0].best.plan) == describe_plan(found.best[0].plan));
-  CHECK(r.rows[0].best.outcome.step_time_s == found.best[0].outcome.step_time_s);
-  CHECK(r.rows[0].enumerated == found.enumerated);
-  CHECK(r.rows[0].fit == found.fit);
+  check_row_is_search_best(r.rows[0], s);
 }
 
 TEST_CASE("choose: the same hardware twice gives identical rows and the first listed wins the tie",
@@ -255,17 +260,12 @@ TEST_CASE("choose: an Ascend-only framework's rows on other hardware are what it
   Scenario on_a100 = s;
   on_a100.hardware = hardware("a100-80gb");
   on_a100.plan.framework = Framework::megatron_core;
-  SearchOptions search;
-  search.top = 1;
-  const auto found = search_plans(on_a100, search);
-  REQUIRE(found.best.size() == 1);
-  CHECK(describe_plan(r.rows[1].best.plan) == describe_plan(found.best[0].plan));
-  CHECK(r.rows[1].best.outcome.step_time_s == found.best[0].outcome.step_time_s);
+  check_row_is_search_best(r.rows[1], on_a100);
   CHECK_THAT(format_hardware_choice(r),
              Catch::Contains("note: mindspeed runs on Ascend NPUs only; on a100-80gb the plans are megatron-core's"));
   // Searched as MindSpeed there, every plan is refused.
   on_a100.plan.framework = Framework::mindspeed;
-  const auto refused = search_plans(on_a100, search);
+  const auto refused = search_plans(on_a100, SearchOptions{});
   CHECK(refused.valid == 0);
   CHECK(refused.best.empty());
 }

@@ -69,8 +69,9 @@ struct StageMemory {
   double activations = 0;  // all micro-batches in flight
   double activations_per_microbatch = 0;
   int microbatches_in_flight = 0;
-  // Share of a micro-batch's activations a W pass keeps after its B (weight_grad_activation_share
-  // over the stage's layers; kWeightGradActivationShare where the schedule has no W pass).
+  // Share of a micro-batch's activations a W pass keeps after its B (weight_grad_kept_bytes over
+  // the stage's layers' kept activations, at most 1; kWeightGradActivationShare where the
+  // schedule has no W pass).
   double weight_grad_share = kWeightGradActivationShare;
   double communication_buffers = 0;
   double reserve = 0;            // allocator / runtime workspace (hardware file)

@@ -35,10 +35,6 @@ double kept_layer_activation_bytes(const LayerWorkload& layer, const ModelSpec& 
 // WeightGradStore.put stores the pair, megatron/core/tensor_parallel/layers.py; its runtime.py
 // models it as 32 h bytes a token of the 34 h + 5 a s a GPT layer keeps). 16-bit elements.
 double weight_grad_kept_bytes(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan);
-// That as a share of what the layer keeps for its backward (kept_layer_activation_bytes), at most
-// 1 (a layer whose activations are recomputed keeps less than its W needs: counted as all of it);
-// schedule.hpp's kWeightGradActivationShare for a layer that keeps nothing.
-double weight_grad_activation_share(const LayerWorkload& layer, const ModelSpec& model, const ParallelPlan& plan);
 // Whether selective recompute runs `op`'s forward again before its backward (core_attn: the ops
 // flagged dropped_by_selective_recompute; layernorm: the input and pre-MLP norms; mla_up_proj:
 // the q / kv norms, the up projections and MLA's rope; moe_act: the routed experts' activation).
