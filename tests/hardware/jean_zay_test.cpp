@@ -75,7 +75,7 @@ TEST_CASE("the BigScience rows, and only they, are priced on jean-zay-a100.yaml"
       jean_zay += bigscience ? 1 : 0;
     }
   }
-  CHECK(jean_zay == 34);
+  CHECK(jean_zay == 64);
 }
 
 TEST_CASE("BigScience's 2022-02-23/24 rows on Jean Zay's network: 5% MAPE, 12-25% slower than on a DGX A100's network",

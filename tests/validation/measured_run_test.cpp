@@ -51,7 +51,7 @@ TEST_CASE("the calibration set loads every run, and a null stays unknown", "[val
 
 TEST_CASE("the trends set loads with groups and schedules", "[validation]") {
   const auto runs = load_measured_runs(kTrends);
-  CHECK(runs.size() == 181);
+  CHECK(runs.size() == 211);
   CHECK(runs.front().group == "qi24-zb-t4-1.5B-p8");
   CHECK(runs.front().schedule == "ZB-2p");
 }
