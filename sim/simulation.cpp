@@ -134,7 +134,7 @@ SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   PipelineCosts costs = build_pipeline_costs(scenario, result.workload, cost, result.memory);
   const auto orders =
       build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks(),
-                     microbatch_groups(plan));
+                     microbatch_groups(plan, result.memory));
   check_replay_size(scenario, costs, orders, options.mode == ReplayMode::full);
   check_background_load(scenario);
 

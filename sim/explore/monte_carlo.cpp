@@ -210,7 +210,7 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
   const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, memory);
   const auto orders =
       build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks(),
-                     microbatch_groups(plan));
+                     microbatch_groups(plan, memory));
   p.graph = build_task_graph(costs, orders);
   p.replay.full = full;
   p.replay.record_spans = false;

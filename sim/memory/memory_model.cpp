@@ -203,7 +203,8 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradien
                                           const std::vector<double>& weight_shares = {}) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
-  const MicrobatchGroups groups = microbatch_groups(plan);
+  MicrobatchGroups groups = microbatch_groups(plan);
+  if (!weight_shares.empty()) groups.weight_share = *std::max_element(weight_shares.begin(), weight_shares.end());
   auto closed_forms = [&] {
     std::vector<InFlight> out;
     for (int s = 0; s < p; ++s) {
@@ -280,7 +281,11 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   }
 
   // What each stage's W passes keep after B (weight_grad_kept_bytes), as a share of its layers'
-  // kept activations: at most all of them (a recomputed layer keeps less than its W needs).
+  // kept activations. Above 1 where recompute keeps less than W needs: a checkpointed layer's
+  // backward recomputes its forward, and the Linears' backward in it hands WeightGradStore the
+  // recomputed inputs and the output gradients (sail-sg/zero-bubble-pipeline-parallelism
+  // @ 39f2c186 megatron/core/tensor_parallel/layers.py: WeightGradStore.put under split backward,
+  // whatever recomputed the input), which then live until W: B leaves more than F kept.
   std::vector<double> weight_shares(stage_layer_list.size(), kWeightGradActivationShare);
   if (has_weight_passes(plan.schedule)) {
     std::vector<double> w_of_type;
@@ -292,7 +297,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
         kept += kept_per_type[type];
         w += w_of_type[type];
       }
-      if (kept > 0) weight_shares[stage] = std::min(1.0, w / kept);
+      if (kept > 0) weight_shares[stage] = w / kept;
     }
   }
   const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares);
@@ -575,6 +580,14 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   }
   report.fits = report.peak_bytes <= report.hbm_bytes;
   return report;
+}
+
+MicrobatchGroups microbatch_groups(const ParallelPlan& plan, const MemoryReport& memory) {
+  MicrobatchGroups groups = microbatch_groups(plan);
+  if (!has_weight_passes(plan.schedule) || memory.stages.empty()) return groups;
+  groups.weight_share = 0;
+  for (const StageMemory& stage : memory.stages) groups.weight_share = std::max(groups.weight_share, stage.weight_grad_share);
+  return groups;
 }
 
 std::string describe_overflow(const MemoryReport& report) {

@@ -338,7 +338,11 @@ InFlight activations_in_flight(const StageOrder& order, int chunks, double weigh
         --alive[c];
         break;
       case WorkKind::backward_input:
+        // A share above 1 (recomputed layers: what W keeps outgrows what F kept) makes B grow
+        // the stage's activations: a peak where it ends.
         units -= 1 - weight_share;
+        out.units = std::max(out.units, units);
+        note_peak();
         break;
       case WorkKind::backward_weight:
         units -= weight_share;

@@ -192,7 +192,7 @@ constexpr ScheduleEntry zero_bubble_2p() {
   e.in_flight = [](int p, int m, int, int, const MicrobatchGroups&) { return static_cast<double>(std::min(m, 2 * p)); };  // its limit
   e.shape_problem = any_shape;
   e.search_depths = depth_one;
-  e.orders = [](int p, int m, int, const MicrobatchGroups&) { return zero_bubble_2p_orders(p, m); };
+  e.orders = [](int p, int m, int, const MicrobatchGroups& g) { return zero_bubble_2p_orders(p, m, g.weight_share); };
   return e;
 }
 

@@ -289,3 +289,23 @@ TEST_CASE("zb-2p orders without pass times: the first stages at the 2p limit, as
     CHECK(activations_in_flight(o, 1).units <= 4);
   }
 }
+
+TEST_CASE("zb-2p orders keep the 2p limit with what a W pass really keeps, also when it outgrows F's",
+          "[schedule][zb][zb_auto]") {
+  // Under TP with sequence parallelism a W keeps the row-parallel Linears' whole output gradient
+  // (4 sbh beside 28/t sbh): 7.5 sbh at TP 8 against the 4.25 sbh F kept, a share of 1.76 (the
+  // memory model's, weight_grad_store_test.cpp). The reference builds its order under the limit
+  // from each pass's profiled memory: built with 1.76, every stage stays within 2p; built with
+  // the flat half and counted as it runs, the stages holding W back overrun it.
+  const int p = 8, m = 24;
+  const double share = 7.5 / 4.25;
+  double worst_built_right = 0, worst_built_half = 0;
+  for (const StageOrder& o : zero_bubble_2p_orders(p, m, share)) {
+    CHECK(each_pass_once_in_order(o, m));
+    worst_built_right = std::max(worst_built_right, activations_in_flight(o, 1, share).units);
+  }
+  for (const StageOrder& o : zero_bubble_2p_orders(p, m, kWeightGradActivationShare))
+    worst_built_half = std::max(worst_built_half, activations_in_flight(o, 1, share).units);
+  CHECK(worst_built_right <= 2 * p + 1e-9);
+  CHECK(worst_built_half > 2 * p);
+}

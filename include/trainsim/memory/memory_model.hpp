@@ -70,8 +70,8 @@ struct StageMemory {
   double activations_per_microbatch = 0;
   int microbatches_in_flight = 0;
   // Share of a micro-batch's activations a W pass keeps after its B (weight_grad_kept_bytes over
-  // the stage's layers' kept activations, at most 1; kWeightGradActivationShare where the
-  // schedule has no W pass).
+  // the stage's layers' kept activations; above 1 under recompute, whose B leaves W more than F
+  // kept; kWeightGradActivationShare where the schedule has no W pass).
   double weight_grad_share = kWeightGradActivationShare;
   double communication_buffers = 0;
   double reserve = 0;            // allocator / runtime workspace (hardware file)
@@ -104,6 +104,10 @@ struct MemoryReport {
 };
 
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload);
+
+// The schedule's grouping for `plan` with what the memory model found a W pass keeps (its
+// largest stage's share): the orders the replay runs are the ones the memory was counted on.
+MicrobatchGroups microbatch_groups(const ParallelPlan& plan, const MemoryReport& memory);
 
 // "stage 1 needs 80.9 GiB of 80.0 GiB": where a plan overflows, for error messages.
 std::string describe_overflow(const MemoryReport& report);

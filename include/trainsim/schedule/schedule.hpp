@@ -162,6 +162,11 @@ struct MicrobatchGroups {
   // last stage needs its reduced input gradient. In flight: p + 1 and p + 2 (the fork's README).
   // The interlaced pipeline (interlaced_schedule.py) warms stage s up with floor(3p/2) - s: p/2 more.
   int vocab_warmup = 0;
+  // ZB-2p's heuristic: the share of a micro-batch's activations a W pass keeps after its B (the
+  // memory model's, its largest stage's; memory_model.hpp microbatch_groups). The reference's
+  // runtime builds the order under its limit from each pass's profiled memory, so a W that keeps
+  // more than F did (recompute, sequence-parallel output gradients) holds fewer passes back.
+  double weight_share = kWeightGradActivationShare;
 };
 // MicrobatchGroups::vocab_warmup for a plan.vocab_parallel mode on `stages` pipeline stages.
 int vocab_parallel_extra_warmup(VocabParallel mode, int stages);
