@@ -309,3 +309,16 @@ TEST_CASE("zb-2p orders keep the 2p limit with what a W pass really keeps, also 
   CHECK(worst_built_right <= 2 * p + 1e-9);
   CHECK(worst_built_half > 2 * p);
 }
+
+TEST_CASE("zb-2p heuristic: a W that alone outgrows the limit is named as the cause", "[schedule][zb][zb_auto]") {
+  // Full recompute at TP 1: W keeps 16 times what F kept (weight_grad_store_test.cpp); on 4
+  // stages the 2p limit is 8 of them, less than one B leaves.
+  CHECK_THROWS_WITH(zero_bubble_2p_orders(4, 8, 16.0),
+                    Catch::Contains("limit of 8 micro-batches' activations: after one B its W alone holds 16 of them") &&
+                        Catch::Contains("valid: schedule zb-h1, zb-v or 1f1b"));
+  // Exactly at the limit it still cannot run (a stage holds its warm-up forwards too), and says
+  // why; with room, every stage stays within 2p.
+  CHECK_THROWS_WITH(zero_bubble_2p_orders(8, 16, 16.0), Catch::Contains("its W alone holds 16 of them"));
+  for (const StageOrder& o : zero_bubble_2p_orders(8, 16, 2.0))
+    CHECK(activations_in_flight(o, 1, 2.0).units <= 16 + 1e-9);
+}
