@@ -198,13 +198,12 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage, const Microbat
 // items for every estimate doubled the search's cost). `gradients_per_chunk`: the plan frees held
 // gradients per chunk, which only the order can place beside the activations.
 // `weight_shares`: per stage, the share of a chunk's activations its W pass keeps
-// (estimate_memory's); empty: kWeightGradActivationShare on every stage.
+// (estimate_memory's); empty: kWeightGradActivationShare on every stage. `groups`: the grouping
+// the orders are built with (estimate_memory's carries the largest share for ZB-2p's limit).
 std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradients_per_chunk,
-                                          const std::vector<double>& weight_shares = {}) {
+                                          const std::vector<double>& weight_shares, const MicrobatchGroups& groups) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
-  MicrobatchGroups groups = microbatch_groups(plan);
-  if (!weight_shares.empty()) groups.weight_share = *std::max_element(weight_shares.begin(), weight_shares.end());
   auto closed_forms = [&] {
     std::vector<InFlight> out;
     for (int s = 0; s < p; ++s) {
@@ -236,7 +235,8 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradien
 int microbatches_in_flight(const ParallelPlan& plan, int stage) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   if (stage < 0 || stage >= p) throw SimError("microbatches_in_flight: stage out of range");
-  return static_cast<int>(std::ceil(in_flight_per_stage(plan, false)[static_cast<std::size_t>(stage)].units - 1e-9));
+  return static_cast<int>(
+      std::ceil(in_flight_per_stage(plan, false, {}, microbatch_groups(plan))[static_cast<std::size_t>(stage)].units - 1e-9));
 }
 
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload) {
@@ -300,7 +300,12 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       if (kept > 0) weight_shares[stage] = w / kept;
     }
   }
-  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares);
+  // ZB-2p's heuristic keeps its limit counted with the largest stage's share (the report keeps
+  // this grouping: the replay's orders are the ones counted here).
+  MicrobatchGroups groups = microbatch_groups(plan);
+  if (has_weight_passes(plan.schedule) && !weight_shares.empty())
+    groups.weight_share = *std::max_element(weight_shares.begin(), weight_shares.end());
+  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares, groups);
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;
   const double grad_bytes =
@@ -368,6 +373,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
 
   MemoryReport report;
   report.hbm_bytes = scenario.hardware.device.hbm_bytes;
+  report.groups = groups;
   for (int stage = 0; stage < p; ++stage) {
     StageMemory sm;
     sm.stage = stage;
@@ -583,11 +589,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
 }
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan, const MemoryReport& memory) {
-  MicrobatchGroups groups = microbatch_groups(plan);
-  if (!has_weight_passes(plan.schedule) || memory.stages.empty()) return groups;
-  groups.weight_share = 0;
-  for (const StageMemory& stage : memory.stages) groups.weight_share = std::max(groups.weight_share, stage.weight_grad_share);
-  return groups;
+  return memory.stages.empty() ? microbatch_groups(plan) : memory.groups;
 }
 
 std::string describe_overflow(const MemoryReport& report) {

@@ -139,5 +139,6 @@ TEST_CASE("The schedule's grouping carries the memory model's W share, so zb-2p'
   CHECK(microbatch_groups(p, memory).weight_share == largest);
   // Without W passes the grouping is the plan's own.
   p.schedule = PipelineSchedule::one_f_one_b;
-  CHECK(microbatch_groups(p, memory).weight_share == kWeightGradActivationShare);
+  const MemoryReport one = testing::memory_of(testing::scenario_on("a100-80gb.yaml", p, gpt));
+  CHECK(microbatch_groups(p, one).weight_share == kWeightGradActivationShare);
 }

@@ -101,12 +101,15 @@ struct MemoryReport {
   double peak_bytes = 0;  // max over stages
   bool fits = true;
   double peak_allocated_bytes = 0;  // max over stages of allocated() (no reserve)
+  // The schedule's grouping the activations in flight were counted on (with the largest stage's
+  // W share for ZB-2p's limit): microbatch_groups(plan, report) hands the replay the same orders.
+  MicrobatchGroups groups;
 };
 
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload);
 
-// The schedule's grouping for `plan` with what the memory model found a W pass keeps (its
-// largest stage's share): the orders the replay runs are the ones the memory was counted on.
+// The grouping `memory` was counted on (MemoryReport::groups; the plan's own for a report
+// without stages): the orders the replay runs are the ones the memory was counted on.
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan, const MemoryReport& memory);
 
 // "stage 1 needs 80.9 GiB of 80.0 GiB": where a plan overflows, for error messages.
