@@ -18,7 +18,8 @@ namespace trainsim {
 double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& plan);
 
 // Chunk activations alive at once on `stage` at its peak, counted on the plan's schedule
-// order (rounded up: B frees 1 - kWeightGradActivationShare of one, W the rest). The orders
+// order with W keeping the flat kWeightGradActivationShare of a unit (rounded up; the memory
+// report counts each stage's own share, StageMemory::weight_grad_share). The orders
 // give GPipe: all m; 1F1B: min(m, p - stage); interleaved (in model chunks, as Megatron
 // counts them): min((p - stage - 1) * 2 + (v - 1) * p + 1, m * v); ZB-H1: p - stage/2 (the
 // W passes it holds back keep half a unit each); ZB-H2: 2p - 1 on the first stage.
