@@ -287,6 +287,9 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // @ 39f2c186 megatron/core/tensor_parallel/layers.py: WeightGradStore.put under split backward,
   // whatever recomputed the input), which then live until W: B leaves more than F kept.
   std::vector<double> weight_shares(stage_layer_list.size(), kWeightGradActivationShare);
+  // ZB-2p's heuristic keeps its limit counted with the largest stage's share (the report keeps
+  // this grouping: the replay's orders are the ones counted here).
+  MicrobatchGroups groups = microbatch_groups(plan);
   if (has_weight_passes(plan.schedule)) {
     std::vector<double> w_of_type;
     for (const auto& type : workload.layer_types) w_of_type.push_back(weight_grad_kept_bytes(type, model, plan));
@@ -299,12 +302,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
       }
       if (kept > 0) weight_shares[stage] = w / kept;
     }
-  }
-  // ZB-2p's heuristic keeps its limit counted with the largest stage's share (the report keeps
-  // this grouping: the replay's orders are the ones counted here).
-  MicrobatchGroups groups = microbatch_groups(plan);
-  if (has_weight_passes(plan.schedule) && !weight_shares.empty())
     groups.weight_share = *std::max_element(weight_shares.begin(), weight_shares.end());
+  }
   const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares, groups);
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;

@@ -254,22 +254,16 @@ std::vector<StageOrder> zero_bubble_auto(int p, int m, const ZbAutoConfig& confi
                 " micro-batches' activations";
     d.valid = "a limit of at least one micro-batch's activations";
     // A B that leaves more than its F kept (its W holds recomputed inputs or whole output
-    // gradients) leaves the limit room for few passes, or none.
-    double most = 0, unit = 1;
-    bool b_grows = false;
-    for (std::size_t s = 0; s < config.mem_f.size() && s < config.mem_b.size(); ++s) {
-      b_grows = b_grows || config.mem_b[s] > 0;
-      if (config.mem_f[s] + config.mem_b[s] > most) {
-        most = config.mem_f[s] + config.mem_b[s];
-        unit = config.mem_f[s] > 0 ? config.mem_f[s] : 1;
-      }
-    }
-    if (b_grows) {
+    // gradients) leaves the limit room for few passes, or none: W's share of F's above 1.
+    double share = 0;
+    for (std::size_t s = 0; s < config.mem_f.size() && s < config.mem_b.size(); ++s)
+      if (config.mem_f[s] > 0) share = std::max(share, (config.mem_f[s] + config.mem_b[s]) / config.mem_f[s]);
+    if (share > 1) {
       char what[200];
       std::snprintf(what, sizeof what,
                     ": after one B its W alone holds %g of them, more than its forward kept (full recompute, or "
                     "the whole output gradients of sequence-parallel TP)",
-                    most / unit);
+                    share);
       d.problem += what;
       d.valid = "schedule zb-h1, zb-v or 1f1b (no such limit), or recompute_granularity selective or none";
     }
