@@ -15,6 +15,7 @@
 #include "trainsim/graph/step_chain.hpp"
 #include "trainsim/graph/task_graph.hpp"
 #include "trainsim/schedule/schedule.hpp"
+#include "trainsim/schedule/schedule_entry.hpp"
 
 namespace trainsim {
 namespace {
@@ -124,14 +125,29 @@ double background_load_s(const Scenario& scenario) {
   return static_cast<double>(plan.num_microbatches()) * plan.micro_batch_size * d.sample_load_s / d.loader_workers;
 }
 
+PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const CostModel& cost) {
+  PricedPlan priced;
+  priced.memory = estimate_memory(scenario, workload);
+  priced.costs = build_pipeline_costs(scenario, workload, cost, priced.memory);
+  if (schedule_entry(scenario.plan.schedule).orders_read_pass_times)
+    priced.memory = estimate_memory(scenario, workload, zb_pass_times(priced.costs));
+  return priced;
+}
+
+MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload) {
+  if (!schedule_entry(scenario.plan.schedule).orders_read_pass_times) return estimate_memory(scenario, workload);
+  const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+  return price_plan(scenario, workload, cost).memory;
+}
+
 SimResult simulate(const Scenario& scenario, const SimOptions& options) {
   const ParallelPlan& plan = scenario.plan;
   SimResult result;
   result.workload = build_workload(scenario.model, plan);
   const CostModel cost(scenario.hardware, plan, scenario.num_devices);
-  result.memory = estimate_memory(scenario, result.workload);
-
-  PipelineCosts costs = build_pipeline_costs(scenario, result.workload, cost, result.memory);
+  PricedPlan priced = price_plan(scenario, result.workload, cost);
+  result.memory = std::move(priced.memory);
+  PipelineCosts costs = std::move(priced.costs);
   const auto orders =
       build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks(),
                      microbatch_groups(plan, result.memory));

@@ -341,7 +341,7 @@ int main(int argc, char** argv) {
     } else if (*memory) {
       const auto outputs = requested_outputs(*memory, {{"--json", memory_json}});
       const auto scenario = load_checked(memory_args, outputs);
-      const auto report = trainsim::estimate_memory(scenario, trainsim::build_workload(scenario.model, scenario.plan));
+      const auto report = trainsim::replayed_memory(scenario, trainsim::build_workload(scenario.model, scenario.plan));
       const auto advice = trainsim::advise_fit(scenario, report);
       std::FILE* text = text_stream(outputs);
       std::fputs(trainsim::format_memory_table(report).c_str(), text);

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "trainsim/config/scenario.hpp"
+#include "trainsim/cost/cost_model.hpp"
 #include "trainsim/engine/timeline.hpp"
+#include "trainsim/graph/pipeline_costs.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/metrics/step_metrics.hpp"
 #include "trainsim/model/workload.hpp"
@@ -30,6 +32,19 @@ struct SimResult {
 };
 
 SimResult simulate(const Scenario& scenario, const SimOptions& options = {});
+
+// A plan's memory and its pipeline's costs as the replay takes them: estimate_memory, the
+// costs from it, and, for a schedule whose order the pass times place (ScheduleEntry::
+// orders_read_pass_times: ZB-2p), the memory counted again on the order its priced passes give
+// (the costs read only the per-micro-batch activations, which the order does not change).
+// Every command that reports a plan's memory beside or without a replay takes it from here.
+struct PricedPlan {
+  MemoryReport memory;
+  PipelineCosts costs;
+};
+PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const CostModel& cost);
+// The memory of price_plan alone (the `memory` command, max-batch, fit advice).
+MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload);
 
 // Host time the background data loaders (DataLoading::loader_workers > 0) of one loading
 // rank need for a step's micro-batches: micro-batches x micro batch x sample_load_time /

@@ -37,7 +37,7 @@ PlanOutcome invalid(const std::string& reason) {
 PlanOutcome evaluate_valid(const Scenario& scenario) {
   PlanOutcome out;
   const Workload workload = build_workload(scenario.model, scenario.plan);
-  const MemoryReport memory = estimate_memory(scenario, workload);
+  const MemoryReport memory = replayed_memory(scenario, workload);
   out.peak_memory_bytes = memory.peak_bytes;
   out.hbm_bytes = memory.hbm_bytes;
   for (const auto& s : memory.stages) out.stage_peak_memory_bytes.push_back(s.peak());

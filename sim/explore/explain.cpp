@@ -56,7 +56,7 @@ void cp_exchange(const Scenario& scenario, int stage, Explanation& out) {
   if (scenario.plan.context_parallel_size <= 1) return;
   const Workload workload = build_workload(scenario.model, scenario.plan);
   const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
-  const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, estimate_memory(scenario, workload));
+  const PipelineCosts costs = price_plan(scenario, workload, cost).costs;
   if (stage < 0 || stage >= costs.num_stages()) return;
   for (const ChunkCosts& c : costs.stages[static_cast<std::size_t>(stage)].chunks) {
     out.cp_exposed_s += costs.microbatches * (c.cp_forward_s + c.cp_backward_s);

@@ -13,6 +13,7 @@
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
 #include "trainsim/report/memory_report.hpp"
+#include "trainsim/simulation.hpp"
 
 namespace trainsim {
 namespace {
@@ -118,7 +119,7 @@ Trial try_knobs(const Scenario& scenario, const Knobs& original, const Knobs& k)
   try {
     const Scenario s = with_plan(scenario, scenario.num_devices, plan);
     const Workload workload = build_workload(s.model, plan);
-    const MemoryReport report = estimate_memory(s, workload);
+    const MemoryReport report = replayed_memory(s, workload);
     t.change.settings = settings(original, k);
     t.change.peak_bytes = report.peak_bytes;
     t.change.worst_stage = report.worst_stage;

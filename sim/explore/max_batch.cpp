@@ -7,6 +7,7 @@
 #include "trainsim/explore/evaluate.hpp"
 #include "trainsim/memory/memory_model.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/simulation.hpp"
 
 namespace trainsim {
 
@@ -15,7 +16,7 @@ bool micro_batch_fits(const Scenario& scenario, int micro_batch_size, int microb
   Scenario s = scenario;
   s.plan.micro_batch_size = micro_batch_size;
   s.plan.global_batch_size = micro_batch_size * s.plan.data_parallel_size * microbatches_per_replica;
-  const MemoryReport report = estimate_memory(s, build_workload(s.model, s.plan));
+  const MemoryReport report = replayed_memory(s, build_workload(s.model, s.plan));
   if (peak) *peak = report.peak_bytes;
   if (hbm) *hbm = report.hbm_bytes;
   return report.fits;

@@ -206,8 +206,9 @@ PreparedSteps prepare_steps(const Scenario& scenario, const MonteCarloOptions& o
     p.group_of = expert_group_of_devices(plan, scenario.num_devices, p.groups_per_stage);
     if (!full) p.group_of.clear();
   }
-  const MemoryReport memory = estimate_memory(scenario, workload);
-  const PipelineCosts costs = build_pipeline_costs(scenario, workload, cost, memory);
+  const PricedPlan priced = price_plan(scenario, workload, cost);
+  const MemoryReport& memory = priced.memory;
+  const PipelineCosts& costs = priced.costs;
   const auto orders =
       build_schedule(plan.schedule, plan.pipeline_model_parallel_size, plan.num_microbatches(), costs.num_chunks(),
                      microbatch_groups(plan, memory));

@@ -26,6 +26,7 @@
 #include "trainsim/plan/plan_check.hpp"
 #include "trainsim/schedule/schedule.hpp"
 #include "trainsim/schedule/schedule_entry.hpp"
+#include "trainsim/simulation.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/schema.hpp"
 #include "trainsim/explore/distributed.hpp"
@@ -589,7 +590,7 @@ SearchResult search_plans(const Scenario& scenario_as_given, const SearchOptions
     try {
       const Scenario s = with_plan(scenario, result.devices, plan);
       const Workload workload = build_workload(s.model, plan);
-      const MemoryReport memory = estimate_memory(s, workload);
+      const MemoryReport memory = replayed_memory(s, workload);
       peaks[i] = memory.peak_bytes;
       if (!memory.fits) {
         estimates[i] = -2;

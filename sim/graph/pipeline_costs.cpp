@@ -279,6 +279,23 @@ namespace {
 double partition_meta_bytes(int tp) { return (1 + 3 + 1 + 1 + tp + 1) * 8.0; }
 }  // namespace
 
+MicrobatchGroups::PassTimes zb_pass_times(const PipelineCosts& costs) {
+  MicrobatchGroups::PassTimes t;
+  for (const StageCosts& stage : costs.stages) {
+    double f = 0, b = 0, w = 0;
+    for (const ChunkCosts& c : stage.chunks) {
+      f += c.forward_s + c.tp_forward_s + c.cp_forward_s + c.ep_forward_s + c.pp_forward_s;
+      b += c.recompute_s + c.backward_input_s + c.tp_backward_s + c.cp_backward_s + c.ep_backward_s + c.pp_backward_s;
+      w += c.backward_weight_s;
+    }
+    t.forward.push_back(f);
+    t.backward_input.push_back(b);
+    t.backward_weight.push_back(w);
+  }
+  t.transfer = costs.p2p_s;
+  return t;
+}
+
 void make_p2p_blocking(PipelineCosts& costs) {
   const int p = costs.num_stages(), v = costs.num_chunks();
   if (p <= 1 || costs.p2p_s <= 0) return;

@@ -239,7 +239,8 @@ int microbatches_in_flight(const ParallelPlan& plan, int stage) {
       std::ceil(in_flight_per_stage(plan, false, {}, microbatch_groups(plan))[static_cast<std::size_t>(stage)].units - 1e-9));
 }
 
-MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload) {
+MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
+                             const MicrobatchGroups::PassTimes& pass_times) {
   const ModelSpec& model = scenario.model;
   const ParallelPlan& plan = scenario.plan;
   const int p = std::max(1, plan.pipeline_model_parallel_size);
@@ -290,6 +291,7 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload)
   // ZB-2p's heuristic keeps its limit counted with the largest stage's share (the report keeps
   // this grouping: the replay's orders are the ones counted here).
   MicrobatchGroups groups = microbatch_groups(plan);
+  groups.pass_times = pass_times;
   if (has_weight_passes(plan.schedule)) {
     std::vector<double> w_of_type;
     for (const auto& type : workload.layer_types) w_of_type.push_back(weight_grad_kept_bytes(type, model, plan));

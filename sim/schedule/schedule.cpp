@@ -410,9 +410,12 @@ int vocab_parallel_extra_warmup(VocabParallel mode, int stages) {
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan) {
   const FrameworkEntry& framework = framework_entry(plan.framework);
-  return {framework.interleaved_microbatch_groups.value, plan.microbatch_group_size_per_vp_stage,
-          plan.overlap_moe_expert_parallel_comm ? framework.moe_overlap_extra_warmup.value : 0,
-          vocab_parallel_extra_warmup(plan.vocab_parallel, plan.pipeline_model_parallel_size)};
+  MicrobatchGroups g;
+  g.rule = framework.interleaved_microbatch_groups.value;
+  g.size = plan.microbatch_group_size_per_vp_stage;
+  g.extra_warmup = plan.overlap_moe_expert_parallel_comm ? framework.moe_overlap_extra_warmup.value : 0;
+  g.vocab_warmup = vocab_parallel_extra_warmup(plan.vocab_parallel, plan.pipeline_model_parallel_size);
+  return g;
 }
 
 std::vector<StageOrder> build_schedule(PipelineSchedule schedule, int stages, int microbatches, int chunks,

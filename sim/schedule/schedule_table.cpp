@@ -188,11 +188,12 @@ constexpr ScheduleEntry zero_bubble_2p() {
   e.name = "zb-2p";
   e.source = "Qi et al. 2023, ZB-2p: the reference's auto-schedule heuristic under a 2p memory limit";
   e.splits_backward = true;
+  e.orders_read_pass_times = true;
   e.idle_relative = [](int) { return 1.0 / 3; };
   e.in_flight = [](int p, int m, int, int, const MicrobatchGroups&) { return static_cast<double>(std::min(m, 2 * p)); };  // its limit
   e.shape_problem = any_shape;
   e.search_depths = depth_one;
-  e.orders = [](int p, int m, int, const MicrobatchGroups& g) { return zero_bubble_2p_orders(p, m, g.weight_share); };
+  e.orders = [](int p, int m, int, const MicrobatchGroups& g) { return zero_bubble_2p_orders(p, m, g.weight_share, g.pass_times); };
   return e;
 }
 

@@ -255,9 +255,13 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
   // 66 since 2026-12-06, with the six 1F1B-I rows that had been listed unsupported (1.5B -3.5 to
   // -4.3%, 14.6B -15%: the per-chunk-pass cost above): MAPE 4.3%, bias -3.3%. The issue's
   // bound (bias within 3%) held only without them; it is not met, and the gate records that.
+  // 2026-12-07: ZB-2p's order built from the priced passes, as the reference's runtime builds it
+  // from its profile (schedule/zb_pass_times_test.cpp): the 1.5B ZB-2p rows +5.0% -> -1.3..0.0%,
+  // the 14.6B ones -5.9% -> -7.1..-8.4%: MAPE 4.0%, bias -3.8%. The 1.5B rows' excess had offset
+  // part of the 14.6B rows' shortfall, which every schedule of that model shares (1F1B -8%).
   CHECK(rows == 66);
-  CHECK(mape <= 0.045);
-  CHECK(std::abs(bias) <= 0.035);
+  CHECK(mape <= 0.042);
+  CHECK(std::abs(bias) <= 0.04);
 }
 
 // The Llama 3 paper's 405B pre-training (trends.yaml group llama3-405b-table4-8k-to-16k): one

@@ -137,7 +137,7 @@ py::object memory(const py::object& scenario, const py::object& set) {
   const auto overrides = overrides_of(set);
   const std::string json = call(source, [&] {
     const auto loaded = trainsim::load_scenario(source.path(), overrides);
-    const auto report = trainsim::estimate_memory(loaded, trainsim::build_workload(loaded.model, loaded.plan));
+    const auto report = trainsim::replayed_memory(loaded, trainsim::build_workload(loaded.model, loaded.plan));
     return trainsim::memory_json_with_verdict(report, trainsim::advise_fit(loaded, report)).dump();
   });
   return to_python(json);

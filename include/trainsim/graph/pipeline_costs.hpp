@@ -223,6 +223,13 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& workload, const CostModel& cost,
                                    const MemoryReport& memory);
 
+// The pass times ZB-2p's heuristic places its order by (MicrobatchGroups::PassTimes), per
+// stage over its chunks, as the reference's runtime profiles them (ScheduleTimers: each pass's
+// time on the compute stream): F the forward with the collectives it waits for, B the
+// recomputed forward and the input gradient with theirs, W the weight gradient; the transfer
+// one activation's send between stages.
+MicrobatchGroups::PassTimes zb_pass_times(const PipelineCosts& costs);
+
 // Blocking pipeline sends (DeepSpeed's PipelineEngine, trainsim/framework): the sender's
 // compute stream waits for each transfer, so every chunk that sends (forward: all but the
 // last virtual stage; backward: all but the first) carries the transfer in its own compute,

@@ -19,7 +19,8 @@ double activation_bytes_per_layer(const ModelSpec& model, const ParallelPlan& pl
 
 // Chunk activations alive at once on `stage` at its peak, counted on the plan's schedule
 // order with W keeping the flat kWeightGradActivationShare of a unit (rounded up; the memory
-// report counts each stage's own share, StageMemory::weight_grad_share). The orders
+// report counts each stage's own share, StageMemory::weight_grad_share) and ZB-2p's order
+// built at equal pass times (the report counts the replay's, built from the priced passes). The orders
 // give GPipe: all m; 1F1B: min(m, p - stage); interleaved (in model chunks, as Megatron
 // counts them): min((p - stage - 1) * 2 + (v - 1) * p + 1, m * v); ZB-H1: p - stage/2 (the
 // W passes it holds back keep half a unit each); ZB-H2: 2p - 1 on the first stage.
@@ -107,7 +108,11 @@ struct MemoryReport {
   MicrobatchGroups groups;
 };
 
-MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload);
+// `pass_times`: the priced passes ZB-2p's heuristic builds its order by (zb_pass_times of the
+// plan's PipelineCosts; the replay re-counts with them, simulation.hpp replayed_memory); empty:
+// its equal-time order. Read by no other schedule.
+MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
+                             const MicrobatchGroups::PassTimes& pass_times = {});
 
 // The grouping `memory` was counted on (MemoryReport::groups; the plan's own for a report
 // without stages): the orders the replay runs are the ones the memory was counted on.

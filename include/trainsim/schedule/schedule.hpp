@@ -167,6 +167,17 @@ struct MicrobatchGroups {
   // runtime builds the order under its limit from each pass's profiled memory, so a W that keeps
   // more than F did (recompute, sequence-parallel output gradients) holds fewer passes back.
   double weight_share = kWeightGradActivationShare;
+  // ZB-2p's heuristic: the pass times it places F, B and W by, per stage, and one P2P transfer
+  // (the reference's runtime profiles them and builds its order from the medians over stages,
+  // runtime.py avg_then_mid). Empty: equal times and free transfers, the paper's Section 2
+  // setting, for callers that have no cost model (a search's screen); the replay prices them
+  // (PipelineCosts: zb_pass_times) and counts its memory on the order they give.
+  struct PassTimes {
+    std::vector<double> forward, backward_input, backward_weight;
+    double transfer = 0;
+    bool known() const { return !forward.empty(); }
+  };
+  PassTimes pass_times{};
 };
 // MicrobatchGroups::vocab_warmup for a plan.vocab_parallel mode on `stages` pipeline stages.
 int vocab_parallel_extra_warmup(VocabParallel mode, int stages);

@@ -37,6 +37,10 @@ struct ScheduleEntry {
   // The memory model counts activations in flight on the orders; false where the closed form
   // below is proven equal to that count by the schedule tests (cheaper for the search).
   bool count_in_flight_on_orders = true;
+  // The orders depend on the passes' times (MicrobatchGroups::pass_times: ZB-2p's heuristic
+  // places them as the reference's profiled runtime does): the replay prices the passes before
+  // it builds them, and counts the memory on that order.
+  bool orders_read_pass_times = false;
   // A device's idle time relative to 1F1B's at equal pass times and large m (see
   // idle_relative_to_1f1b): the bound over every pipeline size.
   double (*idle_relative)(int chunks) = nullptr;

@@ -52,11 +52,12 @@ ZbAutoResult zb_auto_greedy(int p, int m, const ZbAutoConfig& config, bool allow
 // reference's order). Throws ConfigError when no pass fits the limit.
 std::vector<StageOrder> zero_bubble_auto(int p, int m, const ZbAutoConfig& config);
 
-// ZB-2p for build_schedule, which knows no pass times: the heuristic at T_F = T_B = T_W and
-// free transfers (the equal-time setting of the paper's Section 2 and of the reference's
-// first, unprofiled schedule), one activation unit per micro-batch on every stage, a limit of
-// 2p of them. On every shape tried the stages that bound the peak run up to the limit whatever
-// the pass times (tests/schedule/zb_auto_test.cpp), which is what the memory model reads.
-std::vector<StageOrder> zero_bubble_2p_orders(int p, int m, double weight_share = kWeightGradActivationShare);
+// ZB-2p for build_schedule: the heuristic at `times` (MicrobatchGroups::PassTimes, the medians
+// over stages as the reference's runtime takes its profile) or, when none are known, at
+// T_F = T_B = T_W and free transfers (the equal-time setting of the paper's Section 2 and of the
+// reference's first, unprofiled schedule); one activation unit per micro-batch on every stage,
+// a limit of 2p of them.
+std::vector<StageOrder> zero_bubble_2p_orders(int p, int m, double weight_share = kWeightGradActivationShare,
+                                              const MicrobatchGroups::PassTimes& times = {});
 
 }  // namespace trainsim
