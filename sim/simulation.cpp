@@ -127,10 +127,15 @@ double background_load_s(const Scenario& scenario) {
 
 PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const CostModel& cost) {
   PricedPlan priced;
-  priced.memory = estimate_memory(scenario, workload);
-  priced.costs = build_pipeline_costs(scenario, workload, cost, priced.memory);
-  if (schedule_entry(scenario.plan.schedule).orders_read_pass_times)
-    priced.memory = estimate_memory(scenario, workload, zb_pass_times(priced.costs));
+  if (!schedule_entry(scenario.plan.schedule).orders_read_pass_times) {
+    priced.memory = estimate_memory(scenario, workload);
+    priced.costs = build_pipeline_costs(scenario, workload, cost, priced.memory);
+    return priced;
+  }
+  // The costs read only the per-micro-batch figures, which the order does not change: no order
+  // is built for them (a search screens thousands of plans through here).
+  priced.costs = build_pipeline_costs(scenario, workload, cost, estimate_memory_per_microbatch(scenario, workload));
+  priced.memory = estimate_memory(scenario, workload, zb_pass_times(priced.costs));
   return priced;
 }
 

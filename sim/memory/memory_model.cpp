@@ -201,7 +201,8 @@ double closed_form_in_flight(const ParallelPlan& plan, int stage, const Microbat
 // (estimate_memory's); empty: kWeightGradActivationShare on every stage. `groups`: the grouping
 // the orders are built with (estimate_memory's carries the largest share for ZB-2p's limit).
 std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradients_per_chunk,
-                                          const std::vector<double>& weight_shares, const MicrobatchGroups& groups) {
+                                          const std::vector<double>& weight_shares, const MicrobatchGroups& groups,
+                                          bool on_orders = true) {
   const int p = std::max(1, plan.pipeline_model_parallel_size);
   const int v = chunks_per_stage(plan.schedule, plan.virtual_pipeline_model_parallel_size);
   auto closed_forms = [&] {
@@ -214,7 +215,7 @@ std::vector<InFlight> in_flight_per_stage(const ParallelPlan& plan, bool gradien
     }
     return out;
   };
-  if (!schedule_entry(plan.schedule).count_in_flight_on_orders && !(gradients_per_chunk && v > 1))
+  if (!on_orders || (!schedule_entry(plan.schedule).count_in_flight_on_orders && !(gradients_per_chunk && v > 1)))
     return closed_forms();
   std::vector<InFlight> out;
   out.reserve(static_cast<std::size_t>(p));
@@ -239,8 +240,10 @@ int microbatches_in_flight(const ParallelPlan& plan, int stage) {
       std::ceil(in_flight_per_stage(plan, false, {}, microbatch_groups(plan))[static_cast<std::size_t>(stage)].units - 1e-9));
 }
 
-MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
-                             const MicrobatchGroups::PassTimes& pass_times) {
+namespace {
+
+MemoryReport estimate(const Scenario& scenario, const Workload& workload, const MicrobatchGroups::PassTimes& pass_times,
+                      bool count_on_orders) {
   const ModelSpec& model = scenario.model;
   const ParallelPlan& plan = scenario.plan;
   const int p = std::max(1, plan.pipeline_model_parallel_size);
@@ -306,7 +309,8 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
     }
     groups.weight_share = *std::max_element(weight_shares.begin(), weight_shares.end());
   }
-  const std::vector<InFlight> in_flight_of = in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares, groups);
+  const std::vector<InFlight> in_flight_of =
+      in_flight_per_stage(plan, gradients_freed_per_chunk, weight_shares, groups, count_on_orders);
   const bool shard_grads = plan.zero_stage >= 2 && !units_held;
   const bool shard_weights = plan.zero_stage >= 3 && !units_held;
   const double grad_bytes =
@@ -587,6 +591,17 @@ MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
   }
   report.fits = report.peak_bytes <= report.hbm_bytes;
   return report;
+}
+
+}  // namespace
+
+MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
+                             const MicrobatchGroups::PassTimes& pass_times) {
+  return estimate(scenario, workload, pass_times, true);
+}
+
+MemoryReport estimate_memory_per_microbatch(const Scenario& scenario, const Workload& workload) {
+  return estimate(scenario, workload, {}, false);
 }
 
 MicrobatchGroups microbatch_groups(const ParallelPlan& plan, const MemoryReport& memory) {

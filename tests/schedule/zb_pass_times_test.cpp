@@ -166,3 +166,26 @@ TEST_CASE("The memory every command reports for zb-2p is counted on the order th
   const Scenario h1 = testing::scenario_on("a100-80gb.yaml", p, gpt);
   CHECK_FALSE(replayed_memory(h1, build_workload(h1.model, h1.plan)).groups.pass_times.known());
 }
+
+TEST_CASE("The per-micro-batch memory the passes are priced from is estimate_memory's", "[schedule][zb][memory]") {
+  // price_plan builds the pipeline's costs from figures that skip ZB-2p's order (its heuristic is
+  // the dearest part of a screen): what the costs read must be the full estimate's.
+  const Scenario sc = testing::scenario_on("a100-80gb.yaml", paper_1_5b_plan(), paper_1_5b());
+  const Workload workload = build_workload(sc.model, sc.plan);
+  const MemoryReport full = estimate_memory(sc, workload);
+  const MemoryReport per_microbatch = estimate_memory_per_microbatch(sc, workload);
+  REQUIRE(full.stages.size() == per_microbatch.stages.size());
+  for (std::size_t s = 0; s < full.stages.size(); ++s) {
+    CHECK(per_microbatch.stages[s].activations_per_microbatch == full.stages[s].activations_per_microbatch);
+    CHECK(per_microbatch.stages[s].weight_grad_share == full.stages[s].weight_grad_share);
+  }
+  const CostModel cost(sc.hardware, sc.plan, sc.num_devices);
+  const PipelineCosts a = build_pipeline_costs(sc, workload, cost, full);
+  const PipelineCosts b = build_pipeline_costs(sc, workload, cost, per_microbatch);
+  for (std::size_t s = 0; s < a.stages.size(); ++s) {
+    CHECK(a.stages[s].chunks[0].activation_bytes == b.stages[s].chunks[0].activation_bytes);
+    CHECK(a.stages[s].chunks[0].weight_grad_activation_fraction == b.stages[s].chunks[0].weight_grad_activation_fraction);
+    CHECK(a.stages[s].chunks[0].forward_s == b.stages[s].chunks[0].forward_s);
+  }
+  CHECK(zb_pass_times(a).forward == zb_pass_times(b).forward);
+}

@@ -113,6 +113,11 @@ struct MemoryReport {
 // its equal-time order. Read by no other schedule.
 MemoryReport estimate_memory(const Scenario& scenario, const Workload& workload,
                              const MicrobatchGroups::PassTimes& pass_times = {});
+// The figures per micro-batch alone, what build_pipeline_costs reads (each stage's activations
+// per micro-batch and W share, StageMemory::activations_per_microbatch and weight_grad_share):
+// the activations in flight by the schedule's closed form, not counted on its order, so its
+// peaks are not the report's. price_plan prices ZB-2p's passes from it before building the order.
+MemoryReport estimate_memory_per_microbatch(const Scenario& scenario, const Workload& workload);
 
 // The grouping `memory` was counted on (MemoryReport::groups; the plan's own for a report
 // without stages): the orders the replay runs are the ones the memory was counted on.
