@@ -141,8 +141,15 @@ PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const 
 
 MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload) {
   if (!schedule_entry(scenario.plan.schedule).orders_read_pass_times) return estimate_memory(scenario, workload);
-  const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
-  return price_plan(scenario, workload, cost).memory;
+  try {
+    const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+    return price_plan(scenario, workload, cost).memory;
+  } catch (const ConfigError&) {
+    // A step the hardware file cannot price (the host's CPU-Adam rate under optimizer offload,
+    // which no pass time needs) still has a memory answer: the order the reference runs before
+    // it has a profile, at equal pass times. `run` names the missing key.
+    return estimate_memory(scenario, workload);
+  }
 }
 
 SimResult simulate(const Scenario& scenario, const SimOptions& options) {

@@ -43,7 +43,9 @@ struct PricedPlan {
   PipelineCosts costs;
 };
 PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const CostModel& cost);
-// The memory of price_plan alone (the `memory` command, max-batch, fit advice).
+// The memory of price_plan alone (the `memory` command, max-batch, fit advice); where the
+// hardware file cannot price the step (a ConfigError: e.g. no CPU-Adam rate under optimizer
+// offload), the order at equal pass times, the reference's before it has a profile.
 MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload);
 
 // Host time the background data loaders (DataLoading::loader_workers > 0) of one loading

@@ -189,3 +189,16 @@ TEST_CASE("The per-micro-batch memory the passes are priced from is estimate_mem
   }
   CHECK(zb_pass_times(a).forward == zb_pass_times(b).forward);
 }
+
+TEST_CASE("zb-2p's memory still answers where the hardware file cannot price the step", "[schedule][zb][memory]") {
+  // Optimizer offload on a 910B3 file, which gives no CPU-Adam rate: no step time, but the
+  // memory question has an answer (the reference's order before it has a profile).
+  ParallelPlan p = paper_1_5b_plan();
+  p.offload_optimizer = true;
+  p.framework = Framework::mindspeed;
+  const Scenario sc = testing::scenario_on("ascend-910b3.yaml", p, paper_1_5b());
+  const Workload workload = build_workload(sc.model, sc.plan);
+  const CostModel cost(sc.hardware, sc.plan, sc.num_devices);
+  CHECK_THROWS_AS(price_plan(sc, workload, cost), ConfigError);
+  CHECK(replayed_memory(sc, workload).peak_bytes == estimate_memory(sc, workload).peak_bytes);
+}
