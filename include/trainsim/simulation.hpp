@@ -33,10 +33,11 @@ struct SimResult {
 
 SimResult simulate(const Scenario& scenario, const SimOptions& options = {});
 
-// A plan's memory and its pipeline's costs as the replay takes them: estimate_memory, the
-// costs from it, and, for a schedule whose order the pass times place (ScheduleEntry::
-// orders_read_pass_times: ZB-2p), the memory counted again on the order its priced passes give
-// (the costs read only the per-micro-batch activations, which the order does not change).
+// A plan's memory and its pipeline's costs as the replay takes them: estimate_memory and the
+// costs from it; for a schedule whose order the pass times place (ScheduleEntry::
+// orders_read_pass_times: ZB-2p), the costs from the per-micro-batch figures first
+// (estimate_memory_per_microbatch: the order does not change them) and the memory counted on
+// the order their pass times give.
 // Every command that reports a plan's memory beside or without a replay takes it from here.
 struct PricedPlan {
   MemoryReport memory;

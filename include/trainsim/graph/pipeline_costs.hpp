@@ -225,7 +225,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 
 // The pass times ZB-2p's heuristic places its order by (MicrobatchGroups::PassTimes), per
 // stage over its chunks, as the reference's runtime profiles them (ScheduleTimers: each pass's
-// time on the compute stream): F the forward with the collectives it waits for, B the
+// wall time between two device synchronizations, megatron/timers.py Timer): F the forward with
+// the collectives it waits for, B the
 // recomputed forward and the input gradient with theirs, W the weight gradient; the transfer
 // one activation's send between stages.
 MicrobatchGroups::PassTimes zb_pass_times(const PipelineCosts& costs);
