@@ -274,13 +274,11 @@ std::vector<StageOrder> zero_bubble_auto(int p, int m, const ZbAutoConfig& confi
 
 std::vector<StageOrder> zero_bubble_2p_orders(int p, int m, double weight_share,
                                               const MicrobatchGroups::PassTimes& times) {
-  const std::size_t n = static_cast<std::size_t>(std::max(p, 0));
-  const bool priced = times.forward.size() == n && times.backward_input.size() == n && times.backward_weight.size() == n;
-  if (times.known() && !priced)
-    throw SimError("zb-2p heuristic: pass times for " + std::to_string(times.forward.size()) + " stages, not " +
-                   std::to_string(p));
-  const std::vector<double> equal(n, 1.0);
-  if (!priced) return zero_bubble_auto(p, m, zb_auto_config(equal, equal, equal, 0, 2.0 * p, weight_share));
+  if (!times.known()) {
+    const std::vector<double> equal(static_cast<std::size_t>(std::max(p, 0)), 1.0);
+    return zero_bubble_auto(p, m, zb_auto_config(equal, equal, equal, 0, 2.0 * p, weight_share));
+  }
+  // check_config refuses per-stage vectors of another pipeline's size (a SimError).
   return zero_bubble_auto(p, m,
                           zb_auto_config(times.forward, times.backward_input, times.backward_weight, times.transfer,
                                          2.0 * p, weight_share));

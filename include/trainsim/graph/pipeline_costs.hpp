@@ -226,9 +226,8 @@ PipelineCosts build_pipeline_costs(const Scenario& scenario, const Workload& wor
 // The pass times ZB-2p's heuristic places its order by (MicrobatchGroups::PassTimes), per
 // stage over its chunks, as the reference's runtime profiles them (ScheduleTimers: each pass's
 // wall time between two device synchronizations, megatron/timers.py Timer): F the forward with
-// the collectives it waits for, B the
-// recomputed forward and the input gradient with theirs, W the weight gradient; the transfer
-// one activation's send between stages.
+// the collectives it waits for, B the recomputed forward and the input gradient with theirs, W
+// the weight gradient; the transfer one activation's send between stages.
 MicrobatchGroups::PassTimes zb_pass_times(const PipelineCosts& costs);
 
 // Blocking pipeline sends (DeepSpeed's PipelineEngine, trainsim/framework): the sender's
