@@ -152,12 +152,38 @@ MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload)
   }
 }
 
+PricedPlan price_plan_memory_first(const Scenario& scenario, const Workload& workload) {
+  PricedPlan priced;
+  if (schedule_entry(scenario.plan.schedule).orders_read_pass_times) {
+    try {
+      const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+      return price_plan(scenario, workload, cost);
+    } catch (const ConfigError&) {
+      // As replayed_memory: the memory at equal pass times answers a plan out of memory; one
+      // that fits cannot be replayed, and the caller says why.
+      priced.memory = estimate_memory(scenario, workload);
+      if (priced.memory.fits) throw;
+      return priced;
+    }
+  }
+  priced.memory = estimate_memory(scenario, workload);
+  if (!priced.memory.fits) return priced;
+  const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+  priced.costs = build_pipeline_costs(scenario, workload, cost, priced.memory);
+  return priced;
+}
+
 SimResult simulate(const Scenario& scenario, const SimOptions& options) {
+  Workload workload = build_workload(scenario.model, scenario.plan);
+  const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+  PricedPlan priced = price_plan(scenario, workload, cost);
+  return simulate(scenario, std::move(workload), std::move(priced), options);
+}
+
+SimResult simulate(const Scenario& scenario, Workload workload, PricedPlan priced, const SimOptions& options) {
   const ParallelPlan& plan = scenario.plan;
   SimResult result;
-  result.workload = build_workload(scenario.model, plan);
-  const CostModel cost(scenario.hardware, plan, scenario.num_devices);
-  PricedPlan priced = price_plan(scenario, result.workload, cost);
+  result.workload = std::move(workload);
   result.memory = std::move(priced.memory);
   PipelineCosts costs = std::move(priced.costs);
   const auto orders =

@@ -49,6 +49,16 @@ PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const 
 // offload), the order at equal pass times, the reference's before it has a profile.
 MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload);
 
+// price_plan for a caller that replays only the plans that fit (evaluate_plan): the memory as
+// replayed_memory counts it, and the costs only when it fits or the schedule's order needs them
+// (empty costs otherwise). Throws the ConfigError of a plan that fits but cannot be priced.
+PricedPlan price_plan_memory_first(const Scenario& scenario, const Workload& workload);
+
+// The replay of a plan its caller has priced already (build_workload, then price_plan with the
+// scenario's CostModel): evaluate_plan checks the memory first and replays only what fits,
+// without pricing the plan twice.
+SimResult simulate(const Scenario& scenario, Workload workload, PricedPlan priced, const SimOptions& options = {});
+
 // Host time the background data loaders (DataLoading::loader_workers > 0) of one loading
 // rank need for a step's micro-batches: micro-batches x micro batch x sample_load_time /
 // workers; 0 without background loading. When it exceeds the step, simulate() makes the

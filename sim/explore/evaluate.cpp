@@ -33,11 +33,12 @@ PlanOutcome invalid(const std::string& reason) {
   return out;
 }
 
-// Memory first (cheap), then the replay only for plans that fit.
+// Memory first (cheap), then the replay only for plans that fit, on the same pricing.
 PlanOutcome evaluate_valid(const Scenario& scenario) {
   PlanOutcome out;
-  const Workload workload = build_workload(scenario.model, scenario.plan);
-  const MemoryReport memory = replayed_memory(scenario, workload);
+  Workload workload = build_workload(scenario.model, scenario.plan);
+  PricedPlan priced = price_plan_memory_first(scenario, workload);
+  const MemoryReport& memory = priced.memory;
   out.peak_memory_bytes = memory.peak_bytes;
   out.hbm_bytes = memory.hbm_bytes;
   for (const auto& s : memory.stages) out.stage_peak_memory_bytes.push_back(s.peak());
@@ -48,7 +49,7 @@ PlanOutcome evaluate_valid(const Scenario& scenario) {
   }
   SimOptions options;
   options.record_timeline = false;
-  const SimResult result = simulate(scenario, options);
+  const SimResult result = simulate(scenario, std::move(workload), std::move(priced), options);
   const StepMetrics& m = result.metrics;
   out.step_time_s = m.step_time_s;
   out.tokens_per_s = m.tokens_per_s;

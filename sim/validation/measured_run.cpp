@@ -363,6 +363,21 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
                                    "says which peak a memory figure is, but the run gives none; valid: with "
                                    "memory_gb or memory_gib"));
     }
+    if (const YAML::Node passes = measured["pass_times_ms"]; passes && !passes.IsNull()) {
+      const std::string pm = mm + ".pass_times_ms";
+      if (!passes.IsMap()) {
+        problems.push_back(read.at(passes, pm,
+                                   "is not a mapping; valid: forward, backward_input, backward_weight and transfer "
+                                   "in ms, each a number > 0 or null"));
+      } else {
+        MeasuredRun::PassTimes times;
+        times.forward = read.measured(passes, "forward", pm);
+        times.backward_input = read.measured(passes, "backward_input", pm);
+        times.backward_weight = read.measured(passes, "backward_weight", pm);
+        times.transfer = read.measured(passes, "transfer", pm);
+        run.pass_times_ms = times;
+      }
+    }
     memory_of_nodes.push_back(measured["memory_of"]);
     runs.push_back(std::move(run));
   }

@@ -1200,6 +1200,32 @@ void fit_unstated_memory_savings(const MeasuredRun& run, const ValidationOptions
 
 }  // namespace
 
+namespace {
+
+// The median of per-stage values, the mean of the middle two for an even count (numpy's
+// median, which the zero-bubble runtime's avg_then_mid takes over its stages).
+double median_over_stages(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// One micro-batch's passes as the replay prices them (zb_pass_times), each the median over the
+// stages, in ms: what a runtime's profile of the same plan reads.
+MeasuredRun::PassTimes priced_pass_times_ms(const Scenario& scenario, const Workload& workload) {
+  const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+  const MicrobatchGroups::PassTimes t = zb_pass_times(price_plan(scenario, workload, cost).costs);
+  MeasuredRun::PassTimes ms;
+  if (t.forward.empty()) return ms;
+  ms.forward = median_over_stages(t.forward) * 1e3;
+  ms.backward_input = median_over_stages(t.backward_input) * 1e3;
+  ms.backward_weight = median_over_stages(t.backward_weight) * 1e3;
+  ms.transfer = t.transfer * 1e3;
+  return ms;
+}
+
+}  // namespace
+
 ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& options) {
   ValidationRow row;
   row.id = run.id;
@@ -1275,6 +1301,10 @@ ValidationRow validate_run(const MeasuredRun& run, const ValidationOptions& opti
       }
     }
     if (!row.metric.empty()) row.error = (row.predicted - row.measured) / row.measured;
+    if (run.pass_times_ms) {
+      row.pass_times_measured_ms = run.pass_times_ms;
+      row.pass_times_predicted_ms = priced_pass_times_ms(scenario, result.workload);
+    }
     if (run.memory_gib || run.memory_gb) {
       const double gib = 1024.0 * 1024.0 * 1024.0;
       const auto& worst = result.memory.stages.at(result.memory.worst_stage);
@@ -1883,6 +1913,45 @@ std::string format_source_bias(const TrendsReport& report) {
 
 }  // namespace
 
+namespace {
+
+// "F 11.35 / 10.38 (-8.5%)": a measured pass and its price; "-" where either is unknown.
+std::string pass_vs(const char* name, const std::optional<double>& measured, const std::optional<double>& predicted) {
+  char text[96];
+  if (!measured || !predicted) {
+    std::snprintf(text, sizeof text, "  %s -", name);
+  } else {
+    std::snprintf(text, sizeof text, "  %s %.2f / %.2f (%+.1f%%)", name, *measured, *predicted,
+                  100 * (*predicted - *measured) / *measured);
+  }
+  return text;
+}
+
+// The row's pass profile against the priced passes, one line under the row.
+std::string format_pass_times(const ValidationRow& row) {
+  if (!row.pass_times_measured_ms || !row.pass_times_predicted_ms) return "";
+  const auto& m = *row.pass_times_measured_ms;
+  const auto& p = *row.pass_times_predicted_ms;
+  std::optional<double> measured_sum, predicted_sum;
+  if (m.forward && m.backward_input && m.backward_weight) measured_sum = *m.forward + *m.backward_input + *m.backward_weight;
+  if (p.forward && p.backward_input && p.backward_weight) predicted_sum = *p.forward + *p.backward_input + *p.backward_weight;
+  return "    passes, ms (measured / priced, median over stages):" + pass_vs("F", m.forward, p.forward) +
+         pass_vs("B", m.backward_input, p.backward_input) + pass_vs("W", m.backward_weight, p.backward_weight) +
+         pass_vs("F+B+W", measured_sum, predicted_sum) + pass_vs("transfer", m.transfer, p.transfer) + "\n";
+}
+
+nlohmann::ordered_json pass_times_json(const MeasuredRun::PassTimes& t) {
+  auto value = [](const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json j;
+  j["forward"] = value(t.forward);
+  j["backward_input"] = value(t.backward_input);
+  j["backward_weight"] = value(t.backward_weight);
+  j["transfer"] = value(t.transfer);
+  return j;
+}
+
+}  // namespace
+
 std::string format_trends(const TrendsReport& report) {
   std::string out;
   char line[512];
@@ -1913,6 +1982,7 @@ std::string format_trends(const TrendsReport& report) {
                     format_value(row.metric, row.measured).c_str(), format_value(row.metric, row.predicted).c_str(),
                     100 * row.error, group.measured_ratio[i], group.predicted_ratio[i], 100 * ratio_error);
       out += line;
+      out += format_pass_times(row);
     }
     out += format_memory_vs_1f1b(group);
   }
@@ -1950,6 +2020,10 @@ std::string trends_json(const TrendsReport& report) {
       auto r = row_json(group.rows[i]);
       r["measured_ratio"] = group.measured_ratio[i];
       r["predicted_ratio"] = group.predicted_ratio[i];
+      if (group.rows[i].pass_times_measured_ms && group.rows[i].pass_times_predicted_ms) {
+        r["pass_times_ms"] = {{"measured", pass_times_json(*group.rows[i].pass_times_measured_ms)},
+                              {"predicted", pass_times_json(*group.rows[i].pass_times_predicted_ms)}};
+      }
       g["rows"].push_back(r);
     }
     j["groups"].push_back(g);

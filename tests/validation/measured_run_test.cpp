@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/cost/cost_model.hpp"
+#include "trainsim/simulation.hpp"
 #include "trainsim/validation/measured_run.hpp"
 #include "trainsim/validation/validation.hpp"
 
@@ -896,6 +898,48 @@ TEST_CASE("memory_measure says which peak a memory figure is: allocated drops th
              Catch::Contains("t.measured.memory_measure: 'nvidia-smi' is not a memory measure; valid: allocated, reserved"));
   CHECK_THAT(load_error(run_yaml() + "    memory_measure: allocated\n"),
              Catch::Contains("t.measured.memory_measure: says which peak a memory figure is, but the run gives none"));
+}
+
+TEST_CASE("measured.pass_times_ms: a runtime's profile of one micro-batch's passes, compared with the priced passes' "
+          "median over stages",
+          "[validation]") {
+  const std::string profile =
+      "    pass_times_ms:\n      forward: 11.3\n      backward_input: 11.2\n      backward_weight: 8.1\n"
+      "      transfer: null\n";
+  const auto load = [](const std::string& text) {
+    return load_measured_runs(write_temp("trainsim_pass_times_test.yaml", text));
+  };
+  // Two stages (the embedding on one, the head on the other): the median is their mean.
+  const MeasuredRun run = load(edit(run_yaml(), "    pp: 1\n", "    pp: 2\n") + profile).at(0);
+  REQUIRE(run.pass_times_ms);
+  CHECK(*run.pass_times_ms->forward == 11.3);
+  CHECK(*run.pass_times_ms->backward_input == 11.2);
+  CHECK(*run.pass_times_ms->backward_weight == 8.1);
+  CHECK_FALSE(run.pass_times_ms->transfer);
+  CHECK_FALSE(load(run_yaml()).at(0).pass_times_ms);
+
+  // The comparison takes the priced passes' median over stages (the reference's avg_then_mid):
+  // on a uniform pipeline, the middle stages' passes.
+  const ValidationRow row = validate_runs({run}, shipped_hardware()).rows.at(0);
+  REQUIRE(row.failure.empty());
+  REQUIRE(row.pass_times_predicted_ms);
+  const Scenario scenario = scenario_for_run(run, shipped_hardware());
+  const Workload workload = build_workload(scenario.model, scenario.plan);
+  const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+  const MicrobatchGroups::PassTimes priced = zb_pass_times(price_plan(scenario, workload, cost).costs);
+  std::vector<double> forward = priced.forward;
+  std::sort(forward.begin(), forward.end());
+  const std::size_t n = forward.size();
+  const double median = n % 2 ? forward[n / 2] : (forward[n / 2 - 1] + forward[n / 2]) / 2;
+  CHECK(*row.pass_times_predicted_ms->forward == Approx(median * 1e3));
+  CHECK(*row.pass_times_predicted_ms->transfer == Approx(priced.transfer * 1e3));
+  REQUIRE(n == 2);
+  CHECK(forward[0] < forward[1]);
+
+  CHECK_THAT(load_error(run_yaml() + "    pass_times_ms: 11.3\n"),
+             Catch::Contains("t.measured.pass_times_ms: is not a mapping; valid: forward, backward_input, backward_weight"));
+  CHECK_THAT(load_error(run_yaml() + "    pass_times_ms:\n      forward: -1\n"),
+             Catch::Contains("t.measured.pass_times_ms.forward: -1 is not a measurement"));
 }
 
 TEST_CASE("a quoted script's --untie-embeddings-and-output-weights unties a GPT-style row and the vocabulary-parallelism "

@@ -63,6 +63,16 @@ struct MeasuredRun {
            (memory_measure == MemoryMeasure::by_unit && memory_gib.has_value());
   }
 
+  // measured.pass_times_ms: a pipeline runtime's own profile of one micro-batch's passes on one
+  // stage, in milliseconds (the zero-bubble reference's runtime: each stage's mean over its timed
+  // iterations, then the median over stages, runtime.py avg_then_mid). Compared with the priced
+  // passes (zb_pass_times), not counted in any MAPE: a check of the per-pass prices under the
+  // step time. Each field null when the source gives none.
+  struct PassTimes {
+    std::optional<double> forward, backward_input, backward_weight, transfer;
+  };
+  std::optional<PassTimes> pass_times_ms;
+
   // What the reader could not read in this row (read_measured_runs keeps the row and says why),
   // and how it read a value written otherwise than the schema asks ("mfu 44 read as 44%").
   std::vector<Diagnostic> problems;

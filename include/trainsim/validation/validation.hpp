@@ -70,6 +70,9 @@ struct ValidationRow {
   // The memory model's verdict on the simulated plan (simulated rows only). Every measured
   // run ran, so false is a wrong verdict.
   bool predicted_fits = true;
+  // Rows with measured.pass_times_ms: the source's profile and the priced passes (zb_pass_times)
+  // taken as the reference's runtime takes its profile, the median over stages; in ms.
+  std::optional<MeasuredRun::PassTimes> pass_times_measured_ms, pass_times_predicted_ms;
   // validate_runs only, rows whose source names no sub-model of a family that has them: the
   // metric predicted on each candidate sub-model (the row itself stays priced on `hardware`).
   std::vector<CandidatePrediction> candidates;
