@@ -991,6 +991,16 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     pv.activation_bytes = attn_dropout ? kHalf * scores : 0.0;
     pv.dropped_by_selective_recompute = true;
     B.add(pv);
+    // The bmm's output is (batch x heads/t, s, head_dim); the output projection takes (s, b,
+    // heads/t x head_dim): Megatron's CoreAttention 'context_layer.permute(2, 0, 1, 3).contiguous()'
+    // (megatron/model/transformer.py, 2021-2023; transformers' eager attention transposes the
+    // same way), a copy; backward copies the gradient back. Nothing kept.
+    const double context = sh.T * a.out_width / sh.t;
+    Op copy = memory_op("attention_context_copy", context, context, 0.0, 0.0);
+    copy.backward_bytes = copy.forward_bytes;
+    copy.backward_flops = 0.0;
+    copy.dropped_by_selective_recompute = true;
+    B.add(copy);
   }
   if (torch_cp) {
     // _SDPAMerger: each step's output and log-sum-exp upcast to fp32 and merged into the running

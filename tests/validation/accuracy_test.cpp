@@ -259,9 +259,14 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
   // from its profile (schedule/zb_pass_times_test.cpp): the 1.5B ZB-2p rows +5.0% -> -1.3..0.0%,
   // the 14.6B ones -5.9% -> -7.1..-8.4%: MAPE 4.0%, bias -3.8%. The 1.5B rows' excess had offset
   // part of the 14.6B rows' shortfall, which every schedule of that model shares (1F1B -8%).
+  // 2026-12-07 (later): attention without flash kernels copies its context into the output
+  // projection's layout (workload.cpp attention_context_copy): 1F1B and ZB-1p rows +0.3-0.4%, but
+  // the 14.6B ZB-2p rows -7.1/-7.5/-8.4% -> -5.2/-3.5/-5.9% and the 6.2B ZB-2p* rows -3.8/-4.4%
+  // -> +1.1/-0.7%: a 0.5% longer F changes the heuristic's order (the reference's own, from its
+  // profile), and the order's period moves by points. MAPE 3.5%, bias -3.1%.
   CHECK(rows == 66);
-  CHECK(mape <= 0.042);
-  CHECK(std::abs(bias) <= 0.04);
+  CHECK(mape <= 0.037);
+  CHECK(std::abs(bias) <= 0.035);
 }
 
 // The zero-bubble paper's profile of its passes (Table 9: the reference runtime's ScheduleTimers,
@@ -271,7 +276,8 @@ TEST_CASE("the zero-bubble paper's trend rows: absolute step-time error within i
 // F, B and W is what a zero-bubble order fills the bubble with. When the check was set (no fit to
 // the profile: it is a microbenchmark of the stage, not of a row): the 1.5B F+B+W +2.3..+2.4%,
 // the 14.6B -1.4..-1.6%; the split is off, F -8..-10% on both models, B +12% on the 1.5B and +2%
-// on the 14.6B, W +3..+8%. Bounds: the sum within 4%, each pass within 15%.
+// on the 14.6B, W +3..+8%. With the context copy priced: 1.5B +2.9%, 14.6B -1.3%. Bounds: the sum
+// within 4%, each pass within 15%.
 TEST_CASE("the zero-bubble paper's profiled passes: the priced F + B + W within 4%, each pass within 15%",
           "[validation][accuracy]") {
   const auto runs = load_measured_runs(kDir + "/tests/validation/trends.yaml");

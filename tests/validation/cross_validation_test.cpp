@@ -127,9 +127,12 @@ TEST_CASE("validate --cross-validate's families: in-sample refit, k-fold and lea
   CHECK(a100.in_sample.mape <= a100.at_shipped.mape);
   REQUIRE(a100.k_fold);
   CHECK(a100.k_fold->folds == 2);
-  CHECK(a100.k_fold->figures.mape >= a100.in_sample.mape);
+  // Equal where every fold fits the value the whole set fits (the grid's edge, where these four
+  // rows' optimum lies): the same errors summed in another order, so up to rounding.
+  constexpr double kRounding = 1e-12;
+  CHECK(a100.k_fold->figures.mape >= a100.in_sample.mape - kRounding);
   CHECK(a100.leave_one_out.folds == 4);
-  CHECK(a100.leave_one_out.figures.mape >= a100.in_sample.mape);
+  CHECK(a100.leave_one_out.figures.mape >= a100.in_sample.mape - kRounding);
   const std::string text = format_cross_validation(families);
   CHECK_THAT(text, Catch::Contains("2-fold") && Catch::Contains("leave-one-out") &&
                        Catch::Contains("A100 device.sustained_compute_fraction: shipped " + format_number("%g", shipped)));
