@@ -54,7 +54,9 @@ struct RowReader {
       } catch (const YAML::Exception&) {
       }
     }
-    problems.push_back(at(node, path + "." + key, "cannot read '" + node.Scalar() + "' as a number or flag"));
+    // A list or a mapping has no scalar text to quote: say what it is.
+    const std::string written = node.IsScalar() ? "'" + node.Scalar() + "'" : node.IsSequence() ? "a list" : "a mapping";
+    problems.push_back(at(node, path + "." + key, "cannot read " + written + " as a number or flag"));
     return std::nullopt;
   }
 

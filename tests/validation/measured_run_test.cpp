@@ -940,6 +940,8 @@ TEST_CASE("measured.pass_times_ms: a runtime's profile of one micro-batch's pass
              Catch::Contains("t.measured.pass_times_ms: is not a mapping; valid: forward, backward_input, backward_weight"));
   CHECK_THAT(load_error(run_yaml() + "    pass_times_ms:\n      forward: -1\n"),
              Catch::Contains("t.measured.pass_times_ms.forward: -1 is not a measurement"));
+  CHECK_THAT(load_error(run_yaml() + "    pass_times_ms:\n      forward: [1, 2]\n"),
+             Catch::Contains("t.measured.pass_times_ms.forward: cannot read a list as a number or flag"));
 }
 
 TEST_CASE("a quoted script's --untie-embeddings-and-output-weights unties a GPT-style row and the vocabulary-parallelism "
