@@ -936,6 +936,15 @@ TEST_CASE("measured.pass_times_ms: a runtime's profile of one micro-batch's pass
   REQUIRE(n == 2);
   CHECK(forward[0] < forward[1]);
 
+  // validate --trends prints the comparison under the row and writes both sides in --json.
+  MeasuredRun grouped = run;
+  grouped.group = "g";
+  MeasuredRun other = load(edit(run_yaml(), "- id: t\n", "- id: u\n")).at(0);
+  other.group = "g";
+  const TrendsReport trends = validate_trends({grouped, other}, shipped_hardware());
+  CHECK_THAT(format_trends(trends), Catch::Contains("passes, ms (measured / priced, median over stages):  F 11.30 / "));
+  CHECK_THAT(trends_json(trends), Catch::Contains("\"pass_times_ms\"") && Catch::Contains("\"transfer\": null"));
+
   CHECK_THAT(load_error(run_yaml() + "    pass_times_ms: 11.3\n"),
              Catch::Contains("t.measured.pass_times_ms: is not a mapping; valid: forward, backward_input, backward_weight"));
   CHECK_THAT(load_error(run_yaml() + "    pass_times_ms:\n      forward: -1\n"),
