@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "trainsim/common/error.hpp"
@@ -125,9 +126,31 @@ double background_load_s(const Scenario& scenario) {
   return static_cast<double>(plan.num_microbatches()) * plan.micro_batch_size * d.sample_load_s / d.loader_workers;
 }
 
+namespace {
+
+// ZB-2p: its order is placed by the priced passes (ScheduleEntry::orders_read_pass_times).
+bool order_reads_pass_times(const Scenario& scenario) {
+  return schedule_entry(scenario.plan.schedule).orders_read_pass_times;
+}
+
+// For a schedule whose order the pass times place (ZB-2p): the plan priced, or nullopt where the
+// hardware file cannot price the step (the host's CPU-Adam rate under optimizer offload, which no
+// pass time needs); the memory is then the order the reference runs before it has a profile, at
+// equal pass times. `run` names the missing key.
+std::optional<PricedPlan> price_pass_time_order(const Scenario& scenario, const Workload& workload) {
+  try {
+    const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
+    return price_plan(scenario, workload, cost);
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const CostModel& cost) {
   PricedPlan priced;
-  if (!schedule_entry(scenario.plan.schedule).orders_read_pass_times) {
+  if (!order_reads_pass_times(scenario)) {
     priced.memory = estimate_memory(scenario, workload);
     priced.costs = build_pipeline_costs(scenario, workload, cost, priced.memory);
     return priced;
@@ -140,34 +163,20 @@ PricedPlan price_plan(const Scenario& scenario, const Workload& workload, const 
 }
 
 MemoryReport replayed_memory(const Scenario& scenario, const Workload& workload) {
-  if (!schedule_entry(scenario.plan.schedule).orders_read_pass_times) return estimate_memory(scenario, workload);
-  try {
-    const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
-    return price_plan(scenario, workload, cost).memory;
-  } catch (const ConfigError&) {
-    // A step the hardware file cannot price (the host's CPU-Adam rate under optimizer offload,
-    // which no pass time needs) still has a memory answer: the order the reference runs before
-    // it has a profile, at equal pass times. `run` names the missing key.
-    return estimate_memory(scenario, workload);
+  if (order_reads_pass_times(scenario)) {
+    if (std::optional<PricedPlan> priced = price_pass_time_order(scenario, workload)) return std::move(priced->memory);
   }
+  return estimate_memory(scenario, workload);
 }
 
 PricedPlan price_plan_memory_first(const Scenario& scenario, const Workload& workload) {
-  PricedPlan priced;
-  if (schedule_entry(scenario.plan.schedule).orders_read_pass_times) {
-    try {
-      const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
-      return price_plan(scenario, workload, cost);
-    } catch (const ConfigError&) {
-      // As replayed_memory: the memory at equal pass times answers a plan out of memory; one
-      // that fits cannot be replayed, and the caller says why.
-      priced.memory = estimate_memory(scenario, workload);
-      if (priced.memory.fits) throw;
-      return priced;
-    }
+  if (order_reads_pass_times(scenario)) {
+    if (std::optional<PricedPlan> priced = price_pass_time_order(scenario, workload)) return std::move(*priced);
   }
+  PricedPlan priced;
   priced.memory = estimate_memory(scenario, workload);
   if (!priced.memory.fits) return priced;
+  // A plan that fits is priced for its replay: where the step cannot be, this throws its error.
   const CostModel cost(scenario.hardware, scenario.plan, scenario.num_devices);
   priced.costs = build_pipeline_costs(scenario, workload, cost, priced.memory);
   return priced;

@@ -998,7 +998,6 @@ void add_attention_block(Builder& B, const ModelSpec& m, const ParallelPlan& p, 
     const double context = sh.T * a.out_width / sh.t;
     Op copy = memory_op("attention_context_copy", context, context, 0.0, 0.0);
     copy.backward_bytes = copy.forward_bytes;
-    copy.backward_flops = 0.0;
     copy.dropped_by_selective_recompute = true;
     B.add(copy);
   }

@@ -10,6 +10,7 @@
 #include "trainsim/plan/plan_check.hpp"
 
 using namespace trainsim;
+using testing::find_op;
 using namespace trainsim::testing;
 
 namespace {
@@ -26,12 +27,6 @@ Op gemm(std::int64_t m, std::int64_t n, std::int64_t k, int groups = 1) {
   op.forward_bytes = 2.0 * (m * k + k * n + m * n);
   op.backward_bytes = 2 * op.forward_bytes;
   return op;
-}
-
-const Op* find_op(const LayerWorkload& layer, const std::string& name) {
-  for (const Op& op : layer.ops)
-    if (op.name == name) return &op;
-  return nullptr;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "reference_models.hpp"
 
 using namespace trainsim;
+using testing::find_op;
 
 namespace {
 
@@ -40,12 +41,6 @@ Case bloom_tp8(PositionEmbedding position, Framework framework, bool flash) {
 }
 
 LayerWorkload dense_layer(const Case& c) { return build_workload(c.model, c.plan).layer_types.at(0); }
-
-const Op* find_op(const LayerWorkload& layer, const std::string& name) {
-  for (const Op& op : layer.ops)
-    if (op.name == name) return &op;
-  return nullptr;
-}
 
 // b x heads/TP x s x s and the local Q plus K elements (b s x 2 h / TP).
 constexpr double kScores = 4.0 * 4.0 * 2048.0 * 2048.0;

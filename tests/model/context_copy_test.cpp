@@ -7,6 +7,7 @@
 #include "reference_models.hpp"
 
 using namespace trainsim;
+using testing::find_op;
 
 namespace {
 
@@ -22,12 +23,6 @@ LayerWorkload dense_layer(Framework framework, bool use_bias, bool flash) {
   p.framework = framework;
   p.use_flash_attn = flash;
   return build_workload(m, p).layer_types.at(0);
-}
-
-const Op* find_op(const LayerWorkload& layer, const std::string& name) {
-  for (const Op& op : layer.ops)
-    if (op.name == name) return &op;
-  return nullptr;
 }
 
 }  // namespace

@@ -172,11 +172,16 @@ inline Scenario scenario_on(const std::string& hardware_file, const ParallelPlan
 // The memory estimate of a whole scenario.
 inline MemoryReport memory_of(const Scenario& sc) { return estimate_memory(sc, build_workload(sc.model, sc.plan)); }
 
-// The op of `layer` named `name` (workload.cpp's op names); a test asking for one the layer
-// does not have fails.
-inline const Op& op_named(const LayerWorkload& layer, const std::string& name) {
+// The op of `layer` named `name` (workload.cpp's op names), or nullptr where the layer has none.
+inline const Op* find_op(const LayerWorkload& layer, const std::string& name) {
   for (const Op& op : layer.ops)
-    if (op.name == name) return op;
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+// The same for an op the layer must have: a test asking for one it does not have fails.
+inline const Op& op_named(const LayerWorkload& layer, const std::string& name) {
+  if (const Op* op = find_op(layer, name)) return *op;
   throw std::logic_error("no op named " + name);
 }
 
