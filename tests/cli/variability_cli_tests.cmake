@@ -12,5 +12,12 @@ trainsim_cli_test(explain_names_slow_card 0 "slow cards at nominal speed.*slow c
 trainsim_cli_test(run_samples_prints_percentiles 0 "Monte Carlo: 20 steps, seed 1.*p50 .*p90 .*p99 .*expected linearity from variability 0\\.[0-9]+.*critical stage \\(least bubble: the others wait for it\\): stage [0-9].*slowest card: rank"
                   run scenarios/default.yaml --samples 20 --seed 1 --set variability.step_jitter_cv=0.05)
 trainsim_cli_test(run_samples_out_of_range 2 "--samples: 0 is out of range" run scenarios/default.yaml --samples 0 --seed 1)
+# --samples 0 alone is refused too (it used to run the plain step silently), and --seed or
+# --threads without --samples is named, as scale names them.
+trainsim_cli_test(run_samples_zero_alone 2 "--samples: 0 is out of range" run scenarios/default.yaml --samples 0)
+trainsim_cli_test(run_seed_without_samples 2 "--seed: applies to the Monte Carlo of steps only; valid: add --samples N"
+                  run scenarios/default.yaml --seed 3)
+trainsim_cli_test(run_threads_without_samples 2 "--threads: applies to the Monte Carlo of steps only; valid: add --samples N"
+                  run scenarios/default.yaml --threads 2)
 trainsim_cli_test(run_samples_json 0 "\"monte_carlo\": \\{.*\"samples\": 5,.*\"seed\": 2,.*\"p99_step_time_s\".*\"step_time_s\": \\[.*\"critical_stage\": \\[.*\"slowest_device\": \\["
                   run scenarios/default.yaml --samples 5 --seed 2 --set variability.step_jitter_cv=0.05 --json -)
