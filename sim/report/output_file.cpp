@@ -61,10 +61,30 @@ std::string top_level_scalar(const YAML::Node& root, const char* key) {
 
 std::string error_text(int error) { return std::strerror(error); }
 
-// Writes all of `text` to a new temporary file beside `target`; returns its path.
-// Throws ConfigError (naming `target`) when it cannot.
-std::string write_temporary(const OutputText& output) {
-  const fs::path target(output.path);
+// Writes all of `text` to `fd` and closes it; returns 0, or the first errno (a short disk, a
+// full device, a failed close).
+int write_and_close(int fd, const std::string& text) {
+  const char* data = text.data();
+  std::size_t left = text.size();
+  int error = 0;
+  while (left > 0) {
+    const ssize_t written = ::write(fd, data, left);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      error = errno;
+      break;
+    }
+    data += written;
+    left -= static_cast<std::size_t>(written);
+  }
+  if (::close(fd) != 0 && error == 0) error = errno;
+  return error;
+}
+
+// Writes all of `text` to a new temporary file beside `target` (the output's path, or its
+// symlink's target); returns its path. Throws ConfigError (naming the output's path) when it
+// cannot.
+std::string write_temporary(const OutputText& output, const fs::path& target) {
   const fs::path dir = directory_of(target);
   auto fail = [&](const std::string& problem) {
     return ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, problem});
@@ -80,26 +100,42 @@ std::string write_temporary(const OutputText& output) {
   }
   // An existing target keeps its permission bits (as writing it in place would).
   struct stat existing {};
-  if (::stat(output.path.c_str(), &existing) == 0) ::fchmod(fd, existing.st_mode & 07777);
-  const char* data = output.text.data();
-  std::size_t left = output.text.size();
-  int error = 0;
-  while (left > 0) {
-    const ssize_t written = ::write(fd, data, left);
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      error = errno;
-      break;
-    }
-    data += written;
-    left -= static_cast<std::size_t>(written);
-  }
-  if (::close(fd) != 0 && error == 0) error = errno;
+  if (::stat(target.c_str(), &existing) == 0) ::fchmod(fd, existing.st_mode & 07777);
+  const int error = write_and_close(fd, output.text);
   if (error != 0) {
     std::remove(temp.c_str());
     throw fail("cannot write the file: " + error_text(error));
   }
   return temp;
+}
+
+// The file an output lands in: a symlink's target (so the link stays a link), else the path.
+fs::path landing_path(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_symlink(path, ec)) {
+    const fs::path target = fs::canonical(path, ec);
+    if (!ec) return target;
+  }
+  return fs::path(path);
+}
+
+// An existing target that is not a regular file (a device such as /dev/null or /dev/stdout, a
+// FIFO): written in place, since renaming a file onto it would replace the device node.
+bool writes_in_place(const fs::path& target) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(target, ec);
+  return !ec && fs::exists(status) && !fs::is_regular_file(status);
+}
+
+// Writes all of `text` to the existing special file `target`; throws ConfigError naming the
+// output when it cannot (a full device).
+void write_in_place(const OutputText& output, const fs::path& target) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, "cannot write the file: " + error_text(errno)});
+  const int error = write_and_close(fd, output.text);
+  if (error != 0)
+    throw ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, "cannot write the file: " + error_text(error)});
 }
 
 }  // namespace
@@ -123,11 +159,15 @@ std::vector<Diagnostic> check_output_paths(const std::vector<OutputRequest>& out
       if (++to_stdout == 2) add(o, "a second output to standard output (-)", "at most one output may be -");
       continue;
     }
-    const fs::path path(o.path);
+    const fs::path path = landing_path(o.path);
     const fs::path dir = directory_of(path);
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
       add(o, "is a directory", "a file path inside a directory");
+      continue;
+    }
+    if (writes_in_place(path)) {  // /dev/null, /dev/stdout, a FIFO: written as they are
+      if (::access(path.c_str(), W_OK) != 0) add(o, "the file exists and is not writable", "a writable file or a new file");
       continue;
     }
     if (!fs::is_directory(dir, ec)) {
@@ -187,22 +227,36 @@ std::vector<std::string> scenario_input_files(const std::string& scenario_path, 
 }
 
 void write_outputs(const std::vector<OutputText>& outputs) {
-  std::vector<std::pair<std::string, const OutputText*>> written;  // temporary file, output
+  struct Pending {
+    std::string temporary;
+    std::string target;  // where the rename lands: the path, or its symlink's target
+    const OutputText* output;
+  };
+  std::vector<Pending> written;
   auto remove_temporaries = [&](std::size_t from) {
-    for (std::size_t i = from; i < written.size(); ++i) std::remove(written[i].first.c_str());
+    for (std::size_t i = from; i < written.size(); ++i) std::remove(written[i].temporary.c_str());
   };
   try {
-    for (const auto& o : outputs)
-      if (!is_stdout_path(o.path)) written.emplace_back(write_temporary(o), &o);
+    std::vector<std::pair<fs::path, const OutputText*>> in_place;
+    for (const auto& o : outputs) {
+      if (is_stdout_path(o.path)) continue;
+      const fs::path target = landing_path(o.path);
+      if (writes_in_place(target)) {
+        in_place.emplace_back(target, &o);
+        continue;
+      }
+      written.push_back({write_temporary(o, target), target.string(), &o});
+    }
+    for (const auto& [target, o] : in_place) write_in_place(*o, target);
   } catch (...) {
     remove_temporaries(0);
     throw;
   }
   for (std::size_t i = 0; i < written.size(); ++i) {
-    if (std::rename(written[i].first.c_str(), written[i].second->path.c_str()) != 0) {
+    if (std::rename(written[i].temporary.c_str(), written[i].target.c_str()) != 0) {
       const int error = errno;
       remove_temporaries(i);
-      throw ConfigError(Diagnostic{SourceLocation{written[i].second->path, 0, 0}, written[i].second->option,
+      throw ConfigError(Diagnostic{SourceLocation{written[i].output->path, 0, 0}, written[i].output->option,
                                    "cannot write the file: " + error_text(error)});
     }
   }

@@ -1,5 +1,6 @@
 #include "trainsim/report/output_file.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -128,4 +129,48 @@ TEST_CASE("write_outputs: a file that exists keeps its permission bits", "[repor
   REQUIRE(::stat(a.c_str(), &st) == 0);
   CHECK((st.st_mode & 07777) == 0640);
   CHECK(read(a) == "new");
+}
+
+TEST_CASE("write_outputs: a symlink stays a link and its target gets the text", "[report][output]") {
+  const fs::path dir = scratch("link");
+  const fs::path real = dir / "real.json", link = dir / "link.json";
+  std::ofstream(real) << "old";
+  fs::create_symlink(real, link);
+  write_outputs({{"--json", link.string(), "new"}});
+  CHECK(fs::is_symlink(link));
+  CHECK(read(real) == "new");
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);  // no temporary
+}
+
+TEST_CASE("write_outputs: a file that is not a regular file is written in place, never replaced",
+          "[report][output]") {
+  // Renaming a temporary onto /dev/null or /dev/stdout would replace the device node (as root, for
+  // the whole machine). A FIFO stands for them: after the write it is still a FIFO, and its
+  // reader got the text.
+  const fs::path dir = scratch("fifo");
+  const fs::path fifo = dir / "out.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // Our own end, open for reading and writing so that neither side blocks (Linux): a write in
+  // place lands in the pipe's buffer; a rename would leave it empty.
+  const int end = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  REQUIRE(end >= 0);
+  CHECK(check_output_paths({{"--json", fifo.string()}}, {}).empty());
+  write_outputs({{"--json", fifo.string(), "{\"x\": 1}\n"}});
+  char buffer[64] = {};
+  const ssize_t got = ::read(end, buffer, sizeof buffer);
+  ::close(end);
+  CHECK(std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0) == "{\"x\": 1}\n");
+  struct stat st {};
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  REQUIRE(S_ISFIFO(st.st_mode));
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);  // no temporary
+
+  // A device that refuses the bytes (/dev/full: ENOSPC) is an error naming the output, and the
+  // device stays a device. Only after the FIFO case above held (in place, not renamed).
+  std::error_code ec;
+  if (fs::is_character_file("/dev/full", ec)) {
+    CHECK_THROWS_WITH(write_outputs({{"--json", "/dev/full", "text"}}),
+                      Catch::StartsWith("/dev/full: --json: cannot write the file: No space left on device"));
+    CHECK(fs::is_character_file("/dev/full", ec));
+  }
 }

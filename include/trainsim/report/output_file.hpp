@@ -49,7 +49,10 @@ struct OutputText {
 // renamed onto their targets ("-" outputs are skipped: the caller prints them; the library
 // never writes to stdout). When any file cannot be
 // written, every temporary file is removed and ConfigError names the file (nothing is left
-// behind, existing targets are untouched). An existing target keeps its permission bits.
+// behind, existing targets are untouched). An existing target keeps its permission bits; a
+// symlink stays a link (its target gets the text); an existing file that is not a regular
+// file (/dev/null, /dev/stdout, a FIFO) is written in place, never replaced, and a failed
+// write to it (a full device) is a ConfigError.
 void write_outputs(const std::vector<OutputText>& outputs);
 
 }  // namespace trainsim
