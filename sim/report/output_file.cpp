@@ -119,18 +119,39 @@ fs::path landing_path(const std::string& path) {
   return fs::path(path);
 }
 
-// An existing target that is not a regular file (a device such as /dev/null or /dev/stdout, a
-// FIFO): written in place, since renaming a file onto it would replace the device node.
-bool writes_in_place(const fs::path& target) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(target, ec);
-  return !ec && fs::exists(status) && !fs::is_regular_file(status);
+// The descriptor a name for one of this process's own descriptors stands for (/dev/stdout 1,
+// /dev/stderr 2, /dev/fd/N and /proc/self/fd/N: N), else -1. Redirected to a regular file, such
+// a name resolves to the file the shell holds open: it is written through the descriptor itself,
+// so that it shares the offset of what the command prints there.
+int own_descriptor(const std::string& given) {
+  if (given == "/dev/stdout") return 1;
+  if (given == "/dev/stderr") return 2;
+  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (given.rfind(prefix, 0) != 0) continue;
+    const std::string number = given.substr(prefix.size());
+    if (number.empty() || number.size() > 6 || number.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::stoi(number);
+  }
+  return -1;
 }
 
-// Writes all of `text` to the existing special file `target`; throws ConfigError naming the
+// An existing target that is not a regular file (a device such as /dev/null, a FIFO), or one
+// of the process's own descriptors: written in place, since renaming a file onto it would
+// replace the device node or unlink the file the process's stdout writes to.
+bool writes_in_place(const std::string& given, const fs::path& target) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(target, ec);
+  if (ec || !fs::exists(status)) return false;
+  return own_descriptor(given) >= 0 || !fs::is_regular_file(status);
+}
+
+// Writes all of `text` to the existing special file `target` (a device or a FIFO: appended, which
+// they ignore), or through the process's own descriptor it names; throws ConfigError naming the
 // output when it cannot (a full device).
 void write_in_place(const OutputText& output, const fs::path& target) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+  const int own = own_descriptor(output.path);
+  if (own >= 0) std::fflush(nullptr);  // what stdio holds for it goes first
+  const int fd = own >= 0 ? ::dup(own) : ::open(target.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0)
     throw ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, "cannot write the file: " + error_text(errno)});
   const int error = write_and_close(fd, output.text);
@@ -166,7 +187,7 @@ std::vector<Diagnostic> check_output_paths(const std::vector<OutputRequest>& out
       add(o, "is a directory", "a file path inside a directory");
       continue;
     }
-    if (writes_in_place(path)) {  // /dev/null, /dev/stdout, a FIFO: written as they are
+    if (writes_in_place(o.path, path)) {  // /dev/null, /dev/stdout, a FIFO: written as they are
       if (::access(path.c_str(), W_OK) != 0) add(o, "the file exists and is not writable", "a writable file or a new file");
       continue;
     }
@@ -241,7 +262,7 @@ void write_outputs(const std::vector<OutputText>& outputs) {
     for (const auto& o : outputs) {
       if (is_stdout_path(o.path)) continue;
       const fs::path target = landing_path(o.path);
-      if (writes_in_place(target)) {
+      if (writes_in_place(o.path, target)) {
         in_place.emplace_back(target, &o);
         continue;
       }

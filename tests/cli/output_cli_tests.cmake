@@ -113,3 +113,7 @@ trainsim_cli_test(usage_error_is_one_line 2 "^trainsim: Could not convert: --top
 trainsim_cli_test(help_states_the_exit_codes 0
   "Exit codes: 0 an answer \\(a plan that does not fit in memory too[^\n]*\n  2 bad input \\(one line per problem: file:line:col: key\\.path: what; valid: \\.\\.\\.\\), 3 internal error"
   --help)
+# A name for the process's own stdout is written through it, after the printed summary, never
+# replaced (renaming a temporary onto /dev/stdout replaced the symlink, as root for the machine).
+trainsim_cli_test(memory_json_to_dev_stdout 0 "HBM: fits.*\"fits\": true"
+                  memory scenarios/default.yaml --json /dev/stdout)
