@@ -51,8 +51,9 @@ struct OutputText {
 // written, every temporary file is removed and ConfigError names the file (nothing is left
 // behind, existing targets are untouched). An existing target keeps its permission bits; a
 // symlink stays a link (its target gets the text); an existing file that is not a regular
-// file (/dev/null, /dev/stdout, a FIFO) is written in place, never replaced, and a failed
-// write to it (a full device) is a ConfigError.
+// file (/dev/null, a FIFO) is written in place, never replaced, and a failed write to it (a
+// full device) is a ConfigError; a name for one of the process's own descriptors
+// (/dev/stdout, /dev/fd/N) is written through that descriptor, after stdio's buffers.
 void write_outputs(const std::vector<OutputText>& outputs);
 
 }  // namespace trainsim
