@@ -109,14 +109,16 @@ std::string write_temporary(const OutputText& output, const fs::path& target) {
   return temp;
 }
 
-// The file an output lands in: a symlink's target (so the link stays a link), else the path.
+// The file an output lands in: a symlink's target (so the link stays a link; a link to a file
+// not there yet creates it, as a shell redirection would), else the path.
 fs::path landing_path(const std::string& path) {
   std::error_code ec;
-  if (fs::is_symlink(path, ec)) {
-    const fs::path target = fs::canonical(path, ec);
-    if (!ec) return target;
-  }
-  return fs::path(path);
+  if (!fs::is_symlink(path, ec)) return fs::path(path);
+  const fs::path target = fs::canonical(path, ec);
+  if (!ec) return target;
+  const fs::path link_target = fs::read_symlink(path, ec);  // dangling: its own target, one level
+  if (ec) return fs::path(path);
+  return link_target.is_absolute() ? link_target : fs::path(path).parent_path() / link_target;
 }
 
 // The descriptor a name for one of this process's own descriptors stands for (/dev/stdout 1,

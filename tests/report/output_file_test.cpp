@@ -140,6 +140,13 @@ TEST_CASE("write_outputs: a symlink stays a link and its target gets the text", 
   CHECK(fs::is_symlink(link));
   CHECK(read(real) == "new");
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);  // no temporary
+
+  // A link to a file not there yet creates that file and stays a link.
+  const fs::path dangling = dir / "dangling.json";
+  fs::create_symlink("later.json", dangling);
+  write_outputs({{"--json", dangling.string(), "made"}});
+  CHECK(fs::is_symlink(dangling));
+  CHECK(read(dir / "later.json") == "made");
 }
 
 TEST_CASE("write_outputs: a file that is not a regular file is written in place, never replaced",
