@@ -414,9 +414,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
                   "with --frameworks: also each framework's best plan from the plan search (as `trainsim search "
                   "--framework NAME`)")
         ->needs(frameworks);
-    cmd->add_option("--csv", args->csv,
-                    std::string("with --frameworks: also write the rows as CSV to this file") + kOutputHelp)
-        ->needs(frameworks);
+    cmd->add_option("--csv", args->csv, std::string("also write the rows as CSV to this file") + kOutputHelp);
     cmd->add_option("--html", args->html,
                     "also write an HTML page: every schedule (or framework) row, failed ones with the reason, and the "
                     "simulated ones' timelines side by side");
@@ -426,6 +424,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->footer(
         "Examples:\n"
         "  trainsim compare scenarios/default.yaml --schedules gpipe,1f1b,interleaved:2,zb-h1 --json cmp.json\n"
+        "  trainsim compare scenarios/default.yaml --schedules 1f1b,zb-h1,zb-v --csv sched.csv\n"
         "  trainsim compare scenarios/gpt3-175b-a100-1024.yaml --frameworks megatron-core,deepspeed,fsdp --csv fw.csv\n"
         "  trainsim compare scenarios/gpt3-175b-a100-1024.yaml --frameworks megatron-core,deepspeed,fsdp --search "
         "--json fw.json");
@@ -437,7 +436,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
           return compare_frameworks_command(args->common, args->frameworks, args->search, outputs, data_dir);
         }
         const auto choices = trainsim::parse_schedule_list(args->schedules);
-        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
+        const auto outputs =
+            requested_outputs(*cmd, {{"--json", args->json}, {"--csv", args->csv}, {"--html", args->html}});
         const auto scenario = args->common.load_checked(outputs, data_dir);
         auto pending = std::async(std::launch::async, [&] { return confidence_for(scenario, data_dir); });
         const auto rows = trainsim::compare_schedules(scenario, choices);
@@ -445,8 +445,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         std::fputs(trainsim::format_schedule_comparison(scenario, rows, &confidence).c_str(), text_stream(outputs));
         std::fputs(close_choice_advice(scenario, rows, confidence).c_str(), text_stream(outputs));
         emit_outputs(outputs, [&](const std::string& option) {
-          return option == "--json" ? trainsim::schedule_comparison_json(scenario, rows)
-                                    : trainsim::schedule_comparison_html(scenario, rows);
+          return option == "--json"  ? trainsim::schedule_comparison_json(scenario, rows)
+                 : option == "--csv" ? trainsim::schedule_comparison_csv(scenario, rows)
+                                     : trainsim::schedule_comparison_html(scenario, rows);
         });
       };
     });

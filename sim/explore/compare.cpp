@@ -375,4 +375,28 @@ std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
   return out;
 }
 
+std::string schedule_comparison_csv(const Scenario& scenario, const std::vector<ScheduleRow>& rows) {
+  std::string out =
+      "schedule,virtual_pipeline_model_parallel_size,status,step_time_s,tokens_per_s,tokens_per_s_per_device,mfu,"
+      "bubble_fraction,critical_stage_bubble_fraction,peak_memory_gib,stage_peak_memory_gib,reason\n";
+  for (const auto& row : rows) {
+    const PlanOutcome& o = row.outcome;
+    const bool ran = o.status == PlanStatus::ok;
+    out += csv_text(row.choice.label) + "," +
+           std::to_string(with_schedule(scenario, row.choice).plan.virtual_pipeline_model_parallel_size) + "," +
+           to_string(o.status);
+    // What did not run has no metrics: empty fields, as the JSON's nulls.
+    for (double v : {o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device, o.mfu, o.bubble_fraction,
+                     o.critical_stage_bubble_fraction})
+      out += ran ? format_number(",%.9g", v) : std::string(",");
+    out += o.peak_memory_bytes > 0 ? format_number(",%.9g", o.peak_memory_bytes / kBytesPerGiB) : std::string(",");
+    // Per stage, first to last, separated by spaces inside the one field.
+    std::string stages;
+    for (double b : o.stage_peak_memory_bytes)
+      stages += (stages.empty() ? "" : " ") + format_number("%.9g", b / kBytesPerGiB);
+    out += "," + stages + "," + csv_text(o.reason) + "\n";
+  }
+  return out;
+}
+
 }  // namespace trainsim

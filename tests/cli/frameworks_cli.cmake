@@ -205,8 +205,15 @@ elseif(CHECK STREQUAL "compare_frameworks_json_and_csv_keep_refused_rows")
   expect_match("${ds}" "^deepspeed,scenario,invalid,0,")
   list(GET csv_lines 3 fsdp)
   expect_match("${fsdp}" "^fsdp,scenario,ok,[0-9.e+-]+,")
-  # --csv belongs to --frameworks; --frameworks and --schedules exclude each other.
-  run(2 compare scenarios/default.yaml --csv ${OUTDIR}/x.csv)
+  # --csv writes the schedule rows too (a row that did not run: empty metrics, its reason);
+  # --frameworks and --schedules exclude each other.
+  run(0 compare scenarios/default.yaml --schedules 1f1b,dualpipe --csv ${OUTDIR}/x.csv)
+  check_csv(${OUTDIR}/x.csv "^schedule,virtual_pipeline_model_parallel_size,status,step_time_s,")
+  expect_equal("${csv_rows}" 2 "schedule CSV rows")
+  list(GET csv_lines 1 one_f_one_b)
+  expect_match("${one_f_one_b}" "^1f1b,1,ok,[0-9.e+-]+,[0-9.e+-]+,")
+  list(GET csv_lines 2 dualpipe)
+  expect_match("${dualpipe}" "^dualpipe,1,out of memory,,,,,,,[0-9.]+,[0-9.]+ [0-9.]+,stage 0 needs ")
   run(2 compare scenarios/default.yaml --schedules 1f1b --frameworks fsdp)
 
 elseif(CHECK STREQUAL "compare_frameworks_search_adds_each_best_plan")

@@ -50,6 +50,10 @@ constexpr int kCompareSchemaVersion = 1;
 //  "reason", "step_time_s", ..., "stage_peak_memory_gib": [...]}]}; invalid and
 // out-of-memory rows keep their reason.
 std::string schedule_comparison_json(const Scenario& scenario, const std::vector<ScheduleRow>& rows);
+// One line per row: schedule,virtual_pipeline_model_parallel_size,status,step_time_s,...,
+// peak_memory_gib,stage_peak_memory_gib (the stages' GiB, space-separated),reason; a row that did
+// not run has its metrics empty (the JSON's nulls) and its reason.
+std::string schedule_comparison_csv(const Scenario& scenario, const std::vector<ScheduleRow>& rows);
 
 // `trainsim compare --frameworks megatron-core,deepspeed,fsdp`: the scenario's plan under
 // each framework (plan.framework: its buckets, dtypes, sends and gathers), side by side; with
