@@ -365,12 +365,16 @@ std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
       "critical_stage_bubble_fraction\n";  // the last column added last: the others keep their places
   for (const auto& r : rows) {
     const PlanOutcome& o = r.outcome;
+    const bool ran = o.status == PlanStatus::ok;
     out += std::string(to_string(r.framework)) + "," + plan_source(r) + "," + to_string(o.status);
+    // What did not run has no metrics: empty fields (the JSON's nulls), not zeros to sum.
     for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.bubble_fraction, r.compute_s, r.tp_exposed_s,
                      r.cp_exposed_s, r.ep_exposed_s, r.pp_exposed_s, r.dp_exposed_s, r.bubble_s, r.optimizer_s,
-                     r.host_s, o.peak_memory_bytes / kBytesPerGiB})
-      out += format_number(",%.9g", v);
-    out += "," + csv_text(plan_text(r.plan)) + "," + csv_text(o.reason) + format_number(",%.9g", o.critical_stage_bubble_fraction) + "\n";
+                     r.host_s})
+      out += ran ? format_number(",%.9g", v) : std::string(",");
+    out += o.peak_memory_bytes > 0 ? format_number(",%.9g", o.peak_memory_bytes / kBytesPerGiB) : std::string(",");
+    out += "," + csv_text(plan_text(r.plan)) + "," + csv_text(o.reason) +
+           (ran ? format_number(",%.9g", o.critical_stage_bubble_fraction) : std::string(",")) + "\n";
   }
   return out;
 }

@@ -86,7 +86,7 @@ std::string format_framework_comparison(const Scenario& scenario, const std::vec
 //  ("scenario" or "search"), "status", "reason", plan fields, metrics, breakdown, "stage_peak_memory_gib"}]}
 std::string framework_comparison_json(const Scenario& scenario, const std::vector<FrameworkRow>& rows);
 // One line per row: framework,plan_source,status,step_time_s,...,plan,reason (quoted when
-// they hold a comma).
+// they hold a comma); a row that did not run has its metrics empty (the JSON's nulls).
 std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows);
 
 }  // namespace trainsim
