@@ -464,6 +464,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       std::string keep;
       std::string framework;
       std::string json;
+      std::string csv;
       std::string emit_dir;
       std::string html;
       std::string launch;
@@ -481,6 +482,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
     cmd->add_option("--replay", args->replay, "candidates replayed with the simulator (best estimates first, >= 1)")
         ->capture_default_str();
     cmd->add_option("--json", args->json, std::string("also write the top plans as JSON to this file") + kOutputHelp);
+    cmd->add_option("--csv", args->csv, std::string("also write the top plans as CSV to this file") + kOutputHelp);
     cmd->add_option("--html", args->html,
                     "also write an HTML page: how many plans each check removed, the top plans and the best three's "
                     "timelines");
@@ -524,7 +526,8 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         if (cmd->count("--devices") > 0 && args->devices == 0)
           check_number(problems, "--devices", 0, 1, trainsim::max_num_devices(),
                        "1 to " + std::to_string(trainsim::max_num_devices()));
-        const auto outputs = requested_outputs(*cmd, {{"--json", args->json}, {"--html", args->html}});
+        const auto outputs =
+            requested_outputs(*cmd, {{"--json", args->json}, {"--csv", args->csv}, {"--html", args->html}});
         // The scenario files of --emit-scenarios are outputs too: checked before the search.
         auto checked = outputs;
         const auto emitted = emitted_scenario_paths(args->emit_dir, args->top, problems);
@@ -567,7 +570,9 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         }
         std::fputs(launch_text.c_str(), text);
         emit_outputs(outputs, [&](const std::string& option) {
-          return option == "--json" ? trainsim::search_json(scenario, result) : trainsim::search_html(scenario, result);
+          return option == "--json"  ? trainsim::search_json(scenario, result)
+                 : option == "--csv" ? trainsim::search_csv(result)
+                                     : trainsim::search_html(scenario, result);
         });
         if (!emitted.empty()) write_plan_scenarios(args->common, result, emitted, text, launch_files);
       };

@@ -34,6 +34,16 @@ std::string format_number(const char* printf_format, double value) {
   return buf;
 }
 
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string html_escape(const std::string& text) {
   std::string out;
   out.reserve(text.size());

@@ -346,17 +346,6 @@ std::string framework_comparison_json(const Scenario& scenario, const std::vecto
   return j.dump(2) + "\n";
 }
 
-namespace {
-
-// A CSV field: quoted when it holds a comma, a quote or a newline.
-std::string csv_text(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-}  // namespace
 
 std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
   std::string out =
@@ -373,7 +362,7 @@ std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
                      r.host_s})
       out += ran ? format_number(",%.9g", v) : std::string(",");
     out += o.peak_memory_bytes > 0 ? format_number(",%.9g", o.peak_memory_bytes / kBytesPerGiB) : std::string(",");
-    out += "," + csv_text(plan_text(r.plan)) + "," + csv_text(o.reason) +
+    out += "," + csv_field(plan_text(r.plan)) + "," + csv_field(o.reason) +
            (ran ? format_number(",%.9g", o.critical_stage_bubble_fraction) : std::string(",")) + "\n";
   }
   return out;
@@ -386,7 +375,7 @@ std::string schedule_comparison_csv(const Scenario& scenario, const std::vector<
   for (const auto& row : rows) {
     const PlanOutcome& o = row.outcome;
     const bool ran = o.status == PlanStatus::ok;
-    out += csv_text(row.choice.label) + "," +
+    out += csv_field(row.choice.label) + "," +
            std::to_string(with_schedule(scenario, row.choice).plan.virtual_pipeline_model_parallel_size) + "," +
            to_string(o.status);
     // What did not run has no metrics: empty fields, as the JSON's nulls.
@@ -398,7 +387,7 @@ std::string schedule_comparison_csv(const Scenario& scenario, const std::vector<
     std::string stages;
     for (double b : o.stage_peak_memory_bytes)
       stages += (stages.empty() ? "" : " ") + format_number("%.9g", b / kBytesPerGiB);
-    out += "," + stages + "," + csv_text(o.reason) + "\n";
+    out += "," + stages + "," + csv_field(o.reason) + "\n";
   }
   return out;
 }

@@ -832,6 +832,27 @@ std::string format_search(const Scenario& scenario, const SearchResult& r, const
   return out;
 }
 
+namespace {
+
+// One plan of the top k as search_json's "best" entry (and search_csv's row).
+nlohmann::ordered_json candidate_json(const SearchCandidate& c) {
+  nlohmann::ordered_json e;
+  add_plan_fields(e, c.plan);
+  e["estimate_step_time_s"] = c.estimate_step_s;
+  add_outcome_metrics(e, c.outcome);
+  e["tp_exposed_s"] = c.tp_exposed_s;
+  e["cp_exposed_s"] = c.cp_exposed_s;
+  e["ep_exposed_s"] = c.ep_exposed_s;
+  e["pp_exposed_s"] = c.pp_exposed_s;
+  e["dp_exposed_s"] = c.dp_exposed_s;
+  e["time_to_train_s"] = c.time_to_train_s;
+  e["device_hours"] = c.device_hours;
+  e["cost"] = c.cost;
+  return e;
+}
+
+}  // namespace
+
 std::string search_json(const Scenario& scenario, const SearchResult& r) {
   nlohmann::ordered_json j;
   j["schema_version"] = kSearchSchemaVersion;
@@ -854,24 +875,33 @@ std::string search_json(const Scenario& scenario, const SearchResult& r) {
   // With no plan to offer, why (the text's last line), so a script need not guess from the counts.
   if (r.best.empty()) j["no_plan_reason"] = no_plan_reason(scenario, r);
   j["best"] = nlohmann::ordered_json::array();
-  for (const auto& c : r.best) {
-    const auto& p = c.plan;
-    const auto& o = c.outcome;
-    nlohmann::ordered_json e;
-    add_plan_fields(e, p);
-    e["estimate_step_time_s"] = c.estimate_step_s;
-    add_outcome_metrics(e, o);
-    e["tp_exposed_s"] = c.tp_exposed_s;
-    e["cp_exposed_s"] = c.cp_exposed_s;
-    e["ep_exposed_s"] = c.ep_exposed_s;
-    e["pp_exposed_s"] = c.pp_exposed_s;
-    e["dp_exposed_s"] = c.dp_exposed_s;
-    e["time_to_train_s"] = c.time_to_train_s;
-    e["device_hours"] = c.device_hours;
-    e["cost"] = c.cost;
-    j["best"].push_back(std::move(e));
-  }
+  for (const auto& c : r.best) j["best"].push_back(candidate_json(c));
   return j.dump(2) + "\n";
+}
+
+std::string search_csv(const SearchResult& r) {
+  // The columns are search_json's "best" entries' keys, in their order (one builder for both).
+  const nlohmann::ordered_json columns = candidate_json(SearchCandidate{});
+  std::string out = "rank";
+  for (const auto& [key, value] : columns.items()) out += "," + key;
+  out += "\n";
+  for (std::size_t i = 0; i < r.best.size(); ++i) {
+    out += std::to_string(i + 1);
+    const nlohmann::ordered_json row = candidate_json(r.best[i]);  // named: items() would outlive a temporary
+    for (const auto& [key, value] : row.items()) {
+      out += ",";
+      if (value.is_null()) continue;  // did not run: empty, as the JSON's null
+      if (value.is_string()) {
+        out += csv_field(value.get<std::string>());
+      } else if (value.is_number_float()) {
+        out += format_number("%.9g", value.get<double>());
+      } else {
+        out += value.dump();  // integers and booleans as JSON writes them
+      }
+    }
+    out += "\n";
+  }
+  return out;
 }
 
 }  // namespace trainsim

@@ -33,16 +33,6 @@ int status_rank(PlanStatus s) {
   return 3;
 }
 
-// CSV field: quoted when it holds a comma, a quote or a newline.
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
 
 }  // namespace
 

@@ -38,3 +38,7 @@ trainsim_cli_test(search_keep_unknown_axis_is_bad_input 2 "--keep: unknown plan 
 trainsim_cli_test(explain_offers_torch_compile_on_an_eager_torchtitan_plan 0
   "each transformer block compiled \\(torch_compile\\) +step +[0-9.]+ s +-[0-9.]+%"
   explain scenarios/llama3-8b-h100-8-torchtitan.yaml)
+# search --csv: a rank column, then the JSON's "best" columns in their order, one row per plan.
+trainsim_cli_test(search_csv_top_plans 0
+  "^rank,plan,tensor_model_parallel_size,pipeline_model_parallel_size,.*,step_time_s,.*,cost\n1,\"TP[0-9]+ PP[0-9]+ DP[0-9]+, [^\n]*\",[0-9]+,[0-9]+,[^\n]*\n2,\"TP[0-9]+ "
+  search scenarios/default.yaml --top 2 --csv -)

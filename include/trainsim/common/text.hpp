@@ -18,6 +18,10 @@ std::string lower(std::string text);
 // One number through a printf format ("%.3f", "%8.1f", ...).
 std::string format_number(const char* printf_format, double value);
 
+// A CSV field (RFC 4180): as is, or quoted with its quotes doubled when it holds a comma, a
+// quote or a newline.
+std::string csv_field(const std::string& text);
+
 // Text for HTML or SVG content and attribute values: & < > " ' escaped.
 std::string html_escape(const std::string& text);
 

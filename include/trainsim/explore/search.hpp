@@ -141,5 +141,8 @@ std::string format_search(const Scenario& scenario, const SearchResult& result,
                           const ConfidenceData* confidence = nullptr);
 constexpr int kSearchSchemaVersion = 1;
 std::string search_json(const Scenario& scenario, const SearchResult& result);
+// The top plans as CSV: a rank column, then the columns of search_json's "best" entries in
+// their order; a plan that did not run has its metrics empty (the JSON's nulls).
+std::string search_csv(const SearchResult& result);
 
 }  // namespace trainsim
