@@ -5,6 +5,7 @@
 // trainsim's orders and replay must give the same rates. The measured steps of those rows are
 // 5-17% longer than this model on both sides (tests/validation/trends.yaml); that gap is outside
 // the schedule and is not what this checks.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <vector>
 
@@ -70,6 +71,15 @@ double replayed_rate(const PaperSetting& s) {
   return 1.0 - s.m * (s.t_f + s.t_b + s.t_w) / cost_ms;
 }
 
+// One pass of the setting as a share of the paper's step: its longest pass (a chunk's, under
+// interleaving; B and W as one where the schedule does not split them) over m (T_F + T_B + T_W)
+// / (1 - rate). Where the two models may place a pass differently (a heuristic's discrete
+// choice, a chunk at the end of the cool-down), their rates may differ by that much.
+double one_pass_share(const PaperSetting& s) {
+  const double longest = (splits_backward(s.schedule) ? std::max({s.t_f, s.t_b, s.t_w}) : std::max(s.t_f, s.t_b + s.t_w)) / s.v;
+  return longest * (1.0 - s.table5_rate) / (s.m * (s.t_f + s.t_b + s.t_w));
+}
+
 }  // namespace
 
 TEST_CASE("the zero-bubble paper's Table 5 bubble rates from its Table 9 profile: 1F1B and ZB-1p exactly",
@@ -89,22 +99,25 @@ TEST_CASE("the zero-bubble paper's Table 5 bubble rates from its Table 9 profile
 
 TEST_CASE("the zero-bubble paper's Table 5 bubble rates from its Table 9 profile: ZB-2p and 1F1B-I",
           "[schedule][zb][paper]") {
+  // Within one pass of the setting (one_pass_share), never below the paper's.
   // ZB-2p: the reference heuristic's order at the profile (schedule/zb_auto.hpp), steps chained.
-  // Five of the six within 0.001; the 1.5B at m = 32 is 0.0108 against 0.0039 (9.6 ms in 1486):
-  // the heuristic is the reference code's at 39f2c186, a year after the paper's runs.
+  // Five of the six within 0.001; the 1.5B at m = 32 is 0.0108 against 0.0039 (9.6 ms in 1486,
+  // half a forward): the heuristic is the reference code's at 39f2c186, a year after the paper's runs.
   for (const PaperSetting& s : settings(PipelineSchedule::zero_bubble_2p, 1, {0.0433, 0.0039, 0.0026},
                                         {0.0066, 0.0054, 0.0028})) {
     CAPTURE(s.p, s.m);
-    CHECK(replayed_rate(s) == Approx(s.table5_rate).margin(0.008));
+    const double rate = replayed_rate(s);
+    CHECK(rate >= s.table5_rate - 1e-4);
+    CHECK(rate == Approx(s.table5_rate).margin(one_pass_share(s)));
   }
   // 1F1B-I: the paper's interleaved baseline, one layer a chunk (3 a stage on both models).
   // trainsim's is 0.0014-0.0035 above the paper's (4-6 ms of a 1.2-4.1 s step: a dozen
-  // transfers), never below.
+  // transfers).
   for (const PaperSetting& s : settings(PipelineSchedule::interleaved, 3, {0.1055, 0.0818, 0.0443},
                                         {0.1104, 0.0852, 0.0445})) {
     CAPTURE(s.p, s.m);
     const double rate = replayed_rate(s);
     CHECK(rate >= s.table5_rate);
-    CHECK(rate == Approx(s.table5_rate).margin(0.004));
+    CHECK(rate == Approx(s.table5_rate).margin(one_pass_share(s)));
   }
 }
