@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
   // any other command is rank 0's alone.
   // The Monte Carlo runs when --samples is given (0 included, then refused as out of range);
   // --seed or --threads without it is refused below, as scale refuses them.
-  const bool monte_carlo = *run && (run->count("--samples") > 0 || run_seed != -1 || run->count("--threads") > 0);
+  const bool monte_carlo = *run && run->count("--samples") + run->count("--seed") + run->count("--threads") > 0;
   if (!distribution.root() && !app.got_subcommand("sweep") && !app.got_subcommand("search") && !monte_carlo) return 0;
 
   const int code = run_command([&] {
@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
           check_number(problems, "--samples", run_samples, 1, trainsim::kMaxSamples,
                        "1 to " + std::to_string(trainsim::kMaxSamples) + " steps");
         else
-          problems.push_back(trainsim::Diagnostic{trainsim::SourceLocation{}, run_seed != -1 ? "--seed" : "--threads",
+          problems.push_back(trainsim::Diagnostic{trainsim::SourceLocation{}, run->count("--seed") > 0 ? "--seed" : "--threads",
                                                   "applies to the Monte Carlo of steps only", "add --samples N"});
         if (run_seed != -1) check_number(problems, "--seed", static_cast<double>(run_seed), 0, 2147483647, "0 to 2147483647");
         check_number(problems, "--threads", run_threads, 0, 1024, "0 (all cores) to 1024");

@@ -346,6 +346,13 @@ std::string framework_comparison_json(const Scenario& scenario, const std::vecto
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// One CSV metric column: ",value", or "," for what is not known (a row that did not run: the
+// JSON's null), never a 0 a reader would sum.
+std::string csv_metric(double value, bool known) { return known ? format_number(",%.9g", value) : std::string(","); }
+
+}  // namespace
 
 std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
   std::string out =
@@ -356,14 +363,13 @@ std::string framework_comparison_csv(const std::vector<FrameworkRow>& rows) {
     const PlanOutcome& o = r.outcome;
     const bool ran = o.status == PlanStatus::ok;
     out += std::string(to_string(r.framework)) + "," + plan_source(r) + "," + to_string(o.status);
-    // What did not run has no metrics: empty fields (the JSON's nulls), not zeros to sum.
     for (double v : {o.step_time_s, o.tokens_per_s, o.mfu, o.bubble_fraction, r.compute_s, r.tp_exposed_s,
                      r.cp_exposed_s, r.ep_exposed_s, r.pp_exposed_s, r.dp_exposed_s, r.bubble_s, r.optimizer_s,
                      r.host_s})
-      out += ran ? format_number(",%.9g", v) : std::string(",");
-    out += o.peak_memory_bytes > 0 ? format_number(",%.9g", o.peak_memory_bytes / kBytesPerGiB) : std::string(",");
+      out += csv_metric(v, ran);
+    out += csv_metric(o.peak_memory_bytes / kBytesPerGiB, o.peak_memory_bytes > 0);
     out += "," + csv_field(plan_text(r.plan)) + "," + csv_field(o.reason) +
-           (ran ? format_number(",%.9g", o.critical_stage_bubble_fraction) : std::string(",")) + "\n";
+           csv_metric(o.critical_stage_bubble_fraction, ran) + "\n";
   }
   return out;
 }
@@ -378,11 +384,10 @@ std::string schedule_comparison_csv(const Scenario& scenario, const std::vector<
     out += csv_field(row.choice.label) + "," +
            std::to_string(with_schedule(scenario, row.choice).plan.virtual_pipeline_model_parallel_size) + "," +
            to_string(o.status);
-    // What did not run has no metrics: empty fields, as the JSON's nulls.
     for (double v : {o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device, o.mfu, o.bubble_fraction,
                      o.critical_stage_bubble_fraction})
-      out += ran ? format_number(",%.9g", v) : std::string(",");
-    out += o.peak_memory_bytes > 0 ? format_number(",%.9g", o.peak_memory_bytes / kBytesPerGiB) : std::string(",");
+      out += csv_metric(v, ran);
+    out += csv_metric(o.peak_memory_bytes / kBytesPerGiB, o.peak_memory_bytes > 0);
     // Per stage, first to last, separated by spaces inside the one field.
     std::string stages;
     for (double b : o.stage_peak_memory_bytes)

@@ -33,7 +33,6 @@ int status_rank(PlanStatus s) {
   return 3;
 }
 
-
 }  // namespace
 
 GridAxis parse_grid_axis(const std::string& text) {

@@ -61,6 +61,11 @@ std::string top_level_scalar(const YAML::Node& root, const char* key) {
 
 std::string error_text(int error) { return std::strerror(error); }
 
+// The one error for an output that cannot be written, naming the path the user gave.
+ConfigError cannot_write(const OutputText& output, int error) {
+  return ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, "cannot write the file: " + error_text(error)});
+}
+
 // Writes all of `text` to `fd` and closes it; returns 0, or the first errno (a short disk, a
 // full device, a failed close).
 int write_and_close(int fd, const std::string& text) {
@@ -86,9 +91,6 @@ int write_and_close(int fd, const std::string& text) {
 // cannot.
 std::string write_temporary(const OutputText& output, const fs::path& target) {
   const fs::path dir = directory_of(target);
-  auto fail = [&](const std::string& problem) {
-    return ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, problem});
-  };
   std::string temp;
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
@@ -96,7 +98,7 @@ std::string write_temporary(const OutputText& output, const fs::path& target) {
         (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(attempt)))
             .string();
     fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && (errno != EEXIST || attempt > 100)) throw fail("cannot write the file: " + error_text(errno));
+    if (fd < 0 && (errno != EEXIST || attempt > 100)) throw cannot_write(output, errno);
   }
   // An existing target keeps its permission bits (as writing it in place would).
   struct stat existing {};
@@ -104,7 +106,7 @@ std::string write_temporary(const OutputText& output, const fs::path& target) {
   const int error = write_and_close(fd, output.text);
   if (error != 0) {
     std::remove(temp.c_str());
-    throw fail("cannot write the file: " + error_text(error));
+    throw cannot_write(output, error);
   }
   return temp;
 }
@@ -154,11 +156,8 @@ void write_in_place(const OutputText& output, const fs::path& target) {
   const int own = own_descriptor(output.path);
   if (own >= 0) std::fflush(nullptr);  // what stdio holds for it goes first
   const int fd = own >= 0 ? ::dup(own) : ::open(target.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0)
-    throw ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, "cannot write the file: " + error_text(errno)});
-  const int error = write_and_close(fd, output.text);
-  if (error != 0)
-    throw ConfigError(Diagnostic{SourceLocation{output.path, 0, 0}, output.option, "cannot write the file: " + error_text(error)});
+  if (fd < 0) throw cannot_write(output, errno);
+  if (const int error = write_and_close(fd, output.text); error != 0) throw cannot_write(output, error);
 }
 
 }  // namespace
@@ -279,8 +278,7 @@ void write_outputs(const std::vector<OutputText>& outputs) {
     if (std::rename(written[i].temporary.c_str(), written[i].target.c_str()) != 0) {
       const int error = errno;
       remove_temporaries(i);
-      throw ConfigError(Diagnostic{SourceLocation{written[i].output->path, 0, 0}, written[i].output->option,
-                                   "cannot write the file: " + error_text(error)});
+      throw cannot_write(*written[i].output, error);
     }
   }
 }
