@@ -1565,6 +1565,22 @@ double layer_forward_flops_per_token(const ModelSpec& m, int layer, double seq_l
   return f;
 }
 
+double routed_expert_forward_flops_per_token(const ModelSpec& m, int layer) {
+  if (!layer_is_moe(m, layer)) return 0.0;
+  const MoeSpec& e = *m.moe;
+  return e.experts_per_token * 2.0 * mlp_matrices(m) * d(m.hidden_size) * d(e.expert_intermediate_size);
+}
+
+RoutedShare routed_expert_share(const MoeSpec& e) {
+  // A capacity drops what lies over it: the model computes at most that share of its token
+  // copies (exact when every expert reaches its capacity; dropped copies take the residual
+  // path). The model file's capacity_factor also pads every expert up to it, so the device
+  // computes that share, the padding included: work, but not the model's.
+  const double pad = e.capacity_factor > 0 ? e.capacity_factor : 1.0;
+  const double drop = e.expert_capacity_factor > 0 ? std::min(1.0, e.expert_capacity_factor) : 1.0;
+  return {std::min(1.0, pad) * drop, pad * drop};
+}
+
 double mtp_forward_flops_per_token(const ModelSpec& m, double seq_length) {
   if (m.mtp_layers <= 0) return 0.0;
   const double h = d(m.hidden_size);
@@ -1612,6 +1628,12 @@ double model_flops_per_step(const ModelSpec& m, const ParallelPlan& p) {
   const double s = p.seq_length;
   double per_token = 2.0 * d(m.hidden_size) * d(m.vocab_size);  // LM head
   for (int l = 0; l < m.num_layers; ++l) per_token += layer_forward_flops_per_token(m, l, s);
+  // Token copies an expert capacity drops are not computed (routed_expert_share); Megatron's
+  // count, which knows no capacity, is this one for a dropless model.
+  if (m.moe) {
+    const double dropped = 1.0 - routed_expert_share(*m.moe).model;
+    for (int l = 0; l < m.num_layers && dropped > 0; ++l) per_token -= dropped * routed_expert_forward_flops_per_token(m, l);
+  }
   // Multi-token prediction is left out, as DeepSeek counts it: the V3 per-token FLOPs its MFU is
   // quoted with (Zhao et al. ISCA'25 Table 4: 432 TFLOPS x 2048 x 19.926 s / 62.9M tokens = 280.2 G)
   // are the main model's (281.2 G here; 291.8 G with the MTP module). HFU counts it (build_workload).
@@ -1766,6 +1788,12 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
     for (int l = 0; l < m.num_layers; ++l) kept_layers += attention_work_ratio(m, p, l);
   }
   const double skipped_per_token = (m.num_layers - kept_layers) * core;
+  // The routed experts' work the device does beyond the model's (padding to capacity), and
+  // what a recomputed forward skips of the nominal count (dropped copies).
+  double routed_per_token = 0;
+  for (int l = 0; l < m.num_layers && m.moe; ++l) routed_per_token += routed_expert_forward_flops_per_token(m, l);
+  const RoutedShare routed_share = m.moe ? routed_expert_share(*m.moe) : RoutedShare{};
+  const double padding_per_token = (routed_share.device - routed_share.model) * routed_per_token;
   double extra_per_token = 0;
   if (p.recompute_granularity == RecomputeGranularity::full) {
     const int pp = std::max(1, p.pipeline_model_parallel_size);
@@ -1775,6 +1803,7 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
       fraction = std::min(1.0, static_cast<double>(p.recompute_num_layers) / per_stage);
     for (int l = 0; l < m.num_layers; ++l) extra_per_token += fraction * layer_forward_flops_per_token(m, l, s);
     if (skipped_per_token > 0) extra_per_token -= fraction * skipped_per_token;
+    extra_per_token -= fraction * (1.0 - routed_share.device) * routed_per_token;
   } else if (p.recompute_granularity == RecomputeGranularity::selective && !per_op_checkpointing(p)) {
     // core_attn (Megatron's default module) recomputes the attention core; mla_up_proj the MLA up
     // projections of every layer and MTP module (activation_storage.hpp). Norms and activations
@@ -1800,6 +1829,7 @@ Workload build_workload(const ModelSpec& m, const ParallelPlan& p) {
   const double skipped =
       skipped_per_token > 0 ? 3.0 * static_cast<double>(p.global_batch_size) * s * skipped_per_token : 0.0;
   w.hardware_flops_per_step = w.model_flops_per_step - skipped + w.recompute_flops_per_step +
+                              3.0 * static_cast<double>(p.global_batch_size) * s * padding_per_token +
                               3.0 * static_cast<double>(p.global_batch_size) * s * mtp_forward_flops_per_token(m, s);
   return w;
 }

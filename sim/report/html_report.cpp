@@ -339,8 +339,13 @@ std::vector<std::pair<int, double>> merged_parts(const Block& b) {
   double total = 0;
   for (double v : b.weight) total += v;
   std::vector<std::pair<int, double>> out;
-  for (int k = 0; k < kClasses; ++k)
-    if (b.weight[static_cast<std::size_t>(k)] >= 0.1 * total) out.emplace_back(k, b.weight[static_cast<std::size_t>(k)]);
+  // Spans of no duration (zero-byte collectives) weigh nothing: a block of only those is drawn
+  // whole in its own class, not split by shares of a zero total.
+  if (total > 0)
+    for (int k = 0; k < kClasses; ++k) {
+      const double v = b.weight[static_cast<std::size_t>(k)];
+      if (v > 0 && v >= 0.1 * total) out.emplace_back(k, v);
+    }
   if (out.empty()) out.emplace_back(b.cls, 1.0);
   return out;
 }
@@ -352,7 +357,8 @@ std::string span_title(const Block& b, int stage) {
     double total = 0;
     for (double v : b.weight) total += v;
     for (const auto& [k, v] : merged_parts(b))
-      t += " " + format_number("%.0f", 100 * v / total) + " % " + kCategoryLabel[static_cast<std::size_t>(k)];
+      t += " " + (total > 0 ? format_number("%.0f", 100 * v / total) + " % " : std::string()) +
+           kCategoryLabel[static_cast<std::size_t>(k)];
   } else if (b.cls == kBubble) {
     t = "bubble (idle)";
   } else {

@@ -12,6 +12,7 @@
 #include "trainsim/common/error.hpp"
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/model/workload.hpp"
+#include "trainsim/simulation.hpp"
 
 using namespace trainsim;
 using namespace trainsim::testing;
@@ -234,4 +235,38 @@ TEST_CASE("moe.* keys are refused beside a model file that pads every expert to 
   CHECK_THAT(config_error({set_model, "moe.expert_capacity_factor=2"}, "mixtral-8x7b-a100-64.yaml"),
              Catch::Contains("moe.expert_capacity_factor: the model file's capacity_factor 1.25"));
   std::filesystem::remove(model);
+}
+
+TEST_CASE("a capacity that drops token copies counts them in neither MFU nor HFU; padding is HFU's only",
+          "[model][moe][routing][metrics]") {
+  const std::string path = root + "/scenarios/mixtral-8x7b-a100-64.yaml";
+  const Scenario dropless = load_scenario(path);
+  const double tokens = static_cast<double>(dropless.plan.global_batch_size) * dropless.plan.seq_length;
+  double routed = 0;
+  for (int l = 0; l < dropless.model.num_layers; ++l) routed += routed_expert_forward_flops_per_token(dropless.model, l);
+  REQUIRE(routed > 0);
+  const Workload base = build_workload(dropless.model, dropless.plan);
+
+  // Megatron --moe-expert-capacity-factor 0.5: at most half the copies are computed.
+  const Scenario half = load_scenario(path, {parse_override("moe.expert_capacity_factor=0.5")});
+  const Workload wh = build_workload(half.model, half.plan);
+  CHECK(rel(base.model_flops_per_step - wh.model_flops_per_step, 3.0 * tokens * 0.5 * routed) < 1e-12);
+  CHECK(rel(base.hardware_flops_per_step - wh.hardware_flops_per_step, 3.0 * tokens * 0.5 * routed) < 1e-12);
+
+  // A model file padding every expert to 1.25 x its share: the device computes the padding.
+  ModelSpec padded = dropless.model;
+  padded.moe->capacity_factor = 1.25;
+  const Workload wp = build_workload(padded, dropless.plan);
+  CHECK(wp.model_flops_per_step == base.model_flops_per_step);
+  CHECK(rel(wp.hardware_flops_per_step - base.hardware_flops_per_step, 3.0 * tokens * 0.25 * routed) < 1e-12);
+
+  // A capacity that drops nearly everything: the step shrinks and so do both counts, so
+  // neither utilization passes 1 (it reported MFU 137 % before the counts knew the capacity).
+  for (const char* set : {"moe.expert_capacity_factor=0.0001", "model.capacity_factor=0.01"}) {
+    CAPTURE(set);
+    const SimResult r = simulate(load_scenario(path, {parse_override(set)}));
+    CHECK(r.metrics.mfu <= r.metrics.hfu);
+    CHECK(r.metrics.hfu < 1.0);
+    CHECK(r.metrics.mfu > 0);
+  }
 }

@@ -163,6 +163,36 @@ TEST_CASE("html report: sub-pixel spans merge so a huge timeline stays small", "
   CHECK(tag_balance_problem(html).empty());
 }
 
+TEST_CASE("html report: spans of no duration merge into a drawn block, never a nan", "[report][html]") {
+  Scenario sc = scenario();
+  SimResult r = run(sc);
+  // Zero-byte collectives (an expert gradient group of one rank) leave spans that start
+  // and end together; thousands on one pixel merge into a block whose categories all weigh
+  // nothing. Its parts must not be shares of a zero total.
+  const int device = r.timeline.spans.front().device;
+  for (int i = 0; i < 2000; ++i) {
+    Span s;
+    s.device = device;
+    s.stream = Stream::dp_comm;
+    s.category = i % 2 == 0 ? SpanCategory::dp_comm : SpanCategory::ep_comm;
+    s.start = s.end = 1'000'000'000 + static_cast<SimTime>(i);
+    r.timeline.spans.push_back(s);
+  }
+  const std::string html = html_report(sc, r);
+  CHECK(count(html, "nan") == 0);
+  CHECK(count(html, "inf\"") == 0);
+  CHECK(tag_balance_problem(html).empty());
+}
+
+TEST_CASE("html report: the shipped MoE scenarios draw no nan", "[report][html]") {
+  for (const char* name : {"mixtral-8x7b-a100-64.yaml", "qwen3-30b-a3b-910b3-16.yaml"}) {
+    const Scenario sc = load_scenario(kRoot + "/scenarios/" + name, {});
+    const std::string html = html_report(sc, run(sc));
+    INFO(name);
+    CHECK(count(html, "nan") == 0);
+  }
+}
+
 TEST_CASE("html report: a run without recorded spans still draws breakdown and memory", "[report][html]") {
   const Scenario sc = scenario();
   SimOptions o;

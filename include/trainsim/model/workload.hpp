@@ -255,6 +255,18 @@ bool fork_fused_softmax_available(long long micro_batch, long long heads_per_ran
 // matmul (no sharding), the unit model_flops_per_step is built from. `layer` indexes
 // the model's layers (MoE models have dense leading layers).
 double layer_forward_flops_per_token(const ModelSpec& model, int layer, double seq_length);
+
+// The top-k routed experts' part of layer_forward_flops_per_token (0 on a dense layer).
+double routed_expert_forward_flops_per_token(const ModelSpec& model, int layer);
+
+// The share of the routed token copies the experts compute: `model` what the model computes
+// (a capacity drops what lies over it), `device` what the device runs (the model file's
+// capacity_factor pads every expert up to its capacity). 1 and 1 for a dropless model.
+struct RoutedShare {
+  double model = 1.0;
+  double device = 1.0;
+};
+RoutedShare routed_expert_share(const MoeSpec& moe);
 double attention_core_forward_flops_per_token(const ModelSpec& model, double seq_length);
 // Multi-token prediction modules (model.mtp_layers): forward FLOPs per token of all of them
 // (projection 2h -> h, one layer of the model's last kind, the LM head); 0 without MTP.
