@@ -51,8 +51,13 @@ struct CommonArgs {
   trainsim::Scenario load_checked(const std::vector<trainsim::OutputRequest>& outputs, const std::string& data_dir,
                                   std::vector<trainsim::Diagnostic> problems = {}) const {
     const auto o = overrides();
-    const auto more = trainsim::check_output_paths(outputs, trainsim::scenario_input_files(scenario, o, {data_dir}));
-    problems.insert(problems.end(), more.begin(), more.end());
+    // A caller that checked the outputs against its own inputs already has some of these.
+    for (const auto& d : trainsim::check_output_paths(outputs, trainsim::scenario_input_files(scenario, o, {data_dir}))) {
+      const bool known = std::any_of(problems.begin(), problems.end(), [&](const trainsim::Diagnostic& p) {
+        return p.where.file == d.where.file && p.key_path == d.key_path && p.problem == d.problem;
+      });
+      if (!known) problems.push_back(d);
+    }
     return load_after_checks(problems, [&] { return trainsim::load_scenario(scenario, o); });
   }
 };
@@ -234,8 +239,14 @@ const char* launch_help() {
 }
 
 // `--emit-scenarios DIR`: DIR (created) /1.yaml ... /top.yaml; none without the option.
-std::vector<std::string> emitted_scenario_paths(const std::string& dir, int top,
+std::vector<std::string> emitted_scenario_paths(const std::string& dir, bool given, int top,
                                                 std::vector<trainsim::Diagnostic>& problems) {
+  // Several files go there: '-' (stdout elsewhere) and an empty name are no directory.
+  if (given && (dir.empty() || dir == "-")) {
+    problems.push_back(trainsim::Diagnostic({}, "--emit-scenarios", "'" + dir + "' is not a directory name (one "
+                                            "scenario file per plan goes there)", "a directory, e.g. plans/"));
+    return {};
+  }
   if (dir.empty() || top < 1) return {};
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -530,7 +541,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
             requested_outputs(*cmd, {{"--json", args->json}, {"--csv", args->csv}, {"--html", args->html}});
         // The scenario files of --emit-scenarios are outputs too: checked before the search.
         auto checked = outputs;
-        const auto emitted = emitted_scenario_paths(args->emit_dir, args->top, problems);
+        const auto emitted = emitted_scenario_paths(args->emit_dir, cmd->count("--emit-scenarios") > 0, args->top, problems);
         for (const auto& path : emitted) {
           checked.push_back({"--emit-scenarios", path});
           if (!launcher) continue;
@@ -697,14 +708,27 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
       action = [args, cmd, data_dir] {
         const auto outputs = requested_outputs(*cmd, {{"--json", args->json}});
         const auto scenario = args->common.load_checked(outputs, data_dir);
+        // The second plan is loaded and checked before any work, its problems named by the
+        // option that gave them (the overrides parser knows them as --set).
+        std::optional<trainsim::Scenario> versus_scenario;
+        if (!args->versus.empty()) {
+          try {
+            auto overrides = args->common.overrides();
+            for (const auto& t : args->versus) overrides.push_back(trainsim::parse_override(t));
+            versus_scenario = trainsim::load_scenario(args->common.scenario, overrides);
+          } catch (const trainsim::ConfigError& e) {
+            std::vector<trainsim::Diagnostic> named = e.diagnostics();
+            for (auto& d : named)
+              if (d.where.file == "--set" || d.where.file.empty()) d.where.file = "--versus";
+            throw trainsim::ConfigError(named);
+          }
+        }
         const auto explanation = trainsim::explain(scenario);
         std::FILE* text = text_stream(outputs);
         std::fputs(trainsim::format_explanation(scenario, explanation).c_str(), text);
         auto json = trainsim::explanation_json(scenario, explanation);
-        if (!args->versus.empty()) {
-          auto overrides = args->common.overrides();
-          for (const auto& t : args->versus) overrides.push_back(trainsim::parse_override(t));
-          const auto other = trainsim::load_scenario(args->common.scenario, overrides);
+        if (versus_scenario) {
+          const auto& other = *versus_scenario;
           trainsim::ExplainVersus versus{args->versus, trainsim::simulate(scenario).metrics.step_time_s,
                                          trainsim::simulate(other).metrics.step_time_s,
                                          trainsim::measurement_advice(scenario, &other, 2)};
@@ -767,13 +791,15 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         if (cmd->count("--samples") > 0)
           check_number(problems, "--samples", args->samples, 1, trainsim::kMaxSamples,
                        "1 to " + std::to_string(trainsim::kMaxSamples));
-        if (args->seed != -1) check_number(problems, "--seed", static_cast<double>(args->seed), 0, 2147483647, "0 to 2147483647");
+        // Read by count, as run does: -1 is the "not given" default, not a seed the user may pass.
+        const bool seed_given = cmd->count("--seed") > 0;
+        if (seed_given) check_number(problems, "--seed", static_cast<double>(args->seed), 0, 2147483647, "0 to 2147483647");
         check_number(problems, "--threads", args->threads, 0, trainsim::kMaxThreads,
                      "0 (all cores) to " + std::to_string(trainsim::kMaxThreads));
         if (!(args->tokens > 0) || args->tokens > 1e18)
           check_number(problems, "--tokens", args->tokens, 1, 1e18, "a positive token budget up to 1e18, e.g. 1e12");
-        if ((args->seed != -1 || args->threads != 0) && cmd->count("--samples") == 0)
-          problems.push_back(trainsim::Diagnostic{trainsim::SourceLocation{}, args->seed != -1 ? "--seed" : "--threads",
+        if ((seed_given || cmd->count("--threads") > 0) && cmd->count("--samples") == 0)
+          problems.push_back(trainsim::Diagnostic{trainsim::SourceLocation{}, seed_given ? "--seed" : "--threads",
                                                   "applies to the Monte Carlo of steps only", "add --samples N"});
         const auto scenario = args->common.load_checked(outputs, data_dir, problems);
         trainsim::ScaleOptions options;

@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
         else
           problems.push_back(trainsim::Diagnostic{trainsim::SourceLocation{}, run->count("--seed") > 0 ? "--seed" : "--threads",
                                                   "applies to the Monte Carlo of steps only", "add --samples N"});
-        if (run_seed != -1) check_number(problems, "--seed", static_cast<double>(run_seed), 0, 2147483647, "0 to 2147483647");
+        if (run->count("--seed") > 0) check_number(problems, "--seed", static_cast<double>(run_seed), 0, 2147483647, "0 to 2147483647");
         check_number(problems, "--threads", run_threads, 0, 1024, "0 (all cores) to 1024");
         if (!problems.empty()) throw trainsim::ConfigError(problems);
       }

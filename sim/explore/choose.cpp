@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,14 @@ std::vector<HardwareSpec> load_hardware_list(const std::string& text) {
       throw ConfigError(
           Diagnostic{SourceLocation{}, "--hardware", "empty entry in '" + text + "'",
                      "hardware files, comma-separated, e.g. hardware/a100-80gb.yaml,hardware/h100-80gb.yaml"});
+  // The same file twice would search it twice and name it winner and runner-up.
+  for (std::size_t i = 0; i < files.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (files[i] == files[j] || std::filesystem::equivalent(files[i], files[j], ec))
+        throw ConfigError(Diagnostic{SourceLocation{}, "--hardware",
+                                     "'" + files[i] + "' is listed twice in '" + text + "'", "each hardware file once"});
+    }
   // Every file is loaded before any search runs: a typo fails at once.
   std::vector<HardwareSpec> out;
   for (const auto& f : files) out.push_back(load_hardware(f));

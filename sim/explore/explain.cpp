@@ -5,6 +5,9 @@
 #include <cstdio>
 #include <functional>
 
+#include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
+#include "trainsim/engine/limits.hpp"
 #include "trainsim/cost/cost_model.hpp"
 #include "trainsim/explore/evaluate.hpp"
 #include "trainsim/explore/monte_carlo.hpp"
@@ -19,6 +22,7 @@
 
 namespace trainsim {
 namespace {
+
 
 double step_of(const Scenario& scenario) {
   SimOptions options;
@@ -131,10 +135,32 @@ std::vector<MeasurementAdvice> measurement_advice(const Scenario& a, const Scena
 }
 
 Explanation explain(const Scenario& scenario) {
+  // Explain replays the plan once per lever and per fitted key it weighs, about twenty times:
+  // a plan `run` can replay once may take minutes here (16,384 layers interleaved: 7 min,
+  // 1.6 GB). It takes a tenth of what one replay may build (kMaxScheduleItems), so the slowest
+  // explanation lasts about what the slowest run does.
+  const ParallelPlan& p = scenario.plan;
+  const long long per_microbatch =
+      2LL * std::max(1, p.pipeline_model_parallel_size) * std::max(1, p.virtual_pipeline_model_parallel_size);
+  const long long items = static_cast<long long>(p.num_microbatches()) * per_microbatch;
+  constexpr long long kMaxExplainedItems = kMaxScheduleItems / 10;
+  if (items > kMaxExplainedItems) {
+    const long long max_m = std::max(1LL, kMaxExplainedItems / per_microbatch);
+    throw ConfigError(Diagnostic{
+        {scenario.file, 0, 0}, "plan.global_batch_size",
+        std::to_string(items) + " schedule items a step (micro-batches x PP x VPP x 2): explain replays the plan about "
+            "twenty times and takes up to " + std::to_string(kMaxExplainedItems) + " (trainsim run replays it once)",
+        "at most " + std::to_string(max_m) + " micro-batches a step (global_batch_size <= " +
+            std::to_string(max_m * std::max(1, p.micro_batch_size) * std::max(1, p.data_parallel_size)) +
+            "), or fewer PP x VPP stages"});
+  }
   Explanation out;
   SimOptions options;
   options.record_timeline = false;
-  out.baseline = simulate(scenario, options).metrics;
+  const SimResult baseline = simulate(scenario, options);
+  out.baseline = baseline.metrics;
+  out.fits = baseline.memory.fits || baseline.memory.stages.empty();
+  out.hbm_bytes = baseline.memory.hbm_bytes > 0 ? baseline.memory.hbm_bytes : scenario.hardware.device.hbm_bytes;
   const double step = out.baseline.step_time_s;
 
   // The stage the replay says the others wait for (the least bubble, critical_stage_of).
@@ -301,6 +327,11 @@ std::string format_explanation(const Scenario& scenario, const Explanation& e) {
   std::snprintf(line, sizeof line, "%s: step %.4f s, MFU %.1f%%; critical stage %d\n", scenario.name.c_str(),
                 e.baseline.step_time_s, 100 * e.baseline.mfu, e.baseline.critical_stage);
   out += line;
+  if (!e.fits)
+    out += "memory: peak " + format_number("%.1f", e.baseline.peak_memory_bytes / kBytesPerGiB) + " GiB of " +
+           format_number("%.1f", e.hbm_bytes / kBytesPerGiB) +
+           " GiB HBM: DOES NOT FIT; what follows is the step it would take (trainsim memory gives where it "
+           "overflows and what fits)\n";
   out += "where the step goes on critical stage " + std::to_string(e.baseline.critical_stage) +
          " (the least bubble: the stage the others wait for), share of the step:\n";
   for (const auto& [what, share] : e.shares) {

@@ -159,7 +159,9 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const Scal
       per_device = row.mean_tokens_per_s_per_device;
     }
     const double tokens_per_s = per_device * row.num_devices * row.goodput.goodput;
-    row.time_to_train_s = tokens_per_s > 0 ? options.tokens / tokens_per_s : 0;
+    // No goodput (failures come faster than a restart): the job never finishes, which the
+    // outputs say in words; the infinity never reaches them.
+    row.time_to_train_s = tokens_per_s > 0 ? options.tokens / tokens_per_s : std::numeric_limits<double>::infinity();
   }
 
   const ScaleRow* base_row = nullptr;
@@ -224,10 +226,11 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
       continue;
     }
     const StepParts& e = r.parts;
+    const std::string days = std::isfinite(r.time_to_train_s) ? format_number("%.1f", r.time_to_train_s / 86400) : "never";
     std::snprintf(buf, sizeof buf,
-                  "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f %8.1f %8.1f  %.1f %.1f %.1f %.1f %.1f; %.1f", r.num_devices,
+                  "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f %8.1f %8s  %.1f %.1f %.1f %.1f %.1f; %.1f", r.num_devices,
                   r.data_parallel_size, r.global_batch_size, o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device,
-                  100 * o.mfu, r.linearity, 100 * r.goodput.goodput, r.time_to_train_s / 86400, 1e3 * e.tp_s,
+                  100 * o.mfu, r.linearity, 100 * r.goodput.goodput, days.c_str(), 1e3 * e.tp_s,
                   1e3 * e.cp_s, 1e3 * e.ep_s, 1e3 * e.pp_s, 1e3 * e.dp_s, 1e3 * e.bubble_s);
     out += buf;
     if (!r.grew_most.empty()) {
@@ -327,7 +330,11 @@ std::string scale_json(const Scenario& scenario, const ScaleResult& result) {
                     {"checkpoint_write_s", g.write_s},
                     {"checkpoint_interval_s", g.interval_s},
                     {"restart_s", g.restart_s}};
-    r["time_to_train_s"] = o.status == PlanStatus::ok ? nlohmann::ordered_json(row.time_to_train_s) : nlohmann::ordered_json(nullptr);
+    // null where the plan did not run or never finishes (no goodput: "finishes" false).
+    const bool finishes = std::isfinite(row.time_to_train_s);
+    r["time_to_train_s"] =
+        o.status == PlanStatus::ok && finishes ? nlohmann::ordered_json(row.time_to_train_s) : nlohmann::ordered_json(nullptr);
+    if (o.status == PlanStatus::ok) r["finishes"] = finishes;
     if (result.options.samples > 0 && o.status == PlanStatus::ok) {
       const auto band = [](const Band& b) { return nlohmann::ordered_json{{"p10", b.p10}, {"p50", b.p50}, {"p90", b.p90}}; };
       r["mean_tokens_per_s_per_device"] = row.mean_tokens_per_s_per_device;

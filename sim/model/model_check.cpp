@@ -15,8 +15,9 @@ std::vector<ModelShapeProblem> check_model_shape(const ModelSpec& m, bool head_d
   if (!head_dim_given && m.num_attention_heads > 0 && m.hidden_size % m.num_attention_heads != 0)
     out.push_back({"num_attention_heads",
                    std::to_string(m.num_attention_heads) + " does not divide hidden_size (" +
-                       std::to_string(m.hidden_size) + "); give head_dim explicitly",
-                   ""});
+                       std::to_string(m.hidden_size) + ")",
+                   "a hidden_size that is a multiple of " + std::to_string(m.num_attention_heads) +
+                       ", a head count dividing it, or head_dim given explicitly"});
   if (m.moe) {
     if (m.moe->experts_per_token > m.moe->num_experts)
       out.push_back({"num_experts_per_tok",
@@ -24,7 +25,10 @@ std::vector<ModelShapeProblem> check_model_shape(const ModelSpec& m, bool head_d
                          std::to_string(m.moe->num_experts) + ")",
                      "1.." + std::to_string(m.moe->num_experts)});
     if (m.moe->first_dense_layers > m.num_layers)
-      out.push_back({"first_k_dense_replace", "exceeds num_hidden_layers", ""});
+      out.push_back({"first_k_dense_replace",
+                     std::to_string(m.moe->first_dense_layers) + " exceeds num_hidden_layers (" +
+                         std::to_string(m.num_layers) + ")",
+                     "0.." + std::to_string(m.num_layers)});
     if (m.moe->num_groups > 0 && m.moe->num_experts % m.moe->num_groups != 0)
       out.push_back({"n_group",
                      std::to_string(m.moe->num_groups) + " does not divide the " +

@@ -211,7 +211,8 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
           "has " + str(split.size()) + " entries but pipeline_model_parallel_size is " + str(pp),
           "one entry per pipeline stage");
     if (sum != layers)
-      add("plan.layers_per_stage", "sums to " + str(sum) + ", not num_hidden_layers (" + str(layers) + ")", "");
+      add("plan.layers_per_stage", "sums to " + str(sum) + ", not num_hidden_layers (" + str(layers) + ")",
+          "one positive count per stage, summing to " + str(layers));
   }
   if (pp >= 1 && vpp >= 1)
     for (const SplitProblem& problem : layer_split_problems(plan, layers)) add(problem.key, problem.problem, problem.valid);

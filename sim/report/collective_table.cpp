@@ -1,5 +1,6 @@
 #include "trainsim/report/collective_table.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -20,7 +21,7 @@ ConfigError input_error(const std::string& key, const std::string& problem, cons
   return ConfigError(diagnostic);
 }
 
-const char* kSizeUnits = "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB (e.g. 1MiB:4GiB or 1GiB,256MiB)";
+const char* kSizeUnits = "B, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB, PiB (e.g. 1MiB:4GiB or 1GiB,256MiB)";
 
 double parse_size(const std::string& text, const std::string& key) {
   std::size_t used = 0;
@@ -37,12 +38,18 @@ double parse_size(const std::string& text, const std::string& key) {
   };
   static const Unit units[] = {
       {"", 1},      {"B", 1},        {"KB", 1e3},        {"MB", 1e6},           {"GB", 1e9},
-      {"TB", 1e12}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+      {"TB", 1e12}, {"PB", 1e15},  {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"PiB", 1125899906842624.0}};
   for (const Unit& u : units) {
     if (unit == u.name) {
       if (!(value > 0) || !std::isfinite(value))
         throw input_error(key, "'" + text + "' is not a positive size", kSizeUnits);
-      return value * u.factor;
+      const double bytes = value * u.factor;
+      // A collective moves whole bytes: 1.7 B would be reported as 2 without a word.
+      if (bytes < 9.0e15 && bytes != std::floor(bytes))
+        throw input_error(key, "'" + text + "' is " + format_number("%g", bytes) + " bytes, not a whole number",
+                          "whole bytes, e.g. 2B or 1.5KiB");
+      return bytes;
     }
   }
   throw input_error(key, "'" + text + "' has an unknown unit '" + unit + "'", kSizeUnits);
@@ -53,6 +60,9 @@ double parse_size(const std::string& text, const std::string& key) {
 std::vector<double> parse_size_list(const std::string& text, const std::string& key) {
   std::vector<double> sizes;
   const std::size_t colon = text.find(':');
+  if (colon != std::string::npos && (text.find(':', colon + 1) != std::string::npos || text.find(',') != std::string::npos))
+    throw input_error(key, "'" + text + "' is neither one range nor a list",
+                      "first:last (sizes doubling from first) or a comma-separated list, e.g. 1MiB:4GiB or 1GiB,256MiB");
   if (colon != std::string::npos) {
     const double first = parse_size(trim(text.substr(0, colon)), key);
     const double last = parse_size(trim(text.substr(colon + 1)), key);
@@ -61,7 +71,13 @@ std::vector<double> parse_size_list(const std::string& text, const std::string& 
     for (double size = first; size <= last * (1 + 1e-12); size *= 2) sizes.push_back(size);
     return sizes;
   }
-  for (const std::string& part : split(text, ',')) sizes.push_back(parse_size(trim(part), key));
+  for (const std::string& part : split(text, ',')) {
+    const double size = parse_size(trim(part), key);
+    // Twice the same size would print the same row twice.
+    if (std::find(sizes.begin(), sizes.end(), size) != sizes.end())
+      throw input_error(key, "'" + trim(part) + "' is listed twice in '" + text + "'", "each size once");
+    sizes.push_back(size);
+  }
   if (sizes.empty()) throw input_error(key, "no sizes given", kSizeUnits);
   return sizes;
 }
@@ -80,6 +96,8 @@ std::vector<int> parse_device_list(const std::string& text, const std::string& k
     if (used != part.size() || part.empty() || value < 1) {
       throw input_error(key, "'" + part + "' is not a device count", "positive integers, e.g. 8,16,64,512");
     }
+    if (std::find(devices.begin(), devices.end(), value) != devices.end())
+      throw input_error(key, "'" + part + "' is listed twice in '" + text + "'", "each device count once");
     devices.push_back(value);
   }
   if (devices.empty()) throw input_error(key, "no device counts given", "positive integers, e.g. 8,16,64,512");

@@ -40,6 +40,10 @@ nlohmann::ordered_json explanation_json(const Scenario& scenario, const Explanat
   nlohmann::ordered_json j = header(kExplainSchemaVersion);
   j["scenario"] = scenario.name;
   j["plan"] = describe_plan(scenario.plan);
+  j["status"] = e.fits ? "ok" : "does_not_fit";
+  j["fits"] = e.fits;
+  j["peak_memory_bytes"] = e.baseline.peak_memory_bytes;
+  j["hbm_bytes"] = e.hbm_bytes;
   j["step_time_s"] = e.baseline.step_time_s;
   j["mfu"] = e.baseline.mfu;
   j["tokens_per_s"] = e.baseline.tokens_per_s;

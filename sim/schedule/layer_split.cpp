@@ -195,6 +195,17 @@ std::vector<SplitProblem> layer_split_problems(const ParallelPlan& plan, int num
                          str(num_layers)});
       return out;
     }
+    // Every stage runs at least one layer, as plan.layers_per_stage requires (a stage of none
+    // replays as an empty pass and its devices as idle).
+    for (int s = 0; s < p; ++s)
+      if (per_stage[static_cast<std::size_t>(s)] == 0) {
+        out.push_back({first > 0 ? "plan.decoder_first_pipeline_num_layers" : "plan.decoder_last_pipeline_num_layers",
+                       "first (" + str(first) + ") + last (" + str(last) + ") leave stage " + str(s) +
+                           " no layer of num_hidden_layers (" + str(num_layers) + ")",
+                       "first + last + a positive multiple of the " + str(p - (first > 0) - (last > 0)) +
+                           " middle stage(s) = " + str(num_layers)});
+        return out;
+      }
     if (v > 1) {
       const char* key[] = {"plan.decoder_first_pipeline_num_layers", "plan.virtual_pipeline_model_parallel_size",
                            "plan.decoder_last_pipeline_num_layers"};

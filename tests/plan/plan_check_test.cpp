@@ -76,7 +76,8 @@ TEST_CASE("PP must divide layers unless layers_per_stage is given, which must su
   CHECK(check(llama70b(), a100(), 24, p) ==
         "plan.layers_per_stage: has 2 entries but pipeline_model_parallel_size is 3; valid: one entry per pipeline "
         "stage\n"
-        "plan.layers_per_stage: sums to 54, not num_hidden_layers (80)\n");
+        "plan.layers_per_stage: sums to 54, not num_hidden_layers (80); valid: one positive count per stage, summing "
+        "to 80\n");
 }
 
 TEST_CASE("devices must equal TP*PP*CP*DP, the message lists device counts that work", "[plan]") {

@@ -46,6 +46,10 @@ std::vector<MeasurementAdvice> measurement_advice(const Scenario& a, const Scena
 
 struct Explanation {
   StepMetrics baseline;
+  // The memory verdict `run` and `memory` give: a plan over the HBM is still explained (what
+  // it would take), but says so first.
+  bool fits = true;
+  double hbm_bytes = 0;
   // category -> fraction of the step on baseline.critical_stage (critical_stage_of: the least
   // bubble, the stage the others wait for); its "pipeline bubble" is
   // baseline.critical_stage_bubble_fraction, not the run line's mean over stages
