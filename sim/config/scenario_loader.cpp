@@ -737,6 +737,32 @@ ModelSpec load_model(const std::string& path, const std::vector<Override>& overr
   return model;
 }
 
+namespace {
+
+// What the key table's per-key ranges cannot say: keys that bound each other.
+void check_hardware_consistency(const Validated& v, const std::string& path, std::vector<Diagnostic>& problems) {
+  auto where = [&](const char* key) {
+    const SourceLocation& at = v.values.at(key).where;
+    return at.file.empty() ? SourceLocation{path, 0, 0} : at;
+  };
+  const double hbm = v.num("device.hbm_bytes"), reserve = v.num("device.allocator_reserve");
+  if (reserve >= hbm)
+    problems.push_back({where("device.allocator_reserve"), "device.allocator_reserve",
+                        format_number("%.4g", reserve / 1073741824.0) + " GiB is not below device.hbm_bytes (" +
+                            format_number("%.4g", hbm / 1073741824.0) + " GiB): nothing would be left for the model",
+                        "a reserve below the HBM, e.g. a few GB"});
+  // The tile model halves the largest tile down to 64 (gemm_shape.cpp): a smaller one has no
+  // halvings to take.
+  for (const char* key : {"device.gemm.tile_m", "device.gemm.tile_n"}) {
+    const double tile = v.num(key);
+    if (tile != 0 && tile < 64)
+      problems.push_back({where(key), key, format_number("%g", tile) + " is below the smallest tile the model takes (64)",
+                          "0 (no shape model) or 64 to 1024"});
+  }
+}
+
+}  // namespace
+
 HardwareSpec load_hardware(const std::string& path, const std::vector<Override>& overrides) {
   YAML::Node root = read_yaml_file(path);
   std::vector<Diagnostic> problems;
@@ -744,6 +770,7 @@ HardwareSpec load_hardware(const std::string& path, const std::vector<Override>&
   options.file = path;
   apply_file_overrides(root, FileKind::hardware, "hardware.", overrides, options, problems);
   const Validated v = validate_tree(root, FileKind::hardware, options, problems);
+  if (problems.empty()) check_hardware_consistency(v, path, problems);
   if (!problems.empty()) throw ConfigError(problems);
   return fill_hardware(v, path);
 }

@@ -135,6 +135,14 @@ SweepResult sweep(const std::string& scenario_file, const std::vector<GridAxis>&
       options.distribution, total, [&](std::size_t i) { return encode_outcome(result.rows[i].outcome); },
       [&](std::size_t i, std::string_view bytes) { result.rows[i].outcome = decode_outcome(bytes); });
 
+  // A row's value came from --grid: its problem names that option, not the --set the
+  // overrides reach the loader as.
+  for (SweepRow& row : result.rows)
+    for (const auto& axis : grid) {
+      const std::string from_set = "--set: " + axis.key_path + ":";
+      if (row.outcome.reason.rfind(from_set, 0) == 0) row.outcome.reason.replace(0, 5, "--grid");
+    }
+
   if (base_error) {
     const std::string reason = first_line(base_error->what());
     const bool all_same = std::all_of(result.rows.begin(), result.rows.end(), [&](const SweepRow& row) {

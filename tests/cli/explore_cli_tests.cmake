@@ -103,3 +103,13 @@ trainsim_cli_test(choose_hardware_listed_twice_is_bad_input 2
 # One problem, one line (the output was checked twice).
 trainsim_cli_test(choose_output_problem_is_one_line 2 "^[^\n]*--json: directory '[^']*' does not exist[^\n]*\n$"
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --json no-such-dir/x.json)
+# A row's bad value came from --grid, and its reason says so (it named --set).
+trainsim_cli_test(sweep_row_problem_names_grid 0 "invalid: --grid: num_devices: 1 is not a multiple of TP\\*PP\\*CP"
+  sweep scenarios/default.yaml --grid num_devices=1,8)
+# Hardware keys that bound each other: a reserve over the HBM answered "DOES NOT FIT" at 931,367 GiB.
+trainsim_cli_test(allocator_reserve_over_the_hbm_is_bad_input 2
+  "^--set: hardware.device.allocator_reserve: 9.313e\\+05 GiB is not below device.hbm_bytes \\(64 GiB\\)"
+  run scenarios/default.yaml --set hardware.device.allocator_reserve=1PB)
+trainsim_cli_test(gemm_tile_below_64_is_bad_input 2
+  "^--set: hardware.device.gemm.tile_m: 3 is below the smallest tile the model takes \\(64\\)"
+  run scenarios/default.yaml --set hardware.device.gemm.tile_m=3)
