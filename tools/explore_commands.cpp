@@ -806,6 +806,7 @@ void add_explore_commands(CLI::App& app, std::function<void()>& action, const st
         options.strong = args->strong;
         options.samples = args->samples;
         options.seed = args->seed >= 0 ? static_cast<std::uint64_t>(args->seed) : scenario.variability.seed;
+        if (isatty(fileno(stderr))) options.progress = draw_progress;
         options.max_threads = args->threads;
         options.tokens = args->tokens;
         const auto result = trainsim::scale(scenario, devices, options);

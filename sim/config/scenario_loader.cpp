@@ -378,10 +378,21 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
                    std::to_string(v.values.at("sliding_window_layers").list.size()) + " entries for " +
                        std::to_string(m.num_layers) + " layers",
                    "one 0 or 1 per layer (num_hidden_layers = " + std::to_string(m.num_layers) + ")"});
-  if (!m.moe && v.has("num_experts_per_tok") && !json) {
-    out.push_back({at("num_experts_per_tok"), "num_experts_per_tok", "given without a number of experts",
-                   "also set num_local_experts"});
-  }
+  // Keys that only an MoE model, a windowed model or group routing reads are refused where
+  // they would be ignored (a Hugging Face config.json carries them as nulls or zeros on dense
+  // models: not checked there).
+  if (!m.moe && !json)
+    for (const char* key : {"num_experts_per_tok", "moe_intermediate_size", "n_shared_experts",
+                            "shared_expert_intermediate_size", "first_k_dense_replace", "n_group", "topk_group"})
+      if (v.has(key))
+        out.push_back({at(key), key, "given without a number of experts (a dense model ignores it)",
+                       "also set num_local_experts, or leave it out"});
+  if (m.moe && !json && v.has("topk_group") && !v.has("n_group"))
+    out.push_back({at("topk_group"), "topk_group", "given without n_group (no groups to limit)",
+                   "also set n_group, or leave it out"});
+  if (!json && v.has("sliding_window_pattern") && !v.has("sliding_window"))
+    out.push_back({at("sliding_window_pattern"), "sliding_window_pattern", "given without sliding_window (no window "
+                   "to place on layers)", "also set sliding_window, or leave it out"});
   if (out.size() != problems_before) return;  // the shape checks need the keys above consistent
   for (auto& p : check_model_shape(m, v.has("head_dim"))) {
     if (p.key.empty())

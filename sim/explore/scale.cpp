@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -125,6 +126,8 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const Scal
   result.options = options;
   result.rows.resize(devices.size());
   std::vector<std::vector<double>> sampled(devices.size());
+  std::mutex progress_mutex;
+  std::size_t done = 0;
   tbb::parallel_for(std::size_t{0}, devices.size(), [&](std::size_t i) {
     ScaleRow& row = result.rows[i];
     row.num_devices = devices[i];
@@ -143,8 +146,12 @@ ScaleResult scale(const Scenario& scenario, std::vector<int> devices, const Scal
     row.outcome = evaluate_plan(s);
     row.goodput = goodput_report(s, devices[i], row.outcome.step_time_s);
     row.parts = step_parts(row.outcome.stages);
-    if (options.samples > 0 && row.outcome.status == PlanStatus::ok) 
+    if (options.samples > 0 && row.outcome.status == PlanStatus::ok)
       sampled[i] = sampled_throughput(std::move(s), row.outcome.tokens_per_s * row.outcome.step_time_s, options);
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(++done, devices.size());
+    }
   });
 
   for (std::size_t i = 0; i < result.rows.size(); ++i) {

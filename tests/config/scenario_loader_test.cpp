@@ -486,7 +486,28 @@ TEST_CASE("a model with top-k but no experts is rejected", "[config]") {
                  "hidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nintermediate_size: 256\n"
                  "vocab_size: 100\nmax_position_embeddings: 128\nnum_experts_per_tok: 2\n");
   CHECK(config_error([&] { load_model(file); }) ==
-        file + ":7:22: num_experts_per_tok: given without a number of experts; valid: also set num_local_experts");
+        file + ":7:22: num_experts_per_tok: given without a number of experts (a dense model ignores it); valid: also "
+               "set num_local_experts, or leave it out");
+  fs::remove(file);
+}
+
+TEST_CASE("keys a dense or unwindowed model would ignore are rejected", "[config]") {
+  const std::string dense = "hidden_size: 64\nnum_hidden_layers: 2\nnum_attention_heads: 4\nintermediate_size: 256\n"
+                            "vocab_size: 100\nmax_position_embeddings: 128\n";
+  for (const char* key : {"n_shared_experts: 2", "first_k_dense_replace: 1", "n_group: 4", "moe_intermediate_size: 32"}) {
+    const std::string file = write_temp("trainsim_dense_key.yaml", dense + key + "\n");
+    CAPTURE(key);
+    CHECK_THAT(config_error([&] { load_model(file); }),
+               Catch::Contains("given without a number of experts (a dense model ignores it)"));
+    fs::remove(file);
+  }
+  const std::string moe = dense + "num_local_experts: 8\nnum_experts_per_tok: 2\n";
+  std::string file = write_temp("trainsim_topk_group.yaml", moe + "topk_group: 2\n");
+  CHECK_THAT(config_error([&] { load_model(file); }), Catch::Contains("topk_group: given without n_group"));
+  fs::remove(file);
+  file = write_temp("trainsim_window_pattern.yaml", dense + "sliding_window_pattern: 2\n");
+  CHECK_THAT(config_error([&] { load_model(file); }),
+             Catch::Contains("sliding_window_pattern: given without sliding_window"));
   fs::remove(file);
 }
 

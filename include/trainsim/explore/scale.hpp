@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,8 @@ struct ScaleOptions {
   std::uint64_t seed = 1;  // of the samples' draws
   int max_threads = 0;     // per Monte Carlo (0: all cores); the result does not depend on it
   double tokens = 1e12;    // token budget for the time to train
+  // Called as each device count is done (a Monte Carlo of many samples takes minutes).
+  std::function<void(std::size_t done, std::size_t total)> progress;
 };
 
 // p10 / p50 / p90 (nearest rank) of a quantity over the samples.
