@@ -22,6 +22,8 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       validate_top_level_mapping_is_bad_input
       validate_measurement_outside_its_range_is_bad_input
       validate_duplicate_id_and_empty_file_are_bad_input
+      validate_trends_of_a_file_without_groups_is_bad_input
+      calibrate_help_example_runs_verbatim
       compare_json_and_html_parse
       scale_json_and_html_parse
       sweep_csv_json_and_html_parse
@@ -316,6 +318,31 @@ elseif(CHECK STREQUAL "validate_duplicate_id_and_empty_file_are_bad_input")
   expect_match("${output}" "empty.yaml:1:1: the list of runs is empty; valid: - id: ")
   run(2 calibrate ${OUTDIR}/empty.yaml --hardware hardware/a100-80gb.yaml --fit device.sustained_compute_fraction)
   expect_match("${output}" "empty.yaml:1:1: the list of runs is empty")
+
+elseif(CHECK STREQUAL "validate_trends_of_a_file_without_groups_is_bad_input")
+  # A calibration file given to --trends made every row a group of one: nothing compared.
+  run(2 validate --trends tests/validation/calibrate_sample_runs.yaml)
+  expect_match("${output}" "calibrate_sample_runs.yaml: --trends: no run has a group:, so there is no comparison to report; valid: a trends file")
+  run(2 validate --ops)
+  expect_match("${output}" "--ops: applies to the runs --show prints only; valid: add --show ID")
+
+elseif(CHECK STREQUAL "calibrate_help_example_runs_verbatim")
+  # The example in calibrate --help (and in --help, the same line) runs as printed: it named a
+  # key without its section and failed.
+  run(0 calibrate --help)
+  if(NOT output MATCHES "\n  trainsim (calibrate [^\n]*)")
+    message(FATAL_ERROR "no calibrate example in calibrate --help:\n${output}")
+  endif()
+  set(example "${CMAKE_MATCH_1}")
+  string(REGEX REPLACE " +#.*" "" example "${example}")
+  run(0 --help)
+  string(FIND "${output}" "trainsim ${example}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "--help lacks the calibrate example 'trainsim ${example}'")
+  endif()
+  separate_arguments(args UNIX_COMMAND "${example}")
+  run(0 ${args})
+  expect_match("${output}" "leave-one-out: MAPE")
 
 elseif(CHECK STREQUAL "compare_json_and_html_parse")
   run(0 compare scenarios/default.yaml --schedules 1f1b,interleaved:2 --json ${OUTDIR}/c.json --html ${OUTDIR}/c.html)
