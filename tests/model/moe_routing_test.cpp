@@ -237,7 +237,7 @@ TEST_CASE("moe.* keys are refused beside a model file that pads every expert to 
   std::filesystem::remove(model);
 }
 
-TEST_CASE("a capacity that drops token copies counts them in neither MFU nor HFU; padding is HFU's only",
+TEST_CASE("an expert capacity that drops token copies leaves them out of MFU and HFU and its padding counts in HFU only",
           "[model][moe][routing][metrics]") {
   const std::string path = root + "/scenarios/mixtral-8x7b-a100-64.yaml";
   const Scenario dropless = load_scenario(path);
