@@ -2,6 +2,8 @@
 // output only; the work is in the library's validation module (calibrate.hpp, confidence.hpp).
 #include "calibrate_command.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -11,9 +13,11 @@
 #include <vector>
 
 #include "trainsim/common/error.hpp"
+#include "trainsim/common/text.hpp"
 #include "trainsim/report/output_file.hpp"
 #include "trainsim/validation/calibrate.hpp"
 #include "trainsim/validation/confidence.hpp"
+#include "progress.hpp"
 
 namespace {
 
@@ -95,7 +99,7 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
   {
     struct Args {
       std::string runs, hardware, out;
-      std::vector<std::string> fit, grid;
+      std::vector<std::string> fit_lists, grid;
     };
     auto args = std::make_shared<Args>();
     auto* cmd = app.add_subcommand(
@@ -104,9 +108,9 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
         "the runs pin each key and the leave-one-out error before and after");
     cmd->add_option("runs", args->runs, "measured runs (tests/validation/calibration.yaml format)")->required();
     cmd->add_option("--hardware", args->hardware, "the hardware file to fit (hardware/*.yaml)")->required();
-    cmd->add_option("--fit", args->fit, "keys to fit, e.g. device.sustained_compute_fraction (comma-separated)")
-        ->required()
-        ->delimiter(',');
+    // Split here, not by CLI11's delimiter, which drops the empty key of "--fit K," unseen.
+    cmd->add_option("--fit", args->fit_lists, "keys to fit, e.g. device.sustained_compute_fraction (comma-separated)")
+        ->required();
     cmd->add_option("--grid", args->grid,
                     "search KEY over LOW:HIGH:STEP instead of its default grid, e.g. "
                     "device.sustained_compute_fraction=0.6:0.9:0.01 or cluster.nic_latency=2us:20us:1us (repeatable)");
@@ -118,10 +122,29 @@ void add_calibrate_commands(CLI::App& app, std::function<void()>& action) {
           auto problems = trainsim::check_output_paths({{"--out", args->out}}, {args->runs, args->hardware});
           if (!problems.empty()) throw trainsim::ConfigError(std::move(problems));
         }
-        const auto runs = trainsim::load_measured_runs(args->runs);
+        // "--fit K," names K and nothing: a key left out by mistake, not a key called "".
+        std::vector<std::string> fit;
+        for (const auto& list : args->fit_lists) {
+          for (const auto& key : trainsim::split(list, ',')) {
+            if (key.empty())
+              throw trainsim::ConfigError(trainsim::Diagnostic(
+                  {}, "--fit", "'" + list + "' has an empty key (a comma with nothing beside it)",
+                  "keys separated by single commas, e.g. device.sustained_compute_fraction,device.overlap_slowdown"));
+            fit.push_back(key);
+          }
+        }
         std::map<std::string, trainsim::FitGrid> grids;
-        for (const auto& text : args->grid) grids.insert(trainsim::parse_fit_grid(text));
-        const auto calibration = trainsim::calibrate(runs, args->hardware, args->fit, grids);
+        for (const auto& text : args->grid) {
+          // A second grid for a key would be dropped in silence: say which one.
+          auto [key, grid] = trainsim::parse_fit_grid(text);
+          if (!grids.emplace(key, grid).second)
+            throw trainsim::ConfigError(
+                trainsim::Diagnostic({}, "--grid", "'" + key + "' is given a grid twice", "one --grid per key"));
+        }
+        const auto runs = trainsim::load_measured_runs(args->runs);
+        const auto calibration =
+            trainsim::calibrate(runs, args->hardware, fit, grids, args->runs,
+                                isatty(fileno(stderr)) ? draw_progress : std::function<void(std::size_t, std::size_t)>{});
         std::fputs(trainsim::format_calibration(calibration).c_str(), stdout);
         if (!args->out.empty()) {
           const auto text = trainsim::fitted_hardware_text(read_text(args->hardware, "--hardware"), calibration);

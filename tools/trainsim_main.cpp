@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
       "trainsim validate                       # predicted vs measured for tests/validation/calibration.yaml",
       "trainsim validate --trends tests/validation/trends.yaml",
       "trainsim calibrate tests/validation/calibrate_sample_runs.yaml --hardware hardware/a100-80gb.yaml "
-      "--fit sustained_compute_fraction",
+      "--fit device.sustained_compute_fraction",
       "trainsim keys plan.                    # every scenario key under plan: type, default, range, meaning",
       "trainsim keys --file hardware node.    # the keys of a hardware file under node",
   };
@@ -407,8 +407,18 @@ int main(int argc, char** argv) {
       }
       const auto more = trainsim::check_output_paths(outputs, inputs);
       problems.insert(problems.end(), more.begin(), more.end());
+      // --ops prints the shown runs' tables: alone it would be accepted and do nothing.
+      if (show_ops && show_ids.empty())
+        problems.push_back(trainsim::Diagnostic({}, "--ops", "applies to the runs --show prints only", "add --show ID"));
       const auto runs = load_after_checks(
           problems, [&] { return trainsim::read_measured_runs(trends_file.empty() ? validate_file : trends_file); });
+      // A trends report compares the rows of each group: a file of no group (calibration.yaml's
+      // format) would make every row a group of one and compare nothing. (A trends file without
+      // --trends is fine: validate reports its rows one by one.)
+      if (!trends_file.empty() && std::none_of(runs.begin(), runs.end(), [](const auto& r) { return !r.group.empty(); }))
+        throw trainsim::ConfigError(trainsim::Diagnostic(
+            {trends_file, 0, 0}, "--trends", "no run has a group:, so there is no comparison to report",
+            "a trends file (rows with group:, as tests/validation/trends.yaml), or this file without --trends"));
       for (const auto& id : show_ids) {
         const auto found = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.id == id; });
         if (found == runs.end()) throw trainsim::ConfigError(trainsim::Diagnostic({}, "--show", "no run '" + id + "'"));

@@ -10,6 +10,7 @@
 
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/units.hpp"
+#include "trainsim/config/schema.hpp"
 
 namespace trainsim {
 namespace {
@@ -105,13 +106,16 @@ ErrorFigures figures_of_rows(const std::vector<ValidationRow>& rows) {
 }  // namespace
 
 PredictionTable predict_on_grid(const std::vector<MeasuredRun>& runs, const ValidationOptions& base,
-                                const std::vector<KeyGrid>& keys) {
+                                const std::vector<KeyGrid>& keys,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
   if (!base.hardware_for) throw SimError("predict_on_grid: ValidationOptions::hardware_for is not set");
   PredictionTable table;
   table.keys = keys;
   table.points = grid_points(keys);
   const std::size_t n_keys = keys.size();
+  std::size_t done = 0;
   for (const auto& run : runs) {
+    if (progress) progress(done++, runs.size());
     ValidationRow row = validate_run(run, base);
     if (row.metric.empty()) continue;  // a memory-only row: nothing to fit
     if (!row.failure.empty()) {
@@ -146,6 +150,7 @@ PredictionTable predict_on_grid(const std::vector<MeasuredRun>& runs, const Vali
     table.errors.push_back(std::move(errors));
     table.moves.push_back(std::move(moves));
   }
+  if (progress) progress(runs.size(), runs.size());
   return table;
 }
 
@@ -252,9 +257,26 @@ double dense_size_of(const MeasuredRun& run) {
 std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<MeasuredRun>& runs,
                                                            const ValidationOptions& options, int k_folds) {
   const auto registry = fit_registry();
+  constexpr AcceleratorFamily kFamilies[] = {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200,
+                                             AcceleratorFamily::ascend_910b};
+  // K folds need K runs in every family cross-validated: more folds than runs was done as
+  // leave-one-out under the K-fold heading. Refused before any simulation, naming the family.
+  if (k_folds >= 2) {
+    for (AcceleratorFamily family : kFamilies) {
+      const bool fitted = std::any_of(registry.begin(), registry.end(), [&](const FittedValue& fit) {
+        return fit.hardware == hardware_file_of(family) && fit.kind == FitKind::calibration_set;
+      });
+      const auto n = std::count_if(runs.begin(), runs.end(), [&](const MeasuredRun& run) { return family_of(run.accelerator) == family; });
+      if (fitted && n >= 2 && k_folds > n) {
+        throw ConfigError(Diagnostic({}, "--cross-validate",
+                                     std::to_string(k_folds) + " folds, but the runs have " + std::to_string(n) + " " +
+                                         to_string(family) + " runs to deal them from",
+                                     "2 to " + std::to_string(n) + ", or loo"));
+      }
+    }
+  }
   std::vector<FamilyCrossValidation> out;
-  for (AcceleratorFamily family :
-       {AcceleratorFamily::a100, AcceleratorFamily::h100, AcceleratorFamily::b200, AcceleratorFamily::ascend_910b}) {
+  for (AcceleratorFamily family : kFamilies) {
     FamilyCrossValidation cv;
     cv.family = family;
     cv.hardware = hardware_file_of(family);
@@ -273,6 +295,7 @@ std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<Mea
     for (const auto& key : cv.keys) cv.shipped.push_back(fitted_value(base, key));
     ValidationOptions family_options = options;
     family_options.hardware_for = [base](AcceleratorFamily) { return base; };
+    family_options.hardware_for_file = cv.hardware;
     const PredictionTable table = predict_on_grid(family_runs, family_options, grids);
     cv.failed = static_cast<int>(table.failed.size());
     if (table.rows.size() < 2) continue;
@@ -362,20 +385,44 @@ std::pair<std::string, FitGrid> parse_fit_grid(const std::string& text) {
       } else {
         numbers.push_back(parse_quantity(part, Dimension::time));
       }
+    } catch (const std::out_of_range&) {  // std::stod's what() says only "stod"
+      throw ConfigError(Diagnostic({}, "--grid", "'" + part + "' in '" + text + "' is beyond a double's range", format));
     } catch (const std::exception& e) {
       throw ConfigError(Diagnostic({}, "--grid", "'" + part + "' in '" + text + "': " + e.what(), format));
     }
     begin = end + 1;
   }
-  if (numbers.size() != 3 || numbers[0] > numbers[1] || numbers[2] <= 0) {
-    throw ConfigError(
-        Diagnostic({}, "--grid", "'" + text + "' is not LOW:HIGH:STEP with LOW <= HIGH and STEP > 0", format));
+  // nan and inf read as numbers; a nan bound made every grid value nan, reported as a key
+  // "not exercised".
+  if (numbers.size() != 3 || std::any_of(numbers.begin(), numbers.end(), [](double v) { return !std::isfinite(v); }) ||
+      numbers[0] > numbers[1] || numbers[2] <= 0) {
+    throw ConfigError(Diagnostic({}, "--grid",
+                                 "'" + text + "' is not LOW:HIGH:STEP of finite numbers with LOW <= HIGH and STEP > 0",
+                                 format));
   }
-  return {key, FitGrid{numbers[0], numbers[1], numbers[2]}};
+  // Every value of the grid is one the hardware file could hold: the key's range in the
+  // hardware schema (a fraction of 5 is no fraction).
+  for (const KeySpec& spec : key_schema(FileKind::hardware)) {
+    if (spec.path != key) continue;
+    if (numbers[0] < spec.min || numbers[1] > spec.max) {
+      throw ConfigError(Diagnostic({}, "--grid", "'" + text + "' leaves the range of " + key,
+                                   "LOW and HIGH from " + written_value(key, spec.min) + " to " +
+                                       written_value(key, spec.max)));
+    }
+  }
+  const FitGrid grid{numbers[0], numbers[1], numbers[2]};
+  if (grid.points() > kMaxGridSimulations) {
+    throw ConfigError(Diagnostic({}, "--grid",
+                                 "'" + text + "' has " + number(grid.points()) + " values, more than the " +
+                                     number(kMaxGridSimulations) + " simulations a calibration may take",
+                                 "a coarser STEP: (HIGH - LOW) / STEP below " + number(kMaxGridSimulations)));
+  }
+  return {key, grid};
 }
 
 Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& hardware_file,
-                      const std::vector<std::string>& keys, const std::map<std::string, FitGrid>& grids) {
+                      const std::vector<std::string>& keys, const std::map<std::string, FitGrid>& grids,
+                      const std::string& runs_file, const std::function<void(std::size_t, std::size_t)>& progress) {
   const auto fittable = fittable_keys();
   std::string valid;
   for (const auto& k : fittable) valid += (valid.empty() ? "" : ", ") + k.key;
@@ -393,12 +440,33 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
     }
     if (std::find(keys.begin(), keys.begin() + static_cast<long>(i), keys[i]) != keys.begin() + static_cast<long>(i))
       throw ConfigError(Diagnostic({}, "--fit", "'" + keys[i] + "' is given twice"));
-    const auto given = grids.find(k->key);
-    c.grids.push_back({k->key, (given != grids.end() ? given->second : k->calibrate_grid).values()});
   }
   for (const auto& [key, grid] : grids) {
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw ConfigError(Diagnostic({}, "--grid", "a grid for '" + key + "', which --fit does not name"));
+  }
+  // Counted before any grid is made: every run is simulated at every point of the product of
+  // the grids (at most; see kMaxGridSimulations), and five default grids made 1.8e9 points.
+  double points = 1;
+  std::string sizes;
+  for (const auto& key : keys) {
+    const auto given = grids.find(key);
+    const FitGrid grid = given != grids.end() ? given->second : find_fittable_key(fittable, key)->calibrate_grid;
+    points *= grid.points();
+    sizes += (sizes.empty() ? "" : " x ") + number(grid.points());
+  }
+  const double simulations = points * static_cast<double>(runs.size());
+  if (simulations > kMaxGridSimulations) {
+    throw ConfigError(Diagnostic(
+        {}, grids.empty() ? "--fit" : "--grid",
+        "the grids of " + std::to_string(keys.size()) + " key(s) make " + sizes + " = " + number(points) +
+            " points, for " + std::to_string(runs.size()) + " runs " + number(simulations) +
+            " simulations, more than the " + number(kMaxGridSimulations) + " that finish in minutes",
+        "fewer keys per --fit, or coarser grids: --grid KEY=LOW:HIGH:STEP with a larger STEP or a narrower range"));
+  }
+  for (const auto& key : keys) {
+    const auto given = grids.find(key);
+    c.grids.push_back({key, (given != grids.end() ? given->second : find_fittable_key(fittable, key)->calibrate_grid).values()});
   }
   const HardwareSpec base = load_hardware(hardware_file);
   for (std::size_t k = 0; k < keys.size(); ++k) {
@@ -412,13 +480,29 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& h
   }
   ValidationOptions options;
   options.hardware_for = [base](AcceleratorFamily) { return base; };
-  const PredictionTable table = predict_on_grid(runs, options, c.grids);
+  options.hardware_for_file = hardware_file;
+  const PredictionTable table = predict_on_grid(runs, options, c.grids, progress);
   c.failed = table.failed;
   for (const auto& row : table.rows) c.ids.push_back(row.id);
   if (table.rows.size() < 2) {
+    // Why the others did not simulate, the first few: a file of another accelerator than the
+    // hardware's said only "0 run(s) simulate".
+    std::string why;
+    constexpr std::size_t kReasons = 2;
+    for (std::size_t i = 0; i < table.failed.size() && i < kReasons; ++i) {
+      const std::string& failure = table.failed[i].failure;  // brief: what, without its "valid:" list
+      why += (why.empty() ? "" : "; ") + table.failed[i].id + ": " + failure.substr(0, failure.find("; valid: "));
+    }
+    if (table.failed.size() > kReasons) why += "; and " + std::to_string(table.failed.size() - kReasons) + " more";
+    const std::size_t without_metric = runs.size() - table.rows.size() - table.failed.size();
+    if (without_metric > 0)
+      why += (why.empty() ? "" : "; ") + std::to_string(without_metric) +
+             " without a compared metric (memory only, unsupported or unreadable)";
     throw ConfigError(Diagnostic(
-        {}, "runs",
-        std::to_string(table.rows.size()) + " run(s) simulate with a compared metric; a fit needs at least two"));
+        {runs_file, 0, 0}, "runs",
+        std::to_string(table.rows.size()) + " of " + std::to_string(runs.size()) + " run(s) simulate with a compared metric on " +
+            hardware_file + ", a fit needs at least two" + (why.empty() ? "" : "; not simulated: " + why),
+        "runs of the accelerator " + hardware_file + " describes"));
   }
   // A key no run's prediction moves along cannot be fitted by these runs.
   for (std::size_t k = 0; k < keys.size(); ++k) {

@@ -22,6 +22,11 @@ std::vector<double> FitGrid::values() const {
   return out;
 }
 
+double FitGrid::points() const {
+  if (step <= 0) return 1;
+  return std::round((high - low) / step) + 1;
+}
+
 namespace {
 
 std::vector<std::string> a100_rows() {

@@ -20,6 +20,30 @@
 namespace trainsim {
 namespace {
 
+// The range a measured figure can physically take. Outside it a figure is a typo or a unit
+// slip, and its error against any prediction would print as inf or as hundreds of digits.
+struct MeasuredRange {
+  double min, max;
+  const char* unit;  // as the field's name states it
+};
+// A step launches at least a few kernels of microseconds each; no run steps once a year.
+constexpr MeasuredRange kStepTime{1e-6, 3.2e7, "s"};
+// Per-pass times: the same bounds in the field's milliseconds.
+constexpr MeasuredRange kPassTime{1e-3, 3.2e10, "ms"};
+// Achieved TFLOPS per device: 1 GFLOPS is below any accelerator (a CPU core's order); 1e5
+// TFLOPS is over 10x the largest dense peak of any device (B200's FP4, 9 PFLOPS).
+constexpr MeasuredRange kTflops{1e-3, 1e5, "TFLOPS"};
+// Tokens per second per device: the TFLOPS bound over the 6 FLOPs per parameter and token of
+// a 1M-parameter model is under 2e10; at the low end, 1e-3 is a token every quarter hour.
+constexpr MeasuredRange kTokensPerSecond{1e-3, 2e10, "tokens/s"};
+// MFU and HFU as fractions of the peak: 0.01% is a device left idle, not a training
+// measurement (the published rows are 14-79%); no device beats its own peak.
+constexpr MeasuredRange kUtilization{1e-4, 1, "of the peak"};
+// A device's memory in GB: 1 MB holds no model worth training; a million is 5,000x the largest
+// HBM (B200's 192 GB), and 1e300 GB overflowed to inf bytes (a fuzzer finding).
+constexpr MeasuredRange kDeviceMemory{1e-3, 1e6, "GB"};
+constexpr MeasuredRange kDeviceMemoryGib{1e-3, 1e6, "GiB"};
+
 struct RowReader {
   const std::string& file;
   std::vector<Diagnostic>& problems;
@@ -99,13 +123,15 @@ struct RowReader {
   // A utilization: a fraction of the peak. Written above 1 (and at most 100) it can only be a
   // percentage, and is read as one.
   std::optional<double> utilization(const YAML::Node& parent, const char* key, const std::string& path) const {
-    std::optional<double> value = measured(parent, key, path);
+    std::optional<double> value = optional<double>(parent, key, path);
     if (value && *value > 1 && *value <= 100) {
       if (readings) readings->push_back(std::string(key) + " " + parent[key].Scalar() + " read as a percentage");
       *value /= 100;
-    } else if (value && *value > 100) {
+    }
+    if (value && !(*value >= kUtilization.min && *value <= kUtilization.max)) {  // NaN too
       problems.push_back(at(parent[key], path + "." + key,
-                            parent[key].Scalar() + " is not a utilization; valid: a fraction of the peak (0.44), or null"));
+                            parent[key].Scalar() + " is not a utilization; valid: a fraction of the peak from " +
+                                format_number("%g", kUtilization.min) + " to 1 (0.44) or a percentage up to 100, or null"));
       return std::nullopt;
     }
     return value;
@@ -160,17 +186,16 @@ struct RowReader {
     return value;
   }
 
-  // A measured figure: null or a finite number > 0 (a 0 gave an error of "+inf%"), at most
-  // `maximum` where a larger one would overflow what it is converted to.
+  // A measured figure: null or a number within `range` (a 0 gave an error of "+inf%", 5e-324 s
+  // one of "+inf%" and 1e-300 one of 300 digits: a physical range keeps every error finite and
+  // readable).
   std::optional<double> measured(const YAML::Node& parent, const char* key, const std::string& path,
-                                 double maximum = std::numeric_limits<double>::max()) const {
+                                 const MeasuredRange& range) const {
     auto value = optional<double>(parent, key, path);
-    if (value && !(std::isfinite(*value) && *value > 0 && *value <= maximum)) {
-      const std::string valid = maximum < std::numeric_limits<double>::max()
-                                    ? "a number > 0 and at most " + format_number("%g", maximum)
-                                    : "a finite number > 0";
+    if (value && !(*value >= range.min && *value <= range.max)) {  // NaN too
       problems.push_back(at(parent[key], path + "." + key,
-                            parent[key].Scalar() + " is not a measurement; valid: " + valid + ", or null"));
+                            parent[key].Scalar() + " is not a measurement; valid: " + format_number("%g", range.min) +
+                                " to " + format_number("%g", range.max) + " " + range.unit + ", or null"));
       return std::nullopt;
     }
     return value;
@@ -250,8 +275,17 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
     d.valid = "- id: ... entries, as in tests/validation/calibration.yaml";
     throw ConfigError(std::move(d));
   }
+  // A file of no runs has nothing to validate or fit: said, not reported as a MAPE over nothing.
+  if (root.size() == 0) {
+    throw ConfigError(Diagnostic({path, std::max(1, root.Mark().line + 1), std::max(1, root.Mark().column + 1)}, "",
+                                 "the list of runs is empty",
+                                 "- id: ... entries, as in tests/validation/calibration.yaml"));
+  }
   std::vector<MeasuredRun> runs;
   std::vector<YAML::Node> memory_of_nodes;  // per run: where its memory_of was written
+  // Where each id was first written: a run is named by its id (--show, memory_of, a fit's
+  // folds), and a copied row counted twice made calibrate's leave-one-out a fake 0.1%.
+  std::map<std::string, int> line_of_id;
   for (std::size_t i = 0; i < root.size(); ++i) {
     const YAML::Node row = root[i];
     MeasuredRun run;
@@ -342,16 +376,13 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
 
     const YAML::Node measured = row["measured"];
     const std::string mm = where + ".measured";
-    run.step_time_s = read.measured(measured, "step_time_s", mm);
-    run.tflops_per_device = read.measured(measured, "tflops_per_device", mm);
+    run.step_time_s = read.measured(measured, "step_time_s", mm, kStepTime);
+    run.tflops_per_device = read.measured(measured, "tflops_per_device", mm, kTflops);
     run.mfu = read.utilization(measured, "mfu", mm);
     run.hfu = read.utilization(measured, "hfu", mm);
-    run.tokens_per_s_per_device = read.measured(measured, "tokens_per_s_per_device", mm);
-    // A device's memory in GB: a million is 5,000x the largest HBM (B200's 192 GB); 1e300 GB
-    // overflowed to inf bytes (a fuzzer finding).
-    constexpr double kMaxDeviceMemoryGb = 1e6;
-    run.memory_gb = read.measured(measured, "memory_gb", mm, kMaxDeviceMemoryGb);
-    run.memory_gib = read.measured(measured, "memory_gib", mm, kMaxDeviceMemoryGb);
+    run.tokens_per_s_per_device = read.measured(measured, "tokens_per_s_per_device", mm, kTokensPerSecond);
+    run.memory_gb = read.measured(measured, "memory_gb", mm, kDeviceMemory);
+    run.memory_gib = read.measured(measured, "memory_gib", mm, kDeviceMemoryGib);
     run.memory_of = read.text(measured, "memory_of");
     if (const auto measure = read.optional<std::string>(measured, "memory_measure", mm)) {
       const YAML::Node at = measured["memory_measure"];
@@ -373,12 +404,18 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
                                    "in ms, each a number > 0 or null"));
       } else {
         MeasuredRun::PassTimes times;
-        times.forward = read.measured(passes, "forward", pm);
-        times.backward_input = read.measured(passes, "backward_input", pm);
-        times.backward_weight = read.measured(passes, "backward_weight", pm);
-        times.transfer = read.measured(passes, "transfer", pm);
+        times.forward = read.measured(passes, "forward", pm, kPassTime);
+        times.backward_input = read.measured(passes, "backward_input", pm, kPassTime);
+        times.backward_weight = read.measured(passes, "backward_weight", pm, kPassTime);
+        times.transfer = read.measured(passes, "transfer", pm, kPassTime);
         run.pass_times_ms = times;
       }
+    }
+    const YAML::Node id = row["id"];
+    if (const auto [first, inserted] = line_of_id.emplace(run.id, id.Mark().line + 1); !inserted) {
+      problems.push_back(read.at(id, position + ".id",
+                                 "'" + run.id + "' is also the id of the run at line " + std::to_string(first->second) +
+                                     "; valid: an id of its own for each run"));
     }
     memory_of_nodes.push_back(measured["memory_of"]);
     runs.push_back(std::move(run));

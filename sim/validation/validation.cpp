@@ -668,7 +668,11 @@ Scenario scenario_for_run(const MeasuredRun& measured, const ValidationOptions& 
   }
   Scenario s;
   s.name = run.id;
-  const std::string hardware_file = hardware_file_for_run(run);
+  // The file the hardware comes from, as messages name it (a fit's hardware_for reads the
+  // user's file, not the run's own: "v100-32gb.yaml has 80 GiB" named the wrong one).
+  const std::string hardware_file = options.hardware_for && !options.hardware_for_file.empty()
+                                        ? options.hardware_for_file
+                                        : hardware_file_for_run(run);
   s.hardware = options.hardware_for ? options.hardware_for(family)
                                     : load_hardware(options.hardware_dir + "/" + hardware_file);
   // A memory size the row states that the file's device does not have (a 16 GB V100 priced on the

@@ -20,6 +20,10 @@ if(NOT CMAKE_SCRIPT_MODE_FILE)
       validate_zero_measurement_is_bad_input
       validate_no_run_compared_prints_no_mape
       validate_top_level_mapping_is_bad_input
+      validate_measurement_outside_its_range_is_bad_input
+      validate_duplicate_id_and_empty_file_are_bad_input
+      validate_trends_of_a_file_without_groups_is_bad_input
+      calibrate_help_example_runs_verbatim
       compare_json_and_html_parse
       scale_json_and_html_parse
       sweep_csv_json_and_html_parse
@@ -284,6 +288,61 @@ elseif(CHECK STREQUAL "validate_top_level_mapping_is_bad_input")
   file(WRITE ${OUTDIR}/lists.yaml "- [1, 2]\n")
   run(2 validate ${OUTDIR}/lists.yaml)
   expect_match("${output}" "lists.yaml:1:3: \\[0\\]: a run must be a mapping")
+
+elseif(CHECK STREQUAL "validate_measurement_outside_its_range_is_bad_input")
+  # Each passed "finite and > 0" and printed an error of +inf% or of 300 digits, MAPE inf.
+  foreach(written "step_time_s: 5e-324" "step_time_s: 1e-300" "step_time_s: 1e300" "tokens_per_s_per_device: 1e-300")
+    string(REGEX REPLACE ":.*" ": null" field "${written}")
+    one_run_file(${OUTDIR}/range.yaml "${field}" "${written}")
+    run(2 validate ${OUTDIR}/range.yaml)
+    expect_match("${output}" "range.yaml:[0-9]+:[0-9]+: narayanan21-t1-1.7B.measured.[a-z_]+: [-0-9e]+ is not a measurement; valid: [-0-9.e+]+ to [-0-9.e+]+ ")
+    if(output MATCHES "inf|[0-9]{30}")
+      message(FATAL_ERROR "${written}: an infinite or absurd number was printed:\n${output}")
+    endif()
+    run(2 calibrate ${OUTDIR}/range.yaml --hardware hardware/a100-80gb.yaml --fit device.sustained_compute_fraction)
+    expect_match("${output}" "is not a measurement; valid: ")
+  endforeach()
+
+elseif(CHECK STREQUAL "validate_duplicate_id_and_empty_file_are_bad_input")
+  # A copied row made calibrate's leave-one-out predict each run from its own copy (0.1%).
+  file(READ ${WORKDIR}/tests/validation/calibrate_sample_runs.yaml text)
+  string(FIND "${text}" "\n- id: korthikanti22-t5-22B-selective" at)
+  string(SUBSTRING "${text}" 0 ${at} head)
+  file(WRITE ${OUTDIR}/twice.yaml "${text}${head}\n")
+  run(2 calibrate ${OUTDIR}/twice.yaml --hardware hardware/a100-80gb.yaml --fit device.sustained_compute_fraction)
+  expect_match("${output}" "twice.yaml:[0-9]+:7: \\[4\\].id: 'korthikanti22-t5-22B-full' is also the id of the run at line 4; valid: an id of its own for each run")
+  run(2 validate ${OUTDIR}/twice.yaml)
+  expect_match("${output}" "twice.yaml:[0-9]+:7: \\[4\\].id: 'korthikanti22-t5-22B-full' is also the id")
+  file(WRITE ${OUTDIR}/empty.yaml "[]\n")
+  run(2 validate ${OUTDIR}/empty.yaml)
+  expect_match("${output}" "empty.yaml:1:1: the list of runs is empty; valid: - id: ")
+  run(2 calibrate ${OUTDIR}/empty.yaml --hardware hardware/a100-80gb.yaml --fit device.sustained_compute_fraction)
+  expect_match("${output}" "empty.yaml:1:1: the list of runs is empty")
+
+elseif(CHECK STREQUAL "validate_trends_of_a_file_without_groups_is_bad_input")
+  # A calibration file given to --trends made every row a group of one: nothing compared.
+  run(2 validate --trends tests/validation/calibrate_sample_runs.yaml)
+  expect_match("${output}" "calibrate_sample_runs.yaml: --trends: no run has a group:, so there is no comparison to report; valid: a trends file")
+  run(2 validate --ops)
+  expect_match("${output}" "--ops: applies to the runs --show prints only; valid: add --show ID")
+
+elseif(CHECK STREQUAL "calibrate_help_example_runs_verbatim")
+  # The example in calibrate --help (and in --help, the same line) runs as printed: it named a
+  # key without its section and failed.
+  run(0 calibrate --help)
+  if(NOT output MATCHES "\n  trainsim (calibrate [^\n]*)")
+    message(FATAL_ERROR "no calibrate example in calibrate --help:\n${output}")
+  endif()
+  set(example "${CMAKE_MATCH_1}")
+  string(REGEX REPLACE " +#.*" "" example "${example}")
+  run(0 --help)
+  string(FIND "${output}" "trainsim ${example}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "--help lacks the calibrate example 'trainsim ${example}'")
+  endif()
+  separate_arguments(args UNIX_COMMAND "${example}")
+  run(0 ${args})
+  expect_match("${output}" "leave-one-out: MAPE")
 
 elseif(CHECK STREQUAL "compare_json_and_html_parse")
   run(0 compare scenarios/default.yaml --schedules 1f1b,interleaved:2 --json ${OUTDIR}/c.json --html ${OUTDIR}/c.html)

@@ -180,3 +180,50 @@ TEST_CASE("a key the runs exercise but do not pin is reported flat over the whol
   CHECK(c.at_fitted.mape <= c.at_before.mape);
   CHECK_THAT(format_calibration(c), Catch::Contains("the whole grid: these runs do not pin this key"));
 }
+
+TEST_CASE("a --grid is finite, within its key's range and of a size that finishes", "[validation][calibrate]") {
+  // nan read as a number and made every value nan: reported as a key "not exercised".
+  CHECK_THROWS_WITH(parse_fit_grid("device.sustained_compute_fraction=nan:0.9:0.01"),
+                    Catch::Contains("--grid: ") && Catch::Contains("of finite numbers"));
+  CHECK_THROWS_WITH(parse_fit_grid("device.sustained_compute_fraction=0.6:inf:0.01"), Catch::Contains("of finite numbers"));
+  CHECK_THROWS_WITH(parse_fit_grid("device.sustained_compute_fraction=0:5:0.5"),
+                    Catch::Contains("--grid: 'device.sustained_compute_fraction=0:5:0.5' leaves the range") &&
+                        Catch::Contains("valid: LOW and HIGH from 0.05 to 1"));
+  CHECK_THROWS_WITH(parse_fit_grid("node.link_latency=1us:2s:1us"), Catch::Contains("valid: LOW and HIGH from 0us to 1e+06us"));
+  // A step of 1e-12 hung; one of 1e-300 counts 3e299 values (never made).
+  CHECK_THROWS_WITH(parse_fit_grid("device.sustained_compute_fraction=0.6:0.9:1e-12"),
+                    Catch::Contains("has 3e+11 values, more than the"));
+  CHECK_THROWS_WITH(parse_fit_grid("device.sustained_compute_fraction=0.6:0.9:1e-300"), Catch::Contains("values, more than the"));
+  CHECK_THROWS_WITH(parse_fit_grid("device.sustained_compute_fraction=0.6:0.9:5e-324"),
+                    Catch::Contains("'5e-324' in 'device.sustained_compute_fraction=0.6:0.9:5e-324' is beyond a double's range"));
+  CHECK(FitGrid{0.6, 0.9, 0.1}.points() == 4);
+}
+
+TEST_CASE("calibrate counts its grids' points before any simulation and refuses a product past the bound",
+          "[validation][calibrate]") {
+  // Five default grids: 1.2e8 points, which hung. Refused at once, naming --fit.
+  CHECK_THROWS_WITH(calibrate(sample_runs(), kA100,
+                              {kSustained, "device.gemm.large", "device.gemm.small", "device.gemm.half_flops",
+                               "device.gemm.fixed_latency"}),
+                    Catch::Contains("--fit: the grids of 5 key(s) make 71 x 66 x 25 x 20 x 51 = "));
+  CHECK_THROWS_WITH(calibrate(sample_runs(), kA100, {kSustained, "node.link_latency"},
+                              {{kSustained, FitGrid{0.3, 1, 1e-4}}, {"node.link_latency", FitGrid{0.5e-6, 10e-6, 0.5e-6}}}),
+                    Catch::StartsWith("--grid: the grids of 2 key(s)"));
+}
+
+TEST_CASE("a run calibrate cannot simulate is named with why, on the hardware file given, and the runs file",
+          "[validation][calibrate]") {
+  // A V100 run fitted on the A100 file: the message named v100-32gb.yaml with the A100's 80 GiB.
+  auto runs = sample_runs();
+  for (auto& run : runs) run.accelerator = "NVIDIA V100 SXM2 32GB";
+  try {
+    calibrate(runs, kA100, {kSustained}, {}, "my_runs.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::StartsWith("my_runs.yaml: runs: 0 of 4 run(s) simulate with a compared metric on " + kA100) &&
+                         Catch::Contains("not simulated: korthikanti22-t5-22B-full: ") &&
+                         Catch::Contains("states 32 GB of device memory, but " + kA100 + " has 80 GiB") &&
+                         Catch::Contains("and 2 more") && !Catch::Contains("v100-32gb.yaml has"));
+  }
+}

@@ -366,6 +366,66 @@ TEST_CASE("a measured value <= 0 is refused at load, naming the field (it gave a
              Catch::Contains("t.measured.step_time_s"));
 }
 
+TEST_CASE("a measured value outside its physical range is refused at load, naming the field and the range (5e-324 s "
+          "printed an error of +inf%)",
+          "[validation]") {
+  const struct {
+    const char* written;
+    const char* key;
+  } cases[] = {{"step_time_s: 5e-324", "step_time_s"},
+               {"step_time_s: 1e-300", "step_time_s"},
+               {"step_time_s: 1e300", "step_time_s"},
+               {"tokens_per_s_per_device: 1e-300", "tokens_per_s_per_device"},
+               {"tokens_per_s_per_device: 1e300", "tokens_per_s_per_device"},
+               {"tflops_per_device: 1e9", "tflops_per_device"},
+               {"tflops_per_device: 1e-300", "tflops_per_device"},
+               {"memory_gb: 1e-300", "memory_gb"},
+               {"memory_gib: 1e-300", "memory_gib"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.written);
+    CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", c.written)),
+               Catch::Contains(":23:") && Catch::Contains(std::string("t.measured.") + c.key + ": ") &&
+                   Catch::Contains("is not a measurement; valid: ") && Catch::Contains(" to "));
+  }
+  // A utilization is a fraction of the peak (or a percentage), never a vanishing one.
+  CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", "mfu: 1e-300")),
+             Catch::Contains("t.measured.mfu: 1e-300 is not a utilization; valid: a fraction of the peak from 0.0001 to 1"));
+  CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", "hfu: 150")),
+             Catch::Contains("t.measured.hfu: 150 is not a utilization"));
+  CHECK_THAT(load_error(edit(run_yaml(), "step_time_s: 1.0", "step_time_s: 1.0\n    pass_times_ms: {forward: 1e-300}")),
+             Catch::Contains("t.measured.pass_times_ms.forward: 1e-300 is not a measurement"));
+  // The ends of the ranges are measurements.
+  CHECK(load_error(edit(run_yaml(), "step_time_s: 1.0", "step_time_s: 1e-6")) == "no error");
+  CHECK(load_error(edit(run_yaml(), "step_time_s: 1.0", "mfu: 1")) == "no error");
+}
+
+TEST_CASE("every shipped measured-runs file loads within the measured ranges", "[validation]") {
+  const std::string dir = std::string(TRAINSIM_SOURCE_DIR) + "/tests/validation/";
+  for (const char* file : {"calibration.yaml", "trends.yaml", "llm_foundry.yaml", "simumax_b200_holdout.yaml",
+                           "submodel_runs.yaml", "calibrate_sample_runs.yaml", "as_curated/calibration.yaml",
+                           "as_curated/trends.yaml"}) {
+    CAPTURE(file);
+    CHECK_NOTHROW(load_measured_runs(dir + file));
+  }
+}
+
+TEST_CASE("a run id given twice is refused at its second line, naming the first (calibrate's leave-one-out "
+          "was a fake 0.1%)",
+          "[validation]") {
+  const std::string twice = run_yaml() + run_yaml();
+  CHECK_THAT(load_error(twice), Catch::Contains("trainsim_measured_run_test.yaml:24:7: [1].id: 't' is also the id "
+                                                "of the run at line 1; valid: an id of its own for each run"));
+  // validate reports the copy as not simulated, the first still priced.
+  const auto runs = read_measured_runs(write_temp("trainsim_twice.yaml", twice));
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].problems.empty());
+  CHECK(runs[1].problems.size() == 1);
+}
+
+TEST_CASE("a runs file with no runs ([]) is refused, not validated as nothing", "[validation]") {
+  CHECK_THAT(load_error("[]\n"), Catch::Contains(":1:1: the list of runs is empty; valid: - id: ..."));
+}
+
 TEST_CASE("a validation file that is not a list of run mappings is one clear error", "[validation]") {
   CHECK_THAT(load_error("id: t\nmodel: {}\n"), Catch::Contains(":1:1: ") && Catch::Contains("expected a list of runs, found a mapping"));
   CHECK_THAT(load_error("- [1, 2]\n- 3\n"),

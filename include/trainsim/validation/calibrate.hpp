@@ -6,6 +6,8 @@
 // the point with the smallest MAPE of the runs' compared metric (validation.hpp). Each
 // run is simulated once per grid point and the signed errors are kept in a table, so
 // every fit on a subset of the runs (a cross-validation fold) is a lookup.
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +17,12 @@
 #include "trainsim/validation/validation.hpp"
 
 namespace trainsim {
+
+// The most simulations (runs x grid points) a calibration may take. A measured run's step
+// replays in 1-3 ms (validate --cross-validate loo: about 5,200 of them in 5-15 s of CPU), so
+// this is 2-5 minutes on the one core calibrate uses; a finer grid is no fit anyone waits for
+// (a step of 1e-12 hung, and a grid of 2e7 latencies took 23 GB before the first simulation).
+constexpr double kMaxGridSimulations = 1e5;
 
 struct KeyGrid {
   std::string key;             // a fittable key
@@ -35,8 +43,10 @@ struct PredictionTable {
 
 // `hardware_for` gives each run's base hardware (its family's file, or a user's file);
 // the table sets the keys on a copy of it. Runs without a compared metric are left out.
+// `progress`, when set, is told (runs done, runs) before each run and at the end.
 PredictionTable predict_on_grid(const std::vector<MeasuredRun>& runs, const ValidationOptions& base,
-                                const std::vector<KeyGrid>& keys);
+                                const std::vector<KeyGrid>& keys,
+                                const std::function<void(std::size_t done, std::size_t total)>& progress = {});
 
 struct ErrorFigures {
   int runs = 0;
@@ -93,7 +103,8 @@ struct FamilyCrossValidation {
   int failed = 0;  // rows that did not simulate
 };
 
-// k_folds = 0: leave-one-out only. Families whose hardware has no calibration-set fit
+// k_folds = 0: leave-one-out only; a k_folds above a cross-validated family's runs is a
+// ConfigError naming --cross-validate. Families whose hardware has no calibration-set fit
 // in the registry, or with fewer than two runs, are left out.
 std::vector<FamilyCrossValidation> cross_validate_families(const std::vector<MeasuredRun>& runs,
                                                            const ValidationOptions& options, int k_folds);
@@ -126,8 +137,12 @@ struct Calibration {
 // `grids` replaces a key's default grid (FittableKey::calibrate_grid); a grid for a key
 // not being fitted is an error. The cost is runs x the product of the grids' sizes
 // simulations (keys a run does not exercise are simulated once).
+// Also refused before any simulation: a grid product whose runs x points exceed
+// kMaxGridSimulations. `runs_file` names the runs in messages; `progress` as predict_on_grid's.
 Calibration calibrate(const std::vector<MeasuredRun>& runs, const std::string& hardware_file,
-                      const std::vector<std::string>& keys, const std::map<std::string, FitGrid>& grids = {});
+                      const std::vector<std::string>& keys, const std::map<std::string, FitGrid>& grids = {},
+                      const std::string& runs_file = "",
+                      const std::function<void(std::size_t done, std::size_t total)>& progress = {});
 // "node.link_latency=1us:10us:0.5us" (the key's unit as in a hardware file) -> key, grid.
 std::pair<std::string, FitGrid> parse_fit_grid(const std::string& text);
 std::string format_calibration(const Calibration& calibration);

@@ -25,6 +25,9 @@ struct FitGrid {
   double high = 0;
   double step = 0;
   std::vector<double> values() const;
+  // How many values() holds, counted without making them: a double, so that an absurd step
+  // (1e-300) counts as a huge number (or inf), never overflows or allocates.
+  double points() const;
 };
 
 struct FittedValue {

@@ -129,6 +129,8 @@ struct ValidationOptions {
   // When set, a run's hardware instead of hardware_dir's file: lets a fit vary a key
   // without writing files (calibrate.hpp).
   std::function<HardwareSpec(AcceleratorFamily)> hardware_for;
+  // The file hardware_for's hardware came from, for messages ("": the run's own file's name).
+  std::string hardware_for_file;
 };
 
 // Throws ConfigError when the run cannot become a valid scenario (unknown
