@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "progress.hpp"
 #include "trainsim/common/error.hpp"
 #include "trainsim/common/text.hpp"
 #include "trainsim/config/scenario.hpp"
@@ -108,16 +109,6 @@ void check_device_counts(std::vector<trainsim::Diagnostic>& problems, const std:
   for (const int n : devices)
     check_number(problems, option, n, 1, trainsim::max_num_devices(),
                  "device counts from 1 to " + std::to_string(trainsim::max_num_devices()));
-}
-
-// A one-line bar redrawn in place; only when stderr is a terminal.
-void draw_progress(std::size_t done, std::size_t total) {
-  constexpr int kWidth = 30;
-  const int filled = total ? static_cast<int>(kWidth * done / total) : kWidth;
-  std::fprintf(stderr, "\r[%s%s] %zu/%zu", std::string(filled, '#').c_str(), std::string(kWidth - filled, ' ').c_str(),
-               done, total);
-  if (done == total) std::fputs("\n", stderr);
-  std::fflush(stderr);
 }
 
 }  // namespace

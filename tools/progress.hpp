@@ -1,8 +1,7 @@
 #pragma once
 // A one-line progress bar on stderr, redrawn in place, for commands that replay many steps.
 // The caller draws it only when stderr is a terminal (isatty), so that a log or a test's
-// captured output stays free of it. (explore_commands.cpp keeps its own copy of this bar for
-// now; it is the same drawing.)
+// captured output stays free of it.
 #include <cstddef>
 #include <cstdio>
 #include <string>
