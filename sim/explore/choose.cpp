@@ -135,7 +135,12 @@ HardwareChoiceResult choose_hardware(const Scenario& scenario, const std::vector
       if (!scenario.goodput.failure_rate_given)
         planned.goodput.failure_rate_per_device_hour = hw.failure_rate_per_device_hour;
       row.goodput = goodput_report(planned, result.devices, row.best.outcome.step_time_s);
-      row.time_to_train_s = options.tokens / (row.best.outcome.tokens_per_s * std::max(row.goodput.goodput, 1e-9));
+      // No goodput (failures come faster than a restart): the job never finishes, and its
+      // time, device-hours, cost and energy are infinite, said in words (never, null); a floor
+      // on the goodput printed 9 million days.
+      const double useful_tokens_per_s = row.best.outcome.tokens_per_s * row.goodput.goodput;
+      row.time_to_train_s =
+          useful_tokens_per_s > 0 ? options.tokens / useful_tokens_per_s : std::numeric_limits<double>::infinity();
       const double hours = row.time_to_train_s / 3600.0;
       row.device_hours = result.devices * hours;
       row.cost = row.device_hours * row.price_per_hour;
@@ -162,9 +167,9 @@ std::string objective_value(const HardwareChoiceRow& row, SearchObjective object
     case SearchObjective::throughput:
       return format_number("%.0f tokens/s", row.best.outcome.tokens_per_s);
     case SearchObjective::time_to_train:
-      return format_number("%.1f days", row.time_to_train_s / 86400);
+      return std::isfinite(row.time_to_train_s) ? format_number("%.1f days", row.time_to_train_s / 86400) : "never";
     case SearchObjective::cost:
-      return format_number("cost %.0f", row.cost);
+      return std::isfinite(row.cost) ? format_number("cost %.0f", row.cost) : "never finishes";
   }
   return "";
 }
@@ -205,11 +210,13 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
       continue;
     }
     const PlanOutcome& o = row.best.outcome;
-    const std::string cost = row.price_per_hour > 0 ? format_number("%.0f", row.cost) : "unknown";
-    const std::string energy = row.power_w > 0 ? format_number("%.1f", row.energy_mwh) : "unknown";
-    std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %8.1f %7.1f %12.0f %12s %8s  ", o.step_time_s, o.tokens_per_s,
-                  100 * o.mfu, 100 * row.goodput.goodput, row.time_to_train_s / 86400, row.device_hours, cost.c_str(),
-                  energy.c_str());
+    const bool finishes = std::isfinite(row.time_to_train_s);
+    const std::string cost = !finishes ? "never" : row.price_per_hour > 0 ? format_number("%.0f", row.cost) : "unknown";
+    const std::string energy = !finishes ? "never" : row.power_w > 0 ? format_number("%.1f", row.energy_mwh) : "unknown";
+    const std::string days = finishes ? format_number("%.1f", row.time_to_train_s / 86400) : "never";
+    const std::string hours = finishes ? format_number("%.0f", row.device_hours) : "never";
+    std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %8.1f %7s %12s %12s %8s  ", o.step_time_s, o.tokens_per_s,
+                  100 * o.mfu, 100 * row.goodput.goodput, days.c_str(), hours.c_str(), cost.c_str(), energy.c_str());
     out += buf + search_plan_text(row.best.plan) + "\n";
   }
   if (r.winner < 0) {
@@ -284,12 +291,15 @@ std::string hardware_choice_json(const HardwareChoiceResult& r) {
     e["mtbf_s"] = row.goodput.mtbf_s;
     e["checkpoint_interval_s"] = row.goodput.interval_s;
     e["checkpoint_cost_s"] = row.goodput.checkpoint_cost_s;
-    e["time_to_train_s"] = row.time_to_train_s;
-    e["time_to_train_days"] = row.time_to_train_s / 86400;
-    e["device_hours"] = row.device_hours;
-    e["cost"] = row.cost;
+    // null where the job never finishes (no goodput): "finishes" false.
+    const auto finite = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };
+    e["finishes"] = row.fits && std::isfinite(row.time_to_train_s);
+    e["time_to_train_s"] = finite(row.time_to_train_s);
+    e["time_to_train_days"] = finite(row.time_to_train_s / 86400);
+    e["device_hours"] = finite(row.device_hours);
+    e["cost"] = finite(row.cost);
     e["cost_known"] = row.price_per_hour > 0;
-    e["energy_mwh"] = row.energy_mwh;
+    e["energy_mwh"] = finite(row.energy_mwh);
     e["energy_known"] = row.power_w > 0;
     j["rows"].push_back(std::move(e));
   }

@@ -113,3 +113,11 @@ trainsim_cli_test(allocator_reserve_over_the_hbm_is_bad_input 2
 trainsim_cli_test(gemm_tile_below_64_is_bad_input 2
   "^--set: hardware.device.gemm.tile_m: 3 is below the smallest tile the model takes \\(64\\)"
   run scenarios/default.yaml --set hardware.device.gemm.tile_m=3)
+# Failures faster than a restart: choose says never (a goodput floor of 1e-9 printed 9 million days).
+trainsim_cli_test(choose_without_goodput_never_finishes 0
+  "a100-80gb [^\n]* 0.0   never        never        never    never  TP"
+  choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --set goodput.failure_rate=1
+  --set goodput.restart_time=86400s)
+trainsim_cli_test(choose_json_without_goodput_is_null 0 "\"finishes\": false,\n *\"time_to_train_s\": null"
+  choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --set goodput.failure_rate=1
+  --set goodput.restart_time=86400s --json -)
