@@ -246,8 +246,15 @@ int main(int argc, char** argv) {
                                                                : footer_for(command->get_name()));
 
   // A usage error is one line like any other bad input.
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return std::string("trainsim: ") + e.what() + "; valid: see trainsim --help\n";
+  // A value the option's type cannot hold (abc, 1e9 for an integer, 99999999999 past int) is
+  // said as such, and the help named is the command's, which states each option's range.
+  app.failure_message([](const CLI::App* top, const CLI::Error& e) {
+    std::string help = "trainsim";
+    for (const CLI::App* command : top->get_subcommands()) help += " " + command->get_name();
+    const bool conversion = dynamic_cast<const CLI::ConversionError*>(&e) != nullptr;
+    return std::string("trainsim: ") + e.what() +
+           (conversion ? " (not a value of the option's type, or past its range)" : "") + "; valid: see " + help +
+           " --help\n";
   });
   try {
     app.parse(argc, argv);

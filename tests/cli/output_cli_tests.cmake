@@ -107,7 +107,8 @@ trainsim_cli_test(collective_infinite_size_range_is_bad_input 2
 trainsim_cli_test(collective_device_count_beyond_any_scenario_is_bad_input 2
   "^--devices: 100000000 is out of range; valid: device counts from 1 to 1048576\n$"
   collective --hardware hardware/a100-80gb.yaml --devices 100000000)
-trainsim_cli_test(usage_error_is_one_line 2 "^trainsim: Could not convert: --top = abc; valid: see trainsim --help\n$"
+trainsim_cli_test(usage_error_is_one_line 2
+  "^trainsim: Could not convert: --top = abc \\(not a value of the option's type, or past its range\\); valid: see trainsim search --help\n$"
   search scenarios/default.yaml --top abc)
 # --help states the exit codes that are true: 0, 2, 3 (no 1).
 trainsim_cli_test(help_states_the_exit_codes 0
