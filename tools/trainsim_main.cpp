@@ -428,7 +428,20 @@ int main(int argc, char** argv) {
             "a trends file (rows with group:, as tests/validation/trends.yaml), or this file without --trends"));
       for (const auto& id : show_ids) {
         const auto found = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.id == id; });
-        if (found == runs.end()) throw trainsim::ConfigError(trainsim::Diagnostic({}, "--show", "no run '" + id + "'"));
+        if (found == runs.end()) {
+          // Ids of the file to choose from: those sharing the given id's first 8 characters, else
+          // the file's first five.
+          std::vector<std::string> near;
+          for (const auto& r : runs)
+            if (!id.empty() && r.id.compare(0, std::min<std::size_t>(id.size(), 8), id, 0, std::min<std::size_t>(id.size(), 8)) == 0)
+              near.push_back(r.id);
+          if (near.empty())
+            for (std::size_t i = 0; i < runs.size() && i < 5; ++i) near.push_back(runs[i].id);
+          std::string valid;
+          for (std::size_t i = 0; i < near.size() && i < 5; ++i) valid += (valid.empty() ? "" : ", ") + near[i];
+          if (near.size() > 5 || runs.size() > near.size()) valid += ", ... (the file's ids)";
+          throw trainsim::ConfigError(trainsim::Diagnostic({}, "--show", "no run '" + id + "' in " + (trends_file.empty() ? validate_file : trends_file), valid));
+        }
         if (!found->problems.empty()) throw trainsim::ConfigError(found->problems);
         std::vector<std::string> defaults;
         const auto scenario = trainsim::scenario_for_run(*found, options, &defaults);

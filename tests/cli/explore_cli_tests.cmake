@@ -121,3 +121,7 @@ trainsim_cli_test(choose_without_goodput_never_finishes 0
 trainsim_cli_test(choose_json_without_goodput_is_null 0 "\"finishes\": false,\n *\"time_to_train_s\": null"
   choose scenarios/default.yaml --hardware hardware/a100-80gb.yaml --set goodput.failure_rate=1
   --set goodput.restart_time=86400s --json -)
+# An id --show does not find lists ids that exist.
+trainsim_cli_test(validate_show_unknown_id_lists_ids 2
+  "^--show: no run 'narayanan21-x' in [^\n]*calibration.yaml; valid: narayanan21-t1-1.7B, "
+  validate --show narayanan21-x)
