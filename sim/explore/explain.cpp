@@ -140,8 +140,7 @@ Explanation explain(const Scenario& scenario) {
   // 1.6 GB). It takes a tenth of what one replay may build (kMaxScheduleItems), so the slowest
   // explanation lasts about what the slowest run does.
   const ParallelPlan& p = scenario.plan;
-  const long long per_microbatch =
-      2LL * std::max(1, p.pipeline_model_parallel_size) * std::max(1, p.virtual_pipeline_model_parallel_size);
+  const long long per_microbatch = schedule_items_per_microbatch(p);
   const long long items = static_cast<long long>(p.num_microbatches()) * per_microbatch;
   constexpr long long kMaxExplainedItems = kMaxScheduleItems / 10;
   if (items > kMaxExplainedItems) {

@@ -167,6 +167,10 @@ void derive_plan(ParallelPlan& plan, int num_devices) {
     plan.fp8_activation_cache = Fp8ActivationCache::linear_inputs;
 }
 
+long long schedule_items_per_microbatch(const ParallelPlan& plan) {
+  return 2LL * std::max(1, plan.pipeline_model_parallel_size) * std::max(1, plan.virtual_pipeline_model_parallel_size);
+}
+
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
                                    const ParallelPlan& plan) {
   std::vector<Diagnostic> out;
@@ -239,7 +243,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   // The replay builds every schedule item of the step (micro-batch x virtual stage x forward
   // and backward): past a few million of them the task graph no longer fits in memory.
   if (devices_ok && plan.micro_batch_size > 0) {
-    const long long per_microbatch = 2LL * pp * std::max(1, vpp);
+    const long long per_microbatch = schedule_items_per_microbatch(plan);
     const long long m = plan.global_batch_size / (static_cast<long long>(plan.micro_batch_size) * dp);
     if (m * per_microbatch > kMaxScheduleItems) {
       const long long max_m = kMaxScheduleItems / per_microbatch;

@@ -20,6 +20,10 @@ void derive_plan(ParallelPlan& plan, int num_devices);
 // with a count keeps it.
 void derive_virtual_stages(ParallelPlan& plan, int num_layers);
 
+// Schedule items the replay builds for one step: micro-batches x PP x VPP x 2 (forward and
+// backward), the quantity kMaxScheduleItems bounds.
+long long schedule_items_per_microbatch(const ParallelPlan& plan);
+
 // Every problem at once. Diagnostics carry key paths ("plan.tensor_model_parallel_size",
 // "num_devices"); the loader attaches file positions.
 std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& hardware, int num_devices,
