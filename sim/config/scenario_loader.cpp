@@ -1026,6 +1026,19 @@ void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::str
   plan.first_last_layers_bf16 = as_bool(v, "plan.first_last_layers_bf16");
   plan.num_layers_at_start_in_bf16 = as_int(v, "plan.num_layers_at_start_in_bf16");
   plan.num_layers_at_end_in_bf16 = as_int(v, "plan.num_layers_at_end_in_bf16");
+  // Megatron asserts "recompute method is not yet supported for selective recomputing
+  // granularity" (arguments.py validate_args).
+  if (plan.recompute_granularity == RecomputeGranularity::selective && !v.values.at("plan.recompute_method").where.file.empty())
+    problems.push_back({where("plan.recompute_method"), "plan.recompute_method",
+                        "given with selective recompute (Megatron: \"recompute method is not yet supported for selective "
+                        "recomputing granularity\")",
+                        "leave it out, or plan.recompute_granularity: full"});
+  // Megatron-Core reads the two counts only under --first-last-layers-bf16.
+  if (!plan.first_last_layers_bf16)
+    for (const char* key : {"plan.num_layers_at_start_in_bf16", "plan.num_layers_at_end_in_bf16"})
+      if (v.has(key) && !v.values.at(key).where.file.empty())
+        problems.push_back({where(key), key, "given without plan.first_last_layers_bf16 (a count of BF16 layers nothing reads)",
+                            "also set plan.first_last_layers_bf16: true, or leave it out"});
   plan.exp_avg_dtype = v.str("plan.exp_avg_dtype");
   plan.exp_avg_sq_dtype = v.str("plan.exp_avg_sq_dtype");
   const std::string ema = v.str("plan.ema_parameters");
@@ -1140,6 +1153,13 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
             scenario.hardware);
   if (!have_inputs) throw ConfigError(problems);
   apply_hardware_variability(v, scenario.hardware.variability, scenario.variability);
+  // A slow card's speed is read only for cards placed by count or by rate (a named card
+  // carries its own speed_factor).
+  if (const Value& speed = v.values.at("variability.slow_card_speed");
+      !speed.where.file.empty() && scenario.variability.slow_device_count == 0 && !(scenario.variability.slow_card_rate > 0))
+    problems.push_back({speed.where, "variability.slow_card_speed",
+                        "given without slow cards to slow (no variability.slow_devices count, no slow_card_rate)",
+                        "also set variability.slow_devices: N or variability.slow_card_rate, or leave it out"});
   scenario.goodput = fill_goodput(v, scenario.hardware);
 
   check_attention_kernel(v, scenario.plan, scenario.hardware.device, path, problems);
@@ -1184,7 +1204,6 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
       {"plan.global_batch_size", number(p.global_batch_size)},
       {"plan.seq_length", number(p.seq_length)},
       {"plan.recompute_granularity", to_string(p.recompute_granularity)},
-      {"plan.recompute_method", p.recompute_method == RecomputeMethod::block ? "block" : "uniform"},
       {"plan.recompute_num_layers", number(p.recompute_num_layers)},
       {"plan.use_distributed_optimizer", flag(p.use_distributed_optimizer)},
       {"plan.zero_stage", number(p.zero_stage)},
@@ -1216,6 +1235,9 @@ std::vector<Override> plan_overrides(const ParallelPlan& p) {
     out.push_back({"plan.decoder_last_pipeline_num_layers", number(p.decoder_last_pipeline_num_layers)});
   if (p.account_for_embedding_in_pipeline_split) out.push_back({"plan.account_for_embedding_in_pipeline_split", "true"});
   if (p.account_for_loss_in_pipeline_split) out.push_back({"plan.account_for_loss_in_pipeline_split", "true"});
+  // Read only under full recompute (selective with a method is refused, as Megatron refuses it).
+  if (p.recompute_granularity == RecomputeGranularity::full)
+    out.push_back({"plan.recompute_method", p.recompute_method == RecomputeMethod::block ? "block" : "uniform"});
   if (p.optimizer_post_validation) out.push_back({"plan.optimizer_post_validation", "true"});
   if (!p.overlap_p2p_comm) out.push_back({"plan.overlap_p2p_comm", "false"});
   if (p.microbatch_group_size_per_vp_stage > 0)

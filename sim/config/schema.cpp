@@ -251,7 +251,7 @@ const std::vector<KeySpec> kScenarioKeys = {
   {"variability.seed", T::integer, D::none, "1", false, 0, 2147483647, "", "seed of the cluster's draws (slow-card placement, speed spread); run --seed overrides"},
   // Long context (issue 17): packed sequences and the context-parallel variant (last, so the
   // "valid:" lists of the plan and data sections keep their order).
-  {"data.document_lengths", T::int_list, D::none, "", false, 1, 1e8, "", "packed sequences: document lengths in tokens (attention per document, variable-length flash attention)"},
+  {"data.document_lengths", T::int_list, D::none, "", false, 1, 1e8, "", "packed sequences: document lengths in tokens (attention per document, variable-length flash attention; a document longer than seq_length counts as the sequence-long pieces packing cuts it into)"},
   {"data.document_weights", T::int_list, D::none, "", false, 1, 1e9, "", "relative number of documents of each length (default: equal)"},
   {"plan.cp_attention_mask_type", T::choice, D::none, "causal", false, 0, 0, "causal|general", "MindSpeed's --cp-attention-mask-type: general runs each CP ring step over its whole block with the full mask (twice causal attention's work)"},
   {"plan.cp_comm_type", T::choice, D::none, "p2p", false, 0, 0, "p2p|all_gather|a2a|a2a+p2p", "context parallelism (Megatron-Core's words): p2p ring, all_gather of K/V (Llama 3), a2a (DeepSpeed-Ulysses), a2a+p2p (all-to-all inside, ring across); on fsdp (PyTorch's context_parallel) all_gather is its rotate method allgather (torchtitan's default), p2p alltoall"},

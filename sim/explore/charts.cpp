@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "trainsim/common/text.hpp"
+#include "trainsim/explore/goodput.hpp"
 #include "trainsim/framework/framework.hpp"
 #include "trainsim/report/html_report.hpp"
 #include "trainsim/report/line_chart.hpp"
@@ -342,9 +343,7 @@ std::string search_html(const Scenario& scenario, const SearchResult& result) {
     std::vector<std::string> cells{rank, plan_text(c.plan)};
     const auto metrics = metric_cells(c.outcome);
     cells.insert(cells.end(), metrics.begin(), metrics.end());
-    cells.push_back(!ok || !(c.time_to_train_s > 0) ? ""
-                   : std::isfinite(c.time_to_train_s) ? format_number("%.1f", c.time_to_train_s / 86400)
-                                                       : "never");
+    cells.push_back(!ok || !(c.time_to_train_s > 0) ? "" : days_text(c.time_to_train_s));
     cells.push_back(ok && c.cost > 0 ? format_number("%.0f", c.cost) : ok ? "unknown price" : "");
     if (any_failed) cells.push_back(c.outcome.reason);
     table.rows.push_back(std::move(cells));

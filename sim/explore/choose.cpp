@@ -167,7 +167,7 @@ std::string objective_value(const HardwareChoiceRow& row, SearchObjective object
     case SearchObjective::throughput:
       return format_number("%.0f tokens/s", row.best.outcome.tokens_per_s);
     case SearchObjective::time_to_train:
-      return std::isfinite(row.time_to_train_s) ? format_number("%.1f days", row.time_to_train_s / 86400) : "never";
+      return std::isfinite(row.time_to_train_s) ? days_text(row.time_to_train_s) + " days" : "never";
     case SearchObjective::cost:
       return std::isfinite(row.cost) ? format_number("cost %.0f", row.cost) : "never finishes";
   }
@@ -213,7 +213,7 @@ std::string format_hardware_choice(const HardwareChoiceResult& r) {
     const bool finishes = std::isfinite(row.time_to_train_s);
     const std::string cost = !finishes ? "never" : row.price_per_hour > 0 ? format_number("%.0f", row.cost) : "unknown";
     const std::string energy = !finishes ? "never" : row.power_w > 0 ? format_number("%.1f", row.energy_mwh) : "unknown";
-    const std::string days = finishes ? format_number("%.1f", row.time_to_train_s / 86400) : "never";
+    const std::string days = finishes ? days_text(row.time_to_train_s) : "never";
     const std::string hours = finishes ? format_number("%.0f", row.device_hours) : "never";
     std::snprintf(buf, sizeof buf, "%8.3f %10.0f %6.1f %8.1f %7s %12s %12s %8s  ", o.step_time_s, o.tokens_per_s,
                   100 * o.mfu, 100 * row.goodput.goodput, days.c_str(), hours.c_str(), cost.c_str(), energy.c_str());

@@ -55,13 +55,17 @@ std::vector<ScheduleChoice> parse_schedule_list(const std::string& text) {
         throw schedules_error("'" + item + "': only interleaved takes a number of virtual stages");
       const std::string v = item.substr(colon + 1);
       int value = 0;
+      bool too_large = false;
       for (char ch : v) {
-        if (ch < '0' || ch > '9' || value > 100000) {
+        if (ch < '0' || ch > '9') {
           value = -1;
           break;
         }
-        value = value * 10 + (ch - '0');
+        if (value > 100000) too_large = true;
+        else value = value * 10 + (ch - '0');
       }
+      if (too_large && value >= 0)
+        throw schedules_error("'" + item + "': V is past any pipeline's virtual stages (at most the layers per stage)");
       if (v.empty() || value < 2) throw schedules_error("'" + item + "': V must be an integer >= 2");
       c.virtual_stages = value;
     }

@@ -77,4 +77,8 @@ std::string format_goodput(const GoodputReport& r) {
   return out;
 }
 
+std::string days_text(double seconds) {
+  return std::isfinite(seconds) ? format_number("%.1f", seconds / 86400) : "never";
+}
+
 }  // namespace trainsim

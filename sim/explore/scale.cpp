@@ -233,7 +233,7 @@ std::string format_scale(const Scenario& scenario, const ScaleResult& result) {
       continue;
     }
     const StepParts& e = r.parts;
-    const std::string days = std::isfinite(r.time_to_train_s) ? format_number("%.1f", r.time_to_train_s / 86400) : "never";
+    const std::string days = days_text(r.time_to_train_s);
     std::snprintf(buf, sizeof buf,
                   "%8d %5d %7d %9.3f %12.0f %10.0f %6.1f %10.3f %8.1f %8s  %.1f %.1f %.1f %.1f %.1f; %.1f", r.num_devices,
                   r.data_parallel_size, r.global_batch_size, o.step_time_s, o.tokens_per_s, o.tokens_per_s_per_device,

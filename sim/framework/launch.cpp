@@ -24,6 +24,9 @@ using Values = std::map<std::string, std::string>;
 Values plan_values(const ParallelPlan& plan) {
   Values out;
   for (const auto& o : plan_overrides(plan)) out[o.key_path] = o.value;
+  // plan_overrides leaves the recompute method out unless recompute is full (the loader refuses
+  // it with selective, as Megatron does); the tables' rows name its value, read only under full.
+  out.emplace("plan.recompute_method", plan.recompute_method == RecomputeMethod::block ? "block" : "uniform");
   return out;
 }
 

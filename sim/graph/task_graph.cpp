@@ -110,6 +110,15 @@ std::vector<int> last_grad_item_index(const PipelineCosts& costs, const StageOrd
 }
 
 // Whether a chunk's buckets carry Megatron-Core's per-bucket parameter gathers (GradBucket::gather_s).
+// A bucket with nothing to reduce or gather (the expert part when the expert data-parallel
+// group is one rank; every bucket at DP 1) is no collective: no task is emitted for it.
+bool is_empty(const GradBucket& b) { return !(b.time_s > 0) && !(b.moved_bytes() > 0); }
+bool gathers_nothing(const GradBucket& b) { return !(b.gather_s > 0) && !(b.gather_tier_bytes > 0); }
+
+std::int64_t reductions(const std::vector<GradBucket>& buckets) {
+  return std::count_if(buckets.begin(), buckets.end(), [](const GradBucket& b) { return !is_empty(b); });
+}
+
 bool has_gathers(const std::vector<GradBucket>& buckets) {
   for (const GradBucket& b : buckets)
     if (b.gather_s > 0) return true;
@@ -276,6 +285,8 @@ class Builder {
       auto& ids = gathers[static_cast<std::size_t>(c)];
       ids.assign(buckets.size(), -1);
       for (std::size_t j = buckets.size(); j-- > 0;) {
+        // A bucket with nothing to gather is no collective: its piece waits for the gathers before it.
+        if (gathers_nothing(buckets[j])) continue;
         const int id = add_dp(s, c, WorkKind::forward, buckets[j].gather_s, buckets[j].gather_tier_bytes);
         edge(last_gather, id);
         last_gather = id;
@@ -485,6 +496,7 @@ class Builder {
 
       if (bucket_split) {
         for (std::size_t k = 0; k < cc.buckets.size(); ++k) {
+          if (is_empty(cc.buckets[k])) continue;
           const int id = add_dp(s, w.chunk, w.kind, cc.buckets[k].time_s, cc.buckets[k].moved_bytes());
           edge(pieces[k], id);
           stage_buckets_.push_back(id);
@@ -493,6 +505,7 @@ class Builder {
       // Reduced per chunk: its buckets wait for the chunk's last backward as a whole.
       if (reduce_after_chunk && last_grad[static_cast<std::size_t>(w.chunk)] == i) {
         for (const auto& bucket : cc.buckets) {
+          if (is_empty(bucket)) continue;
           const int id = add_dp(s, w.chunk, WorkKind::backward, bucket.time_s, bucket.moved_bytes());
           edges_from(exits, id);
           stage_buckets_.push_back(id);
@@ -504,6 +517,7 @@ class Builder {
     if (!costs_.overlap_grad_reduce && !reduce_after_chunk) {
       for (const auto& cc : sc.chunks) {
         for (const auto& bucket : cc.buckets) {
+          if (is_empty(bucket)) continue;
           const int id = add_dp(s, -1, WorkKind::backward, bucket.time_s, bucket.moved_bytes());
           edges_from(prev, id);
           stage_buckets_.push_back(id);
@@ -888,12 +902,15 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
     n += costs.tied_embedding_allreduce_s > 0 &&
          (s == costs.tied_embedding_stages[0] || s == costs.tied_embedding_stages[1]);
     if (!costs.overlap_grad_reduce)
-      for (const auto& cc : sc.chunks) n += static_cast<std::int64_t>(cc.buckets.size());
+      for (const auto& cc : sc.chunks) n += reductions(cc.buckets);
     std::vector<char> gathered(static_cast<std::size_t>(v), 0);
     for (int c = 0; c < v; ++c) {
       const auto& buckets = sc.chunks[static_cast<std::size_t>(c)].buckets;
-      if (has_gathers(buckets)) n += static_cast<std::int64_t>(buckets.size());  // the gathers
-      else gathered[static_cast<std::size_t>(c)] = 1;
+      if (has_gathers(buckets)) {
+        for (const GradBucket& b : buckets) n += !gathers_nothing(b);  // the gathers
+      } else {
+        gathered[static_cast<std::size_t>(c)] = 1;
+      }
     }
     const std::vector<int> last_grad = last_grad_item_index(costs, order);
     for (int i = 0; i < static_cast<int>(order.size()); ++i) {
@@ -908,7 +925,7 @@ std::int64_t count_tasks(const PipelineCosts& costs, const std::vector<StageOrde
           last_grad[static_cast<std::size_t>(w.chunk)] == i && !cc.buckets.empty() && costs.overlap_grad_reduce;
       const bool gather_split = forward && !gathered[static_cast<std::size_t>(w.chunk)];
       if (gather_split) gathered[static_cast<std::size_t>(w.chunk)] = 1;
-      n += split          ? 2 * static_cast<std::int64_t>(cc.buckets.size())  // pieces and their reductions
+      n += split          ? static_cast<std::int64_t>(cc.buckets.size()) + reductions(cc.buckets)  // pieces, reductions
            : gather_split ? static_cast<std::int64_t>(cc.buckets.size())      // pieces after the gathers
                           : 1;
       if (!weight) {

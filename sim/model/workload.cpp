@@ -569,21 +569,37 @@ double causal_key_positions(double s, double window) {
   return window * (window + 1) / 2 + (s - window) * window;
 }
 
+std::vector<DocumentPiece> document_pieces(double s, const std::vector<int>& lengths, const std::vector<int>& weights) {
+  std::vector<DocumentPiece> out;
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    const double w = k < weights.size() ? weights[k] : 1.0;
+    const double length = lengths[k];
+    if (!(s > 0) || length <= s) {
+      out.push_back({length, w});
+      continue;
+    }
+    // Packing cuts a document longer than the sequence into sequence-long pieces and the
+    // remainder, each its own causal problem (the mask resets at every sequence's start).
+    const double whole = std::floor(length / s);
+    out.push_back({s, w * whole});
+    if (const double rest = length - whole * s; rest > 0) out.push_back({rest, w});
+  }
+  return out;
+}
+
 double attention_key_positions(double s, double window, const std::vector<int>& lengths,
                                const std::vector<int>& weights) {
   if (lengths.empty()) return causal_key_positions(s, window);
   // Packed documents: each document attends only to itself (flash_attn_varlen_func with
-  // cu_seqlens; npu_fusion_attention's TND layout with actual_seq_qlen). Documents of length
-  // L_k drawn with relative counts w_k fill a sequence of s tokens with s / E[L] documents, so
+  // cu_seqlens; npu_fusion_attention's TND layout with actual_seq_qlen). Pieces of length
+  // L_k drawn with relative counts w_k fill a sequence of s tokens with s / E[L] pieces, so
   // the key positions per sequence are s * sum_k w_k P(L_k) / sum_k w_k L_k, P the causal
-  // (or windowed) count of one document. A document longer than the sequence is cut at it.
-  // Expected value: the document cut at the end of a sequence is not modelled.
+  // (or windowed) count of one piece. Expected value: the cut of a document at the end of a
+  // sequence shorter than it is not modelled.
   double positions = 0, tokens = 0;
-  for (std::size_t k = 0; k < lengths.size(); ++k) {
-    const double w = k < weights.size() ? weights[k] : 1.0;
-    const double length = std::min<double>(lengths[k], s);
-    positions += w * causal_key_positions(length, window);
-    tokens += w * length;
+  for (const DocumentPiece& piece : document_pieces(s, lengths, weights)) {
+    positions += piece.weight * causal_key_positions(piece.length, window);
+    tokens += piece.weight * piece.length;
   }
   return tokens > 0 ? s * positions / tokens : causal_key_positions(s, window);
 }
@@ -616,8 +632,8 @@ double cp_kernel_divisor(const ParallelPlan& p) {
   return 1;
 }
 
-// Packed documents as drawn: each entry's length (cut at the sequence), its probability per
-// document and its attention work (key positions, windowed when the layer has a window).
+// Packed documents as drawn: each piece's length (document_pieces), its probability per
+// piece and its attention work (key positions, windowed when the layer has a window).
 struct DocumentDraw {
   double length = 0, probability = 0, positions = 0;
 };
@@ -625,11 +641,9 @@ struct DocumentDraw {
 std::vector<DocumentDraw> document_draws(const ParallelPlan& p, double window) {
   std::vector<DocumentDraw> out;
   double total = 0;
-  for (std::size_t k = 0; k < p.document_lengths.size(); ++k) {
-    const double w = k < p.document_weights.size() ? p.document_weights[k] : 1.0;
-    const double length = std::min<double>(p.document_lengths[k], p.seq_length);
-    out.push_back({length, w, causal_key_positions(length, window)});
-    total += w;
+  for (const DocumentPiece& piece : document_pieces(p.seq_length, p.document_lengths, p.document_weights)) {
+    out.push_back({piece.length, piece.weight, causal_key_positions(piece.length, window)});
+    total += piece.weight;
   }
   for (auto& draw : out) draw.probability /= total;
   return out;

@@ -415,6 +415,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       add("plan.cp_comm_type", cp_kind + ": the all-gather variant has no packed-sequence (THD) layout",
           "p2p or a2a, or no data.document_lengths");
   }
+  if (cp <= 1 && !plan.hierarchical_context_parallel_sizes.empty()) {
+    long long product = 1;
+    for (int n : plan.hierarchical_context_parallel_sizes) product = std::min<long long>(product * n, 1LL << 40);
+    if (product != 1)
+      add("plan.hierarchical_context_parallel_sizes",
+          "the sizes multiply to " + str(product) + ", but context_parallel_size is 1 (no context-parallel group to split)",
+          "leave it out, or context_parallel_size " + str(product) + " with cp_comm_type a2a+p2p");
+  }
   if (cp <= 1 && plan.cp_attention_mask_type == CpAttentionMask::general)
     add("plan.cp_attention_mask_type", "general shapes the context-parallel ring's attention, but context_parallel_size is 1",
         "causal, or context_parallel_size > 1");

@@ -49,9 +49,10 @@ struct RowReader {
   std::vector<Diagnostic>& problems;
   std::vector<std::string>* readings = nullptr;  // how values written otherwise were read
 
-  Diagnostic at(const YAML::Node& node, const std::string& path, const std::string& problem) const {
+  Diagnostic at(const YAML::Node& node, const std::string& path, const std::string& problem,
+                const std::string& valid = "") const {
     const auto mark = node.Mark();
-    return Diagnostic{{file, mark.line + 1, mark.column + 1}, path, problem, ""};
+    return Diagnostic{{file, mark.line + 1, mark.column + 1}, path, problem, valid};
   }
 
   template <typename T>
@@ -293,13 +294,16 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path) {
     const RowReader read{path, problems, &run.readings};
     const std::string position = "[" + std::to_string(i) + "]";
     if (!row.IsMap()) {
-      problems.push_back(read.at(row, position, "a run must be a mapping (id:, model:, hardware:, plan:, measured:)"));
+      problems.push_back(read.at(row, position, "a run must be a mapping",
+                                 "id:, model:, hardware:, plan:, measured: (as each run of tests/validation/calibration.yaml)"));
     } else {
       run.id = read.text(row, "id");
-      if (run.id.empty()) problems.push_back(read.at(row, position, "run has no id"));
+      if (run.id.empty())
+        problems.push_back(read.at(row, position, "run has no id", "id: a name no other run of the file has"));
       for (const char* section : {"model", "hardware", "plan", "measured"}) {
         if (!row[section] || !row[section].IsMap())
-          problems.push_back(read.at(row, (run.id.empty() ? position : run.id) + "." + section, "missing section"));
+          problems.push_back(read.at(row, (run.id.empty() ? position : run.id) + "." + section, "missing section",
+                                     std::string(section) + ": a mapping of its fields (as in tests/validation/calibration.yaml)"));
       }
     }
     if (!problems.empty()) {  // kept, named by its position when it has no id

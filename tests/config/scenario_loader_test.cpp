@@ -511,6 +511,33 @@ TEST_CASE("keys a dense or unwindowed model would ignore are rejected", "[config
   fs::remove(file);
 }
 
+TEST_CASE("BF16 layer counts without first_last_layers_bf16 are refused and not ignored", "[config][fp8]") {
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml";
+  CHECK_THAT(config_error([&] { load_scenario(scenario, {{"plan.num_layers_at_end_in_bf16", "2"}}); }),
+             Catch::Contains("plan.num_layers_at_end_in_bf16: given without plan.first_last_layers_bf16") &&
+                 Catch::Contains("valid: also set plan.first_last_layers_bf16: true, or leave it out"));
+  // Their defaults are no problem, and the counts are read under the switch.
+  CHECK_NOTHROW(load_scenario(scenario, {}));
+  const Scenario fp8 = load_scenario(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml",
+                                     {{"hardware", "h100-80gb"}, {"plan.framework", "megatron-core"}, {"plan.precision", "fp8"}, {"plan.fp8_recipe", "tensorwise"},
+                                      {"plan.first_last_layers_bf16", "true"}, {"plan.num_layers_at_end_in_bf16", "2"}});
+  CHECK(fp8.plan.num_layers_at_end_in_bf16 == 2);
+}
+
+TEST_CASE("a recompute method with selective recompute is refused as Megatron refuses it", "[config]") {
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/gpt3-175b-a100-1024.yaml";  // selective
+  CHECK_THAT(config_error([&] { load_scenario(scenario, {{"plan.recompute_method", "block"}}); }),
+             Catch::Contains("plan.recompute_method: given with selective recompute") &&
+                 Catch::Contains("valid: leave it out, or plan.recompute_granularity: full"));
+  // Under full recompute it is read, and the plan's keys round-trip through plan_overrides.
+  const Scenario full = load_scenario(scenario, {{"plan.recompute_granularity", "full"}, {"plan.recompute_method", "block"},
+                                                 {"plan.recompute_num_layers", "1"}});
+  CHECK(full.plan.recompute_method == RecomputeMethod::block);
+  CHECK(load_scenario(scenario, plan_overrides(full.plan)).plan == full.plan);
+  const Scenario selective = load_scenario(scenario, {});
+  CHECK(load_scenario(scenario, plan_overrides(selective.plan)).plan == selective.plan);
+}
+
 TEST_CASE("a model file's problems surface through the scenario that uses it", "[config]") {
   const std::string model = data("bad_model.yaml");
   const std::string file =

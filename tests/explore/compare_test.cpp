@@ -24,6 +24,9 @@ TEST_CASE("parse_schedule_list reads names and interleaved:V, rejects the rest",
   CHECK_THROWS_WITH(parse_schedule_list("1f1b,pipedream"), Catch::Contains("unknown schedule 'pipedream'"));
   CHECK_THROWS_AS(parse_schedule_list("interleaved:1"), ConfigError);
   CHECK_THROWS_AS(parse_schedule_list("interleaved:x"), ConfigError);
+  // A number past any pipeline's virtual stages is named as that, not as "not an integer >= 2".
+  CHECK_THROWS_WITH(parse_schedule_list("interleaved:99999999999999"), Catch::Contains("past any pipeline"));
+  CHECK_THROWS_WITH(parse_schedule_list("interleaved:9x9999999999999"), Catch::Contains("an integer >= 2"));
   CHECK_THROWS_AS(parse_schedule_list("1f1b:2"), ConfigError);
   CHECK_THROWS_AS(parse_schedule_list("1f1b,"), ConfigError);
   // A choice listed twice would be compared with itself.

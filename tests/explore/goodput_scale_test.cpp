@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "trainsim/config/scenario.hpp"
 #include "trainsim/engine/variability.hpp"
@@ -106,10 +107,14 @@ TEST_CASE("variability: the hardware file's block fills the keys a scenario leav
   CHECK_FALSE(s.variability.any_fixed());  // only --samples draws jitter: the step as calibrated
   CHECK(s.goodput.failure_rate_per_device_hour == 7.0e-5);  // OPT-175B on A100
   const Scenario set = load("gpt3-175b-a100-1024.yaml", {{"variability.step_jitter_cv", "0"},
+                                                         {"variability.slow_card_rate", "0.01"},
                                                          {"variability.slow_card_speed", "0.5"}});
   CHECK(set.variability.step_jitter_cv == 0);
+  CHECK(set.variability.slow_card_rate == 0.01);
   CHECK(set.variability.slow_card_speed == 0.5);
-  CHECK_FALSE(set.variability.any());
+  // A slow card's speed with no slow cards (no count, no rate) would be ignored: refused.
+  CHECK_THROWS_WITH(load("gpt3-175b-a100-1024.yaml", {{"variability.slow_card_speed", "0.5"}}),
+                    Catch::Contains("variability.slow_card_speed: given without slow cards to slow"));
 }
 
 TEST_CASE("monte carlo: the graph built once replays each sample to the step simulate() gives with its draws",
@@ -198,4 +203,10 @@ TEST_CASE("choose: time to train divides by goodput at each hardware's failure r
   }
   CHECK(r.rows[0].goodput.failure_rate_per_device_hour == 7.0e-5);
   CHECK(r.rows[1].goodput.failure_rate_per_device_hour == 1.97e-5);
+}
+
+TEST_CASE("days to train print as days or as never for a job that cannot finish", "[explore][goodput]") {
+  CHECK(days_text(86400 * 2.34) == "2.3");
+  CHECK(days_text(3 * 86400.0) == "3.0");
+  CHECK(days_text(std::numeric_limits<double>::infinity()) == "never");
 }

@@ -82,6 +82,32 @@ TEST_CASE("Each gradient bucket waits for its own piece of the last backward whe
     if (serial.task(to).category == SpanCategory::dp_comm) CHECK(serial.task(from).stream != Stream::dp_comm);
 }
 
+TEST_CASE("A bucket with nothing to move (an expert group of one rank) emits no collective", "[graph]") {
+  ChunkCosts c;
+  c.forward_s = c.backward_input_s = c.backward_weight_s = 1e-3;
+  // The expert part of a bucket whose expert data-parallel group is one rank: gradients that
+  // no rank exchanges (tier bytes 0, no time) and no parameters to gather.
+  GradBucket expert{2e8, 0.0, 0.0};
+  GradBucket dense{3e8, 1e-4};
+  dense.gather_s = 1e-4;
+  dense.gather_tier_bytes = 3e8;
+  c.buckets = {dense, expert};
+  for (bool overlap : {true, false}) {
+    auto costs = uniform_pipeline_costs(PipelineSchedule::one_f_one_b, 2, 1, 3, c);
+    costs.overlap_grad_reduce = overlap;
+    const auto g = build_task_graph(costs, build_schedule(costs.schedule, 2, 3, 1));
+    int dp = 0;
+    for (int t = 0; t < g.num_tasks(); ++t) {
+      const Task& task = g.task(t);
+      if (task.category != SpanCategory::dp_comm) continue;
+      ++dp;
+      CHECK((task.duration_s > 0 || task.bytes > 0));
+    }
+    INFO("overlap " << overlap);
+    CHECK(dp == 2 * 2);  // per stage: the dense bucket's gather and its reduction
+  }
+}
+
 TEST_CASE("Sends and receives pair up across neighbouring stages for the same micro-batch", "[graph]") {
   const auto g = small_graph(true);
   for (const auto& pair : g.rendezvous) {

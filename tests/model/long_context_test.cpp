@@ -65,8 +65,23 @@ TEST_CASE("packed documents: s x sum w_k P(L_k) / sum w_k L_k", "[model][long_co
   // 3 : 1 documents of 1024 and 4096 tokens.
   const double expected = 32768.0 * (3 * (1024.0 * 1025 / 2) + 4096.0 * 4097 / 2) / (3 * 1024.0 + 4096);
   CHECK(attention_key_positions(32768, 0, {1024, 4096}, {3, 1}) == Approx(expected).epsilon(1e-15));
-  // A document longer than the sequence is cut at it: one causal sequence.
-  CHECK(attention_key_positions(8192, 0, {100000}, {}) == causal_key_positions(8192, 0));
+  // A document longer than the sequence is cut into sequence-long pieces and its remainder:
+  // 100000 = 12 x 8192 + 1696, thirteen causal problems (not one 8192-token piece).
+  const double cut = 8192.0 * (12 * causal_key_positions(8192, 0) + causal_key_positions(1696, 0)) / 100000.0;
+  CHECK(attention_key_positions(8192, 0, {100000}, {}) == Approx(cut).epsilon(1e-15));
+  CHECK(attention_key_positions(8192, 0, {100000}, {}) < causal_key_positions(8192, 0));
+  // An exact multiple is whole sequences; a long document's tokens weigh as its pieces' count.
+  CHECK(attention_key_positions(8192, 0, {16384}, {}) == causal_key_positions(8192, 0));
+  const double mixed = 8192.0 * (causal_key_positions(512, 0) + 3 * causal_key_positions(8192, 0)) / (512 + 3 * 8192.0);
+  CHECK(attention_key_positions(8192, 0, {512, 24576}, {}) == Approx(mixed).epsilon(1e-15));
+  const auto pieces = document_pieces(8192, {512, 100000}, {5, 2});
+  REQUIRE(pieces.size() == 3);
+  CHECK(pieces[0].length == 512);
+  CHECK(pieces[0].weight == 5);
+  CHECK(pieces[1].length == 8192);
+  CHECK(pieces[1].weight == 24);
+  CHECK(pieces[2].length == 1696);
+  CHECK(pieces[2].weight == 2);
   // A window inside each document.
   CHECK(attention_key_positions(32768, 1024, {4096}, {}) == 8.0 * causal_key_positions(4096, 1024));
   // No documents: the sequence is one document.
@@ -304,6 +319,15 @@ TEST_CASE("scenario keys: cp_comm_type and packed documents load, bad ones name 
     FAIL("one weight for two lengths accepted");
   } catch (const ConfigError& e) {
     CHECK(std::string(e.what()).find("data.document_weights") != std::string::npos);
+  }
+  // Hierarchical CP sizes on a plan without context parallelism would be ignored: refused.
+  try {
+    load_scenario(scenario, {{"plan.hierarchical_context_parallel_sizes", "[2, 2]"}});
+    FAIL("hierarchical CP sizes with CP 1 accepted");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("plan.hierarchical_context_parallel_sizes: the sizes multiply to 4, but "
+                                         "context_parallel_size is 1") &&
+                             Catch::Contains("valid: leave it out, or context_parallel_size 4"));
   }
   // The plan's keys round-trip through plan_overrides.
   const Scenario again = load_scenario(scenario, plan_overrides(s.plan));

@@ -431,7 +431,10 @@ TEST_CASE("a validation file that is not a list of run mappings is one clear err
   CHECK_THAT(load_error("- [1, 2]\n- 3\n"),
              Catch::Contains(":1:3: [0]: a run must be a mapping") && Catch::Contains(":2:3: [1]: a run must be a mapping"));
   CHECK_THAT(load_error(""), Catch::Contains("expected a list of runs, found nothing"));
-  CHECK_THAT(load_error("- id: x\n"), Catch::Contains("x.model: missing section"));
+  CHECK_THAT(load_error("- id: x\n"), Catch::Contains("x.model: missing section; valid: model: a mapping"));
+  // Each problem says what would be valid.
+  CHECK_THAT(load_error("- model: {}\n"), Catch::Contains("[0]: run has no id; valid: id: a name no other run"));
+  CHECK_THAT(load_error("- 3\n"), Catch::Contains("a run must be a mapping; valid: id:, model:"));
 }
 
 TEST_CASE("memory_of names a row of the file holding the same figure", "[validation]") {

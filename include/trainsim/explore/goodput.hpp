@@ -52,4 +52,8 @@ GoodputReport goodput_report(const Scenario& scenario, int num_devices = 0, doub
 // 5.7 TB every 26 min (async: 1.2 s blocking copy, 2.8 s write at 2 TB/s), restart 10 min"
 std::string format_goodput(const GoodputReport& report);
 
+// A time to train as a table's days ("%.1f" of seconds / 86400), or "never" for a job that
+// cannot finish (goodput 0: infinite time), as scale, choose and their charts print it.
+std::string days_text(double seconds);
+
 }  // namespace trainsim

@@ -276,9 +276,16 @@ double mtp_forward_flops_per_token(const ModelSpec& model, double seq_length);
 // sequence of s tokens: sum_{i<s} min(i + 1, w) with a sliding window of w (w <= 0 or
 // w >= s: the full triangle s(s+1)/2).
 double causal_key_positions(double s, double window);
-// The same for a sequence of s tokens packed with documents of `lengths` tokens drawn with
-// relative counts `weights` (empty: equal), each attending only to itself (variable-length
-// flash attention): s * sum_k w_k P(min(L_k, s)) / sum_k w_k min(L_k, s). No lengths: one document.
+// The pieces a packed stream of documents of `lengths` tokens, drawn with relative counts
+// `weights` (empty: equal), is cut into on sequences of s tokens: a document up to s long is
+// one piece; a longer one floor(L / s) pieces of s (weight w floor(L / s)) and its remainder.
+struct DocumentPiece {
+  double length = 0, weight = 0;
+};
+std::vector<DocumentPiece> document_pieces(double s, const std::vector<int>& lengths, const std::vector<int>& weights);
+// The key positions of a sequence of s tokens packed with those pieces, each attending only to
+// itself (variable-length flash attention): s * sum_k w_k P(L_k) / sum_k w_k L_k over the pieces.
+// No lengths: one document.
 double attention_key_positions(double s, double window, const std::vector<int>& lengths,
                                const std::vector<int>& weights);
 // Layer `layer`'s attention work (window, packing) over plain causal attention's: what the
