@@ -630,6 +630,9 @@ FrameworkEntry megatron_core() {
                                   "torch_dist format only)")};
   e.tp_comm_overlap = {true, at(kMcore, "--tp-comm-overlap (megatron/training/arguments.py; Transformer Engine's "
                                         "userbuffers overlap the TP all-gather / reduce-scatter with the GEMMs)")};
+  e.tp_comm_overlap_needs_sequence_parallel = {
+      true, at(kMcore, "megatron/training/arguments.py validate_args: 'Tensor parallel communication/GEMM overlap can "
+                       "happen only when sequence parallelism is enabled' (asserted with --tp-comm-overlap)")};
   e.eager_layer_norm = {
       false, "NVIDIA/Megatron-LM @ d98e8a64dd megatron/core/models/gpt/gpt_layer_specs.py: the Transformer Engine spec "
              "(--transformer-impl default) fuses the input norm into TELayerNormColumnParallelLinear and takes TENorm "
@@ -1373,6 +1376,9 @@ FrameworkEntry mindspeed() {
       true, "Ascend/MindSpeed @ 028de58ca6 docs/features/megatron_moe/megatron-moe-alltoall-overlap-comm.md: "
             "--moe-alltoall-overlap-comm (alltoall dispatcher, --moe-grouped-gemm), what its launch line writes"};
   e.async_checkpoint = {false, "no asynchronous save documented for MindSpeed (assumption)"};
+  e.tp_comm_overlap_needs_sequence_parallel = {
+      false, "Ascend/MindSpeed @ b07b45b75b docs/features/communication-over-computation.md: --use-ascend-coc "
+             "overlaps the TP all-reduce as well (not Megatron's --tp-comm-overlap, whose assertion it does not meet)"};
   e.tp_comm_overlap = {true, "Ascend/MindSpeed @ b07b45b75b docs/features/communication-over-computation.md: "
                              "--use-ascend-coc replaces ColumnParallelLinear / RowParallelLinear's forward so "
                              "that the matmuls overlap their TP all-reduce / all-gather / reduce-scatter (not with "
@@ -1595,6 +1601,9 @@ FrameworkEntry mindformers() {
                                     "the device; no optimizer-only CPU offload"};
   e.moe_expert_parallel_comm_overlap = {false, std::string(kMf) + ": no expert-parallel all-to-all overlap read "
                                                                    "from its code: refused until it is"};
+  e.tp_comm_overlap_needs_sequence_parallel = {
+      true, "MindSpore Transformers docs, feature 'Distributed Parallelism': fine_grain_interleave needs sequence "
+            "parallelism (use_seq_parallel)"};
   e.tp_comm_overlap = {true, "MindSpore Transformers docs, feature 'Distributed Parallelism', multi-replica "
                              "parallelism: model_config fine_grain_interleave (e.g. 2) splits each layer's work into "
                              "copies scheduled so that one copy's TP communication overlaps another's compute; it "

@@ -575,6 +575,12 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   if (plan.tp_comm_overlap && !framework.tp_comm_overlap.value)
     add("plan.tp_comm_overlap", "true, but there is no tensor-parallel communication overlap" + in,
         "false" + or_frameworks([](const FrameworkEntry& e) { return e.tp_comm_overlap.value; }));
+  else if (plan.tp_comm_overlap && framework.tp_comm_overlap_needs_sequence_parallel.value && !plan.sequence_parallel)
+    add("plan.tp_comm_overlap",
+        "true without sequence_parallel: " + std::string(to_string(plan.framework)) +
+            " overlaps only sequence parallelism's all-gather / reduce-scatter (" +
+            framework.tp_comm_overlap_needs_sequence_parallel.source + ")",
+        tp > 1 ? "false, or sequence_parallel: true" : "false (TP 1 has no TP communication)");
   if (cp > 1 && !framework.context_parallel.value)
     add("plan.context_parallel_size", str(cp) + " > 1, but there is no context parallelism" + in,
         "1" + or_frameworks([](const FrameworkEntry& e) { return e.context_parallel.value; }));

@@ -2,6 +2,7 @@
 // models and hardware, skipping what check_plan refuses, each asserting what the engine, the
 // memory model and the metrics promise.
 #include <catch2/catch.hpp>
+#include <stdexcept>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -91,6 +92,14 @@ Candidate random_plan(Random& r, const std::vector<std::string>& models, const s
                  {"plan.precision", r.pick(4) == 0 ? "fp8" : "bf16"},
                  {"data.sample_load_time", r.pick(4) == 0 ? "20ms" : "0s"},
                  {"data.loader_workers", std::to_string(r.pick(3))}};
+  // Megatron overlaps TP communication only with sequence parallelism (plan_check refuses it
+  // without): keep the draw, and the overlap where the plan can run it.
+  auto value_of = [&c](const char* key) -> std::string& {
+    for (auto& o : c.overrides)
+      if (o.key_path == key) return o.value;
+    throw std::logic_error(key);
+  };
+  if (value_of("plan.sequence_parallel") == "false") value_of("plan.tp_comm_overlap") = "false";
   for (const auto& o : c.overrides) c.text += o.key_path + "=" + o.value + " ";
   return c;
 }

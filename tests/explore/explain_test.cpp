@@ -65,7 +65,26 @@ TEST_CASE("explain offers TP overlap only where the framework has it, and plan_c
     CHECK(d.valid == "false, or framework megatron-core, fsdp, mindspeed, nemo or mindformers");
   }
   CHECK(refused);
-  sc.plan.framework = Framework::mindspeed;  // its CoC (--use-ascend-coc)
+  sc.plan.framework = Framework::mindspeed;  // its CoC (--use-ascend-coc), which overlaps the all-reduce too
+  sc.plan.sequence_parallel = false;
+  for (const Diagnostic& d : check_plan(sc.model, sc.hardware, sc.num_devices, sc.plan))
+    CHECK(d.key_path != "plan.tp_comm_overlap");
+  // Megatron-Core overlaps only sequence parallelism's all-gather / reduce-scatter and asserts it
+  // on (arguments.py): without SP the key is refused, and explain offers no such lever.
+  sc.plan.framework = Framework::megatron_core;
+  refused = false;
+  for (const Diagnostic& d : check_plan(sc.model, sc.hardware, sc.num_devices, sc.plan)) {
+    if (d.key_path != "plan.tp_comm_overlap") continue;
+    refused = true;
+    CHECK_THAT(d.problem, Catch::Contains("true without sequence_parallel") &&
+                              Catch::Contains("can happen only when sequence parallelism is enabled"));
+    CHECK(d.valid == "false, or sequence_parallel: true");
+  }
+  CHECK(refused);
+  sc.plan.tp_comm_overlap = false;
+  for (const auto& c : explain(sc).counterfactuals) CHECK(c.what != tp);
+  sc.plan.sequence_parallel = true;
+  sc.plan.tp_comm_overlap = true;
   for (const Diagnostic& d : check_plan(sc.model, sc.hardware, sc.num_devices, sc.plan))
     CHECK(d.key_path != "plan.tp_comm_overlap");
 }

@@ -255,6 +255,9 @@ struct FrameworkEntry {
   // whether it hides the TP collectives under the GEMMs next to them (plan.tp_comm_overlap:
   // Transformer Engine's userbuffers in Megatron-Core, torchtitan's async TP, MindSpeed's CoC).
   Sourced<bool> tp_comm_overlap{false, "no tensor-parallel communication overlap option"};
+  // whether that overlap runs only on sequence parallelism's all-gather / reduce-scatter pairs
+  // (the framework refuses it, or does nothing, without sequence_parallel).
+  Sourced<bool> tp_comm_overlap_needs_sequence_parallel{false, "overlaps the TP all-reduce too"};
   // How that overlap hides them (TpOverlap above).
   Sourced<TpOverlap> tp_overlap{TpOverlap::whole_collectives,
                                 "Transformer Engine's userbuffers: every TP collective inside its GEMMs"};
