@@ -244,6 +244,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
                   p.virtual_pipeline_model_parallel_size = sched.v;
                   p.schedule = sched.schedule;
                   p.vocab_parallel = sched.vocab;
+                  p.optimizer_post_validation = base.optimizer_post_validation && pp > 1;
                   p.context_parallel_size = cp;
                   p.expert_model_parallel_size = ep;
                   p.data_parallel_size = dp;

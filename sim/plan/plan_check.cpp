@@ -330,6 +330,13 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
   for (Diagnostic& d : dual_pipe_diagnostics(plan, layers, devices_ok)) out.push_back(std::move(d));
 
   // Sequence parallel shards along TP: meaningless without TP (Megatron disables it silently).
+  // Post-validation chains each step's stages onto the last one's (simulation.cpp): one stage
+  // has nothing to chain, so the key would be ignored.
+  if (plan.optimizer_post_validation && pp == 1)
+    add("plan.optimizer_post_validation",
+        "true with pipeline_model_parallel_size 1: it lets a pipeline's stages start the next step early, and one stage "
+        "has no other to overlap",
+        "false, or pipeline_model_parallel_size > 1");
   if (plan.sequence_parallel && tp == 1)
     add("plan.sequence_parallel", "true needs tensor_model_parallel_size > 1", "false, or TP > 1");
 

@@ -538,6 +538,16 @@ TEST_CASE("a recompute method with selective recompute is refused as Megatron re
   CHECK(load_scenario(scenario, plan_overrides(selective.plan)).plan == selective.plan);
 }
 
+TEST_CASE("optimizer post-validation on one pipeline stage is refused and not ignored", "[config][schedule]") {
+  const std::string scenario = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/default.yaml";  // PP 2
+  CHECK_THAT(config_error([&] {
+               load_scenario(scenario, {{"plan.pipeline_model_parallel_size", "1"}, {"plan.optimizer_post_validation", "true"}});
+             }),
+             Catch::Contains("plan.optimizer_post_validation: true with pipeline_model_parallel_size 1") &&
+                 Catch::Contains("valid: false, or pipeline_model_parallel_size > 1"));
+  CHECK(load_scenario(scenario, {{"plan.optimizer_post_validation", "true"}}).plan.optimizer_post_validation);
+}
+
 TEST_CASE("a model file's problems surface through the scenario that uses it", "[config]") {
   const std::string model = data("bad_model.yaml");
   const std::string file =
