@@ -87,6 +87,7 @@ Scenario with_schedule(const Scenario& scenario, const ScheduleChoice& choice) {
   s.plan.vocab_parallel = choice.vocab_parallel;
   if (choice.schedule != PipelineSchedule::interleaved) {
     s.plan.virtual_pipeline_model_parallel_size = 1;
+    s.plan.microbatch_group_size_per_vp_stage = 0;  // the interleaved schedule's (plan_check)
   } else if (choice.virtual_stages > 0) {
     s.plan.virtual_pipeline_model_parallel_size = choice.virtual_stages;
   } else if (s.plan.virtual_pipeline_model_parallel_size <= 1) {

@@ -245,6 +245,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
                   p.schedule = sched.schedule;
                   p.vocab_parallel = sched.vocab;
                   p.optimizer_post_validation = base.optimizer_post_validation && pp > 1;
+                  if (sched.schedule != PipelineSchedule::interleaved) p.microbatch_group_size_per_vp_stage = 0;
                   p.context_parallel_size = cp;
                   p.expert_model_parallel_size = ep;
                   p.data_parallel_size = dp;

@@ -310,8 +310,14 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
                 str(largest_single_group(groups, pp)) + " (one group)");
     }
   }
+  // Read by the interleaved schedule only (Megatron-Core's schedules.py): elsewhere it would be ignored.
+  if (plan.microbatch_group_size_per_vp_stage > 0 && plan.schedule != PipelineSchedule::interleaved)
+    add("plan.microbatch_group_size_per_vp_stage",
+        str(plan.microbatch_group_size_per_vp_stage) + " with schedule " + std::string(to_string(plan.schedule)) +
+            ": micro-batch groups are the interleaved schedule's",
+        "leave it out, or schedule: interleaved");
   // Megatron-Core's option only: another framework's interleaving has no group size to set.
-  if (plan.microbatch_group_size_per_vp_stage > 0 &&
+  else if (plan.microbatch_group_size_per_vp_stage > 0 &&
       framework_entry(plan.framework).interleaved_microbatch_groups.value != MicrobatchGrouping::megatron_core)
     add("plan.microbatch_group_size_per_vp_stage",
         str(plan.microbatch_group_size_per_vp_stage) + ", but " + std::string(to_string(plan.framework)) +

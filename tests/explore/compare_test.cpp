@@ -118,3 +118,18 @@ TEST_CASE("compare: interleaved without a count derives it when the scenario has
   CHECK(with_schedule(s, plain).plan.virtual_pipeline_model_parallel_size == 4);
   CHECK(with_schedule(s, parse_schedule_list("interleaved:2").front()).plan.virtual_pipeline_model_parallel_size == 2);
 }
+
+TEST_CASE("compare: a scenario's interleaved micro-batch groups do not follow it to the other schedules",
+          "[explore]") {
+  Scenario s = load_default();  // PP 2, 32 micro-batches per replica
+  s.plan.schedule = PipelineSchedule::interleaved;
+  s.plan.virtual_pipeline_model_parallel_size = 2;
+  s.plan.framework = Framework::megatron_core;
+  s.plan.microbatch_group_size_per_vp_stage = 4;
+  const auto rows = compare_schedules(s, parse_schedule_list("1f1b,interleaved:2"));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].outcome.status != PlanStatus::invalid);
+  CHECK(rows[1].outcome.status != PlanStatus::invalid);
+  CHECK(with_schedule(s, parse_schedule_list("1f1b")[0]).plan.microbatch_group_size_per_vp_stage == 0);
+  CHECK(with_schedule(s, parse_schedule_list("interleaved:2")[0]).plan.microbatch_group_size_per_vp_stage == 4);
+}

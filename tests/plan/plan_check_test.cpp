@@ -128,6 +128,14 @@ TEST_CASE("virtual stages need the interleaved schedule and micro-batches a mult
   CHECK(check(llama70b(), a100(), 64, p).empty());
   p.microbatch_group_size_per_vp_stage = 6;  // 6 and a last group of 4
   CHECK(check(llama70b(), a100(), 64, p).empty());
+  // Groups are the interleaved schedule's: on another schedule the key would be ignored.
+  ParallelPlan flat = p;
+  flat.schedule = PipelineSchedule::one_f_one_b;
+  flat.virtual_pipeline_model_parallel_size = 1;
+  flat.global_batch_size = 24;
+  CHECK(check(llama70b(), a100(), 64, flat) ==
+        "plan.microbatch_group_size_per_vp_stage: 6 with schedule 1f1b: micro-batch groups are the interleaved "
+        "schedule's; valid: leave it out, or schedule: interleaved\n");
   p.microbatch_group_size_per_vp_stage = 0;
   p.framework = Framework::megatron_lm;  // the 2021 schedule asserts m % p == 0
   CHECK(check(llama70b(), a100(), 64, p) ==
