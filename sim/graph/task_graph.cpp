@@ -109,7 +109,6 @@ std::vector<int> last_grad_item_index(const PipelineCosts& costs, const StageOrd
   return last;
 }
 
-// Whether a chunk's buckets carry Megatron-Core's per-bucket parameter gathers (GradBucket::gather_s).
 // A bucket with nothing to reduce or gather (the expert part when the expert data-parallel
 // group is one rank; every bucket at DP 1) is no collective: no task is emitted for it.
 bool is_empty(const GradBucket& b) { return !(b.time_s > 0) && !(b.moved_bytes() > 0); }
@@ -119,6 +118,7 @@ std::int64_t reductions(const std::vector<GradBucket>& buckets) {
   return std::count_if(buckets.begin(), buckets.end(), [](const GradBucket& b) { return !is_empty(b); });
 }
 
+// Whether a chunk's buckets carry Megatron-Core's per-bucket parameter gathers (GradBucket::gather_s).
 bool has_gathers(const std::vector<GradBucket>& buckets) {
   for (const GradBucket& b : buckets)
     if (b.gather_s > 0) return true;
