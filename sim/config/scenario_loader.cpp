@@ -32,6 +32,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Whether a key was written, in its file or by --set: a key filled with its default has no file
+// position.
+bool written(const Validated& v, const std::string& key) { return v.has(key) && !v.values.at(key).where.file.empty(); }
+
 std::string join_names(const std::vector<std::string>& names, const std::string& separator) {
   std::string out;
   for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
@@ -357,8 +361,7 @@ void check_model(const ModelSpec& m, const Validated& v, const std::string& path
         out.push_back({at(key), key, "given without kv_lora_rank (multi-head latent attention)",
                        "also set kv_lora_rank, or remove it"});
   }
-  const bool learned_written = v.has("learned_position_embeddings") &&
-                               !v.values.at("learned_position_embeddings").where.file.empty();
+  const bool learned_written = written(v, "learned_position_embeddings");
   if (v.has("position_embedding") && learned_written &&
       as_bool(v, "learned_position_embeddings") != m.learned_position_embeddings())
     out.push_back({at("learned_position_embeddings"), "learned_position_embeddings",
@@ -590,8 +593,7 @@ ParallelPlan fill_plan(const Validated& v) {
   p.optimizer_post_validation = as_bool(v, "plan.optimizer_post_validation");
   // Interleaved without a virtual stage count (the key left at its default, so no file
   // position): derive_virtual_stages gives the default once the model is known.
-  if (p.schedule == PipelineSchedule::interleaved &&
-      v.values.at("plan.virtual_pipeline_model_parallel_size").where.file.empty())
+  if (p.schedule == PipelineSchedule::interleaved && !written(v, "plan.virtual_pipeline_model_parallel_size"))
     p.virtual_pipeline_model_parallel_size = 0;
   p.rank_order = v.str("plan.rank_order");
   return p;
@@ -899,7 +901,7 @@ Variability fill_variability(const Validated& v, SlowDeviceList list) {
 // (a defaulted key has no file in its location; one written in the file or by --set has).
 void apply_hardware_variability(const Validated& v, const HardwareVariability& hw, Variability& out) {
   for (const HardwareVariabilityKey& k : kHardwareVariabilityKeys) {
-    const bool unset = !v.has(k.key) || v.values.at(k.key).where.file.empty();
+    const bool unset = !written(v, k.key);
     if (unset) out.*k.scenario = hw.*k.hardware;
   }
 }
@@ -1028,7 +1030,7 @@ void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::str
   plan.num_layers_at_end_in_bf16 = as_int(v, "plan.num_layers_at_end_in_bf16");
   // Megatron asserts "recompute method is not yet supported for selective recomputing
   // granularity" (arguments.py validate_args).
-  if (plan.recompute_granularity == RecomputeGranularity::selective && !v.values.at("plan.recompute_method").where.file.empty())
+  if (plan.recompute_granularity == RecomputeGranularity::selective && written(v, "plan.recompute_method"))
     problems.push_back({where("plan.recompute_method"), "plan.recompute_method",
                         "given with selective recompute (Megatron: \"recompute method is not yet supported for selective "
                         "recomputing granularity\")",
@@ -1036,7 +1038,7 @@ void apply_memory_savings(const Validated& v, ParallelPlan& plan, const std::str
   // Megatron-Core reads the two counts only under --first-last-layers-bf16.
   if (!plan.first_last_layers_bf16)
     for (const char* key : {"plan.num_layers_at_start_in_bf16", "plan.num_layers_at_end_in_bf16"})
-      if (v.has(key) && !v.values.at(key).where.file.empty())
+      if (written(v, key))
         problems.push_back({where(key), key, "given without plan.first_last_layers_bf16 (a count of BF16 layers nothing reads)",
                             "also set plan.first_last_layers_bf16: true, or leave it out"});
   plan.exp_avg_dtype = v.str("plan.exp_avg_dtype");
@@ -1155,9 +1157,9 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   apply_hardware_variability(v, scenario.hardware.variability, scenario.variability);
   // A slow card's speed is read only for cards placed by count or by rate (a named card
   // carries its own speed_factor).
-  if (const Value& speed = v.values.at("variability.slow_card_speed");
-      !speed.where.file.empty() && scenario.variability.slow_device_count == 0 && !(scenario.variability.slow_card_rate > 0))
-    problems.push_back({speed.where, "variability.slow_card_speed",
+  if (written(v, "variability.slow_card_speed") && scenario.variability.slow_device_count == 0 &&
+      !(scenario.variability.slow_card_rate > 0))
+    problems.push_back({v.values.at("variability.slow_card_speed").where, "variability.slow_card_speed",
                         "given without slow cards to slow (no variability.slow_devices count, no slow_card_rate)",
                         "also set variability.slow_devices: N or variability.slow_card_rate, or leave it out"});
   scenario.goodput = fill_goodput(v, scenario.hardware);
@@ -1173,7 +1175,7 @@ Scenario load_scenario(const std::string& path, const std::vector<Override>& ove
   derive_plan(scenario.plan, scenario.num_devices);
   for (Diagnostic d : check_plan(scenario.model, scenario.hardware, scenario.num_devices, scenario.plan)) {
     if (d.where.file.empty()) {
-      if (v.has(d.key_path) && !v.values.at(d.key_path).where.file.empty()) {
+      if (written(v, d.key_path)) {
         d.where = v.values.at(d.key_path).where;
       } else if (d.key_path.rfind("plan.", 0) == 0 && v.sections.count("plan")) {
         d.where = v.sections.at("plan");

@@ -178,10 +178,7 @@ Explanation explain(const Scenario& scenario) {
   // and does not overlap it yet.
   std::vector<std::pair<std::string, std::function<void(Scenario&)>>> levers;
   const ParallelPlan& plan = scenario.plan;
-  // (with sequence parallelism where the framework overlaps only its collectives)
-  const FrameworkEntry& entry = framework_entry(plan.framework);
-  if (plan.tensor_model_parallel_size > 1 && !plan.tp_comm_overlap && entry.tp_comm_overlap.value &&
-      (plan.sequence_parallel || !entry.tp_comm_overlap_needs_sequence_parallel.value))
+  if (!plan.tp_comm_overlap && can_overlap_tp_comm(plan))
     levers.push_back({"TP communication hidden under compute (tp_comm_overlap)",
                       [](Scenario& s) { s.plan.tp_comm_overlap = true; }});
   // Where the framework has it and Megatron-Core runs it: PP 1 or virtual stages, no full

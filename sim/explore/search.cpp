@@ -250,11 +250,7 @@ std::vector<ParallelPlan> enumerate_plans(const Scenario& scenario, int devices,
                   p.expert_model_parallel_size = ep;
                   p.data_parallel_size = dp;
                   p.sequence_parallel = tp > 1 && (!keep.sequence_parallel || base.sequence_parallel);
-                  // The scenario's TP overlap where the candidate can run it (TP > 1, and sequence
-                  // parallelism where the framework overlaps only its collectives).
-                  p.tp_comm_overlap =
-                      base.tp_comm_overlap && tp > 1 &&
-                      (p.sequence_parallel || !framework_entry(p.framework).tp_comm_overlap_needs_sequence_parallel.value);
+                  p.tp_comm_overlap = base.tp_comm_overlap && can_overlap_tp_comm(p);  // where the candidate can
                   p.micro_batch_size = mbs;
                   p.use_distributed_optimizer = opt.distributed;
                   p.zero_stage = opt.zero;

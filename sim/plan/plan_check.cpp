@@ -42,6 +42,13 @@ int largest_single_group(const MicrobatchGroups& groups, int stages) {
   return largest;
 }
 
+// The product of the hierarchical CP sizes, capped so that no list overflows (each size <= 1e6).
+long long level_product(const std::vector<int>& levels) {
+  long long product = 1;
+  for (int n : levels) product = std::min<long long>(product * n, 1LL << 40);
+  return product;
+}
+
 std::string divisors_text(long long n, int limit = 24) {
   std::string out;
   int count = 0;
@@ -165,6 +172,12 @@ void derive_plan(ParallelPlan& plan, int num_devices) {
   if (plan.precision == Precision::fp8 && plan.fp8_activation_cache == Fp8ActivationCache::none &&
       framework_entry(plan.framework).fp8_linear_inputs_kept_in_fp8.value)
     plan.fp8_activation_cache = Fp8ActivationCache::linear_inputs;
+}
+
+bool can_overlap_tp_comm(const ParallelPlan& plan) {
+  const FrameworkEntry& framework = framework_entry(plan.framework);
+  return plan.tensor_model_parallel_size > 1 && framework.tp_comm_overlap.value &&
+         (plan.sequence_parallel || !framework.tp_comm_overlap_needs_sequence_parallel.value);
 }
 
 long long schedule_items_per_microbatch(const ParallelPlan& plan) {
@@ -335,7 +348,6 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
 
   for (Diagnostic& d : dual_pipe_diagnostics(plan, layers, devices_ok)) out.push_back(std::move(d));
 
-  // Sequence parallel shards along TP: meaningless without TP (Megatron disables it silently).
   // Post-validation chains each step's stages onto the last one's (simulation.cpp): one stage
   // has nothing to chain, so the key would be ignored.
   if (plan.optimizer_post_validation && pp == 1)
@@ -343,6 +355,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
         "true with pipeline_model_parallel_size 1: it lets a pipeline's stages start the next step early, and one stage "
         "has no other to overlap",
         "false, or pipeline_model_parallel_size > 1");
+  // Sequence parallel shards along TP: meaningless without TP (Megatron disables it silently).
   if (plan.sequence_parallel && tp == 1)
     add("plan.sequence_parallel", "true needs tensor_model_parallel_size > 1", "false, or TP > 1");
 
@@ -384,8 +397,7 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
     // (TE: "requires cp_group = [a2a_cp_group, p2p_cp_group]"), and its all-to-all splits the
     // heads per TP rank over the a2a size.
     const std::vector<int>& levels = plan.hierarchical_context_parallel_sizes;
-    long long product = 1;
-    for (int n : levels) product = std::min<long long>(product * n, 1LL << 40);  // no overflow (n <= 1e6)
+    const long long product = level_product(levels);
     const int a2a_fit = std::gcd(cp, std::gcd(heads / tp, kv / tp));
     const std::string example = "[" + str(a2a_fit) + ", " + str(cp / a2a_fit) + "]";
     if (plan.cp_comm_type == CpCommType::a2a_p2p && (levels.size() != 2 || product != cp))
@@ -428,14 +440,10 @@ std::vector<Diagnostic> check_plan(const ModelSpec& model, const HardwareSpec& h
       add("plan.cp_comm_type", cp_kind + ": the all-gather variant has no packed-sequence (THD) layout",
           "p2p or a2a, or no data.document_lengths");
   }
-  if (cp <= 1 && !plan.hierarchical_context_parallel_sizes.empty()) {
-    long long product = 1;
-    for (int n : plan.hierarchical_context_parallel_sizes) product = std::min<long long>(product * n, 1LL << 40);
-    if (product != 1)
-      add("plan.hierarchical_context_parallel_sizes",
-          "the sizes multiply to " + str(product) + ", but context_parallel_size is 1 (no context-parallel group to split)",
-          "leave it out, or context_parallel_size " + str(product) + " with cp_comm_type a2a+p2p");
-  }
+  if (const long long product = level_product(plan.hierarchical_context_parallel_sizes); cp <= 1 && product != 1)
+    add("plan.hierarchical_context_parallel_sizes",
+        "the sizes multiply to " + str(product) + ", but context_parallel_size is 1 (no context-parallel group to split)",
+        "leave it out, or context_parallel_size " + str(product) + " with cp_comm_type a2a+p2p");
   if (cp <= 1 && plan.cp_attention_mask_type == CpAttentionMask::general)
     add("plan.cp_attention_mask_type", "general shapes the context-parallel ring's attention, but context_parallel_size is 1",
         "causal, or context_parallel_size > 1");

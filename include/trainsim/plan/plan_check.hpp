@@ -20,6 +20,11 @@ void derive_plan(ParallelPlan& plan, int num_devices);
 // with a count keeps it.
 void derive_virtual_stages(ParallelPlan& plan, int num_layers);
 
+// Whether the plan's framework can hide its TP collectives (plan.tp_comm_overlap): TP > 1, the
+// framework has the overlap, and sequence parallelism where it overlaps only SP's collectives
+// (FrameworkEntry::tp_comm_overlap_needs_sequence_parallel). check_plan refuses the key elsewhere.
+bool can_overlap_tp_comm(const ParallelPlan& plan);
+
 // Schedule items the replay builds for one step: micro-batches x PP x VPP x 2 (forward and
 // backward), the quantity kMaxScheduleItems bounds.
 long long schedule_items_per_microbatch(const ParallelPlan& plan);
